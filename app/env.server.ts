@@ -1,0 +1,115 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * The one place that reads process.env. Everything else receives a Config.
+ * Defaults make `npm start` work with no variables set.
+ */
+const bool = z
+  .enum(["true", "false", "1", "0", ""])
+  .optional()
+  .transform((v) => v === "true" || v === "1");
+
+const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional().or(z.literal("").transform(() => undefined)),
+  PORT: int(3000, 0, 65535),
+  HOST: z.string().default("0.0.0.0"),
+  DATA_DIR: z.string().default("./data"),
+  EMBEDDED_PG_PORT: int(54329, 1, 65535),
+  DB_POOL_SIZE: int(20, 2, 500),
+  APP_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  NOTIFICATION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  RETENTION_DAYS: int(30, 1, 3650),
+  MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
+  THROTTLE_LIMIT: int(30, 1, 100000),
+  THROTTLE_WINDOW_SECONDS: int(60, 1, 86400),
+  API_KEY_CACHE_SECONDS: int(60, 0, 3600),
+  INGEST_CONCURRENCY: int(4, 1, 64),
+  OPEN_CLOUD_BASE_URL: z.url().default("https://apis.roblox.com"),
+  WEBHOOK_ALLOW_PRIVATE: bool,
+  JOBS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  LOG_REQUESTS: bool,
+});
+
+export type Config = {
+  nodeEnv: "development" | "production" | "test";
+  databaseUrl: string | undefined;
+  port: number;
+  host: string;
+  dataDir: string;
+  embeddedPgPort: number;
+  dbPoolSize: number;
+  appSecret: string;
+  notificationSecret: string;
+  retentionDays: number;
+  maxBodyBytes: number;
+  throttleLimit: number;
+  throttleWindowSeconds: number;
+  apiKeyCacheSeconds: number;
+  ingestConcurrency: number;
+  openCloudBaseUrl: string;
+  webhookAllowPrivate: boolean;
+  jobsEnabled: boolean;
+  logRequests: boolean;
+};
+
+export class ConfigError extends Error {}
+
+/** Validates the environment once; throws ConfigError listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`Invalid environment:\n${lines.join("\n")}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const needsGenerated = !e.APP_SECRET || !e.NOTIFICATION_SECRET;
+  const generated = needsGenerated ? generatedSecrets(dataDir) : undefined;
+  return {
+    nodeEnv: e.NODE_ENV,
+    databaseUrl: e.DATABASE_URL,
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    embeddedPgPort: e.EMBEDDED_PG_PORT,
+    dbPoolSize: e.DB_POOL_SIZE,
+    appSecret: e.APP_SECRET ?? generated!.appSecret,
+    notificationSecret: e.NOTIFICATION_SECRET ?? generated!.notificationSecret,
+    retentionDays: e.RETENTION_DAYS,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    throttleLimit: e.THROTTLE_LIMIT,
+    throttleWindowSeconds: e.THROTTLE_WINDOW_SECONDS,
+    apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
+    ingestConcurrency: e.INGEST_CONCURRENCY,
+    openCloudBaseUrl: e.OPEN_CLOUD_BASE_URL,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    jobsEnabled: e.JOBS_ENABLED,
+    logRequests: e.LOG_REQUESTS,
+  };
+}
+
+/** Secrets not given in the environment are generated once and kept under the data directory. */
+function generatedSecrets(dataDir: string): { appSecret: string; notificationSecret: string } {
+  const file = path.join(dataDir, "secrets.json");
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
+  mkdirSync(dataDir, { recursive: true });
+  const secrets = {
+    appSecret: randomBytes(32).toString("base64url"),
+    notificationSecret: randomBytes(32).toString("base64url"),
+  };
+  try {
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600, flag: "wx" });
+  } catch (err) {
+    // another process created it first: use theirs
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return JSON.parse(readFileSync(file, "utf8"));
+    throw err;
+  }
+  return secrets;
+}

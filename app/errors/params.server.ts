@@ -1,0 +1,77 @@
+import { invalidQuery } from "~/http.server";
+import type { EventFilter, GroupFilter, GroupSort } from "../../db/errors.js";
+import type { Timeframe } from "../../db/stats.js";
+
+const LEVELS = new Set(["error", "warn", "info"]);
+const STATUSES = new Set(["open", "resolved", "ignored"]);
+const SORTS = new Set(["last_seen", "first_seen", "count"]);
+const TIMEFRAMES = new Set(["1h", "24h", "7d", "30d"]);
+
+function fail(param: string, message: string): never {
+  throw invalidQuery(`${param} ${message}.`, [{ path: param, message }]);
+}
+
+function integer(q: URLSearchParams, name: string, def: number, min: number): number {
+  const raw = q.get(name);
+  if (raw === null || raw === "") return def;
+  if (!/^-?\d+$/.test(raw.trim())) fail(name, "must be an integer");
+  const n = Number(raw);
+  if (n < min) fail(name, `must be at least ${min}`);
+  return n;
+}
+
+function digits(q: URLSearchParams, name: string): string | undefined {
+  const raw = q.get(name);
+  if (raw === null || raw === "") return undefined;
+  if (!/^\d{1,19}$/.test(raw.trim()) || BigInt(raw.trim()) > 9223372036854775807n) fail(name, "must be a non-negative integer");
+  return raw.trim();
+}
+
+function oneOf(q: URLSearchParams, name: string, allowed: Set<string>, normalize = (s: string) => s): string | undefined {
+  const raw = q.get(name);
+  if (raw === null || raw === "") return undefined;
+  const v = normalize(raw.trim());
+  if (!allowed.has(v)) fail(name, `must be one of ${[...allowed].join(", ")}`);
+  return v;
+}
+
+const levelOf = (s: string) => (s.toLowerCase() === "warning" ? "warn" : s.toLowerCase());
+
+export type ListParams =
+  | { grouped: true; filter: GroupFilter }
+  | { grouped: false; filter: EventFilter };
+
+/** Query parameters of GET /api/v1/errors; a mode-specific filter in the other mode is a 400. */
+export function parseListParams(q: URLSearchParams): ListParams {
+  const groupedRaw = (q.get("grouped") ?? "").trim().toLowerCase();
+  if (!["", "true", "false", "1", "0"].includes(groupedRaw)) fail("grouped", "must be true, false, 1 or 0");
+  const grouped = groupedRaw === "true" || groupedRaw === "1";
+  const limit = Math.min(100, integer(q, "limit", 50, 1));
+  const offset = integer(q, "offset", 0, 0);
+  const level = oneOf(q, "level", LEVELS, levelOf);
+  const search = q.get("search") || undefined;
+  const environment = q.get("environment") || undefined;
+  if (grouped) {
+    for (const p of ["user_id", "place_id"]) {
+      if (q.get(p)) fail(p, "filters raw events only; drop it or use grouped=false");
+    }
+    const status = oneOf(q, "status", STATUSES);
+    const sort = (oneOf(q, "sort", SORTS) ?? "last_seen") as GroupSort;
+    return { grouped, filter: { level, status, search, environment, sort, limit, offset } };
+  }
+  for (const p of ["status", "sort"]) {
+    if (q.get(p)) fail(p, "applies to grouped results only; add grouped=true or drop it");
+  }
+  return {
+    grouped,
+    filter: { level, search, environment, userId: digits(q, "user_id"), placeId: digits(q, "place_id"), limit, offset },
+  };
+}
+
+export function parseTimeframe(q: URLSearchParams): Timeframe {
+  return (oneOf(q, "timeframe", TIMEFRAMES) ?? "24h") as Timeframe;
+}
+
+const UUID_RE = /^\{?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\}?$/i;
+/** A path id that is not a UUID cannot name anything: callers answer 404. */
+export const asUuid = (s: string | undefined) => UUID_RE.exec(s ?? "")?.[1].toLowerCase();

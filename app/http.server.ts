@@ -1,0 +1,110 @@
+/**
+ * The one error body and the helpers every resource route uses: typed errors are mapped to
+ * `{error, message, details?}` here, and a 500 never carries internals.
+ */
+export type ErrorDetail = { path: string; message: string };
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+export const invalidPayload = (message: string, details?: ErrorDetail[]) =>
+  new ApiError(400, "invalid_payload", message, details);
+export const invalidQuery = (message: string, details?: ErrorDetail[]) =>
+  new ApiError(400, "invalid_query", message, details);
+export const unauthorized = (message = "A valid API key is required in the x-api-key header.") =>
+  new ApiError(401, "unauthorized", message);
+export const forbidden = (message: string) => new ApiError(403, "forbidden", message);
+export const notFound = (message = "Not found.") => new ApiError(404, "not_found", message);
+export const conflict = (message: string) => new ApiError(409, "conflict", message);
+export const methodNotAllowed = (allowed: string[]) =>
+  new ApiError(405, "method_not_allowed", `Use ${allowed.join(" or ")} on this path.`, undefined, {
+    Allow: allowed.join(", "),
+  });
+
+export function json(body: unknown, init: number | ResponseInit = 200): Response {
+  const resInit = typeof init === "number" ? { status: init } : init;
+  const headers = new Headers(resInit.headers);
+  headers.set("content-type", "application/json; charset=utf-8");
+  headers.set("cache-control", "no-store");
+  return new Response(JSON.stringify(body), { ...resInit, headers });
+}
+
+export function errorResponse(err: unknown): Response {
+  if (err instanceof ApiError) {
+    const body: Record<string, unknown> = { error: err.code, message: err.message };
+    if (err.details?.length) body.details = err.details;
+    return json(body, { status: err.status, headers: err.headers });
+  }
+  console.error("[api] unexpected error:", err);
+  return json({ error: "internal", message: "Something went wrong on our side; the request was not completed." }, 500);
+}
+
+/** Runs a route body and turns whatever it throws into the one error body. */
+export async function handle(fn: () => Promise<Response>): Promise<Response> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof Response) return err;
+    return errorResponse(err);
+  }
+}
+
+/**
+ * Reads a JSON body with a size limit: 415 for another content type, 413 past the limit
+ * (checked on Content-Length and again while streaming), 400 for text that is not JSON.
+ */
+export async function readJson(request: Request, maxBytes: number): Promise<unknown> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type.trim())) {
+    throw new ApiError(415, "unsupported_media_type", "Send the body as JSON with content-type: application/json.");
+  }
+  const tooLarge = () => new ApiError(413, "payload_too_large", `The body is larger than the ${maxBytes}-byte limit.`);
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  if (!request.body) throw invalidPayload("The request body is empty; send a JSON object.");
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") throw invalidPayload("The request body is empty; send a JSON object.");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidPayload("The request body is not valid JSON.");
+  }
+}
+
+/** zod issue paths as `errors[3].level`. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else out += out === "" ? String(p) : `.${String(p)}`;
+  }
+  return out || "(body)";
+}
+
+/** For resource routes that only read: any other method is a 405 with the error body. */
+export const getOnly = () =>
+  handle(async () => {
+    throw methodNotAllowed(["GET"]);
+  });

@@ -1,0 +1,56 @@
+import type { EventRow } from "../../db/events.js";
+import type { Services } from "~/services.server";
+import { culpritFor, fingerprintFor } from "./fingerprint.server";
+import { parseIngestBody, type ValidEvent } from "./validate.server";
+
+const MESSAGE_BYTES = 8 * 1024;
+const STACK_BYTES = 64 * 1024;
+const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+
+/** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
+export function truncateUtf8(s: string, max: number): string {
+  if (s.length * 3 <= max || Buffer.byteLength(s) <= max) return s;
+  const buf = Buffer.from(s).subarray(0, max);
+  return buf.toString("utf8").replace(/\uFFFD$/, "");
+}
+
+export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number): EventRow {
+  const message = truncateUtf8(e.message, MESSAGE_BYTES);
+  const stackTrace = e.stack_trace == null ? null : truncateUtf8(e.stack_trace, STACK_BYTES);
+  const ts = e.timestamp ?? receivedAt;
+  return {
+    projectId,
+    fingerprint: fingerprintFor(message, stackTrace, e.fingerprint),
+    message,
+    level: e.level ?? "error",
+    stackTrace,
+    userId: e.user_id ?? null,
+    playerName: e.player_name ?? null,
+    traceId: e.trace_id ?? null,
+    jobId: e.job_id ?? null,
+    placeId: e.place_id ?? null,
+    gameVersion: e.game_version ?? null,
+    environment: e.environment?.trim() || "production",
+    context: e.context ?? null,
+    tags: e.tags ?? null,
+    timestamp: ts > receivedAt + FUTURE_TOLERANCE_MS ? receivedAt : ts,
+    count: e.count ?? 1,
+    culprit: culpritFor(message, stackTrace),
+  };
+}
+
+export type IngestResult = { success: true; count: number; occurrences: number; throttled: number };
+
+/** Validates the whole body first (nothing is written if any event is invalid), then writes it in one transaction. */
+export async function ingestEvents(services: Services, projectId: string, body: unknown): Promise<IngestResult> {
+  const events = parseIngestBody(body);
+  const receivedAt = Date.now();
+  const rows = events.map((e) => toEventRow(projectId, e, receivedAt));
+  const { throttled } = await services.writer.submit(rows);
+  return {
+    success: true,
+    count: rows.length,
+    occurrences: rows.reduce((n, r) => n + r.count, 0),
+    throttled,
+  };
+}

@@ -1,0 +1,118 @@
+import { z } from "zod";
+import { invalidPayload, issuePath } from "~/http.server";
+
+export const LEVELS = ["error", "warn", "info"] as const;
+export type Level = (typeof LEVELS)[number];
+export const MAX_BATCH = 100;
+
+const MAX_INT64 = 9223372036854775807n;
+const UUID_RE = /^(\{)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\})?$/i;
+const ISO_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
+
+/** Treat JSON null like an absent field: Luau's JSON encoder never sends nil, other clients may send null. */
+const opt = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema.optional());
+
+const shortString = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+
+const nonNegativeId = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const s = typeof v === "number" ? (Number.isSafeInteger(v) && v >= 0 ? String(v) : "") : v.trim();
+  if (!/^\d{1,19}$/.test(s) || BigInt(s) > MAX_INT64) {
+    ctx.addIssue({ code: "custom", message: "must be a non-negative integer or a string of digits" });
+    return z.NEVER;
+  }
+  return String(BigInt(s));
+});
+
+const level = z.string().transform((v, ctx): Level => {
+  const l = v.trim().toLowerCase();
+  if (l === "warning") return "warn";
+  if ((LEVELS as readonly string[]).includes(l)) return l as Level;
+  ctx.addIssue({ code: "custom", message: "must be one of error, warn, info" });
+  return z.NEVER;
+});
+
+const traceId = z.string().transform((v, ctx) => {
+  const m = UUID_RE.exec(v.trim());
+  if (!m || Boolean(m[1]) !== Boolean(m[3])) {
+    ctx.addIssue({ code: "custom", message: "must be a UUID, with or without braces" });
+    return z.NEVER;
+  }
+  return m[2].toLowerCase();
+});
+
+const timestamp = z.string().transform((v, ctx) => {
+  const ms = ISO_RE.test(v.trim()) ? Date.parse(v.trim()) : NaN;
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: "custom", message: "must be an ISO 8601 date-time such as 2026-11-22T10:00:00.000Z" });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const count = z.number().transform((v) => Math.min(1000, Math.max(1, Math.trunc(v))));
+
+const context = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+  if (Buffer.byteLength(JSON.stringify(v)) > 16 * 1024) {
+    ctx.addIssue({ code: "custom", message: "must be at most 16 KiB when serialized" });
+  }
+});
+
+const fingerprint = z.union([
+  shortString(500).min(1, "must not be empty"),
+  z.array(shortString(500)).min(1, "must not be empty").max(20, "must have at most 20 parts"),
+]);
+
+const EventSchema = z.object({
+  message: z.string({ error: "is required and must be a string" }).refine((m) => m.trim() !== "", "must not be empty"),
+  level: opt(level),
+  stack_trace: opt(z.string()),
+  user_id: opt(nonNegativeId),
+  player_name: opt(shortString(256)),
+  trace_id: opt(traceId),
+  job_id: opt(shortString(256)),
+  place_id: opt(nonNegativeId),
+  game_version: opt(z.union([shortString(256), z.number().transform(String)])),
+  environment: opt(shortString(256).refine((e) => e.trim() !== "", "must not be empty")),
+  context: opt(context),
+  tags: opt(z.array(shortString(200)).max(50, "must have at most 50 tags")),
+  timestamp: opt(timestamp),
+  count: opt(count),
+  fingerprint: opt(fingerprint),
+});
+
+export type ValidEvent = z.output<typeof EventSchema>;
+
+/** The body is one event, or `{errors: [...]}` with 1..100 events. Any invalid event rejects the request. */
+export function parseIngestBody(body: unknown): ValidEvent[] {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalidPayload("Send one event object, or an object with an `errors` array of events.");
+  }
+  const batch = "errors" in body;
+  const raw: unknown[] = batch ? ((body as { errors: unknown }).errors as unknown[]) : [body];
+  if (batch) {
+    if (!Array.isArray(raw)) throw invalidPayload("`errors` must be an array of events.", [{ path: "errors", message: "must be an array" }]);
+    if (raw.length === 0) throw invalidPayload("The batch is empty; send 1 to 100 events.", [{ path: "errors", message: "must not be empty" }]);
+    if (raw.length > MAX_BATCH) {
+      throw invalidPayload(`The batch holds ${raw.length} events; send at most ${MAX_BATCH} per request.`, [
+        { path: "errors", message: `must have at most ${MAX_BATCH} events` },
+      ]);
+    }
+  }
+  const out: ValidEvent[] = [];
+  const details: { path: string; message: string }[] = [];
+  raw.forEach((item, i) => {
+    const prefix: PropertyKey[] = batch ? ["errors", i] : [];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      details.push({ path: issuePath(prefix), message: "must be an event object" });
+      return;
+    }
+    const r = EventSchema.safeParse(item);
+    if (r.success) out.push(r.data);
+    else for (const issue of r.error.issues) details.push({ path: issuePath([...prefix, ...issue.path]), message: issue.message });
+  });
+  if (details.length) {
+    const first = details[0];
+    throw invalidPayload(`Invalid event: ${first.path} ${first.message}.`, details.slice(0, 50));
+  }
+  return out;
+}

@@ -1,0 +1,20 @@
+import type { LoaderFunctionArgs } from "@remix-run/node";
+import { getGroup, groupHourlySeries, latestGroupEvents } from "../../db/errors.js";
+import { asUuid } from "~/errors/params.server";
+import { getOnly, handle, json, notFound } from "~/http.server";
+
+export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
+  handle(async () => {
+    const { sql, apiKeys } = context.services;
+    const { projectId } = await apiKeys.projectFor(request);
+    const groupId = asUuid(params.groupId);
+    const group = groupId && (await getGroup(sql, projectId, groupId));
+    if (!groupId || !group) throw notFound("No error group with that id in this project.");
+    const [series, events] = await Promise.all([
+      groupHourlySeries(sql, projectId, groupId),
+      latestGroupEvents(sql, projectId, groupId),
+    ]);
+    return json({ group, series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })), events });
+  });
+
+export const action = getOnly;

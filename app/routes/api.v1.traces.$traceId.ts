@@ -1,0 +1,16 @@
+import type { LoaderFunctionArgs } from "@remix-run/node";
+import { getTrace } from "../../db/errors.js";
+import { asUuid } from "~/errors/params.server";
+import { getOnly, handle, json, notFound } from "~/http.server";
+
+export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
+  handle(async () => {
+    const { sql, apiKeys } = context.services;
+    const { projectId } = await apiKeys.projectFor(request);
+    const traceId = asUuid(params.traceId);
+    const found = traceId && (await getTrace(sql, projectId, traceId));
+    if (!found) throw notFound("No trace with that id in this project.");
+    return json(found);
+  });
+
+export const action = getOnly;

@@ -1,0 +1,26 @@
+import postgres from "postgres";
+
+export type Sql = postgres.Sql<{}>;
+export type TxSql = postgres.TransactionSql<{}>;
+
+/** One postgres.js client per process; every query goes through it. */
+export function createSql(url: string, max = 20): Sql {
+  return postgres(url, {
+    max,
+    idle_timeout: 30,
+    connect_timeout: 10,
+    onnotice: () => {},
+    // bigint columns (counters, raw event ids) arrive as strings unless they fit in a JS number
+    types: {
+      bigint: {
+        to: 20,
+        from: [20],
+        serialize: (x: unknown) => String(x),
+        parse: (x: string) => {
+          const n = Number(x);
+          return Number.isSafeInteger(n) ? n : x;
+        },
+      },
+    },
+  });
+}

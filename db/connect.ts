@@ -1,0 +1,36 @@
+import { createSql, type Sql } from "./client.js";
+import { startEmbeddedPostgres, type EmbeddedServer } from "./embedded.js";
+import { migrate } from "./migrate.js";
+
+export type Database = { sql: Sql; url: string; embedded: EmbeddedServer | null; close: () => Promise<void> };
+
+/**
+ * Connects to DATABASE_URL, or starts the embedded server under the data directory when it is unset,
+ * then applies pending migrations. A failed migration rejects, and the caller exits non-zero.
+ */
+export async function openDatabase(opts: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  embeddedPort: number;
+  poolSize: number;
+}): Promise<Database> {
+  const embedded = opts.databaseUrl ? null : await startEmbeddedPostgres(opts.dataDir, opts.embeddedPort);
+  const url = opts.databaseUrl ?? embedded!.url;
+  const sql = createSql(url, opts.poolSize);
+  try {
+    await migrate(sql);
+  } catch (err) {
+    await sql.end({ timeout: 5 }).catch(() => {});
+    await embedded?.stop().catch(() => {});
+    throw err;
+  }
+  return {
+    sql,
+    url,
+    embedded,
+    close: async () => {
+      await sql.end({ timeout: 5 });
+      await embedded?.stop();
+    },
+  };
+}

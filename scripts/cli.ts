@@ -1,0 +1,77 @@
+/**
+ * Headless set-up: `npm run cli -- <command> [--flag value]`. Each command prints one JSON object as
+ * the last line of stdout. Uses the same DATABASE_URL / embedded-PostgreSQL rule as the server.
+ */
+import { parseArgs } from "node:util";
+import { openDatabase } from "../db/connect.js";
+import { getProject, insertProject, revokeApiKey } from "../db/projects.js";
+import { loadConfig } from "../app/env.server.js";
+import { createApiKey } from "../app/auth/api-keys.server.js";
+
+const USAGE = `Usage: npm run cli -- <command>
+  project:create --name NAME             -> {"project_id", "api_key"}
+  key:create --project PROJECT_ID        -> {"key_id", "api_key"}
+  key:revoke --key-id KEY_ID             -> {"revoked": true}`;
+
+class UsageError extends Error {}
+
+async function main() {
+  const [command, ...rest] = process.argv.slice(2);
+  const { values } = parseArgs({
+    args: rest,
+    options: { name: { type: "string" }, project: { type: "string" }, "key-id": { type: "string" }, owner: { type: "string" } },
+    strict: true,
+  });
+  const need = (k: keyof typeof values) => {
+    const v = values[k];
+    if (typeof v !== "string" || v.trim() === "") throw new UsageError(`--${k} is required`);
+    return v.trim();
+  };
+  const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+  if (!["project:create", "key:create", "key:revoke"].includes(command ?? "")) throw new UsageError(`Unknown command ${command ?? "(none)"}`);
+
+  const config = loadConfig();
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    embeddedPort: config.embeddedPgPort,
+    poolSize: 2,
+  });
+  try {
+    switch (command) {
+      case "project:create": {
+        const name = need("name");
+        if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
+        const project = await insertProject(db.sql, name);
+        const { apiKey } = await createApiKey(db.sql, project.id, "default");
+        return { project_id: project.id, api_key: apiKey };
+      }
+      case "key:create": {
+        const projectId = need("project");
+        if (!isUuid(projectId) || !(await getProject(db.sql, projectId))) throw new UsageError(`No project ${projectId}`);
+        const { key, apiKey } = await createApiKey(db.sql, projectId);
+        return { key_id: key.id, api_key: apiKey };
+      }
+      default: {
+        const keyId = need("key-id");
+        if (!isUuid(keyId) || !(await revokeApiKey(db.sql, keyId))) throw new UsageError(`No active key ${keyId}`);
+        return { revoked: true };
+      }
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+main().then(
+  (out) => {
+    console.log(JSON.stringify(out));
+    process.exit(0);
+  },
+  (err) => {
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    console.error(usage ? `${err.message}\n${USAGE}` : err);
+    console.log(JSON.stringify({ error: usage ? "usage" : "failed", message: err.message }));
+    process.exit(usage ? 2 : 1);
+  },
+);

@@ -1,0 +1,121 @@
+/**
+ * The process: validate the environment, open the database (embedded when DATABASE_URL is unset),
+ * start pg-boss, serve the Remix app on Express, and shut down gracefully on SIGTERM/SIGINT.
+ */
+import { createServer, type Server } from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRequestHandler } from "@remix-run/express";
+import type { ServerBuild } from "@remix-run/node";
+import express from "express";
+import type PgBoss from "pg-boss";
+import { openDatabase, type Database } from "./db/connect.js";
+import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
+import { createServices, type Services } from "./app/services.server.js";
+import { startJobs } from "./jobs/boss.js";
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+
+export type RunningServer = { url: string; port: number; services: Services; close: () => Promise<void> };
+
+export async function startServer(config: Config, opts: { dev?: boolean; database?: Database } = {}): Promise<RunningServer> {
+  const db =
+    opts.database ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      embeddedPort: config.embeddedPgPort,
+      poolSize: config.dbPoolSize,
+    }));
+  let boss: PgBoss | null = null;
+  if (config.jobsEnabled) boss = await startJobs(db.url, db.sql, { retentionDays: config.retentionDays });
+  const services = createServices(config, db.sql, boss);
+  await services.apiKeys.listen();
+
+  const app = express();
+  app.disable("x-powered-by");
+  let build: ServerBuild | (() => Promise<ServerBuild>);
+  let vite: import("vite").ViteDevServer | undefined;
+  if (opts.dev) {
+    const { createServer: createVite } = await import("vite");
+    vite = await createVite({ server: { middlewareMode: true }, root });
+    app.use(vite.middlewares);
+    build = () => vite!.ssrLoadModule("virtual:remix/server-build") as Promise<ServerBuild>;
+  } else {
+    const buildPath = path.join(root, "build/server/index.js");
+    build = (await import(buildPath)) as ServerBuild;
+    app.use("/assets", express.static(path.join(root, "build/client/assets"), { immutable: true, maxAge: "1y" }));
+    app.use(express.static(path.join(root, "build/client"), { maxAge: "1h" }));
+  }
+  if (config.logRequests) {
+    app.use((req, res, next) => {
+      const t = performance.now();
+      res.on("finish", () => console.log(`${req.method} ${req.originalUrl} ${res.statusCode} ${(performance.now() - t).toFixed(1)}ms`));
+      next();
+    });
+  }
+  app.all("*", createRequestHandler({ build, getLoadContext: () => ({ services }) }));
+
+  const server: Server = createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      // stop accepting, let in-flight requests finish, then drain writes and jobs before the pool closes
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => server.closeAllConnections(), 10_000);
+      await closed;
+      clearTimeout(force);
+      await services.writer.drain();
+      await boss?.stop({ graceful: true, timeout: 10_000, wait: true });
+      await vite?.close();
+      if (!opts.database) await db.close();
+    })());
+  return { url: `http://127.0.0.1:${port}`, port, services, close };
+}
+
+async function main() {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const dev = process.argv.includes("--dev");
+  try {
+    const running = await startServer(config, { dev });
+    console.log(`Roblox Monitor listening on http://${config.host}:${running.port}${config.databaseUrl ? "" : " (embedded PostgreSQL)"}`);
+    let signalled = false;
+    const stop = (signal: string) => {
+      if (signalled) return;
+      signalled = true;
+      console.log(`${signal} received; shutting down`);
+      running.close().then(
+        () => process.exit(0),
+        (err) => {
+          console.error("Shutdown failed:", err);
+          process.exit(1);
+        },
+      );
+    };
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
+  } catch (err) {
+    console.error("Start-up failed:", err instanceof Error ? err.message : err);
+    process.exit(1);
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) void main();
