@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { startEmbeddedPostgres } from "../db/embedded.js";
+import { loadConfig } from "../app/env.server.js";
+import { startServer } from "../server.js";
+
+/**
+ * Starts the service (production build) on a fresh database: on TEST_DATABASE_URL's server when set,
+ * otherwise on an embedded PostgreSQL. Exposes the URL as E2E_BASE_URL and E2E_DATABASE_URL.
+ */
+export default async function globalSetup() {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-e2e-"));
+  let adminUrl = process.env.TEST_DATABASE_URL;
+  const embedded = adminUrl ? null : await startEmbeddedPostgres(path.join(dataDir, "pg"), 55000 + Math.floor(Math.random() * 900));
+  adminUrl ??= embedded!.url;
+  const name = `e2e_${randomBytes(5).toString("hex")}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const config = loadConfig({ NODE_ENV: "production", DATABASE_URL: u.toString(), PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, JOBS_ENABLED: "false" });
+  const server = await startServer(config);
+  process.env.E2E_BASE_URL = server.url;
+  process.env.E2E_DATABASE_URL = u.toString();
+  return async () => {
+    await server.close();
+    await embedded?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+}

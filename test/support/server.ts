@@ -1,0 +1,97 @@
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import postgres from "postgres";
+import { createSql, type Sql } from "../../db/client.js";
+import { openDatabase } from "../../db/connect.js";
+import { insertProject } from "../../db/projects.js";
+import { loadConfig } from "../../app/env.server.js";
+import { createApiKey } from "../../app/auth/api-keys.server.js";
+import { startServer, type RunningServer } from "../../server.js";
+
+/** A new, empty database on the test server; returns its URL. */
+export async function freshDatabaseUrl(): Promise<string> {
+  const admin = inject("adminDatabaseUrl");
+  const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
+  const sql = postgres(admin, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`create database ${name}`);
+  await sql.end();
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export function testConfig(databaseUrl: string, env: Record<string, string> = {}) {
+  return loadConfig({
+    NODE_ENV: "test",
+    DATABASE_URL: databaseUrl,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-data-")),
+    JOBS_ENABLED: "false",
+    ...env,
+  });
+}
+
+export type TestApp = RunningServer & {
+  sql: Sql;
+  databaseUrl: string;
+  /** fetch relative to the server */
+  request: (pathname: string, init?: RequestInit) => Promise<Response>;
+};
+
+/** Starts the real server (production build, real HTTP) on a fresh database. */
+export async function startTestApp(env: Record<string, string> = {}, databaseUrl?: string): Promise<TestApp> {
+  const url = databaseUrl ?? (await freshDatabaseUrl());
+  const config = testConfig(url, env);
+  const database = await openDatabase({ databaseUrl: url, dataDir: config.dataDir, embeddedPort: 0, poolSize: config.dbPoolSize });
+  const running = await startServer(config, { database });
+  return {
+    ...running,
+    sql: database.sql,
+    databaseUrl: url,
+    request: (pathname, init) => fetch(running.url + pathname, init),
+    close: async () => {
+      await running.close();
+      await database.close();
+    },
+  };
+}
+
+/** Factory: a project with one API key. */
+export async function createProject(sql: Sql, name = "Test Game") {
+  const project = await insertProject(sql, name);
+  const { apiKey, key } = await createApiKey(sql, project.id, "test");
+  return { projectId: project.id, apiKey, keyId: key.id };
+}
+
+/** A separate client on the same database, for assertions that read tables directly. */
+export const connect = (url: string) => createSql(url, 4);
+
+export const jsonHeaders = (apiKey?: string): Record<string, string> => ({
+  "content-type": "application/json",
+  ...(apiKey ? { "x-api-key": apiKey } : {}),
+});
+
+export async function postJson(app: TestApp, pathname: string, body: unknown, apiKey?: string) {
+  const res = await app.request(pathname, {
+    method: "POST",
+    headers: jsonHeaders(apiKey),
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, body: json, text, headers: res.headers };
+}
+
+export async function getJson(app: TestApp, pathname: string, apiKey?: string) {
+  const res = await app.request(pathname, { headers: apiKey ? { "x-api-key": apiKey } : {} });
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+}
