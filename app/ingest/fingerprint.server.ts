@@ -70,16 +70,19 @@ export function fingerprintFor(
   return hash(["custom", ...expanded]);
 }
 
-// Roblox frames look like `ServerScriptService.Combat:123 function attack` or
-// `Script 'ServerScriptService.Combat', Line 123 - function attack`.
-const FRAME_PATH = /^(?:Script\s+')?([A-Za-z_][\w.<> ]*?)(?:'\s*,\s*[Ll]ine\s+\d+|:\d+)/;
+// Roblox frames look like `ServerScriptService.Combat:123 function attack`,
+// `Script 'ServerScriptService.Combat', Line 123 - function attack` or (older debug.traceback)
+// `ServerScriptService.Combat, line 123 - function attack`; the last form needs a dotted path so
+// prose such as `something broke, line 5` is not taken for a script.
+const FRAME_PATH =
+  /^(?:(?:Script\s+')?([A-Za-z_][\w.<> ]*?)(?:'\s*,\s*[Ll]ine\s+\d+|:\d+)|([A-Za-z_][\w<>]*(?:\.[\w<>]+)+)\s*,\s*[Ll]ine\s+\d+)/;
 
 /** The script path of the top stack frame (player names replaced), or of the message when there is no stack. */
 export function culpritFor(message: string, stack: string | null | undefined): string | null {
   for (const line of normalizeStack(stack)) {
     const m = FRAME_PATH.exec(line);
-    if (m) return m[1].trim();
+    if (m) return (m[1] ?? m[2]).trim();
   }
   const m = FRAME_PATH.exec(normalizeMessage(message));
-  return m ? m[1].trim() : null;
+  return m ? (m[1] ?? m[2]).trim() : null;
 }
