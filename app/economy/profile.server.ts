@@ -1,0 +1,164 @@
+/**
+ * Profile parsing shared by the push endpoint and the Open Cloud scan. Pure: no I/O, no clock.
+ *
+ * A profile is the player's data-store table. RPCharacterOne / RPCharacterTwo are character tables
+ * holding Cash, InATM and DarkCoin; the profile may hold a DataCode. ProfileService / ProfileStore
+ * save `{Data, MetaData, ...}`, so a value with both tables is unwrapped to its Data first.
+ *
+ * Amounts are exact decimal strings: Luau numbers are doubles, and summing two large doubles in
+ * JavaScript would silently round, so each value is taken at its shortest round-trip decimal form
+ * and added exactly.
+ */
+
+export const CHARACTER_KEYS = ["RPCharacterOne", "RPCharacterTwo"] as const;
+const NAME_KEYS = ["Name", "DisplayName", "CharacterName", "FullName"] as const;
+const MAX_NAME = 200;
+const MAX_INT64 = 9223372036854775807n;
+
+export type ParsedProfile = {
+  cash: string;
+  bank: string;
+  dark_coin: string;
+  total: string;
+  display_names: string[];
+  data_code: string | null;
+};
+
+type Table = Record<string, unknown>;
+
+/** A Luau table as JSON: an object, or `[]` (how an empty table is encoded). */
+function asTable(v: unknown): Table | null {
+  if (typeof v !== "object" || v === null) return null;
+  if (Array.isArray(v)) return v.length === 0 ? {} : null;
+  return v as Table;
+}
+
+/** ProfileService/ProfileStore values are `{Data, MetaData, ...}`: the profile is Data. */
+export function unwrapProfile(value: unknown): unknown {
+  const t = asTable(value);
+  if (t && asTable(t.Data) && asTable(t.MetaData)) return t.Data;
+  return value;
+}
+
+// ---- exact decimals ------------------------------------------------------------------------------
+
+type Dec = { m: bigint; e: number }; // value = m * 10^e
+
+function toDec(n: number): Dec {
+  const s = String(n); // shortest round-trip form, e.g. "123.5", "1e+21", "5e-324"
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(s)!;
+  const [, sign, int, frac = "", exp = "0"] = match;
+  return { m: BigInt(sign + int + frac), e: Number(exp) - frac.length };
+}
+
+function addDec(a: Dec, b: Dec): Dec {
+  const e = Math.min(a.e, b.e);
+  return { m: a.m * 10n ** BigInt(a.e - e) + b.m * 10n ** BigInt(b.e - e), e };
+}
+
+function decString({ m, e }: Dec): string {
+  if (m === 0n) return "0";
+  if (e >= 0) return (m * 10n ** BigInt(e)).toString();
+  const neg = m < 0n;
+  const digits = (neg ? -m : m).toString().padStart(-e + 1, "0");
+  const int = digits.slice(0, digits.length + e);
+  const frac = digits.slice(digits.length + e).replace(/0+$/, "");
+  return `${neg ? "-" : ""}${int}${frac ? `.${frac}` : ""}`;
+}
+
+const ZERO: Dec = { m: 0n, e: 0 };
+const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+
+/** Exact sum of decimal strings (used for totals). */
+export function addDecimals(...values: string[]): string {
+  return decString(values.map(parseDecimal).reduce(addDec, ZERO));
+}
+
+function parseDecimal(s: string): Dec {
+  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(s);
+  if (!match) throw new Error(`not a decimal: ${s}`);
+  const [, sign, int, frac = ""] = match;
+  return { m: BigInt(sign + int + frac), e: -frac.length };
+}
+
+/** A finite number as an exact decimal string; anything else is null. */
+export function numberToDecimal(v: unknown): string | null {
+  return isNumber(v) ? decString(toDec(v)) : null;
+}
+
+// ---- names -------------------------------------------------------------------------------------
+
+function clean(v: unknown): string | null {
+  if (typeof v !== "string") return null;
+  const s = v.trim();
+  return s === "" ? null : s.slice(0, MAX_NAME);
+}
+
+/** A character's name: Name, DisplayName, CharacterName or FullName, else FirstName + LastName. */
+export function characterName(ch: Table): string | null {
+  for (const k of NAME_KEYS) {
+    const s = clean(ch[k]);
+    if (s) return s;
+  }
+  const parts = [clean(ch.FirstName), clean(ch.LastName)].filter((p): p is string => p !== null);
+  return parts.length ? parts.join(" ").slice(0, MAX_NAME) : null;
+}
+
+// ---- the profile ---------------------------------------------------------------------------------
+
+/**
+ * Balances, names and data code of a (possibly wrapped) profile, or null when the value is not a
+ * table or holds neither character table (the seed's skip rule). Missing or non-numeric amounts
+ * count as 0.
+ */
+export function parseProfile(value: unknown): ParsedProfile | null {
+  const profile = asTable(unwrapProfile(value));
+  if (!profile) return null;
+  const characters = CHARACTER_KEYS.map((k) => asTable(profile[k])).filter((c): c is Table => c !== null);
+  if (characters.length === 0) return null;
+  let cash = ZERO;
+  let bank = ZERO;
+  let dark = ZERO;
+  const names: string[] = [];
+  for (const ch of characters) {
+    if (isNumber(ch.Cash)) cash = addDec(cash, toDec(ch.Cash));
+    if (isNumber(ch.InATM)) bank = addDec(bank, toDec(ch.InATM));
+    if (isNumber(ch.DarkCoin)) dark = addDec(dark, toDec(ch.DarkCoin));
+    const name = characterName(ch);
+    if (name) names.push(name);
+  }
+  return {
+    cash: decString(cash),
+    bank: decString(bank),
+    dark_coin: decString(dark),
+    total: decString(addDec(addDec(cash, bank), dark)),
+    display_names: names,
+    data_code: numberToDecimal(profile.DataCode),
+  };
+}
+
+// ---- user ids ----------------------------------------------------------------------------------
+
+/** A positive int64 from a JSON number or a string of digits, as a canonical string; else null. */
+export function parseUserId(v: unknown): string | null {
+  let s: string;
+  if (typeof v === "number") {
+    if (!Number.isSafeInteger(v)) return null;
+    s = String(v);
+  } else if (typeof v === "string") {
+    s = v.trim();
+  } else return null;
+  if (!/^\d{1,19}$/.test(s)) return null;
+  const n = BigInt(s);
+  return n > 0n && n <= MAX_INT64 ? n.toString() : null;
+}
+
+/**
+ * The user id a data-store key names: `123`, `Player_123`, or any key ending in digits.
+ * ProfileService's probe key `____PS` and keys without trailing digits name no player.
+ */
+export function userIdFromKey(key: string): string | null {
+  if (key === "____PS") return null;
+  const m = /(\d+)$/.exec(key);
+  return m ? parseUserId(m[1]) : null;
+}
