@@ -4,7 +4,18 @@
  */
 export type ErrorDetail = { path: string; message: string };
 
+// server.ts loads the services (API keys, ingest validation) from source while the routes come from
+// the Remix build, so one process holds two copies of this module and `instanceof` misses errors
+// thrown by the other copy: a process-wide symbol marks them instead.
+const API_ERROR = Symbol.for("roblox-monitor.ApiError");
+
 export class ApiError extends Error {
+  readonly [API_ERROR] = true;
+
+  static is(err: unknown): err is ApiError {
+    return typeof err === "object" && err !== null && (err as Record<symbol, unknown>)[API_ERROR] === true;
+  }
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -39,7 +50,7 @@ export function json(body: unknown, init: number | ResponseInit = 200): Response
 }
 
 export function errorResponse(err: unknown): Response {
-  if (err instanceof ApiError) {
+  if (ApiError.is(err)) {
     const body: Record<string, unknown> = { error: err.code, message: err.message };
     if (err.details?.length) body.details = err.details;
     return json(body, { status: err.status, headers: err.headers });
