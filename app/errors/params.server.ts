@@ -11,12 +11,13 @@ function fail(param: string, message: string): never {
   throw invalidQuery(`${param} ${message}.`, [{ path: param, message }]);
 }
 
-function integer(q: URLSearchParams, name: string, def: number, min: number): number {
+function integer(q: URLSearchParams, name: string, def: number, min: number, max = Infinity): number {
   const raw = q.get(name);
   if (raw === null || raw === "") return def;
   if (!/^-?\d+$/.test(raw.trim())) fail(name, "must be an integer");
   const n = Number(raw);
   if (n < min) fail(name, `must be at least ${min}`);
+  if (n > max) fail(name, `must be at most ${max}`);
   return n;
 }
 
@@ -47,7 +48,8 @@ export function parseListParams(q: URLSearchParams): ListParams {
   if (!["", "true", "false", "1", "0"].includes(groupedRaw)) fail("grouped", "must be true, false, 1 or 0");
   const grouped = groupedRaw === "true" || groupedRaw === "1";
   const limit = Math.min(100, integer(q, "limit", 50, 1));
-  const offset = integer(q, "offset", 0, 0);
+  // past 2^53 the number is no longer exact and past 2^63 PostgreSQL rejects it (a 500)
+  const offset = integer(q, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
   const level = oneOf(q, "level", LEVELS, levelOf);
   const search = q.get("search") || undefined;
   const environment = q.get("environment") || undefined;
