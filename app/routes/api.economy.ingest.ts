@@ -1,0 +1,18 @@
+import type { ActionFunctionArgs } from "@remix-run/node";
+import { pushBalances } from "~/economy/ingest.server";
+import { handle, json, methodNotAllowed, readJson } from "~/http.server";
+
+/** Game servers push balances here from Players.PlayerRemoving (seed: POST /api/economy/ingest). */
+export const loader = () =>
+  handle(async () => {
+    throw methodNotAllowed(["POST"]);
+  });
+
+export const action = ({ request, context }: ActionFunctionArgs) =>
+  handle(async () => {
+    if (request.method !== "POST") throw methodNotAllowed(["POST"]);
+    const { services } = context;
+    const { projectId } = await services.apiKeys.projectFor(request);
+    const body = await readJson(request, services.config.maxBodyBytes);
+    return json(await pushBalances(services, projectId, body));
+  });

@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createProject, postJson, startTestApp, type TestApp } from "../support/server.js";
+
+let app: TestApp;
+let apiKey: string;
+let projectId: string;
+
+const profile = (cash: number, bank = 0, dark = 0, extra: Record<string, unknown> = {}) => ({
+  RPCharacterOne: { Name: "Marcus Vale", Cash: cash, InATM: bank, DarkCoin: dark },
+  ...extra,
+});
+
+const push = (body: unknown, key: string | null = apiKey) => postJson(app, "/api/economy/ingest", body, key ?? undefined);
+
+async function snapshots(pid = projectId) {
+  return app.sql<any[]>`
+    select user_id::text, cash::text, bank::text, dark_coin::text, total::text, display_names, username, display_name,
+      data_code::text, last_logout, observed_at, source
+    from economy_snapshots where project_id = ${pid} order by user_id`;
+}
+async function history(userId: string, pid = projectId) {
+  return app.sql<any[]>`
+    select cash::text, bank::text, dark_coin::text, total::text, source from economy_history
+    where project_id = ${pid} and user_id = ${userId} order by id`;
+}
+
+function expectErrorBody(r: { status: number; body: any }, status: number, code: string) {
+  expect(r.status).toBe(status);
+  expect(r.body).toMatchObject({ error: code });
+  expect(typeof r.body.message).toBe("string");
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+beforeEach(async () => {
+  ({ apiKey, projectId } = await createProject(app.sql, "Economy Game"));
+});
+
+describe("POST /api/economy/ingest", () => {
+  it("stores a snapshot with sums over both characters, names and data code (rule 2)", async () => {
+    const before = Date.now();
+    const r = await push({
+      players: [
+        {
+          user_id: 1001,
+          username: "marcus_v",
+          display_name: "Marcus",
+          profile: {
+            RPCharacterOne: { Name: "Marcus Vale", Cash: 100, InATM: 2000, DarkCoin: 1 },
+            RPCharacterTwo: { FirstName: "Lena", LastName: "Hart", Cash: 50.5, InATM: 10, DarkCoin: "lots" },
+            DataCode: 4,
+          },
+        },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    const [s] = await snapshots();
+    expect(s).toMatchObject({
+      user_id: "1001",
+      cash: "150.5",
+      bank: "2010",
+      dark_coin: "1",
+      total: "2161.5",
+      display_names: ["Marcus Vale", "Lena Hart"],
+      username: "marcus_v",
+      display_name: "Marcus",
+      data_code: "4",
+      source: "push",
+    });
+    // rule 4: last_logout is the push time, not anything in the profile
+    expect(s.last_logout.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect(s.last_logout.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+  });
+
+  it("accepts digit-string user ids and ProfileService-wrapped profiles", async () => {
+    const r = await push({
+      players: [{ user_id: "2002", profile: { Data: profile(7, 8, 9), MetaData: { LastUpdate: 1, SessionLoadCount: 3 } } }],
+    });
+    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    expect((await snapshots())[0]).toMatchObject({ user_id: "2002", cash: "7", bank: "8", dark_coin: "9", total: "24" });
+  });
+
+  it("skips non-numeric user ids, missing profiles and profiles with neither character (rule 1)", async () => {
+    const r = await push({
+      players: [
+        { user_id: "abc", profile: profile(1) },
+        { user_id: 3003 },
+        { user_id: 3004, profile: null },
+        { user_id: 3005, profile: { Cash: 100, DataCode: 1 } },
+        "not an object",
+        { user_id: 3006, profile: profile(5) },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ stored: 1, skipped: 5 });
+    expect((await snapshots()).map((s) => s.user_id)).toEqual(["3006"]);
+  });
+
+  it("overwrites the previous snapshot on every push, also a scanned one (rule 3)", async () => {
+    await app.sql`
+      insert into economy_snapshots (project_id, user_id, cash, bank, dark_coin, observed_at, source, revision_time)
+      values (${projectId}, 4004, 999, 999, 999, now() + interval '1 hour', 'scan', now() + interval '1 hour')`;
+    const r = await push({ players: [{ user_id: 4004, username: "first", profile: profile(10) }] });
+    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    expect((await snapshots())[0]).toMatchObject({ cash: "10", bank: "0", source: "push", username: "first" });
+    await push({ players: [{ user_id: 4004, profile: profile(20) }] });
+    // a later push without names keeps the stored username
+    expect((await snapshots())[0]).toMatchObject({ cash: "20", username: "first" });
+  });
+
+  it("appends history only when balances change", async () => {
+    await push({ players: [{ user_id: 5005, profile: profile(10, 1) }] });
+    await push({ players: [{ user_id: 5005, profile: profile(10, 1) }] });
+    await push({ players: [{ user_id: 5005, profile: { RPCharacterTwo: { Cash: 10, InATM: 1 } } }] });
+    await push({ players: [{ user_id: 5005, profile: profile(25, 1) }] });
+    expect(await history("5005")).toEqual([
+      { cash: "10", bank: "1", dark_coin: "0", total: "11", source: "push" },
+      { cash: "25", bank: "1", dark_coin: "0", total: "26", source: "push" },
+    ]);
+  });
+
+  it("keeps the later entry when a player appears twice in one batch", async () => {
+    const r = await push({ players: [{ user_id: 6006, profile: profile(1) }, { user_id: 6006, profile: profile(2) }] });
+    expect(r.body).toEqual({ stored: 1, skipped: 1 });
+    expect((await snapshots())[0].cash).toBe("2");
+  });
+
+  it("stores huge balances exactly", async () => {
+    const r = await push({ players: [{ user_id: 7007, profile: { RPCharacterOne: { Cash: 1e20 }, RPCharacterTwo: { Cash: 1 } } }] });
+    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    expect((await snapshots())[0].cash).toBe("100000000000000000001");
+  });
+
+  it("accepts 100 players and stores them all", async () => {
+    const players = Array.from({ length: 100 }, (_, i) => ({ user_id: 10_000 + i, profile: profile(i) }));
+    expect((await push({ players })).body).toEqual({ stored: 100, skipped: 0 });
+    expect(await snapshots()).toHaveLength(100);
+  });
+
+  it("does not deadlock or lose updates when concurrent batches share players in different orders", async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => 20_000 + i);
+    const batches = Array.from({ length: 8 }, (_, b) => ({
+      players: (b % 2 ? [...ids].reverse() : ids).map((id) => ({ user_id: id, profile: profile(b + 1) })),
+    }));
+    const results = await Promise.all(batches.map((b) => push(b)));
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect(await snapshots()).toHaveLength(40);
+    // every committed change was compared with the snapshot before it: no two consecutive equal rows
+    const rows = await app.sql<{ user_id: string; cash: string; prev: string | null }[]>`
+      select user_id::text, cash::text, lag(cash::text) over (partition by user_id order by id) as prev
+      from economy_history where project_id = ${projectId}`;
+    expect(rows.filter((r) => r.prev === r.cash)).toEqual([]);
+  });
+
+  describe("rejects bad input with the error body and stores nothing", () => {
+    const cases: [string, unknown][] = [
+      ["an empty batch (rule 5)", { players: [] }],
+      ["more than 100 players (rule 5)", { players: Array.from({ length: 101 }, (_, i) => ({ user_id: i + 1, profile: profile(1) })) }],
+      ["no valid entry (rule 5)", { players: [{ user_id: "x", profile: profile(1) }, { user_id: 1 }] }],
+      ["a missing players array", { user_id: 1, profile: profile(1) }],
+      ["players that is not an array", { players: { user_id: 1, profile: profile(1) } }],
+      ["a body that is an array", [{ user_id: 1, profile: profile(1) }]],
+      ["a body that is not JSON", "{players: ["],
+    ];
+    for (const [name, body] of cases) {
+      it(name, async () => {
+        const r = await push(body);
+        expectErrorBody(r, 400, "invalid_payload");
+        expect(await snapshots()).toEqual([]);
+      });
+    }
+
+    it("lists why each entry was skipped when none is valid", async () => {
+      const r = await push({ players: [{ user_id: 0, profile: profile(1) }, { user_id: 9, profile: {} }] });
+      expect(r.body.details).toEqual([
+        { path: "players[0]", message: expect.stringContaining("user_id") },
+        { path: "players[1]", message: expect.stringContaining("neither") },
+      ]);
+    });
+
+    it("answers 415 for a body that is not JSON-typed", async () => {
+      const res = await app.request("/api/economy/ingest", {
+        method: "POST",
+        headers: { "content-type": "text/plain", "x-api-key": apiKey },
+        body: JSON.stringify({ players: [{ user_id: 1, profile: profile(1) }] }),
+      });
+      expect(res.status).toBe(415);
+      expect(await snapshots()).toEqual([]);
+    });
+  });
+
+  it("answers 401 when the key is missing or invalid (rule 6)", async () => {
+    const body = { players: [{ user_id: 1, profile: profile(1) }] };
+    expectErrorBody(await push(body, null), 401, "unauthorized");
+    expectErrorBody(await push(body, "rbx_not-a-real-key"), 401, "unauthorized");
+    expect(await snapshots()).toEqual([]);
+  });
+
+  it("answers 500 without internals when storage fails, and stores nothing (rule 7)", async () => {
+    await app.sql.unsafe(`
+      create function econ_test_fail() returns trigger language plpgsql as $$
+      begin raise exception 'disk on fire: secret detail'; end $$;
+      create trigger econ_test_fail before insert on economy_history for each row execute function econ_test_fail();`);
+    try {
+      const r = await push({ players: [{ user_id: 8008, profile: profile(1) }] });
+      expectErrorBody(r, 500, "internal");
+      expect(r.text).not.toContain("disk on fire");
+      expect(await snapshots()).toEqual([]);
+    } finally {
+      await app.sql.unsafe(`drop trigger econ_test_fail on economy_history; drop function econ_test_fail();`);
+    }
+  });
+
+  it("keeps projects apart", async () => {
+    const other = await createProject(app.sql, "Other Game");
+    await push({ players: [{ user_id: 9009, profile: profile(1) }] }, other.apiKey);
+    expect(await snapshots()).toEqual([]);
+    expect(await snapshots(other.projectId)).toHaveLength(1);
+  });
+});
