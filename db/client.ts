@@ -10,6 +10,9 @@ export function createSql(url: string, max = 20): Sql {
     idle_timeout: 30,
     connect_timeout: 10,
     onnotice: () => {},
+    // Rollup buckets are UTC hours and minutes; date_trunc on a timestamptz truncates in the session's
+    // zone, so a server configured for e.g. Asia/Kolkata (+05:30) would put series buckets at :30.
+    connection: { TimeZone: "UTC" },
     // bigint columns (counters, raw event ids) arrive as strings unless they fit in a JS number
     types: {
       bigint: {
