@@ -218,7 +218,7 @@ describe("filters", () => {
   });
 
   it("rejects status in raw mode, saying it is grouped-only", async () => {
-    for (const params of [{ status: "open" }, { status: "open", grouped: false }]) {
+    for (const params of [{ status: "open" }, { status: "open", grouped: false }] as Record<string, string | boolean>[]) {
       const r = await list(app, key, params);
       expectInvalidQuery(r, "status");
       expect(r.body.message).toMatch(/grouped/i);
