@@ -19,7 +19,9 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const root = path.resolve(import.meta.dirname, "../..");
   if (!existsSync(path.join(root, "build/server/index.js"))) {
-    execSync("npx remix vite:build", { cwd: root, stdio: "inherit" });
+    // vitest sets VITEST in this process, and vite.config.ts leaves the Remix plugin out when it is set
+    const { VITEST: _, ...env } = process.env;
+    execSync("npx remix vite:build", { cwd: root, stdio: "inherit", env });
   }
   let embedded: EmbeddedServer | undefined;
   let dir: string | undefined;
