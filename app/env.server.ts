@@ -32,6 +32,10 @@ const EnvSchema = z.object({
   API_KEY_CACHE_SECONDS: int(60, 0, 3600),
   INGEST_CONCURRENCY: int(4, 1, 64),
   OPEN_CLOUD_BASE_URL: z.url().default("https://apis.roblox.com"),
+  // the scan's share of the universe's data-store budget (shared with live game servers)
+  OPEN_CLOUD_REQUESTS_PER_MINUTE: int(250, 1, 1_000_000),
+  ECONOMY_ANOMALY_FACTOR: z.coerce.number().gt(1).default(10),
+  ECONOMY_ANOMALY_MIN_AMOUNT: z.coerce.number().min(0).default(100_000),
   WEBHOOK_ALLOW_PRIVATE: bool,
   JOBS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   LOG_REQUESTS: bool,
@@ -54,6 +58,9 @@ export type Config = {
   apiKeyCacheSeconds: number;
   ingestConcurrency: number;
   openCloudBaseUrl: string;
+  openCloudRequestsPerMinute: number;
+  economyAnomalyFactor: number;
+  economyAnomalyMinAmount: number;
   webhookAllowPrivate: boolean;
   jobsEnabled: boolean;
   logRequests: boolean;
@@ -89,6 +96,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     ingestConcurrency: e.INGEST_CONCURRENCY,
     openCloudBaseUrl: e.OPEN_CLOUD_BASE_URL,
+    openCloudRequestsPerMinute: e.OPEN_CLOUD_REQUESTS_PER_MINUTE,
+    economyAnomalyFactor: e.ECONOMY_ANOMALY_FACTOR,
+    economyAnomalyMinAmount: e.ECONOMY_ANOMALY_MIN_AMOUNT,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     jobsEnabled: e.JOBS_ENABLED,
     logRequests: e.LOG_REQUESTS,

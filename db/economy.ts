@@ -101,3 +101,136 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
     select user_id::text as user_id from up`;
   return new Set(stored.map((r) => r.user_id));
 }
+
+// ---- read side ---------------------------------------------------------------------------------
+
+export type PlayerSort = "cash" | "bank" | "dark_coin" | "total";
+export type PlayerFilter = { sort: PlayerSort; order: "asc" | "desc"; search?: string; limit: number; offset: number };
+
+/** `%` and `_` in a search are literal characters, not patterns. */
+const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const PLAYER_COLUMNS = (sql: Sql) => sql`
+  user_id::text as user_id, cash::text as cash, bank::text as bank, dark_coin::text as dark_coin, total::text as total,
+  display_names, username, display_name, data_code::text as data_code, last_logout, observed_at, source, revision_time`;
+
+export async function listPlayers(sql: Sql, projectId: string, f: PlayerFilter) {
+  const pattern = f.search ? likePattern(f.search.trim()) : null;
+  const byId = f.search && /^\d{1,19}$/.test(f.search.trim()) && BigInt(f.search.trim()) <= 9223372036854775807n;
+  const where = sql`
+    project_id = ${projectId}
+    ${
+      pattern
+        ? sql`and (${byId ? sql`user_id = ${f.search!.trim()}::bigint or` : sql``}
+            username ilike ${pattern} or display_name ilike ${pattern}
+            or exists (select 1 from unnest(display_names) n where n ilike ${pattern}))`
+        : sql``
+    }`;
+  // qualified: the select list aliases the ::text casts to the same names, and text sorts "9" after "10"
+  const column = { cash: sql`s.cash`, bank: sql`s.bank`, dark_coin: sql`s.dark_coin`, total: sql`s.total` }[f.sort];
+  const order = f.order === "asc" ? sql`${column} asc, s.user_id asc` : sql`${column} desc, s.user_id desc`;
+  const [data, [{ total }]] = await Promise.all([
+    sql`select ${PLAYER_COLUMNS(sql)} from economy_snapshots s where ${where} order by ${order} limit ${f.limit} offset ${f.offset}`,
+    sql<{ total: string }[]>`select count(*)::text as total from economy_snapshots where ${where}`,
+  ]);
+  return { data, total: Number(total) };
+}
+
+export async function getPlayer(sql: Sql, projectId: string, userId: string) {
+  const [p] = await sql`select ${PLAYER_COLUMNS(sql)} from economy_snapshots where project_id = ${projectId} and user_id = ${userId}`;
+  return p;
+}
+
+/** The latest `limit` balance changes of one player, oldest first (ready to chart). */
+export async function playerHistory(sql: Sql, projectId: string, userId: string, limit = 500) {
+  return sql`
+    select * from (
+      select id::text as id, cash::text as cash, bank::text as bank, dark_coin::text as dark_coin, total::text as total,
+        observed_at, source
+      from economy_history where project_id = ${projectId} and user_id = ${userId}
+      order by economy_history.id desc limit ${limit}
+    ) latest order by id::bigint asc`;
+}
+
+export async function economyTotals(sql: Sql, projectId: string) {
+  const [row] = await sql<
+    { players: string; cash: string; bank: string; dark_coin: string; total: string; median_total: string | null; p99_total: string | null }[]
+  >`
+    select count(*)::text as players, coalesce(sum(cash), 0)::text as cash, coalesce(sum(bank), 0)::text as bank,
+      coalesce(sum(dark_coin), 0)::text as dark_coin, coalesce(sum(total), 0)::text as total,
+      (percentile_disc(0.5) within group (order by total))::text as median_total,
+      (percentile_disc(0.99) within group (order by total))::text as p99_total
+    from economy_snapshots where project_id = ${projectId}`;
+  return row;
+}
+
+export async function topPlayers(sql: Sql, projectId: string, n = 10) {
+  return sql`select ${PLAYER_COLUMNS(sql)} from economy_snapshots s where project_id = ${projectId} order by s.total desc, s.user_id desc limit ${n}`;
+}
+
+/**
+ * Players per order of magnitude of total wealth: bucket -1 is below 0, 0 is [0, 1), d >= 1 is
+ * [10^(d-1), 10^d). Digits of the integer part, not log(), so huge values bucket exactly.
+ */
+export async function wealthBuckets(sql: Sql, projectId: string) {
+  return sql<{ bucket: number; count: string }[]>`
+    select case when total < 0 then -1 when total < 1 then 0 else length(trunc(total)::text) end as bucket, count(*)::text as count
+    from economy_snapshots where project_id = ${projectId} group by 1 order by 1`;
+}
+
+/**
+ * Money supply at the end of each UTC day of the last `days` days, from the history: every history
+ * row changes the supply by its total minus the player's previous total, so the running sum of those
+ * deltas is the sum of the latest totals at any time.
+ */
+export async function moneySupplyPerDay(sql: Sql, projectId: string, days: number) {
+  return sql<{ day: Date; supply: string; change: string }[]>`
+    with h as (
+      select observed_at, total - coalesce(lag(total) over (partition by user_id order by id), 0) as delta
+      from economy_history where project_id = ${projectId}
+    ), per_day as (
+      select date_trunc('day', observed_at, 'UTC') as day, sum(delta) as delta from h group by 1
+    ), running as (
+      select day, delta, sum(delta) over (order by day) as supply from per_day
+    ), days as (
+      select generate_series(date_trunc('day', now(), 'UTC') - make_interval(days => ${days - 1}), date_trunc('day', now(), 'UTC'), interval '1 day') as day
+    )
+    select d.day,
+      coalesce((select r.supply from running r where r.day <= d.day order by r.day desc limit 1), 0)::text as supply,
+      coalesce((select r.delta from running r where r.day = d.day), 0)::text as change
+    from days d order by d.day`;
+}
+
+export type AnomalyFilter = { factor: number; minAmount: number; days: number; limit: number; offset: number };
+
+/**
+ * Consecutive observations of one player where the total rose by more than `factor` times and by
+ * more than `minAmount`: the duplication-exploit signature. A rise from zero or debt passes the factor
+ * test. Pairs are consecutive history rows, so the detector sees pushes and scans alike.
+ */
+export async function listAnomalies(sql: Sql, projectId: string, f: AnomalyFilter) {
+  const rows = sql`
+    with h as (
+      select user_id, id, total, observed_at, source,
+        lag(total) over w as prev_total, lag(observed_at) over w as prev_observed_at
+      from economy_history where project_id = ${projectId}
+      window w as (partition by user_id order by id)
+    )
+    select * from h
+    where prev_total is not null
+      and observed_at >= now() - make_interval(days => ${f.days})
+      and total - prev_total > ${f.minAmount}
+      and (prev_total <= 0 or total > prev_total * ${f.factor})`;
+  const [data, [{ total }]] = await Promise.all([
+    sql`
+      select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names,
+        a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
+        case when a.prev_total > 0 then round(a.total / a.prev_total, 2)::float8 end as factor,
+        a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source
+      from (${rows}) a
+      left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
+      order by a.observed_at desc, a.id desc limit ${f.limit} offset ${f.offset}`,
+    sql<{ total: string }[]>`select count(*)::text as total from (${rows}) a`,
+  ]);
+  return { data, total: Number(total) };
+}

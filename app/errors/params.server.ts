@@ -7,11 +7,11 @@ const STATUSES = new Set(["open", "resolved", "ignored"]);
 const SORTS = new Set(["last_seen", "first_seen", "count"]);
 const TIMEFRAMES = new Set(["1h", "24h", "7d", "30d"]);
 
-function fail(param: string, message: string): never {
+export function fail(param: string, message: string): never {
   throw invalidQuery(`${param} ${message}.`, [{ path: param, message }]);
 }
 
-function integer(q: URLSearchParams, name: string, def: number, min: number, max = Infinity): number {
+export function integer(q: URLSearchParams, name: string, def: number, min: number, max = Infinity): number {
   const raw = q.get(name);
   if (raw === null || raw === "") return def;
   if (!/^-?\d+$/.test(raw.trim())) fail(name, "must be an integer");
@@ -28,7 +28,7 @@ function digits(q: URLSearchParams, name: string): string | undefined {
   return raw.trim();
 }
 
-function oneOf(q: URLSearchParams, name: string, allowed: Set<string>, normalize = (s: string) => s): string | undefined {
+export function oneOf(q: URLSearchParams, name: string, allowed: Set<string>, normalize = (s: string) => s): string | undefined {
   const raw = q.get(name);
   if (raw === null || raw === "") return undefined;
   const v = normalize(raw.trim());

@@ -1,0 +1,26 @@
+import type { LoaderFunctionArgs } from "@remix-run/node";
+import { listAnomalies } from "../../db/economy.js";
+import { parseAnomalyParams } from "~/economy/params.server";
+import { getOnly, handle, json } from "~/http.server";
+
+export const loader = ({ request, context }: LoaderFunctionArgs) =>
+  handle(async () => {
+    const { sql, apiKeys, config } = context.services;
+    const { projectId } = await apiKeys.projectFor(request);
+    const filter = parseAnomalyParams(new URL(request.url).searchParams, {
+      factor: config.economyAnomalyFactor,
+      minAmount: config.economyAnomalyMinAmount,
+    });
+    const { data, total } = await listAnomalies(sql, projectId, filter);
+    return json({
+      data,
+      total,
+      factor: filter.factor,
+      min_amount: filter.minAmount,
+      days: filter.days,
+      limit: filter.limit,
+      offset: filter.offset,
+    });
+  });
+
+export const action = getOnly;
