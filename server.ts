@@ -34,6 +34,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
 
   const app = express();
   app.disable("x-powered-by");
+  // behind N proxies, req.ip (rate limits) and req.protocol come from X-Forwarded-* of the last N hops
+  if (config.trustProxy > 0) app.set("trust proxy", config.trustProxy);
   let build: ServerBuild | (() => Promise<ServerBuild>);
   let vite: import("vite").ViteDevServer | undefined;
   if (opts.dev) {
@@ -54,7 +56,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       next();
     });
   }
-  app.all("*", createRequestHandler({ build, getLoadContext: () => ({ services }) }));
+  app.all("*", createRequestHandler({ build, getLoadContext: (req) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" }) }));
 
   const server: Server = createServer(app);
   server.keepAliveTimeout = 65_000;

@@ -39,6 +39,14 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: bool,
   JOBS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   LOG_REQUESTS: bool,
+  // accounts and share links
+  TRUST_PROXY: int(0, 0, 10),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional().or(z.literal("").transform(() => undefined)),
+  SESSION_DAYS: int(30, 1, 365),
+  LOGIN_MAX_FAILURES: int(10, 1, 10000),
+  LOGIN_WINDOW_SECONDS: int(900, 1, 86400),
+  SHARE_RATE_LIMIT: int(120, 1, 1000000),
+  SHARE_RATE_WINDOW_SECONDS: int(60, 1, 86400),
 });
 
 export type Config = {
@@ -64,6 +72,15 @@ export type Config = {
   webhookAllowPrivate: boolean;
   jobsEnabled: boolean;
   logRequests: boolean;
+  /** proxy hops whose X-Forwarded-For / X-Forwarded-Proto are believed (0: none) */
+  trustProxy: number;
+  /** base URL for links the service hands out (share links); else the request's own origin */
+  publicUrl: string | undefined;
+  sessionDays: number;
+  loginMaxFailures: number;
+  loginWindowSeconds: number;
+  shareRateLimit: number;
+  shareRateWindowSeconds: number;
 };
 
 export class ConfigError extends Error {}
@@ -102,6 +119,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     jobsEnabled: e.JOBS_ENABLED,
     logRequests: e.LOG_REQUESTS,
+    trustProxy: e.TRUST_PROXY,
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
+    sessionDays: e.SESSION_DAYS,
+    loginMaxFailures: e.LOGIN_MAX_FAILURES,
+    loginWindowSeconds: e.LOGIN_WINDOW_SECONDS,
+    shareRateLimit: e.SHARE_RATE_LIMIT,
+    shareRateWindowSeconds: e.SHARE_RATE_WINDOW_SECONDS,
   };
 }
 

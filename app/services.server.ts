@@ -16,6 +16,8 @@ export type Services = {
 declare module "@remix-run/node" {
   interface AppLoadContext {
     services: Services;
+    /** the client's address (X-Forwarded-For only when TRUST_PROXY is set), for per-address rate limits */
+    clientAddress: string;
   }
 }
 

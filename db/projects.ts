@@ -58,3 +58,53 @@ export async function findActiveKey(sql: Sql, hash: Buffer): Promise<{ id: strin
 export async function touchApiKey(sql: Sql, keyId: string): Promise<void> {
   await sql`update api_keys set last_used_at = now() where id = ${keyId}`;
 }
+
+/** A project, its owner's membership and a first key, in one transaction. */
+export async function insertProjectWithOwner(
+  sql: Sql,
+  name: string,
+  ownerId: string | null,
+  key: { prefix: string; hash: Buffer; name?: string | null },
+): Promise<{ project: Project; key: ApiKeyRow }> {
+  return sql.begin(async (tx) => {
+    const [project] = await tx<Project[]>`insert into projects (name) values (${name}) returning id, name, created_at`;
+    if (ownerId) await tx`insert into project_members (project_id, user_id, role) values (${project.id}, ${ownerId}, 'owner')`;
+    const [k] = await tx<ApiKeyRow[]>`
+      insert into api_keys (project_id, prefix, key_hash, name)
+      values (${project.id}, ${key.prefix}, ${key.hash}, ${key.name ?? null})
+      returning id, project_id, name, prefix, created_at, last_used_at, revoked_at`;
+    return { project, key: k };
+  });
+}
+
+export async function renameProject(sql: Sql, id: string, name: string): Promise<Project | undefined> {
+  const [p] = await sql<Project[]>`update projects set name = ${name} where id = ${id} returning id, name, created_at`;
+  return p;
+}
+
+/**
+ * Deletes a project and all its data in one transaction. The hot ingest tables carry no foreign
+ * keys, so their rows are deleted explicitly; the rest goes by cascade. Locks first, in the order
+ * ingest takes them: the project's groups by fingerprint (an in-flight ingest finishes before, a
+ * later one waits and then fails on the vanished project), then the project row (an ingest creating
+ * a new group holds a key-share lock on it through the foreign key). So no event lands after the
+ * delete has read the events table.
+ */
+export async function deleteProject(sql: Sql, id: string): Promise<boolean> {
+  const deleted = await sql.begin(async (tx) => {
+    await tx`select 1 from error_groups where project_id = ${id} order by fingerprint for update`;
+    const [p] = await tx`select id from projects where id = ${id} for update`;
+    if (!p) return false;
+    await tx`delete from events where project_id = ${id}`;
+    await tx`delete from group_users where project_id = ${id}`;
+    await tx`delete from project_users where project_id = ${id}`;
+    await tx`delete from traces where project_id = ${id}`;
+    await tx`delete from rollup_minute where project_id = ${id}`;
+    await tx`delete from rollup_hour where project_id = ${id}`;
+    await tx`delete from projects where id = ${id}`;
+    return true;
+  });
+  // the project's keys went with it: every instance must forget them now
+  if (deleted) await sql`select pg_notify('api_keys_changed', ${id})`;
+  return deleted;
+}

@@ -7,9 +7,12 @@ const KEY_PREFIX = "rbx_";
 
 export const hashApiKey = (key: string) => createHash("sha256").update(key).digest();
 
-/** A new key: 192 random bits, shown once; only its SHA-256 hash and a short prefix are stored. */
+/** 192 random bits behind a recognizable prefix. */
+export const newApiKey = () => KEY_PREFIX + randomBytes(24).toString("base64url");
+
+/** A new key: shown once; only its SHA-256 hash and a short prefix are stored. */
 export async function createApiKey(sql: Sql, projectId: string, name?: string | null) {
-  const apiKey = KEY_PREFIX + randomBytes(24).toString("base64url");
+  const apiKey = newApiKey();
   const row = await insertApiKey(sql, projectId, { prefix: apiKey.slice(0, 10), hash: hashApiKey(apiKey), name });
   return { key: row, apiKey };
 }

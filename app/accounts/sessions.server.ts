@@ -1,0 +1,94 @@
+import { createHash, randomBytes } from "node:crypto";
+import { redirect } from "@remix-run/node";
+import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession } from "../../db/sessions.js";
+import type { User } from "../../db/users.js";
+import type { Services } from "~/services.server";
+import { unauthorized } from "~/http.server";
+import { assertSameOrigin, isMutation } from "./csrf.server";
+
+/**
+ * Server-side sessions: the cookie holds 256 random bits; the database holds their SHA-256, the
+ * user and the expiry. Signing out deletes the row, so a copied cookie dies with it.
+ */
+export const SESSION_COOKIE = "rm_session";
+
+const hashToken = (token: string) => createHash("sha256").update(token).digest();
+
+export function sessionToken(request: Request): string | undefined {
+  const header = request.headers.get("cookie");
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+      const v = part.slice(eq + 1).trim();
+      return /^[A-Za-z0-9_-]{20,100}$/.test(v) ? v : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Secure when the browser talks https to us, directly or through a proxy that says so. */
+export function isHttps(request: Request): boolean {
+  if (new URL(request.url).protocol === "https:") return true;
+  return request.headers.get("x-forwarded-proto")?.split(",")[0].trim().toLowerCase() === "https";
+}
+
+function cookie(request: Request, value: string, maxAgeSeconds: number): string {
+  return [
+    `${SESSION_COOKIE}=${value}`,
+    "Path=/",
+    "HttpOnly",
+    "SameSite=Lax",
+    `Max-Age=${maxAgeSeconds}`,
+    ...(isHttps(request) ? ["Secure"] : []),
+  ].join("; ");
+}
+
+/** Creates a session for the user; returns the Set-Cookie header value. */
+export async function startSession(services: Services, request: Request, userId: string): Promise<string> {
+  const token = randomBytes(32).toString("base64url");
+  const maxAge = services.config.sessionDays * 86_400;
+  await insertSession(services.sql, hashToken(token), userId, new Date(Date.now() + maxAge * 1000));
+  // expired rows are only dead weight; sweep now and then rather than on a schedule
+  if (Math.random() < 0.05) deleteExpiredSessions(services.sql).catch(() => {});
+  return cookie(request, token, maxAge);
+}
+
+/** Ends the request's session (if any); returns the Set-Cookie header that clears the cookie. */
+export async function endSession(services: Services, request: Request): Promise<string> {
+  const token = sessionToken(request);
+  if (token) await deleteSession(services.sql, hashToken(token));
+  return cookie(request, "", 0);
+}
+
+export async function currentUser(services: Services, request: Request): Promise<User | undefined> {
+  const token = sessionToken(request);
+  return token ? findSessionUser(services.sql, hashToken(token)) : undefined;
+}
+
+export const currentTokenHash = (request: Request) => {
+  const token = sessionToken(request);
+  return token ? hashToken(token) : null;
+};
+
+/** Team API: the signed-in user, or 401. */
+export async function requireApiUser(services: Services, request: Request): Promise<User> {
+  const user = await currentUser(services, request);
+  if (!user) throw unauthorized("Sign in first: this endpoint needs a session cookie from POST /api/auth/login.");
+  return user;
+}
+
+/**
+ * Dashboard pages: the signed-in user, or a redirect to the sign-in page that comes back here.
+ * Form posts (any non-GET) must also come from our own origin.
+ */
+export async function requirePageUser(services: Services, request: Request): Promise<User> {
+  const user = await currentUser(services, request);
+  if (!user) {
+    const url = new URL(request.url);
+    const next = isMutation(request) ? "/" : url.pathname + url.search;
+    throw redirect(`/login?next=${encodeURIComponent(next)}`);
+  }
+  if (isMutation(request)) assertSameOrigin(request, services.config.publicUrl);
+  return user;
+}

@@ -1,0 +1,64 @@
+import { z } from "zod";
+import type { Sql } from "../../db/client.js";
+import { findUserByEmail, getPasswordHash, hasUsers, insertFirstUser, insertUser, updatePasswordHash, type User } from "../../db/users.js";
+import { deleteOtherSessions } from "../../db/sessions.js";
+import { conflict, invalidPayload, issuePath, ApiError } from "~/http.server";
+import { hashPassword, verifyPassword } from "./passwords.server";
+
+export const emailSchema = z
+  .string({ error: "is required" })
+  .trim()
+  .toLowerCase()
+  .max(320, "must be at most 320 characters")
+  .regex(/^[^\s@]+@[^\s@]+$/, "must be an email address");
+export const newPasswordSchema = z
+  .string({ error: "is required" })
+  .min(8, "must be at least 8 characters")
+  .max(1024, "must be at most 1024 characters");
+
+const NewUser = z.object({ email: emailSchema, password: newPasswordSchema });
+
+/** zod input -> value, or the 400 with details naming each bad field. */
+export function parseOr400<T extends z.ZodType>(schema: T, input: unknown, what = "The request body"): z.output<T> {
+  const r = schema.safeParse(input);
+  if (r.success) return r.data;
+  const details = r.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message }));
+  const first = details[0];
+  throw invalidPayload(`${what} is invalid: ${first.path} ${first.message}.`, details);
+}
+
+export const toPublicUser = (u: User) => ({ id: u.id, email: u.email, created_at: u.created_at });
+
+/** A new account (CLI, or an owner adding a teammate); 409 when the email is taken. */
+export async function createUser(sql: Sql, input: unknown): Promise<User> {
+  const { email, password } = parseOr400(NewUser, input);
+  const user = await insertUser(sql, email, await hashPassword(password));
+  if (!user) throw conflict(`An account with the email ${email} already exists.`);
+  return user;
+}
+
+export const setupNeeded = async (sql: Sql) => !(await hasUsers(sql));
+
+/** The first account, from the setup page; 409 once any account exists. */
+export async function createFirstUser(sql: Sql, input: unknown): Promise<User> {
+  const { email, password } = parseOr400(NewUser, input);
+  if (!(await setupNeeded(sql))) throw conflict("Setup is already done; sign in instead.");
+  const user = await insertFirstUser(sql, email, await hashPassword(password));
+  if (!user) throw conflict("Setup is already done; sign in instead.");
+  return user;
+}
+
+const PasswordChange = z.object({ current_password: z.string({ error: "is required" }).max(1024), new_password: newPasswordSchema });
+
+/** Changes the user's password after checking the current one; every other session is signed out. */
+export async function changePassword(sql: Sql, userId: string, keepSession: Buffer | null, input: unknown): Promise<void> {
+  const { current_password, new_password } = parseOr400(PasswordChange, input);
+  const stored = await getPasswordHash(sql, userId);
+  if (!stored || !(await verifyPassword(current_password, stored))) {
+    throw new ApiError(403, "forbidden", "The current password is wrong.");
+  }
+  await updatePasswordHash(sql, userId, await hashPassword(new_password));
+  await deleteOtherSessions(sql, userId, keepSession);
+}
+
+export { findUserByEmail };

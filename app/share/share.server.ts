@@ -1,0 +1,86 @@
+import { z } from "zod";
+import { getGroup, groupHourlySeries, latestGroupEvents } from "../../db/errors.js";
+import { hit } from "../../db/rate-limits.js";
+import { findLiveShareLink } from "../../db/share-links.js";
+import type { Services } from "~/services.server";
+import { ApiError, forbidden, notFound } from "~/http.server";
+import { parseOr400 } from "~/accounts/users.server";
+import { setStatusOf, statusSchema } from "~/team/groups.server";
+import { hashShareToken } from "~/team/share-links.server";
+
+/** One answer for unknown, revoked and expired tokens, so a token's history cannot be probed. */
+const gone = () => notFound("This share link does not exist, was revoked or has expired.");
+
+/** Per client address, across instances; share tokens are guessable only by brute force, this makes it slow. */
+async function limit(services: Services, clientAddress: string) {
+  const { sql, config } = services;
+  const h = await hit(sql, `share:${clientAddress}`, config.shareRateWindowSeconds);
+  if (h.count > config.shareRateLimit) {
+    throw new ApiError(429, "rate_limited", `Too many share-link requests; try again in ${h.retryAfterSeconds} seconds.`, undefined, {
+      "Retry-After": String(h.retryAfterSeconds),
+    });
+  }
+}
+
+async function resolve(services: Services, clientAddress: string, token: string | undefined) {
+  await limit(services, clientAddress);
+  if (!token || token.length > 200) throw gone();
+  const link = await findLiveShareLink(services.sql, hashShareToken(token));
+  if (!link) throw gone();
+  return link;
+}
+
+/** What a share view shows of a group: no user ids, player names or internal fingerprints. */
+const publicGroup = (g: Record<string, unknown>) => ({
+  id: g.id,
+  message: g.message,
+  level: g.level,
+  status: g.status,
+  count: Number(g.count),
+  user_count: Number(g.user_count),
+  first_seen: g.first_seen,
+  last_seen: g.last_seen,
+  culprit: g.culprit,
+  environment: g.environment,
+  resolved_at: g.resolved_at,
+});
+
+const publicEvent = ({ user_id: _u, player_name: _p, group_id: _g, received_at: _r, ...e }: Record<string, unknown>) => e;
+
+export type ShareView = Awaited<ReturnType<typeof viewShare>>;
+
+/** GET /api/share/:token and the share page: the group, its latest 20 events and its 7-day hourly series. */
+export async function viewShare(services: Services, clientAddress: string, token: string | undefined) {
+  const link = await resolve(services, clientAddress, token);
+  const { sql } = services;
+  const [group, events, series] = await Promise.all([
+    getGroup(sql, link.project_id, link.group_id),
+    latestGroupEvents(sql, link.project_id, link.group_id, 20),
+    groupHourlySeries(sql, link.project_id, link.group_id),
+  ]);
+  if (!group) throw gone();
+  return {
+    role: link.role,
+    expires_at: link.expires_at,
+    group: publicGroup(group),
+    events: events.map((e) => publicEvent(e)),
+    series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })),
+  };
+}
+
+const StatusInput = z.object({ status: statusSchema });
+
+/** POST /api/share/:token: editors change the status; viewers get 403. */
+export async function updateShareStatus(
+  services: Services,
+  clientAddress: string,
+  token: string | undefined,
+  readBody: () => Promise<unknown>,
+) {
+  const link = await resolve(services, clientAddress, token);
+  if (link.role !== "editor") throw forbidden("This share link can view the issue but not change it; ask for an editor link.");
+  // the body is read only once the link is known good: a bad token answers 404 whatever it sends
+  const { status } = parseOr400(StatusInput, await readBody());
+  const group = await setStatusOf(services.sql, link.project_id, link.group_id, status);
+  return { group: publicGroup(group) };
+}

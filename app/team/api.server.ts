@@ -1,0 +1,43 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { User } from "../../db/users.js";
+import type { Services } from "~/services.server";
+import { handle, methodNotAllowed, readJson } from "~/http.server";
+import { assertJsonMutation, isMutation } from "~/accounts/csrf.server";
+import { requireApiUser } from "~/accounts/sessions.server";
+
+export type TeamContext = {
+  services: Services;
+  user: User;
+  request: Request;
+  params: Record<string, string | undefined>;
+  /** the JSON body (415/413/400 as everywhere) */
+  body: () => Promise<unknown>;
+};
+
+type Handler = (ctx: TeamContext) => Promise<Response>;
+
+/**
+ * Wraps a Team API route: a session is required before anything else (401), then mutations must be
+ * same-origin JSON (403/415, the CSRF rule), then the method's handler runs; whatever it throws
+ * becomes the one error body.
+ */
+export function teamRoute(handlers: Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", Handler>>) {
+  const allowed = Object.keys(handlers);
+  return ({ request, params, context }: LoaderFunctionArgs | ActionFunctionArgs) =>
+    handle(async () => {
+      const { services } = context;
+      const user = await requireApiUser(services, request);
+      const fn = handlers[request.method.toUpperCase() as keyof typeof handlers];
+      if (!fn) throw methodNotAllowed(allowed);
+      if (isMutation(request)) assertJsonMutation(request, services.config.publicUrl);
+      return fn({ services, user, request, params, body: () => readJson(request, services.config.maxBodyBytes) });
+    });
+}
+
+/** Where links handed out by the service point: PUBLIC_URL, else the origin the request came to. */
+export function baseUrl(services: Services, request: Request): string {
+  if (services.config.publicUrl) return services.config.publicUrl;
+  const url = new URL(request.url);
+  const proto = request.headers.get("x-forwarded-proto")?.split(",")[0].trim() || url.protocol.replace(":", "");
+  return `${proto}://${url.host}`;
+}

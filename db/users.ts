@@ -1,0 +1,48 @@
+import type { Sql } from "./client.js";
+
+export type User = { id: string; email: string; created_at: Date };
+
+const normalize = (email: string) => email.trim().toLowerCase();
+
+export async function insertUser(sql: Sql, email: string, passwordHash: string): Promise<User | undefined> {
+  const [u] = await sql<User[]>`
+    insert into users (email, password_hash) values (${normalize(email)}, ${passwordHash})
+    on conflict (lower(email)) do nothing
+    returning id, email, created_at`;
+  return u;
+}
+
+/**
+ * Creates the first account, and only while none exists: the lock serializes concurrent set-up
+ * requests so two browsers racing through the setup page cannot both become the first user.
+ */
+export async function insertFirstUser(sql: Sql, email: string, passwordHash: string): Promise<User | undefined> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(727275)`;
+    const [u] = await tx<User[]>`
+      insert into users (email, password_hash)
+      select ${normalize(email)}, ${passwordHash} where not exists (select 1 from users)
+      returning id, email, created_at`;
+    return u;
+  });
+}
+
+export async function hasUsers(sql: Sql): Promise<boolean> {
+  const [r] = await sql<{ any: boolean }[]>`select exists (select 1 from users) as any`;
+  return r.any;
+}
+
+export async function findUserByEmail(sql: Sql, email: string): Promise<(User & { password_hash: string }) | undefined> {
+  const [u] = await sql<(User & { password_hash: string })[]>`
+    select id, email, created_at, password_hash from users where lower(email) = ${normalize(email)}`;
+  return u;
+}
+
+export async function getPasswordHash(sql: Sql, userId: string): Promise<string | undefined> {
+  const [u] = await sql<{ password_hash: string }[]>`select password_hash from users where id = ${userId}`;
+  return u?.password_hash;
+}
+
+export async function updatePasswordHash(sql: Sql, userId: string, passwordHash: string): Promise<void> {
+  await sql`update users set password_hash = ${passwordHash} where id = ${userId}`;
+}
