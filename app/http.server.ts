@@ -78,7 +78,9 @@ export async function readJson(request: Request, maxBytes: number): Promise<unkn
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(type.trim())) {
     throw new ApiError(415, "unsupported_media_type", "Send the body as JSON with content-type: application/json.");
   }
-  const tooLarge = () => new ApiError(413, "payload_too_large", `The body is larger than the ${maxBytes}-byte limit.`);
+  // the connection closes after the 413, so the unread rest of the body is not drained
+  const tooLarge = () =>
+    new ApiError(413, "payload_too_large", `The body is larger than the ${maxBytes}-byte limit.`, undefined, { Connection: "close" });
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
   if (!request.body) throw invalidPayload("The request body is empty; send a JSON object.");
@@ -90,7 +92,8 @@ export async function readJson(request: Request, maxBytes: number): Promise<unkn
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
+      // cancel() would destroy the socket before the 413 is written: stop reading instead
+      reader.releaseLock();
       throw tooLarge();
     }
     chunks.push(value);
