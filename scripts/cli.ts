@@ -4,12 +4,17 @@
  */
 import { parseArgs } from "node:util";
 import { openDatabase } from "../db/connect.js";
-import { getProject, insertProject, revokeApiKey } from "../db/projects.js";
+import { getProject, revokeApiKey } from "../db/projects.js";
+import { findUserByEmail } from "../db/users.js";
 import { loadConfig } from "../app/env.server.js";
 import { createApiKey } from "../app/auth/api-keys.server.js";
+import { createUser } from "../app/accounts/users.server.js";
+import { createProject } from "../app/team/projects.server.js";
+import { ApiError } from "../app/http.server.js";
 
 const USAGE = `Usage: npm run cli -- <command>
-  project:create --name NAME             -> {"project_id", "api_key"}
+  user:create --email E --password P     -> {"user_id"}
+  project:create --name NAME [--owner E] -> {"project_id", "api_key"}
   key:create --project PROJECT_ID        -> {"key_id", "api_key"}
   key:revoke --key-id KEY_ID             -> {"revoked": true}`;
 
@@ -19,7 +24,14 @@ async function main() {
   const [command, ...rest] = process.argv.slice(2);
   const { values } = parseArgs({
     args: rest,
-    options: { name: { type: "string" }, project: { type: "string" }, "key-id": { type: "string" }, owner: { type: "string" } },
+    options: {
+      name: { type: "string" },
+      project: { type: "string" },
+      "key-id": { type: "string" },
+      owner: { type: "string" },
+      email: { type: "string" },
+      password: { type: "string" },
+    },
     strict: true,
   });
   const need = (k: keyof typeof values) => {
@@ -28,7 +40,7 @@ async function main() {
     return v.trim();
   };
   const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
-  if (!["project:create", "key:create", "key:revoke"].includes(command ?? "")) throw new UsageError(`Unknown command ${command ?? "(none)"}`);
+  if (!["user:create", "project:create", "key:create", "key:revoke"].includes(command ?? "")) throw new UsageError(`Unknown command ${command ?? "(none)"}`);
 
   const config = loadConfig();
   const db = await openDatabase({
@@ -39,12 +51,18 @@ async function main() {
   });
   try {
     switch (command) {
+      case "user:create": {
+        const user = await createUser(db.sql, { email: need("email"), password: values.password ?? "" });
+        return { user_id: user.id };
+      }
       case "project:create": {
         const name = need("name");
         if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
-        const project = await insertProject(db.sql, name);
-        const { apiKey } = await createApiKey(db.sql, project.id, "default");
-        return { project_id: project.id, api_key: apiKey };
+        const ownerEmail = values.owner?.trim();
+        const owner = ownerEmail ? await findUserByEmail(db.sql, ownerEmail) : undefined;
+        if (ownerEmail && !owner) throw new UsageError(`No user with the email ${ownerEmail}; create one with user:create first`);
+        const { project, api_key } = await createProject(db.sql, owner ? { id: owner.id, email: owner.email } : null, { name });
+        return { project_id: project.id, api_key };
       }
       case "key:create": {
         const projectId = need("project");
@@ -69,7 +87,8 @@ main().then(
     process.exit(0);
   },
   (err) => {
-    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    // a rejected input (bad email, short password, taken email) is the caller's to fix, like a usage error
+    const usage = err instanceof UsageError || err instanceof ApiError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
     console.error(usage ? `${err.message}\n${USAGE}` : err);
     console.log(JSON.stringify({ error: usage ? "usage" : "failed", message: err.message }));
     process.exit(usage ? 2 : 1);
