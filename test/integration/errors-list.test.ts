@@ -352,6 +352,33 @@ describe("total of raw events", () => {
   });
 });
 
+describe("total under concurrent ingest", () => {
+  it("stays equal to the stored rows when requests race on one fingerprint", async () => {
+    const { apiKey: key, projectId } = await createProject(app.sql, "racing");
+    const ts = iso(Date.now() - 10 * MINUTE);
+    const results = await Promise.all(Array.from({ length: 8 }, () => ingest(app, key, repeat(10, { message: "Racing burst", timestamp: ts }))));
+    expect(results.reduce((n, r) => n + r.throttled, 0)).toBe(50);
+    const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from events where project_id = ${projectId}`;
+    expect(n).toBe(30);
+    expect((await list(app, key)).body.total).toBe(30);
+    expect((await list(app, key, { search: "racing" })).body.total).toBe(30);
+    expect((await list(app, key, { grouped: true })).body.data[0].count).toBe(80);
+  });
+});
+
+describe("grouped search", () => {
+  it("matches the group's message (its first event's), while raw search matches each event", async () => {
+    const { apiKey: key } = await createProject(app.sql, "grouped search");
+    // numbers are normalized away, so both land in one group named after the first
+    await ingest(app, key, [{ message: "index 5 out of range" }]);
+    await ingest(app, key, [{ message: "index 77 out of range" }]);
+    expect((await list(app, key, { grouped: true })).body.total).toBe(1);
+    expect((await list(app, key, { search: "77" })).body.total).toBe(1);
+    expect((await list(app, key, { grouped: true, search: "77" })).body.total).toBe(0);
+    expect((await list(app, key, { grouped: true, search: "index 5" })).body.data[0]).toMatchObject({ count: 2 });
+  });
+});
+
 describe("ordering", () => {
   it("orders raw events by timestamp desc, ties by id desc, and pages through each row exactly once", async () => {
     const { apiKey: key, projectId } = await createProject(app.sql, "raw order");
