@@ -13,9 +13,9 @@ let databaseUrl: string;
 let app: TestApp;
 
 async function cli(...args: string[]): Promise<{ code: number; out: any }> {
-  const env = { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-cli-")), NODE_ENV: "test" };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-cli-")), NODE_ENV: "test" };
   try {
-    const { stdout } = await run(path.join(root, "node_modules/.bin/tsx"), ["scripts/cli.ts", ...args], { cwd: root, env });
+    const { stdout } = await run(path.join(root, "node_modules/.bin/tsx"), ["scripts/cli.ts", ...args], { cwd: root, env, encoding: "utf8" });
     return { code: 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) };
   } catch (err) {
     const e = err as { code: number; stdout: string };
