@@ -12,7 +12,8 @@ import type PgBoss from "pg-boss";
 import { openDatabase, type Database } from "./db/connect.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import { createServices, type Services } from "./app/services.server.js";
-import { startJobs } from "./jobs/boss.js";
+import { startJobs, stopJobs } from "./jobs/boss.js";
+import { startAlertWorker } from "./jobs/alerts.js";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
@@ -28,8 +29,18 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       poolSize: config.dbPoolSize,
     }));
   let boss: PgBoss | null = null;
-  if (config.jobsEnabled) boss = await startJobs(db.url, db.sql, { retentionDays: config.retentionDays });
+  if (config.jobsEnabled) {
+    boss = await startJobs(db.url, db.sql, {
+      retentionDays: config.retentionDays,
+      economy: {
+        appSecret: config.appSecret,
+        openCloudBaseUrl: config.openCloudBaseUrl,
+        requestsPerMinute: config.openCloudRequestsPerMinute,
+      },
+    });
+  }
   const services = createServices(config, db.sql, boss);
+  if (boss) await startAlertWorker(boss, { sql: db.sql, config });
   await services.apiKeys.listen();
 
   const app = express();
@@ -77,7 +88,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       await closed;
       clearTimeout(force);
       await services.writer.drain();
-      await boss?.stop({ graceful: true, timeout: 10_000, wait: true });
+      await services.alerts.drain();
+      if (boss) await stopJobs(boss, { timeoutMs: 10_000 });
       await vite?.close();
       if (!opts.database) await db.close();
     })());

@@ -1,11 +1,16 @@
 import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
 import { runRetention } from "./retention.js";
+import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
 export const QUEUES = { retention: "retention" } as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
-export async function startJobs(databaseUrl: string, sql: Sql, opts: { retentionDays: number }): Promise<PgBoss> {
+export async function startJobs(
+  databaseUrl: string,
+  sql: Sql,
+  opts: { retentionDays: number; economy?: EconomySyncOptions },
+): Promise<PgBoss> {
   const boss = new PgBoss({ connectionString: databaseUrl, max: 4, schema: "pgboss" });
   boss.on("error", (err) => console.error("[jobs] pg-boss error:", err));
   await boss.start();
@@ -16,5 +21,14 @@ export async function startJobs(databaseUrl: string, sql: Sql, opts: { retention
     const r = await runRetention(sql, opts.retentionDays);
     if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
   });
+  if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;
+}
+
+const stoppers = new WeakMap<PgBoss, () => void>();
+
+/** Stops pg-boss after telling long-running workers (the economy scan) to hand their work back. */
+export async function stopJobs(boss: PgBoss, opts: { timeoutMs: number }): Promise<void> {
+  stoppers.get(boss)?.();
+  await boss.stop({ graceful: true, timeout: opts.timeoutMs, wait: true });
 }

@@ -1,0 +1,139 @@
+import type { Sql } from "../../db/client.js";
+import { writeObservationsTx, type Observation } from "../../db/economy.js";
+import { beginRun, finishSync, getOpenCloudKey, savePage } from "../../db/economy-sync.js";
+import { openKey } from "./crypto.server";
+import { Interrupted, OpenCloudAuthError, OpenCloudClient, OpenCloudError, Pacer } from "./open-cloud.server";
+import { parseProfile, userIdFromKey } from "./profile.server";
+
+export type ScanDeps = {
+  sql: Sql;
+  appSecret: string;
+  openCloudBaseUrl: string;
+  requestsPerMinute: number;
+  /** aborted when the process shuts down: the scan stops within one request and resumes elsewhere */
+  signal: AbortSignal;
+  /** stop after this long so one job does not hold a worker (or outlive pg-boss's expiry) forever */
+  sliceMs: number;
+  backoffBaseMs?: number;
+};
+
+/** done: finished or failed for good; continue: more to do, enqueue the next slice; superseded: not ours any more. */
+export type SliceOutcome = "done" | "continue" | "superseded";
+
+/**
+ * Runs one slice of a project's scan: list a page (maxPageSize 256), read each entry that names a
+ * player, parse it with the push parser, and commit the page's snapshots together with the next
+ * cursor and counters. A page cut short by shutdown is not committed and is read again on resume,
+ * so counters stay exact. 401/403 and other permanent errors end the scan in state `failed`.
+ */
+export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: string): Promise<SliceOutcome> {
+  const { sql } = deps;
+  const run = await beginRun(sql, projectId, scanId);
+  if (!run) return "superseded";
+  const key = await getOpenCloudKey(sql, projectId);
+  if (!key) {
+    await finishSync(sql, projectId, scanId, { state: "failed", error: "No Open Cloud key is configured; store one with PUT /api/economy/key." });
+    return "done";
+  }
+  let apiKey: string;
+  try {
+    apiKey = openKey(deps.appSecret, projectId, { ciphertext: key.key_ciphertext, iv: key.key_iv, tag: key.key_tag });
+  } catch {
+    await finishSync(sql, projectId, scanId, {
+      state: "failed",
+      error: "The stored Open Cloud key cannot be decrypted (APP_SECRET changed?); store it again with PUT /api/economy/key.",
+    });
+    return "done";
+  }
+  const client = new OpenCloudClient(
+    {
+      baseUrl: deps.openCloudBaseUrl,
+      apiKey,
+      universeId: key.universe_id,
+      datastoreName: key.datastore_name,
+      scope: key.scope,
+      keyPrefix: key.key_prefix,
+    },
+    new Pacer(deps.requestsPerMinute),
+    deps.signal,
+    deps.backoffBaseMs,
+  );
+  const deadline = Date.now() + deps.sliceMs;
+  let cursor = run.cursor;
+  try {
+    for (;;) {
+      if (deps.signal.aborted || Date.now() >= deadline) return "continue";
+      const page = await client.listEntries(cursor);
+      const observations: Observation[] = [];
+      let skipped = 0;
+      let failed = 0;
+      for (const entry of page.entries) {
+        const userId = userIdFromKey(entry.id);
+        if (!userId) {
+          skipped++; // ____PS and keys naming no player: not worth a read
+          continue;
+        }
+        let value;
+        try {
+          value = await client.getEntry(entry.id);
+        } catch (err) {
+          if (err instanceof OpenCloudError && err.status >= 400 && err.status < 500 && err.status !== 429) {
+            failed++; // this entry cannot be read (e.g. 400); the rest of the store can
+            continue;
+          }
+          throw err;
+        }
+        const profile = value && parseProfile(value.value);
+        if (!value || !profile || !value.revisionCreateTime) {
+          if (value && profile && !value.revisionCreateTime) failed++;
+          else skipped++;
+          continue;
+        }
+        observations.push({
+          userId,
+          cash: profile.cash,
+          bank: profile.bank,
+          darkCoin: profile.dark_coin,
+          displayNames: profile.display_names,
+          dataCode: profile.data_code,
+          username: null,
+          displayName: null,
+          observedAt: value.revisionCreateTime,
+          revisionTime: value.revisionCreateTime,
+        });
+      }
+      const next = page.nextPageToken;
+      const owned = await sql.begin(async (tx) => {
+        const stored = await writeObservationsTx(tx, projectId, "scan", observations);
+        const ok = await savePage(tx, projectId, scanId, {
+          cursor: next,
+          scanned: page.entries.length,
+          stored: stored.size,
+          // not stored: no player, no character, deleted, or older than the snapshot (a push always wins)
+          skipped: skipped + (observations.length - stored.size),
+          failed,
+        });
+        if (!ok) throw new Superseded();
+        return true;
+      }).catch((err) => {
+        if (err instanceof Superseded) return false;
+        throw err;
+      });
+      if (!owned) return "superseded";
+      if (!next) {
+        await finishSync(sql, projectId, scanId, { state: "succeeded" });
+        return "done";
+      }
+      cursor = next;
+    }
+  } catch (err) {
+    if (err instanceof Interrupted) return "continue";
+    if (err instanceof OpenCloudAuthError || (err instanceof OpenCloudError && err.status !== 0 && err.status < 500 && err.status !== 429)) {
+      await finishSync(sql, projectId, scanId, { state: "failed", error: err.message });
+      return "done";
+    }
+    throw err; // transient (5xx, network, database): the job is retried and resumes from the cursor
+  }
+}
+
+class Superseded extends Error {}

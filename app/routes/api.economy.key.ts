@@ -1,0 +1,31 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import { economyAccess } from "~/economy/access.server";
+import { deleteKey, keyStatus, putKey } from "~/economy/sync.server";
+import { handle, json, methodNotAllowed, readJson } from "~/http.server";
+import { MANAGERS } from "~/team/access.server";
+
+const access = { allowed: MANAGERS, internal: false, action: "manage the Open Cloud key" } as const;
+
+/** GET ?project_id=: {configured, universe_id, datastore_name, key_last4, updated_at}; never the key. */
+export const loader = ({ request, context }: LoaderFunctionArgs) =>
+  handle(async () => {
+    const { services } = context;
+    const projectId = await economyAccess(services, request, new URL(request.url).searchParams.get("project_id"), access);
+    return json(await keyStatus(services, projectId));
+  });
+
+/** PUT {project_id, api_key, universe_id, datastore_name, scope?, key_prefix?}; DELETE ?project_id=. */
+export const action = ({ request, context }: ActionFunctionArgs) =>
+  handle(async () => {
+    const { services } = context;
+    if (request.method === "PUT") {
+      const body = await readJson(request, services.config.maxBodyBytes);
+      const projectId = await economyAccess(services, request, (body as { project_id?: unknown } | null)?.project_id, access);
+      return json(await putKey(services, projectId, body));
+    }
+    if (request.method === "DELETE") {
+      const projectId = await economyAccess(services, request, new URL(request.url).searchParams.get("project_id"), access);
+      return json(await deleteKey(services, projectId));
+    }
+    throw methodNotAllowed(["GET", "PUT", "DELETE"]);
+  });

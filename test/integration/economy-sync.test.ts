@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openKey } from "../../app/economy/crypto.server.js";
+import { startFakeOpenCloud, type FakeEntry, type FakeOpenCloud } from "../support/fake-open-cloud.js";
+import { postJson, startTestApp, type TestApp } from "../support/server.js";
+import { call, login, makeProject, makeUser } from "../support/team.js";
+
+const APP_SECRET = "economy-sync-test-app-secret-0123456789";
+const INTERNAL = "economy-sync-internal-key-0123456789";
+
+let app: TestApp;
+let fake: FakeOpenCloud;
+let projectId: string;
+let apiKey: string;
+const cookies: Record<"owner" | "admin" | "member" | "outsider", string> = {} as never;
+
+const profile = (cash: number, bank = 0) => ({ RPCharacterOne: { Name: "Scanned", Cash: cash, InATM: bank, DarkCoin: 0 } });
+const internal = { "x-internal-key": INTERNAL };
+const status = async () => (await call(app, "GET", `/api/economy/sync?project_id=${projectId}`, { headers: internal })).body;
+const keyBody = (over: Record<string, unknown> = {}) => ({
+  project_id: projectId,
+  api_key: fake.apiKey,
+  universe_id: fake.universeId,
+  datastore_name: fake.datastoreName,
+  ...over,
+});
+
+async function waitFor(pred: (s: any) => boolean, ms = 60_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const s = await status();
+    if (pred(s)) return s;
+    if (Date.now() > until) throw new Error(`timed out; last status ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  const entries: FakeEntry[] = [
+    { id: "____PS", value: "probe" },
+    { id: "Player_1", value: profile(100, 5), revisionCreateTime: "2026-11-01T00:00:00.000Z" },
+    { id: "2", value: { Data: profile(200), MetaData: { LastUpdate: 1, SessionLoadCount: 2 } }, revisionCreateTime: "2026-11-01T00:00:00.000Z" },
+    { id: "Player_3", value: { Settings: {} } },
+    { id: "GlobalConfig", value: { motd: "hi" } },
+    // 4 was pushed after this revision: the push stays. 5's snapshot is older: the scan replaces it.
+    { id: "Player_4", value: profile(999), revisionCreateTime: "2026-01-01T00:00:00.000Z" },
+    { id: "Player_5", value: profile(50), revisionCreateTime: "2026-11-01T00:00:00.000Z" },
+  ];
+  for (let i = 10; i < 40; i++) entries.push({ id: `Player_${i}`, value: profile(i), revisionCreateTime: "2026-11-01T00:00:00.000Z" });
+  fake = await startFakeOpenCloud({ entries });
+  app = await startTestApp({
+    JOBS_ENABLED: "true",
+    OPEN_CLOUD_BASE_URL: fake.url,
+    OPEN_CLOUD_REQUESTS_PER_MINUTE: "60000",
+    APP_SECRET,
+    NOTIFICATION_SECRET: INTERNAL,
+  });
+  const users = {
+    owner: await makeUser(app.sql),
+    admin: await makeUser(app.sql),
+    member: await makeUser(app.sql),
+    outsider: await makeUser(app.sql),
+  };
+  ({ projectId, apiKey } = await makeProject(app.sql, users.owner.id, [
+    { userId: users.admin.id, role: "admin" },
+    { userId: users.member.id, role: "member" },
+  ]));
+  await makeProject(app.sql, users.outsider.id);
+  for (const who of Object.keys(users) as (keyof typeof users)[]) cookies[who] = await login(app, users[who].email);
+}, 120_000);
+afterAll(async () => {
+  await app?.close();
+  await fake?.close();
+});
+
+describe("/api/economy/key", () => {
+  it("needs a session, and an owner or admin of the project", async () => {
+    expect((await call(app, "PUT", "/api/economy/key", { body: keyBody() })).status).toBe(401);
+    expect((await call(app, "PUT", "/api/economy/key", { body: keyBody(), headers: internal })).status).toBe(401);
+    expect((await call(app, "PUT", "/api/economy/key", { body: keyBody(), cookie: cookies.member })).status).toBe(403);
+    expect((await call(app, "PUT", "/api/economy/key", { body: keyBody(), cookie: cookies.outsider })).status).toBe(404);
+    expect((await call(app, "GET", `/api/economy/key?project_id=${projectId}`, { cookie: cookies.member })).status).toBe(403);
+    expect((await call(app, "GET", `/api/economy/key?project_id=${projectId}`, { cookie: cookies.admin })).body.configured).toBe(false);
+  });
+
+  it("validates the body", async () => {
+    for (const body of [keyBody({ universe_id: "abc" }), keyBody({ datastore_name: "" }), keyBody({ api_key: undefined })]) {
+      const r = await call(app, "PUT", "/api/economy/key", { body, cookie: cookies.owner });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe("invalid_payload");
+    }
+  });
+
+  it("stores the key encrypted and never returns it", async () => {
+    const put = await call(app, "PUT", "/api/economy/key", { body: keyBody({ api_key: "wrong-key-abcd" }), cookie: cookies.admin });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ configured: true, universe_id: fake.universeId, datastore_name: "PlayerData", key_last4: "abcd", scope: "global" });
+    const get = await call(app, "GET", `/api/economy/key?project_id=${projectId}`, { cookie: cookies.owner });
+    expect(get.body).toEqual({ ...put.body });
+    expect(JSON.stringify(get.body)).not.toContain("wrong-key");
+    const [row] = await app.sql`select key_ciphertext, key_iv, key_tag from economy_open_cloud_keys where project_id = ${projectId}`;
+    expect(Buffer.from(row.key_ciphertext).toString("latin1")).not.toContain("wrong-key");
+    expect(openKey(APP_SECRET, projectId, { ciphertext: row.key_ciphertext, iv: row.key_iv, tag: row.key_tag })).toBe("wrong-key-abcd");
+    expect(() => openKey("another-secret-another-secret-0123456", projectId, { ciphertext: row.key_ciphertext, iv: row.key_iv, tag: row.key_tag })).toThrow();
+  });
+});
+
+describe("/api/economy/sync", () => {
+  it("refuses a bad internal key and a member session", async () => {
+    const bad = await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, headers: { "x-internal-key": "nope" } });
+    expect(bad.status).toBe(401);
+    const member = await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, cookie: cookies.member });
+    expect(member.status).toBe(403);
+    expect((await call(app, "GET", `/api/economy/sync?project_id=${projectId}`)).status).toBe(401);
+    expect((await status()).state).toBe("idle");
+  });
+
+  it("ends in a clear failed state on 401 from Open Cloud", async () => {
+    const r = await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, headers: internal });
+    expect(r.status).toBe(202);
+    expect(r.body.job_id).toMatch(/^[0-9a-f-]{36}$/);
+    const s = await waitFor((s) => s.state === "failed");
+    expect(s.error).toMatch(/401 Invalid API Key/);
+    expect(s.finished_at).not.toBeNull();
+  });
+
+  it("ends in a clear failed state on 403 from Open Cloud", async () => {
+    await call(app, "PUT", "/api/economy/key", { body: keyBody(), cookie: cookies.owner });
+    fake.forbid = true;
+    try {
+      expect((await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, cookie: cookies.owner })).status).toBe(202);
+      const s = await waitFor((s) => s.state === "failed");
+      expect(s.error).toMatch(/403 PERMISSION_DENIED/);
+    } finally {
+      fake.forbid = false;
+    }
+  });
+
+  it("scans: skips, unwraps, newer revision wins, push wins, 429 and 5xx retried, 409 while running", async () => {
+    await app.sql`
+      insert into economy_snapshots (project_id, user_id, cash, bank, dark_coin, observed_at, source, revision_time)
+      values (${projectId}, 5, 1, 1, 1, '2026-06-01T00:00:00Z', 'scan', '2026-06-01T00:00:00Z')`;
+    const pushed = await postJson(app, "/api/economy/ingest", { players: [{ user_id: 4, profile: profile(7) }] }, apiKey);
+    expect(pushed.body.stored).toBe(1);
+    const before = fake.arrivals.length;
+    fake.inject(503, before + 3);
+    fake.inject(429, before + 6, { "x-ratelimit-reset": "1" });
+    const r = await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, cookie: cookies.admin });
+    expect(r.status).toBe(202);
+    const again = await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, headers: internal });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe("conflict");
+    const s = await waitFor((s) => s.state !== "queued" && s.state !== "running");
+    expect(s).toMatchObject({ state: "succeeded", job_id: r.body.job_id, scanned: 37, stored: 33, skipped: 4, failed: 0, error: null });
+    expect(fake.log.filter((l) => l.status === 429 || l.status === 503)).toHaveLength(2);
+    expect(fake.log.some((l) => /maxPageSize=256/.test(l.path))).toBe(true);
+
+    const snaps = await app.sql<{ user_id: string; cash: string; source: string }[]>`
+      select user_id::text, cash::text, source from economy_snapshots where project_id = ${projectId} order by user_id`;
+    expect(snaps).toHaveLength(34);
+    const by = Object.fromEntries(snaps.map((s) => [s.user_id, s]));
+    expect(by["1"]).toMatchObject({ cash: "100", source: "scan" });
+    expect(by["2"]).toMatchObject({ cash: "200", source: "scan" });
+    expect(by["3"]).toBeUndefined();
+    expect(by["4"]).toMatchObject({ cash: "7", source: "push" });
+    expect(by["5"]).toMatchObject({ cash: "50", source: "scan" });
+    const hist = await app.sql`select total::text, source from economy_history where project_id = ${projectId} and user_id = 5 order by id`;
+    expect(hist).toEqual([{ total: "50", source: "scan" }]);
+  });
+
+  it("starts over after a finished scan, and a second scan changes nothing it already saw", async () => {
+    const r = await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, headers: internal });
+    expect(r.status).toBe(202);
+    const s = await waitFor((s) => s.state === "succeeded" && s.job_id === r.body.job_id);
+    // same revisions as before: none is newer than its snapshot
+    expect(s).toMatchObject({ scanned: 37, stored: 0, skipped: 37 });
+  });
+
+  it("answers 409 when no key is configured, and 404 for an unknown project", async () => {
+    const del = await call(app, "DELETE", `/api/economy/key?project_id=${projectId}`, { cookie: cookies.owner });
+    expect(del.body).toEqual({ deleted: true });
+    expect((await call(app, "GET", `/api/economy/key?project_id=${projectId}`, { cookie: cookies.owner })).body.configured).toBe(false);
+    expect((await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, headers: internal })).status).toBe(409);
+    const unknown = await call(app, "POST", "/api/economy/sync", { body: { project_id: "00000000-0000-4000-8000-000000000000" }, headers: internal });
+    expect(unknown.status).toBe(404);
+  });
+});
