@@ -19,10 +19,16 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
         returning e.project_id, e.group_id
       ), per_group as (
         select project_id, group_id, count(*) as n from del group by 1, 2
+      ), locked as (
+        -- lock in ingest's order (project, fingerprint) so retention and ingest cannot deadlock
+        select g.project_id, g.id, p.n from error_groups g
+        join per_group p on g.project_id = p.project_id and g.id = p.group_id
+        order by g.project_id, g.fingerprint
+        for update of g
       ), upd as (
-        update error_groups g set stored_count = greatest(g.stored_count - p.n, 0)
-        from (select * from per_group order by project_id, group_id) p
-        where g.project_id = p.project_id and g.id = p.group_id
+        update error_groups g set stored_count = greatest(g.stored_count - l.n, 0)
+        from locked l
+        where g.project_id = l.project_id and g.id = l.id
       )
       select coalesce(sum(n), 0)::int as n from per_group`;
     events += n;
