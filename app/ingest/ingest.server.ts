@@ -14,9 +14,24 @@ export function truncateUtf8(s: string, max: number): string {
   return buf.toString("utf8").replace(/\uFFFD$/, "");
 }
 
+// PostgreSQL text and jsonb cannot hold NUL, and JSON with a lone surrogate escape is rejected by
+// its parser: both are valid in the request JSON (Luau strings are bytes), so they become U+FFFD.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const storable = (s: string) => s.replace(UNSTORABLE, "\ufffd");
+const storableOpt = (s: string | null | undefined) => (s == null ? null : storable(s));
+
+function storableJson(v: unknown): unknown {
+  if (typeof v === "string") return storable(v);
+  if (Array.isArray(v)) return v.map(storableJson);
+  if (v !== null && typeof v === "object") {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [storable(k), storableJson(x)]));
+  }
+  return v;
+}
+
 export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number): EventRow {
-  const message = truncateUtf8(e.message, MESSAGE_BYTES);
-  const stackTrace = e.stack_trace == null ? null : truncateUtf8(e.stack_trace, STACK_BYTES);
+  const message = truncateUtf8(storable(e.message), MESSAGE_BYTES);
+  const stackTrace = e.stack_trace == null ? null : truncateUtf8(storable(e.stack_trace), STACK_BYTES);
   const ts = e.timestamp ?? receivedAt;
   return {
     projectId,
@@ -25,14 +40,14 @@ export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number)
     level: e.level ?? "error",
     stackTrace,
     userId: e.user_id ?? null,
-    playerName: e.player_name ?? null,
+    playerName: storableOpt(e.player_name),
     traceId: e.trace_id ?? null,
-    jobId: e.job_id ?? null,
+    jobId: storableOpt(e.job_id),
     placeId: e.place_id ?? null,
-    gameVersion: e.game_version ?? null,
-    environment: e.environment?.trim() || "production",
-    context: e.context ?? null,
-    tags: e.tags ?? null,
+    gameVersion: storableOpt(e.game_version),
+    environment: storable(e.environment?.trim() || "production"),
+    context: e.context == null ? null : storableJson(e.context),
+    tags: e.tags?.map(storable) ?? null,
     timestamp: ts > receivedAt + FUTURE_TOLERANCE_MS ? receivedAt : ts,
     count: e.count ?? 1,
     culprit: culpritFor(message, stackTrace),
