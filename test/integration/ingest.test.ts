@@ -816,6 +816,30 @@ describe("rule 7: groups are created and updated", () => {
     expect(g.culprit).toBe("ServerScriptService.Shop");
   });
 
+  it("strings PostgreSQL cannot store (NUL, lone surrogates) are stored with U+FFFD instead of failing with a 500", async () => {
+    // Luau strings are bytes: an error message can carry a NUL, and a client may cut a string
+    // inside a surrogate pair; both are valid JSON, so they are accepted, not a 400 or a 500
+    const { apiKey, projectId } = await createProject(app.sql);
+    const r = await ingest(
+      {
+        errors: [
+          { message: "bad \u0000 byte in index 7", stack_trace: "Workspace.A:1\u0000", player_name: "p\u0000", tags: ["t\u0000"] },
+          { message: "lone \ud800 surrogate", context: { "k\u0000": "v\u0000", nested: ["\udc00", { x: "ok" }] }, job_id: "j\ud800" },
+        ],
+      },
+      apiKey,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({ success: true, count: 2, occurrences: 2, throttled: 0 });
+    const events = await eventsOf(projectId);
+    expect(events.map((e) => e.message)).toEqual(["bad \ufffd byte in index 7", "lone \ufffd surrogate"]);
+    expect(events[0]).toMatchObject({ stack_trace: "Workspace.A:1\ufffd", player_name: "p\ufffd", tags: ["t\ufffd"] });
+    expect(events[1]).toMatchObject({ context: { "k\ufffd": "v\ufffd", nested: ["\ufffd", { x: "ok" }] }, job_id: "j\ufffd" });
+    // the same message with the NUL groups with itself again
+    expect((await ingest({ message: "bad \u0000 byte in index 8", stack_trace: "Workspace.A:1\u0000" }, apiKey)).status).toBe(200);
+    expect((await groupsOf(projectId)).map((g) => g.count).sort()).toEqual([1, 2]);
+  });
+
   it("a custom fingerprint groups different messages together; {{ default }} keeps default grouping plus parts", async () => {
     const { apiKey, projectId } = await createProject(app.sql);
     await ingest(
