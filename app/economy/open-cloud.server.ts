@@ -68,11 +68,14 @@ export class Pacer {
     this.intervalMs = (60_000 / perMinute) * 1.02;
   }
 
+  /** Callers take one at a time (the scan is sequential); the gap is measured from the actual send. */
   async take(signal?: AbortSignal): Promise<void> {
-    const now = performance.now();
-    const at = Math.max(now, this.next);
-    this.next = at + this.intervalMs;
-    if (at > now) await sleep(at - now, signal);
+    for (;;) {
+      const wait = this.next - performance.now();
+      if (wait <= 0) break;
+      await sleep(Math.ceil(wait), signal);
+    }
+    this.next = performance.now() + this.intervalMs;
   }
 
   /** Nothing goes out before `ms` from now (after a 429). */
