@@ -362,6 +362,38 @@ describe("rule 4: a storage failure is a 500 with no internals and nothing half-
     expect((await tableCounts(app.sql, projectId)).events).toBe(1);
   });
 
+  it("one request's storage failure does not fail concurrent requests written in the same transaction", async () => {
+    const bad = await createProject(app.sql);
+    const good = await createProject(app.sql);
+    const fn = `fail_events_${bad.projectId.replace(/-/g, "")}`;
+    await app.sql.unsafe(`
+      create function ${fn}() returns trigger language plpgsql as $$
+      begin
+        if new.project_id = '${bad.projectId}' then raise exception 'simulated failure'; end if;
+        return new;
+      end $$;
+      create trigger ${fn} before insert on events for each row execute function ${fn}();`);
+    try {
+      // more requests at once than the writer runs in parallel, so they share transactions
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => {
+          const who = i % 2 === 0 ? bad : good;
+          return ingest({ errors: [{ message: `shared write ${i}`, user_id: i }] }, who.apiKey).then((r) => ({ who, r }));
+        }),
+      );
+      for (const { who, r } of results) {
+        if (who === good) expect(r.body).toEqual({ success: true, count: 1, occurrences: 1, throttled: 0 });
+        else expect(r.body).toEqual({ error: "internal", message: expect.any(String) });
+      }
+    } finally {
+      await app.sql.unsafe(`drop trigger ${fn} on events; drop function ${fn}();`);
+    }
+    expect(await tableCounts(app.sql, bad.projectId)).toEqual(EMPTY);
+    const counts = await tableCounts(app.sql, good.projectId);
+    expect(counts).toMatchObject({ error_groups: 1, events: 20, group_users: 20, project_users: 20 });
+    expect((await groupsOf(good.projectId))[0]).toMatchObject({ count: 20, user_count: 20 });
+  });
+
   it("a database that goes away is a 500, not a crash; the health check keeps answering", async () => {
     const doomed = await startTestApp();
     try {
