@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
+import { revokeApiKey } from "../../db/projects.js";
 import { connect, createProject, freshDatabaseUrl, startTestApp, type TestApp } from "../support/server.js";
 
 /**
@@ -265,6 +266,35 @@ describe("two server processes on one database", () => {
     expect(n).toBeGreaterThan(0);
     const [{ dup }] = await sql<{ dup: number }[]>`select count(*)::int - count(distinct name)::int as dup from schema_migrations`;
     expect(dup).toBe(0);
+  });
+
+  it("one window across instances: 20 events through each, in turn, store 30 in all", async () => {
+    const { apiKey, projectId } = await createProject(sql);
+    const batch = (from: number) => ({ errors: Array.from({ length: 20 }, (_, i) => ({ message: `index ${from + i} out of range` })) });
+    const first = await post(instances[0].url, apiKey, batch(0));
+    expect(first.body).toEqual({ success: true, count: 20, occurrences: 20, throttled: 0 });
+    const second = await post(instances[1].url, apiKey, batch(100));
+    expect(second.body).toEqual({ success: true, count: 20, occurrences: 20, throttled: 10 });
+    const third = await post(instances[0].url, apiKey, { message: "index 7 out of range", count: 4 });
+    expect(third.body).toEqual({ success: true, count: 1, occurrences: 4, throttled: 1 });
+    const [g] = await groupsByMessage(sql, projectId);
+    expect(g).toMatchObject({ count: 44, stored_count: 30 });
+  });
+
+  it("a key revoked anywhere stops working on every instance", async () => {
+    const { apiKey, keyId } = await createProject(sql);
+    // both instances have the key cached
+    for (const i of instances) expect((await post(i.url, apiKey, { message: "before revoke" })).status).toBe(200);
+    expect(await revokeApiKey(sql, keyId)).toBe(true);
+    for (const i of instances) {
+      let status = 0;
+      for (let attempt = 0; attempt < 40 && status !== 401; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 50));
+        status = (await post(i.url, apiKey, { message: "after revoke" })).status;
+        if (status !== 401) expect(status).toBe(200);
+      }
+      expect(status, i.url).toBe(401);
+    }
   });
 
   it("hammering several fingerprints through both at once: exact counts, throttle across instances, no errors", async () => {
