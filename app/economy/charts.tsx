@@ -1,0 +1,88 @@
+/**
+ * Small SVG charts for the economy pages: no chart library, server-rendered, readable without JS.
+ * Amounts arrive as exact decimal strings; plotting converts them to numbers (a chart needs no
+ * more than double precision), while labels keep the exact text.
+ */
+
+/** 1234567.5 -> "1,234,567.5", exact for any length. */
+export function amount(s: string | null | undefined): string {
+  if (s == null) return "—";
+  const [int, frac] = s.split(".");
+  const neg = int.startsWith("-");
+  const digits = (neg ? int.slice(1) : int).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `${neg ? "-" : ""}${digits}${frac ? `.${frac}` : ""}`;
+}
+
+/** Short axis labels: 1.2K, 3.4M, 5.6B, 7.8T, then powers of ten. */
+export function short(n: number): string {
+  const a = Math.abs(n);
+  if (a >= 1e15) return n.toExponential(1);
+  for (const [v, u] of [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "K"]] as const) if (a >= v) return `${(n / v).toFixed(1)}${u}`;
+  return String(Math.round(n * 100) / 100);
+}
+
+const W = 720;
+const H = 220;
+const PAD = { l: 56, r: 12, t: 12, b: 28 };
+
+export type LinePoint = { label: string; value: string };
+
+export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePoint[]; label: string; color?: string }) {
+  if (points.length === 0) return <p className="muted">No data yet.</p>;
+  const values = points.map((p) => Number(p.value));
+  const max = Math.max(...values, 0);
+  const min = Math.min(...values, 0);
+  const span = max - min || 1;
+  const x = (i: number) => PAD.l + (points.length === 1 ? (W - PAD.l - PAD.r) / 2 : (i * (W - PAD.l - PAD.r)) / (points.length - 1));
+  const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - (v - min) / span);
+  const path = values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  const every = Math.max(1, Math.ceil(points.length / 8));
+  return (
+    <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} style={{ width: "100%", height: "auto" }}>
+      <title>{label}</title>
+      {[min, (min + max) / 2, max].map((v, i) => (
+        <g key={i}>
+          <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} stroke="#e3e6ea" />
+          <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" fontSize="11" fill="#666">{short(v)}</text>
+        </g>
+      ))}
+      <path d={path} fill="none" stroke={color} strokeWidth="2" />
+      {values.map((v, i) => (
+        <circle key={i} cx={x(i)} cy={y(v)} r={points.length > 60 ? 0 : 2.5} fill={color}>
+          <title>{`${points[i].label}: ${amount(points[i].value)}`}</title>
+        </circle>
+      ))}
+      {points.map((p, i) =>
+        i % every === 0 ? (
+          <text key={i} x={x(i)} y={H - 8} textAnchor="middle" fontSize="11" fill="#666">{p.label}</text>
+        ) : null,
+      )}
+    </svg>
+  );
+}
+
+export type Bar = { label: string; count: number };
+
+export function BarsChart({ bars, label, color = "#6a5acd" }: { bars: Bar[]; label: string; color?: string }) {
+  if (bars.length === 0) return <p className="muted">No players yet.</p>;
+  const max = Math.max(...bars.map((b) => b.count), 1);
+  const bw = (W - PAD.l - PAD.r) / bars.length;
+  return (
+    <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} style={{ width: "100%", height: "auto" }}>
+      <title>{label}</title>
+      <text x={PAD.l - 6} y={PAD.t + 4} textAnchor="end" fontSize="11" fill="#666">{max}</text>
+      <line x1={PAD.l} x2={W - PAD.r} y1={H - PAD.b} y2={H - PAD.b} stroke="#999" />
+      {bars.map((b, i) => {
+        const h = ((H - PAD.t - PAD.b) * b.count) / max;
+        return (
+          <g key={i}>
+            <rect x={PAD.l + i * bw + 2} y={H - PAD.b - h} width={Math.max(1, bw - 4)} height={h} fill={color}>
+              <title>{`${b.label}: ${b.count} players`}</title>
+            </rect>
+            <text x={PAD.l + i * bw + bw / 2} y={H - 8} textAnchor="middle" fontSize="10" fill="#666">{b.label}</text>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}

@@ -1,0 +1,53 @@
+import { data } from "@remix-run/node";
+import type { Sql } from "../../db/client.js";
+import type { User } from "../../db/users.js";
+import { getPlayer, listAnomalies, listPlayers, playerHistory } from "../../db/economy.js";
+import { getSync } from "../../db/economy-sync.js";
+import type { Config } from "~/env.server";
+import { ApiError, notFound } from "~/http.server";
+import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
+import { parsePlayerParams } from "./params.server";
+import { parseUserId } from "./profile.server";
+import { economySummary } from "./summary.server";
+import { syncView } from "./sync.server";
+
+/** Typed errors become the dashboard's error page; 5xx stay opaque. */
+export async function economyPage<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ApiError) throw data({ code: err.code, message: err.message }, { status: err.status });
+    throw err;
+  }
+}
+
+/** Economy overview: summary, anomalies, player search and the scan's state, for any member. */
+export async function economyOverview(sql: Sql, config: Config, user: User, projectIdParam: string | undefined, q: URLSearchParams) {
+  const { projectId, role } = await authorize(sql, user, projectIdParam, EVERYONE, "view the economy");
+  const filter = parsePlayerParams(q);
+  const [summary, anomalies, players, sync] = await Promise.all([
+    economySummary(sql, projectId, 30),
+    listAnomalies(sql, projectId, { factor: config.economyAnomalyFactor, minAmount: config.economyAnomalyMinAmount, days: 30, limit: 20, offset: 0 }),
+    filter.search ? listPlayers(sql, projectId, { ...filter, limit: 50 }) : Promise.resolve(null),
+    getSync(sql, projectId),
+  ]);
+  return {
+    projectId,
+    canManage: MANAGERS.includes(role),
+    search: filter.search ?? "",
+    summary,
+    anomalies,
+    players,
+    sync: syncView(sync),
+    anomalyFactor: config.economyAnomalyFactor,
+    anomalyMinAmount: config.economyAnomalyMinAmount,
+  };
+}
+
+export async function economyPlayer(sql: Sql, user: User, projectIdParam: string | undefined, userIdParam: string | undefined) {
+  const { projectId } = await authorize(sql, user, projectIdParam, EVERYONE, "view the economy");
+  const userId = parseUserId(userIdParam);
+  const player = userId && (await getPlayer(sql, projectId, userId));
+  if (!userId || !player) throw notFound("No economy snapshot for that user id in this project.");
+  return { projectId, player, history: await playerHistory(sql, projectId, userId) };
+}
