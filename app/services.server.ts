@@ -3,6 +3,7 @@ import type { Sql } from "../db/client.js";
 import type { Config } from "~/env.server";
 import { ApiKeyAuth } from "~/auth/api-keys.server";
 import { EventWriter } from "~/ingest/writer.server";
+import { AlertEnqueuer } from "~/alerts/enqueue.server";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
@@ -11,6 +12,8 @@ export type Services = {
   writer: EventWriter;
   apiKeys: ApiKeyAuth;
   boss: PgBoss | null;
+  /** the ingest's alert trigger (see AlertEnqueuer) */
+  alerts: AlertEnqueuer;
 };
 
 declare module "@remix-run/node" {
@@ -22,15 +25,25 @@ declare module "@remix-run/node" {
 }
 
 export function createServices(config: Config, sql: Sql, boss: PgBoss | null): Services {
+  const alerts = new AlertEnqueuer(sql, boss);
   return {
     config,
     sql,
     boss,
+    alerts,
     apiKeys: new ApiKeyAuth(sql, config.apiKeyCacheSeconds),
     writer: new EventWriter(sql, {
       throttle: { limit: config.throttleLimit, windowSeconds: config.throttleWindowSeconds },
       concurrency: config.ingestConcurrency,
       maxEventsPerWrite: 2000,
+      // after commit, never inside the transaction; add() only touches memory and cannot throw into ingest
+      afterCommit: (groups) => {
+        try {
+          alerts.add(groups);
+        } catch (err) {
+          console.error("[alerts] enqueue failed:", err);
+        }
+      },
     }),
   };
 }

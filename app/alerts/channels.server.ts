@@ -1,0 +1,144 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { deleteChannel, findChannel, getChannel, insertChannel, listChannels, updateChannel, type ChannelRow } from "../../db/alerts.js";
+import type { Actor } from "~/team/access.server";
+import { authorize, MANAGERS } from "~/team/access.server";
+import type { Services } from "~/services.server";
+import { parseOr400 } from "~/accounts/users.server";
+import { asUuid } from "~/errors/params.server";
+import { ApiError, invalidPayload, notFound } from "~/http.server";
+import { sendTestAlert } from "./dispatch.server";
+import { maskUrl, seal } from "./seal.server";
+
+/** Channels: where alerts go. Owner/admin only; the URL is sealed at rest and shown masked. */
+
+const Name = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
+const Url = z.string().trim().max(2000, "must be at most 2000 characters");
+const Secret = z.string().min(16, "must be at least 16 characters").max(200, "must be at most 200 characters");
+
+const NewChannel = z.object({
+  name: Name,
+  kind: z.enum(["discord", "slack", "webhook"], { error: "must be discord, slack or webhook" }),
+  url: Url,
+  secret: Secret.optional(),
+  enabled: z.boolean().optional(),
+});
+const ChannelPatch = z
+  .object({ name: Name.optional(), url: Url.optional(), secret: Secret.optional(), enabled: z.boolean().optional() })
+  .refine((p) => Object.keys(p).length > 0, { message: "send at least one of name, url, secret, enabled" });
+
+const DISCORD_PATH = /^\/api(\/v\d+)?\/webhooks\/\d+\/[\w-]+\/?$/;
+
+/** http(s) only (plain http only where private destinations are allowed, i.e. local testing); Discord URLs must be webhook URLs. */
+function checkUrl(raw: string, kind: ChannelRow["kind"], allowPrivate: boolean): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw invalidPayload("url is not a valid URL.", [{ path: "url", message: "must be a valid URL" }]);
+  }
+  const ok = u.protocol === "https:" || (allowPrivate && u.protocol === "http:");
+  if (!ok) throw invalidPayload("url must be an https URL.", [{ path: "url", message: "must start with https://" }]);
+  if (u.username || u.password) throw invalidPayload("url must not contain credentials.", [{ path: "url", message: "must not contain user:password@" }]);
+  if (kind === "discord" && !DISCORD_PATH.test(u.pathname)) {
+    throw invalidPayload("url is not a Discord webhook URL (…/api/webhooks/{id}/{token}).", [
+      { path: "url", message: "must look like https://discord.com/api/webhooks/{id}/{token}" },
+    ]);
+  }
+  return u.toString();
+}
+
+export const publicChannel = (c: ChannelRow) => ({
+  id: c.id,
+  name: c.name,
+  kind: c.kind,
+  url: c.url_hint,
+  has_secret: c.secret_sealed !== null,
+  enabled: c.enabled,
+  created_at: c.created_at,
+  updated_at: c.updated_at,
+});
+
+export async function listProjectChannels(services: Services, actor: Actor, projectIdParam: string | undefined) {
+  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "see alert channels");
+  return (await listChannels(services.sql, projectId)).map(publicChannel);
+}
+
+/** A webhook channel without a secret gets a generated one, returned in this answer only. */
+export async function createChannel(services: Services, actor: Actor, projectIdParam: string | undefined, input: unknown) {
+  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "create alert channels");
+  const c = parseOr400(NewChannel, input);
+  const url = checkUrl(c.url, c.kind, services.config.webhookAllowPrivate);
+  const secret = c.kind === "webhook" ? (c.secret ?? randomBytes(24).toString("base64url")) : null;
+  const { appSecret } = services.config;
+  const row = await insertChannel(services.sql, {
+    projectId,
+    name: c.name,
+    kind: c.kind,
+    urlSealed: seal(appSecret, projectId, url),
+    urlHint: maskUrl(url),
+    secretSealed: secret ? seal(appSecret, projectId, secret) : null,
+    enabled: c.enabled ?? true,
+  });
+  return { channel: publicChannel(row), ...(secret && !c.secret ? { secret } : {}) };
+}
+
+async function channelIn(services: Services, projectId: string, idParam: string | undefined): Promise<ChannelRow> {
+  const id = asUuid(idParam);
+  const c = id ? await getChannel(services.sql, projectId, id) : undefined;
+  if (!c) throw notFound("No alert channel with that id in this project.");
+  return c;
+}
+
+export async function editChannel(services: Services, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined, input: unknown) {
+  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "edit alert channels");
+  const current = await channelIn(services, projectId, idParam);
+  const p = parseOr400(ChannelPatch, input);
+  if (p.secret && current.kind !== "webhook") throw invalidPayload("Only webhook channels have a secret.", [{ path: "secret", message: "only for kind webhook" }]);
+  const { appSecret } = services.config;
+  const url = p.url === undefined ? undefined : checkUrl(p.url, current.kind, services.config.webhookAllowPrivate);
+  const row = await updateChannel(services.sql, projectId, current.id, {
+    name: p.name,
+    enabled: p.enabled,
+    urlSealed: url ? seal(appSecret, projectId, url) : undefined,
+    urlHint: url ? maskUrl(url) : undefined,
+    secretSealed: p.secret ? seal(appSecret, projectId, p.secret) : undefined,
+  });
+  if (!row) throw notFound("No alert channel with that id in this project.");
+  return { channel: publicChannel(row) };
+}
+
+export async function removeChannel(services: Services, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {
+  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "delete alert channels");
+  const id = asUuid(idParam);
+  if (!id || !(await deleteChannel(services.sql, projectId, id))) throw notFound("No alert channel with that id in this project.");
+  services.alerts.forget(projectId);
+}
+
+const TestInput = z.object({ channel_id: z.string({ error: "is required" }) });
+
+/**
+ * POST /api/notifications/test: a synthetic alert through the channel's adapter. A channel of a
+ * project where the user is not owner/admin is a 404 like one that does not exist; a failed
+ * delivery is a 502 carrying the delivery error.
+ */
+export async function testChannel(services: Services, actor: Actor, input: unknown) {
+  const { channel_id } = parseOr400(TestInput, input);
+  const id = asUuid(channel_id);
+  if (!id) throw invalidPayload("channel_id must be a UUID.", [{ path: "channel_id", message: "must be a UUID" }]);
+  const channel = await findChannel(services.sql, id);
+  const missing = () => notFound("No alert channel with that id among the projects you manage.");
+  if (!channel) throw missing();
+  try {
+    await authorize(services.sql, actor, channel.project_id, MANAGERS);
+  } catch {
+    throw missing();
+  }
+  const r = await sendTestAlert(services, channel);
+  if (!r.ok) {
+    throw new ApiError(502, "delivery_failed", `The test alert was not delivered: ${r.error ?? "unknown error"}.`, [
+      { path: "delivery", message: `status ${r.status ?? "none"} after ${r.attempts} attempt(s)` },
+    ]);
+  }
+  return { success: true as const };
+}

@@ -1,0 +1,169 @@
+import type { Sql } from "../../db/client.js";
+import {
+  claimAlerts,
+  groupsByFingerprint,
+  insertDeliveries,
+  latestStackTraces,
+  listChannels,
+  listEnabledRules,
+  projectName,
+  windowCounts,
+  type AlertGroup,
+  type ChannelRow,
+  type NewDelivery,
+  type RuleRow,
+} from "../../db/alerts.js";
+import type { Config } from "~/env.server";
+import { matchesFilters, triggerHolds } from "./evaluate.server";
+import { buildRequest, type Alert } from "./payloads.server";
+import { unseal } from "./seal.server";
+import { sendWebhook, type SendResult } from "./send.server";
+
+export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate"> };
+export type DispatchResult = { sent: number; failed: number };
+
+/** Sends one alert through one channel's adapter (the only path to the network). */
+export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert): Promise<SendResult> {
+  let url: string;
+  let secret: string | null = null;
+  try {
+    url = unseal(deps.config.appSecret, channel.project_id, channel.url_sealed);
+    if (channel.secret_sealed) secret = unseal(deps.config.appSecret, channel.project_id, channel.secret_sealed);
+  } catch {
+    return { ok: false, status: null, error: "the channel URL cannot be decrypted (APP_SECRET changed?); enter it again", attempts: 0 };
+  }
+  const { body, headers } = buildRequest(channel.kind, alert, secret);
+  return sendWebhook({ url, body, headers }, { allowPrivate: deps.config.webhookAllowPrivate });
+}
+
+const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow | null, g: AlertGroup, stack: string | null, windowCount?: number): Alert => ({
+  kind,
+  project,
+  rule: rule && { id: rule.id, name: rule.name, threshold_count: rule.threshold_count, window_minutes: rule.window_minutes },
+  group: {
+    id: g.id,
+    fingerprint: g.fingerprint,
+    message: g.message,
+    level: g.level,
+    environment: g.environment,
+    culprit: g.culprit,
+    count: g.count,
+    first_seen: g.first_seen,
+    last_seen: g.last_seen,
+    stack_trace: stack,
+    window_count: windowCount,
+  },
+  url: null,
+  at: new Date(),
+});
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
+  return out;
+}
+
+/**
+ * Evaluates the project's enabled rules for the groups behind `fingerprints` and sends what fires.
+ * The same verb serves POST /api/notifications/dispatch and the pg-boss job the ingest enqueues.
+ * A send is claimed in SQL before it goes out, so two instances evaluating the same groups at
+ * once send it once; every attempt is written to the delivery log.
+ */
+export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerprints: string[]): Promise<DispatchResult> {
+  const { sql } = deps;
+  const rules = await listEnabledRules(sql, projectId);
+  if (rules.length === 0) return { sent: 0, failed: 0 };
+  const groups = (await groupsByFingerprint(sql, projectId, [...new Set(fingerprints)])).filter((g) => g.status !== "ignored");
+  if (groups.length === 0) return { sent: 0, failed: 0 };
+
+  const counts = new Map<number, Map<string, number>>();
+  for (const r of rules) {
+    if (r.trigger === "frequency" && r.window_minutes && !counts.has(r.window_minutes)) {
+      counts.set(r.window_minutes, await windowCounts(sql, projectId, groups.map((g) => g.id), r.window_minutes));
+    }
+  }
+
+  const fired: { rule: RuleRow; group: AlertGroup; windowCount?: number }[] = [];
+  for (const rule of rules) {
+    const window = rule.window_minutes ? counts.get(rule.window_minutes) : undefined;
+    const candidates = groups.filter((g) => matchesFilters(rule, g) && triggerHolds(rule, g, window?.get(g.id)));
+    const claimed = await claimAlerts(
+      sql,
+      projectId,
+      rule,
+      candidates.map((g) => ({ groupId: g.id, mark: rule.trigger === "regression" ? g.regressed_at : null })),
+    );
+    for (const g of candidates) if (claimed.has(g.id)) fired.push({ rule, group: g, windowCount: window?.get(g.id) });
+  }
+  if (fired.length === 0) return { sent: 0, failed: 0 };
+
+  const channels = new Map((await listChannels(sql, projectId)).filter((c) => c.enabled).map((c) => [c.id, c]));
+  const stacks = await latestStackTraces(sql, projectId, [...new Set(fired.map((f) => f.group.id))]);
+  const project = { id: projectId, name: (await projectName(sql, projectId)) ?? "project" };
+
+  const jobs = fired.flatMap((f) =>
+    f.rule.channel_ids.filter((id) => channels.has(id)).map((id) => ({ ...f, channel: channels.get(id)! })),
+  );
+  const log: NewDelivery[] = await pool(jobs, 8, async (j) => {
+    const alert = toAlert(j.rule.trigger, project, j.rule, j.group, stacks.get(j.group.id) ?? null, j.windowCount);
+    const r = await deliver(deps, j.channel, alert);
+    return {
+      projectId,
+      ruleId: j.rule.id,
+      channelId: j.channel.id,
+      groupId: j.group.id,
+      trigger: j.rule.trigger,
+      status: r.ok ? "sent" : "failed",
+      responseCode: r.status,
+      error: r.error,
+      attempts: r.attempts,
+    };
+  });
+  await insertDeliveries(sql, log);
+  const sent = log.filter((d) => d.status === "sent").length;
+  return { sent, failed: log.length - sent };
+}
+
+/** A synthetic alert through one channel, logged like any other delivery. */
+export async function sendTestAlert(deps: AlertDeps, channel: ChannelRow): Promise<SendResult> {
+  const project = { id: channel.project_id, name: (await projectName(deps.sql, channel.project_id)) ?? "project" };
+  const now = new Date();
+  const alert = toAlert("test", project, null, {
+    id: "00000000-0000-0000-0000-000000000000",
+    fingerprint: "test",
+    message: "Test alert: if you can read this, the channel works.",
+    level: "info",
+    status: "open",
+    environment: "test",
+    culprit: null,
+    count: 1,
+    first_seen: now,
+    last_seen: now,
+    created_at: now,
+    regressed_at: null,
+  }, null);
+  const r = await deliver(deps, channel, alert);
+  await insertDeliveries(deps.sql, [
+    {
+      projectId: channel.project_id,
+      ruleId: null,
+      channelId: channel.id,
+      groupId: null,
+      trigger: "test",
+      status: r.ok ? "sent" : "failed",
+      responseCode: r.status,
+      error: r.error,
+      attempts: r.attempts,
+    },
+  ]);
+  return r;
+}

@@ -1,0 +1,92 @@
+import type PgBoss from "pg-boss";
+import type { Sql } from "../../db/client.js";
+import { hasEnabledRules } from "../../db/alerts.js";
+import type { TouchedGroup } from "../../db/events.js";
+
+export const ALERT_QUEUE = "alerts";
+export type AlertJob = { project_id: string; fingerprints: string[] };
+
+const MAX_FINGERPRINTS = 1000;
+
+/**
+ * The ingest's best-effort alert trigger. `add` runs after each committed ingest write and only
+ * records fingerprints in memory; every `flushMs` the pending set becomes one pg-boss job per
+ * project, so a storm of thousands of requests makes a few jobs a second, not one per request.
+ * Projects without an enabled rule are skipped on a cached answer (refreshed every `cacheMs`, and
+ * at once when this process changes a rule), which keeps the ingest path free of extra queries.
+ * Nothing here throws into the ingest: failures are logged and the alert is lost, never the event.
+ */
+export class AlertEnqueuer {
+  private pending = new Map<string, Set<string>>();
+  private timer: NodeJS.Timeout | null = null;
+  private rules = new Map<string, { has: boolean; until: number }>();
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly boss: PgBoss | null,
+    private readonly opts: { flushMs: number; cacheMs: number } = { flushMs: 200, cacheMs: 5_000 },
+  ) {}
+
+  add(groups: TouchedGroup[]): void {
+    if (!this.boss) return;
+    const now = Date.now();
+    for (const g of groups) {
+      if (g.status === "ignored") continue;
+      const cached = this.rules.get(g.project_id);
+      if (cached && cached.until > now && !cached.has) continue;
+      let set = this.pending.get(g.project_id);
+      if (!set) this.pending.set(g.project_id, (set = new Set()));
+      set.add(g.fingerprint);
+    }
+    if (this.pending.size > 0 && !this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.flushing = this.flushing.then(() => this.flush());
+      }, this.opts.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Rules of the project changed here: look again before the next enqueue. */
+  forget(projectId: string): void {
+    this.rules.delete(projectId);
+  }
+
+  /** Sends what is pending now (graceful shutdown). */
+  async drain(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+      this.flushing = this.flushing.then(() => this.flush());
+    }
+    await this.flushing;
+  }
+
+  private async hasRules(projectId: string): Promise<boolean> {
+    const cached = this.rules.get(projectId);
+    if (cached && cached.until > Date.now()) return cached.has;
+    const has = await hasEnabledRules(this.sql, projectId);
+    this.rules.set(projectId, { has, until: Date.now() + this.opts.cacheMs });
+    return has;
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = new Map();
+    await Promise.all(
+      [...batch].map(async ([projectId, set]) => {
+        try {
+          if (!(await this.hasRules(projectId))) return;
+          const all = [...set].sort();
+          for (let i = 0; i < all.length; i += MAX_FINGERPRINTS) {
+            const job: AlertJob = { project_id: projectId, fingerprints: all.slice(i, i + MAX_FINGERPRINTS) };
+            await this.boss!.send(ALERT_QUEUE, job, { retryLimit: 2, retryDelay: 1, expireInSeconds: 120 });
+          }
+        } catch (err) {
+          console.error(`[alerts] could not enqueue alert evaluation for project ${projectId}:`, err);
+        }
+      }),
+    );
+  }
+}

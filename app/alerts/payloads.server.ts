@@ -1,0 +1,176 @@
+import { createHmac } from "node:crypto";
+import type { ChannelKind } from "../../db/alerts.js";
+
+/**
+ * Pure builders of what each channel kind receives. One entry point, `buildRequest(kind, alert)`,
+ * so every adapter goes through the same sender with the same content.
+ */
+export type AlertKind = "new_group" | "regression" | "frequency" | "test";
+
+export type Alert = {
+  kind: AlertKind;
+  project: { id: string; name: string };
+  rule: { id: string; name: string; threshold_count?: number | null; window_minutes?: number | null } | null;
+  group: {
+    id: string;
+    fingerprint: string;
+    message: string;
+    level: string;
+    environment: string;
+    culprit: string | null;
+    count: number;
+    first_seen: Date;
+    last_seen: Date;
+    stack_trace: string | null;
+    /** occurrences in the rule's window (frequency) */
+    window_count?: number;
+  };
+  /** dashboard link to the group, when the public URL is known */
+  url: string | null;
+  at: Date;
+};
+
+// Discord's documented limits (ROBLOX.md)
+export const DISCORD = { title: 256, description: 4096, fieldName: 256, fieldValue: 1024, footer: 2048, total: 6000 } as const;
+const SLACK = { header: 150, section: 3000, text: 3000 } as const;
+
+const HEADLINE: Record<AlertKind, string> = {
+  new_group: "New error",
+  regression: "Regression",
+  frequency: "Error spike",
+  test: "Test alert",
+};
+
+const COLOR: Record<string, number> = { error: 0xd64545, warn: 0xe0a030, info: 0x3b82f6 };
+
+/** Cuts to `max` characters (code points), marking the cut with an ellipsis. */
+export function cut(s: string, max: number): string {
+  const chars = [...s];
+  if (chars.length <= max) return s;
+  if (max <= 1) return chars.slice(0, Math.max(0, max)).join("");
+  return chars.slice(0, max - 1).join("") + "…";
+}
+const len = (s: string) => [...s].length;
+
+function summary(a: Alert): string {
+  if (a.kind === "frequency" && a.rule?.threshold_count) {
+    return `${a.group.window_count ?? a.rule.threshold_count} occurrences in the last ${a.rule.window_minutes} min (threshold ${a.rule.threshold_count})`;
+  }
+  if (a.kind === "regression") return "A resolved error occurred again.";
+  if (a.kind === "new_group") return "First occurrence of a new error.";
+  return "This is a test alert from Roblox Monitor; the channel works.";
+}
+
+export function discordPayload(a: Alert) {
+  const title = cut(`${HEADLINE[a.kind]} in ${a.project.name}: ${a.group.message.split("\n")[0]}`, DISCORD.title);
+  const fields = [
+    { name: "Level", value: a.group.level, inline: true },
+    { name: "Environment", value: cut(a.group.environment, 200), inline: true },
+    { name: "Occurrences", value: String(a.group.count), inline: true },
+    ...(a.group.culprit ? [{ name: "Culprit", value: cut(a.group.culprit, 500), inline: false }] : []),
+    ...(a.rule ? [{ name: "Rule", value: cut(a.rule.name, 200), inline: true }] : []),
+  ];
+  const footer = { text: cut(`fingerprint ${a.group.fingerprint}`, 200) };
+  const fixed = len(title) + len(footer.text) + fields.reduce((n, f) => n + len(f.name) + len(f.value), 0);
+  // what is left of the 6,000-character total goes to the description; the stack trace gets what
+  // the message leaves. Backtick fences in user text would break the code block, so they are bent.
+  const budget = Math.min(DISCORD.description, DISCORD.total - fixed - 16);
+  const safe = (s: string) => s.replace(/```/g, "ʼʼʼ");
+  const head = `${summary(a)}\n\n${safe(a.group.message)}`;
+  // a long message must not starve the stack trace: with a trace, the message gets at most 1,500
+  let description = cut(head, a.group.stack_trace ? Math.min(budget, 1500) : budget);
+  if (a.group.stack_trace && len(description) + 20 < budget) {
+    const room = budget - len(description) - 10; // "\n```\n" + "\n```"
+    description += `\n\`\`\`\n${cut(safe(a.group.stack_trace), room)}\n\`\`\``;
+  }
+  return {
+    embeds: [
+      {
+        title,
+        description,
+        color: COLOR[a.group.level] ?? COLOR.error,
+        fields,
+        footer,
+        timestamp: a.at.toISOString(),
+        ...(a.url ? { url: a.url } : {}),
+      },
+    ],
+    // never ping @everyone, roles or users named in an error message
+    allowed_mentions: { parse: [] as string[] },
+  };
+}
+
+/** Slack mrkdwn: &, < and > must be escaped or they turn into links and mentions. */
+const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+export function slackPayload(a: Alert) {
+  const headline = `${HEADLINE[a.kind]} in ${a.project.name}: ${a.group.message.split("\n")[0]}`;
+  const meta = `*Level:* ${a.group.level}  •  *Environment:* ${esc(a.group.environment)}  •  *Occurrences:* ${a.group.count}${a.rule ? `  •  *Rule:* ${esc(a.rule.name)}` : ""}`;
+  const body = `${esc(summary(a))}\n${cut(esc(a.group.message), 1500)}`;
+  const blocks: object[] = [
+    { type: "header", text: { type: "plain_text", text: cut(headline, SLACK.header), emoji: false } },
+    { type: "section", text: { type: "mrkdwn", text: cut(body, SLACK.section) } },
+    { type: "section", text: { type: "mrkdwn", text: cut(meta, SLACK.section) } },
+  ];
+  if (a.group.stack_trace) {
+    blocks.push({ type: "section", text: { type: "mrkdwn", text: "```" + cut(esc(a.group.stack_trace.replace(/```/g, "ʼʼʼ")), SLACK.section - 6) + "```" } });
+  }
+  blocks.push({
+    type: "context",
+    elements: [{ type: "mrkdwn", text: cut(`fingerprint ${a.group.fingerprint}${a.url ? ` • <${a.url}|open>` : ""}`, 2000) }],
+  });
+  return { text: cut(esc(headline), SLACK.text), blocks };
+}
+
+export function webhookPayload(a: Alert) {
+  return {
+    type: a.kind === "test" ? "test" : "alert",
+    trigger: a.kind,
+    project: a.project,
+    rule: a.rule ? { id: a.rule.id, name: a.rule.name } : null,
+    group: {
+      id: a.group.id,
+      fingerprint: a.group.fingerprint,
+      message: a.group.message,
+      level: a.group.level,
+      environment: a.group.environment,
+      culprit: a.group.culprit,
+      count: a.group.count,
+      window_count: a.group.window_count ?? null,
+      first_seen: a.group.first_seen.toISOString(),
+      last_seen: a.group.last_seen.toISOString(),
+      stack_trace: a.group.stack_trace,
+    },
+    url: a.url,
+    sent_at: a.at.toISOString(),
+  };
+}
+
+/** Hex HMAC-SHA256 of `${timestamp}.${body}` under the channel's secret. */
+export const signBody = (secret: string, timestamp: string, body: string) =>
+  createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+
+/**
+ * The HTTP body and headers for one channel. Webhook receivers verify
+ * `X-Signature: sha256=<hex HMAC-SHA256(secret, X-Timestamp + "." + raw body)>` and reject stale
+ * `X-Timestamp`s (unix seconds).
+ */
+export function buildRequest(
+  kind: ChannelKind,
+  alert: Alert,
+  secret: string | null,
+  now = () => Math.floor(Date.now() / 1000),
+): { body: string; headers: Record<string, string> } {
+  if (kind === "discord") return { body: JSON.stringify(discordPayload(alert)), headers: {} };
+  if (kind === "slack") return { body: JSON.stringify(slackPayload(alert)), headers: {} };
+  const body = JSON.stringify(webhookPayload(alert));
+  const timestamp = String(now());
+  return {
+    body,
+    headers: {
+      "x-timestamp": timestamp,
+      "x-signature": `sha256=${signBody(secret ?? "", timestamp, body)}`,
+      "x-alert-trigger": alert.kind,
+    },
+  };
+}

@@ -1,0 +1,287 @@
+import type { Sql } from "./client.js";
+
+/** Queries for alert channels, rules, per-(rule, group) state and the delivery log. All scoped by project. */
+
+export type ChannelKind = "discord" | "slack" | "webhook";
+export type Trigger = "new_group" | "regression" | "frequency";
+
+export type ChannelRow = {
+  project_id: string;
+  id: string;
+  name: string;
+  kind: ChannelKind;
+  url_sealed: Buffer;
+  url_hint: string;
+  secret_sealed: Buffer | null;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type RuleRow = {
+  project_id: string;
+  id: string;
+  name: string;
+  trigger: Trigger;
+  threshold_count: number | null;
+  window_minutes: number | null;
+  levels: string[];
+  environments: string[];
+  message_contains: string | null;
+  channel_ids: string[];
+  cooldown_minutes: number;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type DeliveryRow = {
+  id: number;
+  created_at: Date;
+  rule_id: string | null;
+  rule_name: string | null;
+  channel_id: string | null;
+  channel_name: string | null;
+  group_id: string | null;
+  trigger: string;
+  status: "sent" | "failed";
+  response_code: number | null;
+  error: string | null;
+  attempts: number;
+};
+
+// ---- channels
+
+export const listChannels = (sql: Sql, projectId: string) =>
+  sql<ChannelRow[]>`select * from alert_channels where project_id = ${projectId} order by created_at, id`;
+
+export async function getChannel(sql: Sql, projectId: string, id: string): Promise<ChannelRow | undefined> {
+  const [c] = await sql<ChannelRow[]>`select * from alert_channels where project_id = ${projectId} and id = ${id}`;
+  return c;
+}
+
+/** A channel by id alone (the test endpoint names only the channel; the caller checks the role). */
+export async function findChannel(sql: Sql, id: string): Promise<ChannelRow | undefined> {
+  const [c] = await sql<ChannelRow[]>`select * from alert_channels where id = ${id}`;
+  return c;
+}
+
+export async function insertChannel(
+  sql: Sql,
+  c: { projectId: string; name: string; kind: ChannelKind; urlSealed: Buffer; urlHint: string; secretSealed: Buffer | null; enabled: boolean },
+): Promise<ChannelRow> {
+  const [row] = await sql<ChannelRow[]>`
+    insert into alert_channels (project_id, name, kind, url_sealed, url_hint, secret_sealed, enabled)
+    values (${c.projectId}, ${c.name}, ${c.kind}, ${c.urlSealed}, ${c.urlHint}, ${c.secretSealed}, ${c.enabled})
+    returning *`;
+  return row;
+}
+
+export async function updateChannel(
+  sql: Sql,
+  projectId: string,
+  id: string,
+  patch: { name?: string; urlSealed?: Buffer; urlHint?: string; secretSealed?: Buffer; enabled?: boolean },
+): Promise<ChannelRow | undefined> {
+  const [row] = await sql<ChannelRow[]>`
+    update alert_channels set
+      name = coalesce(${patch.name ?? null}, name),
+      url_sealed = coalesce(${patch.urlSealed ?? null}::bytea, url_sealed),
+      url_hint = coalesce(${patch.urlHint ?? null}, url_hint),
+      secret_sealed = coalesce(${patch.secretSealed ?? null}::bytea, secret_sealed),
+      enabled = coalesce(${patch.enabled ?? null}::boolean, enabled),
+      updated_at = now()
+    where project_id = ${projectId} and id = ${id}
+    returning *`;
+  return row;
+}
+
+/** Deletes the channel and takes it out of every rule of the project, in one transaction. */
+export async function deleteChannel(sql: Sql, projectId: string, id: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const del = await tx`delete from alert_channels where project_id = ${projectId} and id = ${id}`;
+    if (del.count === 0) return false;
+    await tx`update alert_rules set channel_ids = array_remove(channel_ids, ${id}::uuid), updated_at = now()
+             where project_id = ${projectId} and ${id}::uuid = any(channel_ids)`;
+    return true;
+  });
+}
+
+/** How many of `ids` are channels of the project (rule targets must be). */
+export async function countChannels(sql: Sql, projectId: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const [{ n }] = await sql<{ n: number }[]>`
+    select count(*)::int as n from alert_channels where project_id = ${projectId} and id = any(${ids}::uuid[])`;
+  return n;
+}
+
+// ---- rules
+
+export const listRules = (sql: Sql, projectId: string) =>
+  sql<RuleRow[]>`select * from alert_rules where project_id = ${projectId} order by created_at, id`;
+
+export const listEnabledRules = (sql: Sql, projectId: string) =>
+  sql<RuleRow[]>`select * from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0 order by id`;
+
+export async function hasEnabledRules(sql: Sql, projectId: string): Promise<boolean> {
+  const [r] = await sql`select 1 from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0 limit 1`;
+  return r !== undefined;
+}
+
+export type RuleFields = {
+  name: string;
+  trigger: Trigger;
+  threshold_count: number | null;
+  window_minutes: number | null;
+  levels: string[];
+  environments: string[];
+  message_contains: string | null;
+  channel_ids: string[];
+  cooldown_minutes: number;
+  enabled: boolean;
+};
+
+export async function insertRule(sql: Sql, projectId: string, r: RuleFields): Promise<RuleRow> {
+  const [row] = await sql<RuleRow[]>`
+    insert into alert_rules (project_id, name, trigger, threshold_count, window_minutes, levels, environments,
+      message_contains, channel_ids, cooldown_minutes, enabled)
+    values (${projectId}, ${r.name}, ${r.trigger}, ${r.threshold_count}, ${r.window_minutes}, ${r.levels}::text[],
+      ${r.environments}::text[], ${r.message_contains}, ${r.channel_ids}::uuid[], ${r.cooldown_minutes}, ${r.enabled})
+    returning *`;
+  return row;
+}
+
+export async function getRule(sql: Sql, projectId: string, id: string): Promise<RuleRow | undefined> {
+  const [r] = await sql<RuleRow[]>`select * from alert_rules where project_id = ${projectId} and id = ${id}`;
+  return r;
+}
+
+/** Replaces every field (the caller merged the patch into the current row and validated the result). */
+export async function replaceRule(sql: Sql, projectId: string, id: string, r: RuleFields): Promise<RuleRow | undefined> {
+  const [row] = await sql<RuleRow[]>`
+    update alert_rules set name = ${r.name}, trigger = ${r.trigger}, threshold_count = ${r.threshold_count},
+      window_minutes = ${r.window_minutes}, levels = ${r.levels}::text[], environments = ${r.environments}::text[],
+      message_contains = ${r.message_contains}, channel_ids = ${r.channel_ids}::uuid[],
+      cooldown_minutes = ${r.cooldown_minutes}, enabled = ${r.enabled}, updated_at = now()
+    where project_id = ${projectId} and id = ${id}
+    returning *`;
+  return row;
+}
+
+export async function deleteRule(sql: Sql, projectId: string, id: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const del = await tx`delete from alert_rules where project_id = ${projectId} and id = ${id}`;
+    await tx`delete from alert_state where project_id = ${projectId} and rule_id = ${id}`;
+    return del.count > 0;
+  });
+}
+
+// ---- evaluation
+
+export type AlertGroup = {
+  id: string;
+  fingerprint: string;
+  message: string;
+  level: string;
+  status: string;
+  environment: string;
+  culprit: string | null;
+  count: number;
+  first_seen: Date;
+  last_seen: Date;
+  created_at: Date;
+  regressed_at: Date | null;
+};
+
+export const groupsByFingerprint = (sql: Sql, projectId: string, fingerprints: string[]) =>
+  sql<AlertGroup[]>`
+    select id, fingerprint, message, level, status, environment, culprit, count, first_seen, last_seen, created_at, regressed_at
+    from error_groups where project_id = ${projectId} and fingerprint = any(${fingerprints}::text[])
+    order by fingerprint`;
+
+/** Occurrences per group within the last `minutes` minutes (by occurrence time, from the minute rollups). */
+export async function windowCounts(sql: Sql, projectId: string, groupIds: string[], minutes: number): Promise<Map<string, number>> {
+  const rows = await sql<{ group_id: string; n: number }[]>`
+    select group_id, sum(count)::bigint as n from rollup_minute
+    where project_id = ${projectId} and group_id = any(${groupIds}::uuid[])
+      and bucket >= date_trunc('minute', now()) - make_interval(mins => ${minutes - 1})
+    group by group_id`;
+  return new Map(rows.map((r) => [r.group_id, Number(r.n)]));
+}
+
+/**
+ * Claims the right to send `rule`'s alert for these groups, atomically: a first alert inserts the
+ * state row; a later one updates it only when the cooldown has passed and (regressions) the
+ * regression is newer than the one last alerted. new_group never re-fires. Returns the claimed ids.
+ */
+export async function claimAlerts(
+  sql: Sql,
+  projectId: string,
+  rule: { id: string; trigger: Trigger; cooldown_minutes: number },
+  claims: { groupId: string; mark: Date | null }[],
+): Promise<Set<string>> {
+  if (claims.length === 0) return new Set();
+  const sorted = [...claims].sort((a, b) => (a.groupId < b.groupId ? -1 : 1));
+  const rows = await sql<{ group_id: string }[]>`
+    insert into alert_state as s (project_id, rule_id, group_id, last_sent, mark)
+    select ${projectId}, ${rule.id}, g, now(), m
+    from unnest(${sorted.map((c) => c.groupId)}::uuid[], ${sorted.map((c) => c.mark?.toISOString() ?? null)}::timestamptz[]) as t(g, m)
+    order by g
+    on conflict (project_id, rule_id, group_id) do update set last_sent = now(), mark = excluded.mark
+    where ${rule.trigger !== "new_group"}
+      and s.last_sent <= now() - make_interval(mins => ${rule.cooldown_minutes})
+      and (excluded.mark is null or s.mark is null or s.mark < excluded.mark)
+    returning group_id`;
+  return new Set(rows.map((r) => r.group_id));
+}
+
+/** The newest stored event's stack trace per group, for the alert body. */
+export async function latestStackTraces(sql: Sql, projectId: string, groupIds: string[]): Promise<Map<string, string>> {
+  if (groupIds.length === 0) return new Map();
+  const rows = await sql<{ group_id: string; stack_trace: string | null }[]>`
+    select g.id as group_id, e.stack_trace
+    from unnest(${groupIds}::uuid[]) as g(id)
+    cross join lateral (
+      select stack_trace from events where project_id = ${projectId} and group_id = g.id
+      order by "timestamp" desc, id desc limit 1) e`;
+  return new Map(rows.filter((r) => r.stack_trace).map((r) => [r.group_id, r.stack_trace!]));
+}
+
+export async function projectName(sql: Sql, projectId: string): Promise<string | undefined> {
+  const [p] = await sql<{ name: string }[]>`select name from projects where id = ${projectId}`;
+  return p?.name;
+}
+
+// ---- delivery log
+
+export type NewDelivery = {
+  projectId: string;
+  ruleId: string | null;
+  channelId: string;
+  groupId: string | null;
+  trigger: string;
+  status: "sent" | "failed";
+  responseCode: number | null;
+  error: string | null;
+  attempts: number;
+};
+
+export async function insertDeliveries(sql: Sql, rows: NewDelivery[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    insert into alert_deliveries (project_id, rule_id, channel_id, group_id, trigger, status, response_code, error, attempts)
+    select * from json_to_recordset(${sql.json(rows as never)}::json) as t(
+      "projectId" uuid, "ruleId" uuid, "channelId" uuid, "groupId" uuid, trigger text, status text,
+      "responseCode" int, error text, attempts int)`;
+}
+
+export const listDeliveries = (sql: Sql, projectId: string, limit: number, beforeId?: number) =>
+  sql<DeliveryRow[]>`
+    select d.id, d.created_at, d.rule_id, r.name as rule_name, d.channel_id, c.name as channel_name, d.group_id,
+      d.trigger, d.status, d.response_code, d.error, d.attempts
+    from alert_deliveries d
+    left join alert_rules r on r.project_id = d.project_id and r.id = d.rule_id
+    left join alert_channels c on c.project_id = d.project_id and c.id = d.channel_id
+    where d.project_id = ${projectId} ${beforeId ? sql`and d.id < ${beforeId}` : sql``}
+    order by d.id desc
+    limit ${limit}`;
