@@ -1,0 +1,426 @@
+/**
+ * `npm run bench`: one end-to-end performance report on a fresh database.
+ *
+ * A fresh database (`bench_<stamp>` on BENCH_DATABASE_URL, or an embedded PostgreSQL under
+ * ./data/bench-<pid>), the service as a child process (`tsx server.ts`), autocannon as the load client
+ * in this process. Prints a table with the targets and writes the same as JSON under bench-results/.
+ * Exits 0 on MISS (it is a report); non-zero only when something crashes.
+ *
+ * Env: BENCH_DATABASE_URL, BENCH_EVENTS (default 1,000,000 raw events for the query phase),
+ * BENCH_LOAD_SECONDS (time cap on loading them, default 210), BENCH_DURATION (s per ingest scenario, 10),
+ * BENCH_KEEP=1 (leave the database on BENCH_DATABASE_URL in place for inspection).
+ */
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { cpus, loadavg } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import autocannon from "autocannon";
+import postgres from "postgres";
+import { createSql, type Sql } from "../db/client.js";
+import { startEmbeddedPostgres } from "../db/embedded.js";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const envInt = (name: string, def: number) => (process.env[name] ? Math.max(1, Number.parseInt(process.env[name]!, 10) || def) : def);
+const DURATION = envInt("BENCH_DURATION", 10);
+const QUERY_DURATION = 5;
+const CONNECTIONS = 50;
+const TARGET_EVENTS = envInt("BENCH_EVENTS", 1_000_000);
+const LOAD_SECONDS = envInt("BENCH_LOAD_SECONDS", 210);
+const LOAD_CLIENTS = 8;
+const RAW_WRITERS = 8;
+const FINGERPRINTS = 1000;
+const USERS = 5000;
+const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15);
+const outDir = path.join(root, "bench-results");
+const workDir = path.join(root, "data", `bench-${process.pid}`);
+const tsx = path.join(root, "node_modules/.bin/tsx");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (s: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
+
+// ---------------------------------------------------------------- events
+
+const LEVELS = ["error", "error", "error", "warn", "info"];
+const ENVS = ["production", "production", "production", "production", "staging", "dev"];
+const TEXTS = [
+  "attempt to index nil with 'Damage'",
+  "attempt to perform arithmetic (add) on nil and number",
+  "Infinite yield possible on 'ReplicatedStorage:WaitForChild(\"Remotes\")'",
+  "HTTP 429 (Too Many Requests)",
+];
+const SEARCH = "Damage"; // matches a quarter of the fingerprints
+const pick = <T>(a: T[]) => a[Math.floor(Math.random() * a.length)];
+
+/** One event; `script:line` decides the fingerprint (both are kept by normalization), `k` picks the text. */
+function event(script: string, line: number, k: number, traceId?: string) {
+  const userId = 1 + Math.floor(Math.random() * USERS);
+  return {
+    message: `ServerScriptService.${script}:${line}: ${TEXTS[k % TEXTS.length]}`,
+    stack_trace: `ServerScriptService.${script}:${line} function run\nServerScriptService.Main:5\nStack End`,
+    level: pick(LEVELS),
+    environment: pick(ENVS),
+    user_id: userId,
+    player_name: `Player${userId}`,
+    game_version: "1.4.2",
+    ...(traceId ? { trace_id: traceId } : {}),
+  };
+}
+const batch = (make: (i: number) => object) => JSON.stringify({ errors: Array.from({ length: 100 }, (_, i) => make(i)) });
+
+// ---------------------------------------------------------------- measuring
+
+type Measured = { rps: number; ok: number; p50: number; p99: number; non2xx: number; errors: number; timeouts: number; codes: Record<string, number> };
+
+function percentile(sorted: number[], p: number) {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+/** Runs autocannon; latencies are taken (in float ms) from each 2xx response, not autocannon's 1 ms histogram. */
+function cannon(opts: { url: string; path: string; key?: string; body?: () => string; seconds: number; connections: number }): Promise<Measured> {
+  const headers: Record<string, string> = { "content-type": "application/json", ...(opts.key ? { "x-api-key": opts.key } : {}) };
+  const request = opts.body
+    ? { method: "POST" as const, path: opts.path, headers, setupRequest: (r: autocannon.Request) => ({ ...r, body: opts.body!() }) }
+    : { method: "GET" as const, path: opts.path, headers };
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const inst = autocannon(
+      { url: opts.url, connections: opts.connections, pipelining: 1, duration: opts.seconds, timeout: 30, requests: [request] },
+      (err, r) => {
+        if (err) return reject(err);
+        latencies.sort((a, b) => a - b);
+        const codes = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([c, v]) => [c, (v as { count: number }).count]));
+        resolve({ rps: r["2xx"] / r.duration, ok: r["2xx"], p50: percentile(latencies, 50), p99: percentile(latencies, 99), non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, codes });
+      },
+    );
+    // the emitted arguments are (client, status, bytes, ms); @types/autocannon leaves out the client
+    (inst as unknown as NodeJS.EventEmitter).on("response", (_c: unknown, status: number, _b: number, ms: number) => {
+      if (status >= 200 && status < 300) latencies.push(ms);
+    });
+  });
+}
+
+/** (d2-ceiling): the same rows the service stores for (d2), as plain 100-row INSERTs from several writers. */
+async function rawInsert(sql: Sql, projectId: string, seconds: number) {
+  let rows = 0;
+  let line = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  const writer = async () => {
+    while (performance.now() < deadline) {
+      const chunk = Array.from({ length: 100 }, () => {
+        const e = event("RawInsert", ++line, 0);
+        return {
+          project_id: projectId, group_id: randomUUID(), message: e.message, level: e.level, stack_trace: e.stack_trace,
+          user_id: e.user_id, player_name: e.player_name, trace_id: null, job_id: null, place_id: null, game_version: e.game_version,
+          environment: e.environment, context: null, tags: null, count: 1, timestamp: new Date(),
+        };
+      });
+      await sql`insert into events ${sql(chunk)}`;
+      rows += chunk.length;
+    }
+  };
+  await Promise.all(Array.from({ length: RAW_WRITERS }, writer));
+  return { rowsPerSec: rows / ((performance.now() - started) / 1000), rows };
+}
+
+/** Loads traced events (always stored) for the query project until `target` are sent or time runs out. */
+async function load(url: string, key: string, from: number, target: number, maxSeconds: number) {
+  let sent = from;
+  let failures = 0;
+  let firstFailure = "";
+  const started = performance.now();
+  const deadline = started + maxSeconds * 1000;
+  let lastReport = started;
+  const client = async () => {
+    while (sent < target && performance.now() < deadline && failures < 20) {
+      const base = sent;
+      const n = Math.min(100, target - sent);
+      sent += n;
+      let trace = randomUUID();
+      const errors = Array.from({ length: n }, (_, i) => {
+        if ((base + i) % 10 === 0) trace = randomUUID();
+        const k = (base + i) % FINGERPRINTS;
+        return event(`Game${k}`, 10 + (k % 7), k, trace);
+      });
+      const res = await fetch(`${url}/api/ingest`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": key }, body: JSON.stringify({ errors }) });
+      const text = await res.text();
+      if (res.status !== 200) {
+        failures++;
+        sent -= n;
+        firstFailure ||= `${res.status} ${text.slice(0, 200)}`;
+      }
+      if (performance.now() - lastReport > 10_000) {
+        lastReport = performance.now();
+        log(`  loaded ${sent.toLocaleString()} / ${target.toLocaleString()} (${Math.round((sent - from) / ((lastReport - started) / 1000)).toLocaleString()} events/s)`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: LOAD_CLIENTS }, client));
+  const seconds = (performance.now() - started) / 1000;
+  if (failures) log(`  load failures: ${failures}, first: ${firstFailure}`);
+  return { sent, seconds, rate: (sent - from) / seconds, failures, firstFailure };
+}
+
+const QUERIES = [
+  { name: "errors raw first page", path: "/api/v1/errors", target: true },
+  { name: "errors grouped first page", path: "/api/v1/errors?grouped=true", target: true },
+  ...["1h", "24h", "7d", "30d"].map((t) => ({ name: `stats ${t}`, path: `/api/v1/stats?timeframe=${t}`, target: true })),
+  // last: a search counts its matches by scanning, and must not leave work behind for the targeted queries
+  { name: "errors raw search", path: `/api/v1/errors?search=${SEARCH}`, target: false },
+  { name: "errors grouped search", path: `/api/v1/errors?grouped=true&search=${SEARCH}`, target: false },
+];
+
+/** Waits (at most a minute) until no statement is running in the bench database, so phases do not overlap. */
+async function quiesce(sql: Sql) {
+  for (const until = performance.now() + 60_000; performance.now() < until; await sleep(250)) {
+    const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend'`;
+    if (n === 0) return;
+  }
+  log("warning: statements still running in the database after 60 s");
+}
+
+async function queries(url: string, key: string, sql: Sql) {
+  const out: Record<string, Measured> = {};
+  for (const q of QUERIES) {
+    await quiesce(sql);
+    out[q.name] = await cannon({ url, path: q.path, key, seconds: QUERY_DURATION, connections: 10 });
+    log(`  ${q.name}: p50 ${out[q.name].p50.toFixed(2)} ms, p99 ${out[q.name].p99.toFixed(2)} ms, ${out[q.name].rps.toFixed(0)} req/s`);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- environment
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A new database on BENCH_DATABASE_URL or on a fresh embedded server; `drop` removes all of it. */
+async function freshDatabase() {
+  mkdirSync(workDir, { recursive: true });
+  const embedded = process.env.BENCH_DATABASE_URL ? null : await startEmbeddedPostgres(workDir, 54339);
+  const serverUrl = process.env.BENCH_DATABASE_URL ?? embedded!.url;
+  const name = `bench_${stamp}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } catch (err) {
+    await admin.end({ timeout: 5 });
+    await embedded?.stop();
+    rmSync(workDir, { recursive: true, force: true });
+    throw err;
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const keep = Boolean(process.env.BENCH_KEEP) && !embedded;
+  const drop = async () => {
+    if (keep) log(`BENCH_KEEP: database ${name} left in place`);
+    else await admin.unsafe(`drop database if exists ${name} with (force)`).catch((e) => log(`drop database failed: ${e.message}`));
+    await admin.end({ timeout: 5 });
+    await embedded?.stop().catch((e) => log(`embedded stop failed: ${e}`));
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  return { url: url.toString(), name, embedded: Boolean(embedded), drop };
+}
+
+function childEnv(databaseUrl: string, port = 0): NodeJS.ProcessEnv {
+  return { ...process.env, NODE_ENV: "production" as const, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", JOBS_ENABLED: "true", DATA_DIR: workDir, LOG_REQUESTS: "" };
+}
+
+async function startService(databaseUrl: string, logFile: string) {
+  const port = await freePort();
+  const out = createWriteStream(logFile);
+  const child = spawn(tsx, ["server.ts"], { cwd: root, env: childEnv(databaseUrl, port), stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  child.once("exit", (code, signal) => log(`server exited (code ${code}, signal ${signal})`));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 120; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}; see ${logFile}`);
+    const ok = await fetch(`${url}/api/ingest`).then((r) => r.ok, () => false);
+    if (ok) return { url, child };
+    await sleep(500);
+  }
+  throw new Error(`server did not answer GET /api/ingest within 60 s; see ${logFile}`);
+}
+
+async function stopService(child: ChildProcess) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  if (!(await Promise.race([exited.then(() => true), sleep(20_000).then(() => false)]))) child.kill("SIGKILL");
+}
+
+async function createProject(databaseUrl: string, name: string): Promise<{ project_id: string; api_key: string }> {
+  const { stdout } = await promisify(execFile)(tsx, ["scripts/cli.ts", "project:create", "--name", name], { cwd: root, env: childEnv(databaseUrl) });
+  return JSON.parse(stdout.trim().split("\n").pop()!);
+}
+
+// ---------------------------------------------------------------- report
+
+type Row = { scenario: string; figure: string; detail: string; ratio: string; target: string; result: "PASS" | "MISS" | "" };
+const fmt = (n: number, d = 0) => (!Number.isFinite(n) ? "n/a" : n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }));
+const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
+const health = (m: Measured) => `p50 ${fmt(m.p50, 1)} / p99 ${fmt(m.p99, 1)} ms, non2xx ${m.non2xx}, errors ${m.errors}`;
+
+function printTable(rows: Row[]) {
+  const cols = ["scenario", "figure", "detail", "ratio", "target", "result"] as const;
+  const width = Object.fromEntries(cols.map((c) => [c, Math.max(c.length, ...rows.map((r) => r[c].length))]));
+  const line = (r: Record<string, string>) => cols.map((c) => r[c].padEnd(width[c])).join("  ");
+  console.log(`\n${line(Object.fromEntries(cols.map((c) => [c, c])))}\n${cols.map((c) => "-".repeat(width[c])).join("  ")}`);
+  for (const r of rows) console.log(line(r));
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  mkdirSync(outDir, { recursive: true });
+  const serverLog = path.join(outDir, `server-${stamp}.log`);
+  const db = await freshDatabase();
+  let child: ChildProcess | undefined;
+  let sql: Sql | undefined;
+  let cleaned = false;
+  const cleanup = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    if (child) await stopService(child);
+    await sql?.end({ timeout: 5 });
+    await db.drop();
+  };
+  process.once("SIGINT", () => void cleanup().finally(() => process.exit(130)));
+  const loadBefore = loadavg()[0];
+  if (loadBefore > 0.5) log(`warning: 1-min load average is ${loadBefore.toFixed(2)} before the run; other work on this machine skews the figures`);
+  try {
+    log(`database ${db.name} (${db.embedded ? "embedded PostgreSQL" : "BENCH_DATABASE_URL"}); server log ${serverLog}`);
+    const service = await startService(db.url, serverLog);
+    child = service.child;
+    const url = service.url;
+    sql = createSql(db.url, RAW_WRITERS);
+    const ingestProject = await createProject(db.url, "bench-ingest");
+    const queryProject = await createProject(db.url, "bench-queries");
+    const settings = Object.fromEntries(
+      (await sql<{ name: string; setting: string }[]>`select name, setting from pg_settings
+        where name in ('server_version', 'autovacuum', 'synchronous_commit', 'fsync', 'shared_buffers', 'max_connections')`).map((r) => [r.name, r.setting]),
+    );
+    log(`PostgreSQL ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    if (settings.autovacuum === "off") log("warning: autovacuum is off on this server; hot rows (groups, users, rollups) bloat until the explicit vacuum");
+    const ingest = (body: () => string) => cannon({ url, path: "/api/ingest", key: ingestProject.api_key, body, seconds: DURATION, connections: CONNECTIONS });
+    let n = 0;
+    /** One phase: logs it, runs it, and fails the run if the server died meanwhile. */
+    const step = async <T>(title: string, fn: () => Promise<T>): Promise<T> => {
+      log(title);
+      const result = await fn();
+      if (child!.exitCode !== null || child!.signalCode !== null) {
+        throw new Error(`the server died during "${title}" (code ${child!.exitCode}, signal ${child!.signalCode}); see ${serverLog}`);
+      }
+      await sleep(500);
+      await quiesce(sql!); // let the server's writes drain before the next phase
+      return result;
+    };
+    const count = async () => Number((await sql!`select count(*)::bigint as n from events where project_id = ${queryProject.project_id}`)[0].n);
+    /** Records the dead rows the load left behind, then vacuums: queries are measured in the steady state autovacuum keeps. */
+    const settle = async () => {
+      const tables = await sql!<{ relname: string; live: number; dead: number }[]>`select relname, n_live_tup::int as live, n_dead_tup::int as dead
+        from pg_stat_user_tables where relname in ('events', 'error_groups', 'project_users', 'rollup_minute') order by relname`;
+      log(`  before vacuum: ${tables.map((t) => `${t.relname} ${fmt(t.live)} live / ${fmt(t.dead)} dead`).join(", ")}`);
+      await sql!`vacuum analyze`;
+      return tables;
+    };
+
+    const warm = JSON.stringify(event("Warmup", 10, 0));
+    await step("warm-up (not measured): GET and POST /api/ingest, 3 s each", async () => {
+      await cannon({ url, path: "/api/ingest", seconds: 3, connections: 10 });
+      await cannon({ url, path: "/api/ingest", key: ingestProject.api_key, body: () => warm, seconds: 3, connections: 10 });
+    });
+    const ceiling = await step("(a) ceiling: GET /api/ingest", () => cannon({ url, path: "/api/ingest", seconds: DURATION, connections: CONNECTIONS }));
+
+    await step("(e) loading 10,000 raw events for the query project", () => load(url, queryProject.api_key, 0, 10_000, 120));
+    const bloatSmall = await settle();
+    const small = await count();
+    const q10k = await step(`(e) queries at ${fmt(small)} raw events`, () => queries(url, queryProject.api_key, sql!));
+
+    const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Single${k}`, 10, k)));
+    const single = await step("(b) single events over 1,000 fingerprints", () => ingest(() => singles[n++ % FINGERPRINTS]));
+
+    const stormBodies = Array.from({ length: 100 }, () => JSON.stringify(event("Storm", 10, 0)));
+    const storm = await step("(c) storm: single events, one fingerprint", () => ingest(() => stormBodies[n++ % stormBodies.length]));
+
+    const batches = Array.from({ length: 50 }, (_, b) => batch((i) => event(`Batch${(b * 100 + i) % FINGERPRINTS}`, 10, b * 100 + i)));
+    const batched = await step("(d) batches of 100 over 1,000 fingerprints", () => ingest(() => batches[n++ % batches.length]));
+
+    let line = 0;
+    const stored = await step("(d2) batches of 100, every event a new fingerprint (all stored)", () => ingest(() => batch(() => event("Fresh", ++line, 0))));
+    const raw = await step("(d2-ceiling) raw 100-row INSERTs into events", () => rawInsert(sql!, ingestProject.project_id, DURATION));
+    const [d2Check] = await sql`select coalesce(sum(stored_count), 0)::bigint as stored, coalesce(sum(count), 0)::bigint as occurrences
+      from error_groups where project_id = ${ingestProject.project_id} and culprit = 'ServerScriptService.Fresh'`;
+
+    const loaded = await step(`(e) loading up to ${fmt(TARGET_EVENTS)} raw events (cap ${LOAD_SECONDS} s)`, () =>
+      load(url, queryProject.api_key, small, TARGET_EVENTS, LOAD_SECONDS),
+    );
+    log(`  loaded ${fmt(loaded.sent)} in ${fmt(loaded.seconds, 1)} s (${fmt(loaded.rate)} events/s)`);
+    const bloatLarge = await settle();
+    const large = await count();
+    const qBig = await step(`(e) queries at ${fmt(large)} raw events`, () => queries(url, queryProject.api_key, sql!));
+
+    const rows: Row[] = [
+      { scenario: "(a) ceiling GET /api/ingest", figure: `${fmt(ceiling.rps)} req/s`, detail: health(ceiling), ratio: "1.00", target: "", result: "" },
+      { scenario: "(b) single event, 1k fingerprints", figure: `${fmt(single.rps)} req/s`, detail: health(single), ratio: fmt(single.rps / ceiling.rps, 2), target: ">= 0.6 of (a)", result: verdict(single.rps / ceiling.rps >= 0.6) },
+      { scenario: "(c) storm, 1 fingerprint", figure: `${fmt(storm.rps)} req/s`, detail: health(storm), ratio: fmt(storm.rps / ceiling.rps, 2), target: ">= 0.5 of (a), 0 errors", result: verdict(storm.rps / ceiling.rps >= 0.5 && storm.non2xx + storm.errors === 0) },
+      { scenario: "(d) batches of 100, 1k fingerprints", figure: `${fmt(batched.rps * 100)} events/s`, detail: `${fmt(batched.rps)} req/s, ${health(batched)}`, ratio: fmt(batched.rps / ceiling.rps, 2), target: ">= 30,000 events/s", result: verdict(batched.rps * 100 >= 30_000) },
+      { scenario: "(d2) batches of 100, all stored", figure: `${fmt(stored.rps * 100)} rows/s`, detail: `${fmt(stored.rps)} req/s, ${health(stored)}`, ratio: fmt((stored.rps * 100) / raw.rowsPerSec, 2), target: ">= 0.7 of raw insert", result: verdict((stored.rps * 100) / raw.rowsPerSec >= 0.7) },
+      { scenario: "(d2-ceiling) raw INSERT 100 rows", figure: `${fmt(raw.rowsPerSec)} rows/s`, detail: `${RAW_WRITERS} writers, ${fmt(raw.rows)} rows`, ratio: "1.00", target: "", result: "" },
+    ];
+    for (const q of QUERIES) {
+      const a = q10k[q.name];
+      const b = qBig[q.name];
+      const r50 = b.p50 / a.p50;
+      const r99 = b.p99 / a.p99;
+      const bad = a.non2xx + a.errors + b.non2xx + b.errors;
+      rows.push({
+        scenario: `(e) ${q.name}`,
+        figure: `p50 ${fmt(a.p50, 1)} -> ${fmt(b.p50, 1)} ms`,
+        detail: `p99 ${fmt(a.p99, 1)} -> ${fmt(b.p99, 1)} ms, ${fmt(a.ok)} -> ${fmt(b.ok)} answered${bad ? `, non2xx/errors ${bad}` : ""}`,
+        ratio: `${fmt(r50, 2)} / ${fmt(r99, 2)}`,
+        target: q.target ? "<= 1.5x (p50 / p99)" : "(none)",
+        result: q.target ? verdict(r50 <= 1.5 && r99 <= 1.5 && bad === 0) : "",
+      });
+    }
+    console.log(`\nQueries: ${fmt(small)} -> ${fmt(large)} raw events (loaded at ${fmt(loaded.rate)} events/s); ratio = latency at large / at small.`);
+    if (loaded.sent < TARGET_EVENTS) {
+      console.log(`NOTE: only ${fmt(loaded.sent)} of ${fmt(TARGET_EVENTS)} events loaded within BENCH_LOAD_SECONDS=${LOAD_SECONDS}; at this rate ${fmt(TARGET_EVENTS)} takes ~${fmt(TARGET_EVENTS / loaded.rate / 60, 1)} min.`);
+    }
+    console.log(`(d2) check: ${d2Check.stored} of ${d2Check.occurrences} events stored as rows. Server log: ${serverLog}`);
+    printTable(rows);
+    console.log(`\n1-min load average: ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after (${cpus().length} CPUs).`);
+
+    const logText = readFileSync(serverLog, "utf8");
+    const serverErrors = logText.split("\n").filter((l) => /error|fail|exception/i.test(l));
+    if (serverErrors.length) console.log(`\nServer log has ${serverErrors.length} error lines, first: ${serverErrors.slice(0, 3).join(" | ")}`);
+    const file = path.join(outDir, `bench-${stamp}.json`);
+    const results = { ceiling, single, storm, batched, stored, raw, d2Check, q10k, qBig, loaded: { ...loaded, small, large }, bloatSmall, bloatLarge };
+    const meta = { stamp, loadavgBefore: loadBefore, loadavgAfter: loadavg()[0], node: process.version, cpus: cpus().length, postgres: settings, database: db.embedded ? "embedded" : "external", duration: DURATION, connections: CONNECTIONS, targetEvents: TARGET_EVENTS };
+    writeFileSync(file, JSON.stringify({ meta, table: rows, results, serverLog, serverErrorLines: serverErrors.length }, null, 2));
+    console.log(`\nResults: ${file}`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error("bench crashed:", err);
+    process.exit(1);
+  },
+);
