@@ -58,3 +58,17 @@ test("economy overview and player page", async ({ page }) => {
   await page.goto(`/projects/${projectId}/economy/players/502`);
   await expect(page.getByTestId("history").locator("tbody tr")).toHaveCount(2);
 });
+
+test("economy settings store the Open Cloud key without ever showing it", async ({ page }) => {
+  expect((await page.request.post("/api/auth/login", { data: { email, password: PASSWORD } })).status()).toBe(200);
+  await page.goto(`/projects/${projectId}/economy/settings`);
+  await expect(page.getByTestId("key-status")).toHaveText("No key stored.");
+  await page.getByLabel("API key").fill("oc-secret-key-value-wxyz");
+  await page.getByLabel("Universe id").fill("4815162342");
+  await page.getByLabel("Data store name").fill("PlayerData");
+  await page.getByRole("button", { name: "Save key" }).click();
+  await expect(page.getByRole("status")).toHaveText("The Open Cloud key is saved (encrypted).");
+  await expect(page.getByTestId("key-status")).toContainText("…wxyz for universe 4815162342");
+  expect(await page.content()).not.toContain("oc-secret-key-value");
+  await expect(page.getByRole("button", { name: "Start scan" })).toBeEnabled();
+});

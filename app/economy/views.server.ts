@@ -51,3 +51,13 @@ export async function economyPlayer(sql: Sql, user: User, projectIdParam: string
   if (!userId || !player) throw notFound("No economy snapshot for that user id in this project.");
   return { projectId, player, history: await playerHistory(sql, projectId, userId) };
 }
+
+/** Dashboard form actions: typed errors come back as a message next to the form. */
+export async function economyAct<T>(fn: () => Promise<T>) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ApiError) return data({ ok: false as const, error: err.message, details: err.details ?? [] }, { status: err.status });
+    throw err;
+  }
+}

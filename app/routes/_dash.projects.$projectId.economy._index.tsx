@@ -110,7 +110,7 @@ export default function EconomyOverview() {
         {d.sync.error ? <p className="error">{d.sync.error}</p> : null}
         {d.canManage ? (
           <p className="muted small">
-            Owners and admins store the Open Cloud key with PUT /api/economy/key and start a scan with POST /api/economy/sync.
+            <Link to={`${base}/settings`}>Open Cloud key and scan settings</Link>
           </p>
         ) : null}
       </section>
