@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { deleteProject } from "../../db/projects.js";
 import { createProject, postJson, startTestApp, type TestApp } from "../support/server.js";
 
 let app: TestApp;
@@ -219,5 +220,14 @@ describe("POST /api/economy/ingest", () => {
     await push({ players: [{ user_id: 9009, profile: profile(1) }] }, other.apiKey);
     expect(await snapshots()).toEqual([]);
     expect(await snapshots(other.projectId)).toHaveLength(1);
+  });
+
+  it("takes snapshots and history with a deleted project", async () => {
+    await push({ players: [{ user_id: 9100, profile: profile(1) }] });
+    expect(await deleteProject(app.sql, projectId)).toBe(true);
+    const [{ n }] = await app.sql<{ n: number }[]>`
+      select (select count(*) from economy_snapshots where project_id = ${projectId})
+        + (select count(*) from economy_history where project_id = ${projectId}) as n`;
+    expect(Number(n)).toBe(0);
   });
 });
