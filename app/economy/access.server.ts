@@ -21,19 +21,23 @@ export const internalKeyMatches = (given: string, secret: string) => timingSafeE
 export async function economyAccess(
   services: Services,
   request: Request,
-  projectIdParam: unknown,
+  /** read after the credentials are checked, so an anonymous caller gets 401 before any body error */
+  projectIdOf: () => unknown,
   opts: { allowed: readonly Role[]; internal: boolean; action: string },
 ): Promise<string> {
-  const raw = typeof projectIdParam === "string" ? projectIdParam : undefined;
+  const read = async () => {
+    const v = await projectIdOf();
+    return typeof v === "string" ? v : undefined;
+  };
   const internal = request.headers.get("x-internal-key");
   if (opts.internal && internal !== null) {
     if (!internalKeyMatches(internal, services.config.notificationSecret)) throw unauthorized("The x-internal-key is not valid.");
-    const projectId = asUuid(raw);
+    const projectId = asUuid(await read());
     if (!projectId) throw notFound("No project with that id.");
     await requireProject(services, projectId);
     return projectId;
   }
   const user = await requireApiUser(services, request);
   if (isMutation(request)) assertJsonMutation(request, services.config.publicUrl);
-  return (await authorize(services.sql, user, raw, opts.allowed, opts.action)).projectId;
+  return (await authorize(services.sql, user, await read(), opts.allowed, opts.action)).projectId;
 }

@@ -10,7 +10,7 @@ const access = { allowed: MANAGERS, internal: false, action: "manage the Open Cl
 export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
     const { services } = context;
-    const projectId = await economyAccess(services, request, new URL(request.url).searchParams.get("project_id"), access);
+    const projectId = await economyAccess(services, request, () => new URL(request.url).searchParams.get("project_id"), access);
     return json(await keyStatus(services, projectId));
   });
 
@@ -19,12 +19,15 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
   handle(async () => {
     const { services } = context;
     if (request.method === "PUT") {
-      const body = await readJson(request, services.config.maxBodyBytes);
-      const projectId = await economyAccess(services, request, (body as { project_id?: unknown } | null)?.project_id, access);
+      let body: unknown;
+      const projectId = await economyAccess(services, request, async () => {
+        body = await readJson(request, services.config.maxBodyBytes);
+        return (body as { project_id?: unknown } | null)?.project_id;
+      }, access);
       return json(await putKey(services, projectId, body));
     }
     if (request.method === "DELETE") {
-      const projectId = await economyAccess(services, request, new URL(request.url).searchParams.get("project_id"), access);
+      const projectId = await economyAccess(services, request, () => new URL(request.url).searchParams.get("project_id"), access);
       return json(await deleteKey(services, projectId));
     }
     throw methodNotAllowed(["GET", "PUT", "DELETE"]);

@@ -8,7 +8,7 @@ import { EVERYONE, MANAGERS } from "~/team/access.server";
 export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
     const { services } = context;
-    const projectId = await economyAccess(services, request, new URL(request.url).searchParams.get("project_id"), {
+    const projectId = await economyAccess(services, request, () => new URL(request.url).searchParams.get("project_id"), {
       allowed: EVERYONE,
       internal: true,
       action: "see the scan",
@@ -21,8 +21,11 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
   handle(async () => {
     if (request.method !== "POST") throw methodNotAllowed(["GET", "POST"]);
     const { services } = context;
-    const body = await readJson(request, services.config.maxBodyBytes);
-    const projectId = await economyAccess(services, request, (body as { project_id?: unknown } | null)?.project_id, {
+    let body: unknown;
+    const projectId = await economyAccess(services, request, async () => {
+      body = await readJson(request, services.config.maxBodyBytes);
+      return (body as { project_id?: unknown } | null)?.project_id;
+    }, {
       allowed: MANAGERS,
       internal: true,
       action: "start a scan",

@@ -111,6 +111,9 @@ describe("/api/economy/sync", () => {
     const member = await call(app, "POST", "/api/economy/sync", { body: { project_id: projectId }, cookie: cookies.member });
     expect(member.status).toBe(403);
     expect((await call(app, "GET", `/api/economy/sync?project_id=${projectId}`)).status).toBe(401);
+    // credentials are checked before the body is read
+    expect((await call(app, "POST", "/api/economy/sync", { body: "{not json" })).status).toBe(401);
+    expect((await call(app, "PUT", "/api/economy/key", { body: "{not json" })).status).toBe(401);
     expect((await status()).state).toBe("idle");
   });
 
