@@ -178,6 +178,58 @@ describe("/api/economy/sync", () => {
     expect(s).toMatchObject({ scanned: 37, stored: 0, skipped: 37 });
   });
 
+  it("resumes a failed scan from its cursor, and starts over on restart: true", async () => {
+    const big = await startFakeOpenCloud({
+      entries: Array.from({ length: 600 }, (_, i) => ({ id: `Player_${5000 + i}`, value: profile(i), revisionCreateTime: "2026-11-02T00:00:00.000Z" })),
+    });
+    const owner = await makeUser(app.sql);
+    const p = await makeProject(app.sql, owner.id, [], "Resume Game");
+    const cookie = await login(app, owner.email);
+    const st = async () => (await call(app, "GET", `/api/economy/sync?project_id=${p.projectId}`, { headers: internal })).body;
+    const until = async (pred: (s: any) => boolean) => {
+      for (let i = 0; i < 600; i++) {
+        const s = await st();
+        if (pred(s)) return s;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error("timed out");
+    };
+    try {
+      // the scan reads through this fake; the key row points at it by base URL only through config,
+      // so swap the shared fake's store for the duration: same universe and data store names
+      const saved = new Map(fake.entries);
+      fake.entries.clear();
+      for (const [k, v] of big.entries) fake.entries.set(k, v);
+      try {
+        await call(app, "PUT", "/api/economy/key", { body: { ...keyBody(), project_id: p.projectId }, cookie });
+        // list page 1 + 256 reads + list page 2, then a 403 in the middle of page 2's reads
+        fake.inject(403, fake.arrivals.length + 300);
+        await call(app, "POST", "/api/economy/sync", { body: { project_id: p.projectId }, headers: internal });
+        const failed = await until((s) => s.state === "failed");
+        expect(failed).toMatchObject({ scanned: 256, stored: 256 });
+        expect(failed.error).toMatch(/403/);
+        const [row] = await app.sql`select cursor from economy_sync where project_id = ${p.projectId}`;
+        expect(row.cursor).not.toBeNull();
+
+        const before = fake.arrivals.length;
+        await call(app, "POST", "/api/economy/sync", { body: { project_id: p.projectId }, headers: internal });
+        const done = await until((s) => s.state === "succeeded");
+        expect(done).toMatchObject({ scanned: 600, stored: 600, skipped: 0, failed: 0, error: null });
+        // resumed at page 2 of 3: two lists + 344 reads, not the whole store again
+        expect(fake.arrivals.length - before).toBe(2 + 344);
+
+        await call(app, "POST", "/api/economy/sync", { body: { project_id: p.projectId, restart: true }, headers: internal });
+        const again = await until((s) => s.state === "succeeded" && s.scanned === 600 && s.stored === 0);
+        expect(again).toMatchObject({ skipped: 600 });
+      } finally {
+        fake.entries.clear();
+        for (const [k, v] of saved) fake.entries.set(k, v);
+      }
+    } finally {
+      await big.close();
+    }
+  });
+
   it("answers 409 when no key is configured, and 404 for an unknown project", async () => {
     const del = await call(app, "DELETE", `/api/economy/key?project_id=${projectId}`, { cookie: cookies.owner });
     expect(del.body).toEqual({ deleted: true });
