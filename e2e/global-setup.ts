@@ -28,6 +28,11 @@ export default async function globalSetup() {
   process.env.E2E_DATABASE_URL = u.toString();
   return async () => {
     await server.close();
+    if (!embedded) {
+      const cleanup = postgres(adminUrl!, { max: 1, onnotice: () => {} });
+      await cleanup.unsafe(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    }
     await embedded?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };

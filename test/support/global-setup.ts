@@ -3,11 +3,13 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import postgres from "postgres";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../../db/embedded.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
+    testRunId: string;
   }
 }
 
@@ -31,9 +33,23 @@ export default async function setup(project: TestProject) {
     embedded = await startEmbeddedPostgres(dir, 54000 + Math.floor(Math.random() * 900));
     url = embedded.url;
   }
+  const runId = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   project.provide("adminDatabaseUrl", url);
+  project.provide("testRunId", runId);
   return async () => {
+    if (!embedded) await dropRunDatabases(url!, runId);
     await embedded?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   };
+}
+
+/** Drops the databases this run created on a shared server, so repeated runs leave nothing behind. */
+async function dropRunDatabases(adminUrl: string, runId: string) {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ datname: string }[]>`select datname from pg_database where datname like ${`t\_${runId}\_%`}`;
+    for (const { datname } of rows) await sql.unsafe(`drop database if exists "${datname}" with (force)`);
+  } finally {
+    await sql.end();
+  }
 }

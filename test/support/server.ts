@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -14,7 +14,8 @@ import { startServer, type RunningServer } from "../../server.js";
 /** A new, empty database on the test server; returns its URL. */
 export async function freshDatabaseUrl(): Promise<string> {
   const admin = inject("adminDatabaseUrl");
-  const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
+  // named after the run, so the global teardown drops every database this run made
+  const name = `t_${inject("testRunId")}_${randomBytes(5).toString("hex")}`;
   const sql = postgres(admin, { max: 1, onnotice: () => {} });
   await sql.unsafe(`create database ${name}`);
   await sql.end();
@@ -56,6 +57,7 @@ export async function startTestApp(env: Record<string, string> = {}, databaseUrl
     close: async () => {
       await running.close();
       await database.close();
+      rmSync(config.dataDir, { recursive: true, force: true });
     },
   };
 }
