@@ -22,7 +22,7 @@ export default async function globalSetup() {
   await admin.end();
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
-  const config = loadConfig({ NODE_ENV: "production", DATABASE_URL: u.toString(), PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, JOBS_ENABLED: "false" });
+  const config = loadConfig({ NODE_ENV: "production", DATABASE_URL: u.toString(), PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, JOBS_ENABLED: "false", WEBHOOK_ALLOW_PRIVATE: "true" });
   const server = await startServer(config);
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_DATABASE_URL = u.toString();

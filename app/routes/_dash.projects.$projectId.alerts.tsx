@@ -1,0 +1,258 @@
+import { data, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
+import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
+import { requirePageUser } from "~/accounts/sessions.server";
+import { ApiError } from "~/http.server";
+import { createChannel, editChannel, listProjectChannels, removeChannel, testChannel } from "~/alerts/channels.server";
+import { createRule, editRule, listProjectRules, removeRule } from "~/alerts/rules.server";
+
+export const meta: MetaFunction = () => [{ title: "Alerts · Roblox Monitor" }];
+
+/** Typed errors become an error page (loader) or a message next to the form (action), like the Team API's bodies. */
+async function load<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (ApiError.is(err)) throw data({ code: err.code, message: err.message }, { status: err.status });
+    throw err;
+  }
+}
+
+async function act<T>(intent: string, fn: () => Promise<T>) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!ApiError.is(err)) throw err;
+    return data({ ok: false as const, intent, error: err.message }, { status: err.status });
+  }
+}
+
+export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
+  const user = await requirePageUser(context.services, request);
+  return load(async () => ({
+    channels: await listProjectChannels(context.services, user, params.projectId),
+    rules: await listProjectRules(context.services, user, params.projectId),
+  }));
+};
+
+const num = (v: FormDataEntryValue | null) => (v === null || v === "" ? null : Number(v));
+const list = (v: FormDataEntryValue | null) =>
+  String(v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** Each form names its intent; each intent is the same domain verb the Team API calls. */
+export const action = async ({ request, params, context }: ActionFunctionArgs) => {
+  const { services } = context;
+  const user = await requirePageUser(services, request);
+  const form = await request.formData();
+  const intent = String(form.get("intent") ?? "");
+  const p = params.projectId;
+  const id = String(form.get("id") ?? "");
+  return act(intent, async () => {
+    switch (intent) {
+      case "channel-create": {
+        const r = await createChannel(services, user, p, {
+          name: form.get("name"),
+          kind: form.get("kind"),
+          url: form.get("url"),
+          secret: form.get("secret") || undefined,
+        });
+        return { ok: true as const, intent, message: `Channel "${r.channel.name}" saved.`, secret: "secret" in r ? r.secret : undefined };
+      }
+      case "channel-edit": {
+        const patch: Record<string, unknown> = {};
+        if (form.get("name")) patch.name = form.get("name");
+        if (form.get("url")) patch.url = form.get("url");
+        if (form.get("secret")) patch.secret = form.get("secret");
+        await editChannel(services, user, p, id, patch);
+        return { ok: true as const, intent, message: "Channel updated." };
+      }
+      case "channel-enable":
+        await editChannel(services, user, p, id, { enabled: form.get("enabled") === "true" });
+        return { ok: true as const, intent, message: form.get("enabled") === "true" ? "Channel enabled." : "Channel disabled." };
+      case "channel-delete":
+        await removeChannel(services, user, p, id);
+        return { ok: true as const, intent, message: "Channel deleted." };
+      case "channel-test":
+        try {
+          await testChannel(services, user, { channel_id: id });
+          return { ok: true as const, intent, message: "Test alert sent." };
+        } catch (err) {
+          if (ApiError.is(err) && err.status === 502) return { ok: false as const, intent, error: err.message };
+          throw err;
+        }
+      case "rule-create": {
+        await createRule(services, user, p, {
+          name: form.get("name"),
+          trigger: form.get("trigger"),
+          threshold_count: form.get("trigger") === "frequency" ? num(form.get("threshold_count")) : null,
+          window_minutes: form.get("trigger") === "frequency" ? num(form.get("window_minutes")) : null,
+          levels: form.getAll("levels").map(String),
+          environments: list(form.get("environments")),
+          message_contains: String(form.get("message_contains") ?? "") || null,
+          channel_ids: form.getAll("channel_ids").map(String),
+          cooldown_minutes: num(form.get("cooldown_minutes")) ?? 30,
+        });
+        return { ok: true as const, intent, message: "Rule created." };
+      }
+      case "rule-enable":
+        await editRule(services, user, p, id, { enabled: form.get("enabled") === "true" });
+        return { ok: true as const, intent, message: form.get("enabled") === "true" ? "Rule enabled." : "Rule disabled." };
+      case "rule-delete":
+        await removeRule(services, user, p, id);
+        return { ok: true as const, intent, message: "Rule deleted." };
+      default:
+        return { ok: false as const, intent, error: "Unknown action." };
+    }
+  });
+};
+
+function Message({ result, intents }: { result: unknown; intents: string[] }) {
+  const r = result as { ok?: boolean; intent?: string; error?: string; message?: string; secret?: string } | undefined;
+  if (!r || !intents.includes(r.intent ?? "")) return null;
+  if (r.ok === false) return <p className="alert error" role="alert">{r.error}</p>;
+  return (
+    <p className="alert success" role="status">
+      {r.message}
+      {r.secret ? <> Signing secret (shown once): <code data-testid="webhook-secret">{r.secret}</code></> : null}
+    </p>
+  );
+}
+
+const Intent = ({ intent, id }: { intent: string; id?: string }) => (
+  <>
+    <input type="hidden" name="intent" value={intent} />
+    {id ? <input type="hidden" name="id" value={id} /> : null}
+  </>
+);
+
+export default function Alerts() {
+  const { channels, rules } = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>();
+  const base = `/projects/${useParams().projectId}`;
+  const channelName = new Map(channels.map((c) => [c.id, c.name]));
+  return (
+    <>
+      <p className="row">
+        <strong>Alerts</strong>
+        <Link to={`${base}/deliveries`}>Delivery log</Link>
+      </p>
+      <section className="panel">
+        <h2 style={{ marginTop: 0 }}>Channels</h2>
+        <Message result={result} intents={["channel-create", "channel-edit", "channel-enable", "channel-delete", "channel-test"]} />
+        {channels.length === 0 ? <p className="muted">No channels yet. Add a Discord or Slack webhook, or your own endpoint.</p> : null}
+        <table>
+          <thead><tr><th>Name</th><th>Kind</th><th>URL</th><th>State</th><th /></tr></thead>
+          <tbody>
+            {channels.map((c) => (
+              <tr key={c.id} data-testid={`channel-${c.name}`}>
+                <td>{c.name}</td>
+                <td>{c.kind}</td>
+                <td><code>{c.url}</code></td>
+                <td>{c.enabled ? "enabled" : "disabled"}</td>
+                <td className="row">
+                  <Form method="post" className="inline"><Intent intent="channel-test" id={c.id} /><button type="submit">Send test</button></Form>
+                  <Form method="post" className="inline">
+                    <Intent intent="channel-enable" id={c.id} />
+                    <input type="hidden" name="enabled" value={String(!c.enabled)} />
+                    <button type="submit">{c.enabled ? "Disable" : "Enable"}</button>
+                  </Form>
+                  <Form method="post" className="inline"><Intent intent="channel-delete" id={c.id} /><button className="danger" type="submit">Delete</button></Form>
+                  <details>
+                    <summary>Edit</summary>
+                    <Form method="post" className="row">
+                      <Intent intent="channel-edit" id={c.id} />
+                      <input name="name" defaultValue={c.name} aria-label="Channel name" maxLength={100} />
+                      <input name="url" placeholder="New URL (leave empty to keep)" aria-label="New URL" />
+                      {c.kind === "webhook" ? <input name="secret" placeholder="New secret (optional)" aria-label="New secret" /> : null}
+                      <button type="submit">Save</button>
+                    </Form>
+                  </details>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <Form method="post" className="row" style={{ marginTop: 12 }}>
+          <Intent intent="channel-create" />
+          <input name="name" placeholder="Name, e.g. #errors" required maxLength={100} aria-label="Channel name" />
+          <select name="kind" defaultValue="discord" aria-label="Kind">
+            <option value="discord">Discord webhook</option>
+            <option value="slack">Slack incoming webhook</option>
+            <option value="webhook">Signed webhook</option>
+          </select>
+          <input name="url" type="url" placeholder="https://discord.com/api/webhooks/…" required size={48} aria-label="Webhook URL" />
+          <input name="secret" placeholder="Secret (webhook only; generated if empty)" aria-label="Secret" />
+          <button type="submit">Add channel</button>
+        </Form>
+        <p className="muted small">URLs hold the webhook's token: they are stored encrypted and shown masked after saving.</p>
+      </section>
+
+      <section className="panel">
+        <h2 style={{ marginTop: 0 }}>Rules</h2>
+        <Message result={result} intents={["rule-create", "rule-enable", "rule-delete"]} />
+        {rules.length === 0 ? <p className="muted">No rules yet: nothing alerts.</p> : null}
+        <table>
+          <thead><tr><th>Name</th><th>Trigger</th><th>Filters</th><th>Channels</th><th>Cooldown</th><th>State</th><th /></tr></thead>
+          <tbody>
+            {rules.map((r) => (
+              <tr key={r.id}>
+                <td>{r.name}</td>
+                <td>{r.trigger === "frequency" ? `${r.threshold_count} in ${r.window_minutes} min` : r.trigger.replace("_", " ")}</td>
+                <td className="small">
+                  {[r.levels.length ? `levels: ${r.levels.join(", ")}` : "", r.environments.length ? `env: ${r.environments.join(", ")}` : "", r.message_contains ? `message contains "${r.message_contains}"` : ""]
+                    .filter(Boolean)
+                    .join("; ") || "all"}
+                </td>
+                <td className="small">{r.channel_ids.map((id) => channelName.get(id) ?? "?").join(", ") || <span className="muted">none</span>}</td>
+                <td>{r.cooldown_minutes} min</td>
+                <td>{r.enabled ? "enabled" : "disabled"}</td>
+                <td className="row">
+                  <Form method="post" className="inline">
+                    <Intent intent="rule-enable" id={r.id} />
+                    <input type="hidden" name="enabled" value={String(!r.enabled)} />
+                    <button type="submit">{r.enabled ? "Disable" : "Enable"}</button>
+                  </Form>
+                  <Form method="post" className="inline"><Intent intent="rule-delete" id={r.id} /><button className="danger" type="submit">Delete</button></Form>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {channels.length > 0 ? (
+          <Form method="post" style={{ marginTop: 12 }}>
+            <Intent intent="rule-create" />
+            <div className="row">
+              <input name="name" placeholder="Rule name" required maxLength={100} aria-label="Rule name" />
+              <select name="trigger" defaultValue="new_group" aria-label="Trigger">
+                <option value="new_group">A new error appears</option>
+                <option value="regression">A resolved error comes back</option>
+                <option value="frequency">An error occurs N times in M minutes</option>
+              </select>
+              <input name="threshold_count" type="number" min={1} placeholder="N (frequency)" aria-label="Threshold count" />
+              <input name="window_minutes" type="number" min={1} max={1440} placeholder="M minutes" aria-label="Window minutes" />
+              <input name="cooldown_minutes" type="number" min={0} defaultValue={30} aria-label="Cooldown minutes" />
+            </div>
+            <div className="row" style={{ marginTop: 8 }}>
+              {["error", "warn", "info"].map((l) => (
+                <label key={l}><input type="checkbox" name="levels" value={l} /> {l}</label>
+              ))}
+              <input name="environments" placeholder="Environments, comma-separated (all if empty)" aria-label="Environments" />
+              <input name="message_contains" placeholder="Message contains" aria-label="Message contains" />
+            </div>
+            <div className="row" style={{ marginTop: 8 }}>
+              {channels.map((c) => (
+                <label key={c.id}><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
+              ))}
+              <button type="submit">Create rule</button>
+            </div>
+          </Form>
+        ) : (
+          <p className="muted small">Add a channel first; rules send to channels.</p>
+        )}
+        <p className="muted small">Each rule alerts at most once per error within its cooldown; ignored errors never alert.</p>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,52 @@
+import { data, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
+import { Link, useLoaderData, useParams } from "@remix-run/react";
+import { requirePageUser } from "~/accounts/sessions.server";
+import { ApiError } from "~/http.server";
+import { listProjectDeliveries } from "~/alerts/deliveries.server";
+
+export const meta: MetaFunction = () => [{ title: "Alert deliveries · Roblox Monitor" }];
+
+export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
+  const user = await requirePageUser(context.services, request);
+  try {
+    return await listProjectDeliveries(context.services, user, params.projectId, new URL(request.url).searchParams);
+  } catch (err) {
+    if (ApiError.is(err)) throw data({ code: err.code, message: err.message }, { status: err.status });
+    throw err;
+  }
+};
+
+const when = (d: Date | string) => new Date(d).toISOString().replace("T", " ").slice(0, 19) + " UTC";
+
+/** Every alert delivery attempt, newest first: what was sent where, and what the destination answered. */
+export default function Deliveries() {
+  const { data: rows, next_before } = useLoaderData<typeof loader>();
+  const base = `/projects/${useParams().projectId}`;
+  return (
+    <section className="panel">
+      <p className="row">
+        <Link to={`${base}/alerts`}>Alerts</Link>
+        <strong>Delivery log</strong>
+      </p>
+      {rows.length === 0 ? <p className="muted">No deliveries yet. Send a test alert from a channel.</p> : null}
+      <table>
+        <thead><tr><th>Time</th><th>Trigger</th><th>Rule</th><th>Channel</th><th>Status</th><th>Response</th><th>Attempts</th><th>Error</th></tr></thead>
+        <tbody>
+          {rows.map((d) => (
+            <tr key={d.id} data-testid="delivery">
+              <td className="small">{when(d.created_at)}</td>
+              <td>{d.trigger}</td>
+              <td>{d.rule_name ?? (d.rule_id ? <span className="muted">deleted</span> : "—")}</td>
+              <td>{d.channel_name ?? <span className="muted">deleted</span>}</td>
+              <td><span className={`badge status-${d.status === "sent" ? "resolved" : "open"}`}>{d.status}</span></td>
+              <td>{d.response_code ?? "—"}</td>
+              <td>{d.attempts}</td>
+              <td className="small">{d.error ?? ""}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {next_before ? <p><Link to={`?before=${next_before}`}>Older deliveries</Link></p> : null}
+    </section>
+  );
+}
