@@ -44,3 +44,16 @@ export async function listEnvironments(sql: Sql, projectId: string): Promise<str
     select distinct environment from error_groups where project_id = ${projectId} order by environment limit 50`;
   return rows.map((r) => r.environment);
 }
+
+export async function hasGroups(sql: Sql, projectId: string): Promise<boolean> {
+  const rows = await sql`select 1 from error_groups where project_id = ${projectId} limit 1`;
+  return rows.length > 0;
+}
+
+/** Messages of some of the project's groups, by id (share-link lists). */
+export async function groupMessages(sql: Sql, projectId: string, ids: string[]): Promise<Record<string, string>> {
+  if (ids.length === 0) return {};
+  const rows = await sql<{ id: string; message: string }[]>`
+    select id, message from error_groups where project_id = ${projectId} and id = any(${ids}::uuid[])`;
+  return Object.fromEntries(rows.map((r) => [r.id, r.message]));
+}

@@ -30,22 +30,52 @@ async function resolve(services: Services, clientAddress: string, token: string 
   return link;
 }
 
+export type SharedGroup = {
+  id: string;
+  message: string;
+  level: string;
+  status: string;
+  count: number;
+  user_count: number;
+  first_seen: Date;
+  last_seen: Date;
+  culprit: string | null;
+  environment: string;
+  resolved_at: Date | null;
+};
+
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */
-const publicGroup = (g: Record<string, unknown>) => ({
-  id: g.id,
-  message: g.message,
-  level: g.level,
-  status: g.status,
+const publicGroup = (g: Record<string, unknown>): SharedGroup => ({
+  id: g.id as string,
+  message: g.message as string,
+  level: g.level as string,
+  status: g.status as string,
   count: Number(g.count),
   user_count: Number(g.user_count),
-  first_seen: g.first_seen,
-  last_seen: g.last_seen,
-  culprit: g.culprit,
-  environment: g.environment,
-  resolved_at: g.resolved_at,
+  first_seen: g.first_seen as Date,
+  last_seen: g.last_seen as Date,
+  culprit: g.culprit as string | null,
+  environment: g.environment as string,
+  resolved_at: g.resolved_at as Date | null,
 });
 
-const publicEvent = ({ user_id: _u, player_name: _p, group_id: _g, received_at: _r, ...e }: Record<string, unknown>) => e;
+export type SharedEvent = {
+  id: string;
+  message: string;
+  level: string;
+  stack_trace: string | null;
+  trace_id: string | null;
+  job_id: string | null;
+  place_id: number | string | null;
+  game_version: string | null;
+  environment: string;
+  context: unknown;
+  tags: string[] | null;
+  count: number;
+  timestamp: Date;
+};
+
+const publicEvent = ({ user_id: _u, player_name: _p, group_id: _g, received_at: _r, ...e }: Record<string, unknown>) => e as SharedEvent;
 
 export type ShareView = Awaited<ReturnType<typeof viewShare>>;
 

@@ -1,0 +1,43 @@
+import { data } from "@remix-run/node";
+import { ApiError, type ErrorDetail } from "~/http.server";
+
+/**
+ * The dashboard's side of error mapping: the same typed errors the Team API turns into JSON bodies
+ * become an error page (loaders) or a message next to the form (actions). 5xx stay opaque.
+ */
+export async function pageLoad<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ApiError) throw data({ code: err.code, message: err.message }, { status: err.status, headers: err.headers });
+    throw err;
+  }
+}
+
+export type ActionError = { ok: false; error: string; details?: ErrorDetail[]; intent?: string };
+
+export async function pageAct<T>(intent: string | undefined, fn: () => Promise<T>) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ApiError) {
+      const body: ActionError = { ok: false, error: err.message, details: err.details, intent };
+      return data(body, { status: err.status, headers: err.headers });
+    }
+    throw err;
+  }
+}
+
+/** A form as a plain object (repeated names become arrays), for the same zod checks as the Team API. */
+export function formObject(form: FormData, arrays: string[] = []): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of new Set(form.keys())) {
+    const values = form.getAll(key).map((v) => (typeof v === "string" ? v : ""));
+    out[key] = arrays.includes(key) ? values : values[0];
+  }
+  return out;
+}
+
+/** A `next` target that stays on this site. */
+export const safeNext = (next: string | null | undefined, fallback = "/projects") =>
+  next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : fallback;

@@ -1,0 +1,247 @@
+import { redirect, type ActionFunctionArgs, type LoaderFunctionArgs } from "@remix-run/node";
+import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
+import { requirePageUser } from "~/accounts/sessions.server";
+import { settingsData } from "~/dashboard/views.server";
+import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
+import { createKey, revokeKey } from "~/team/keys.server";
+import { addMember, changeRole, removeMember } from "~/team/members.server";
+import { deleteProject, getProjectFor, renameProject } from "~/team/projects.server";
+import { revokeShare } from "~/team/share-links.server";
+import { ago, utc } from "~/components/format";
+import { ActionMessage } from "~/components/ui";
+
+export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
+  const user = await requirePageUser(context.services, request);
+  return pageLoad(async () => ({
+    ...(await settingsData(context.services.sql, user, params.projectId)),
+    project: await getProjectFor(context.services.sql, user, params.projectId),
+    me: user.id,
+    now: new Date(),
+  }));
+};
+
+/** Each form names its intent; each intent is one Team API verb. */
+export const action = async ({ request, params, context }: ActionFunctionArgs) => {
+  const form = formObject(await request.clone().formData());
+  const intent = String(form.intent ?? "");
+  return pageAct(intent, async () => {
+    const { sql } = context.services;
+    const user = await requirePageUser(context.services, request);
+    const p = params.projectId;
+    switch (intent) {
+      case "rename":
+        await renameProject(sql, user, p, { name: form.name });
+        return { ok: true as const, intent, message: "Project renamed." };
+      case "delete-project": {
+        const project = await getProjectFor(sql, user, p);
+        if (form.confirm !== project.name) return { ok: false as const, intent, error: "Type the project's name exactly to confirm." };
+        await deleteProject(sql, user, p);
+        throw redirect("/projects");
+      }
+      case "key-create": {
+        const { api_key } = await createKey(sql, user, p, { name: form.name || undefined });
+        return { ok: true as const, intent, message: "Key created. Copy it now: it is shown only once.", apiKey: api_key };
+      }
+      case "key-revoke":
+        await revokeKey(sql, user, p, String(form.key_id ?? ""));
+        return { ok: true as const, intent, message: "Key revoked; games using it are refused from now on." };
+      case "member-add": {
+        const r = await addMember(sql, user, p, { email: form.email, role: form.role });
+        return {
+          ok: true as const,
+          intent,
+          message: r.temporary_password
+            ? `Created an account for ${r.member.email}. Hand over this temporary password (shown once); they can change it under Account.`
+            : `Added ${r.member.email}.`,
+          temporaryPassword: r.temporary_password,
+        };
+      }
+      case "member-role":
+        await changeRole(sql, user, p, String(form.user_id ?? ""), { role: form.role });
+        return { ok: true as const, intent, message: "Role changed." };
+      case "member-remove": {
+        await removeMember(sql, user, p, String(form.user_id ?? ""));
+        if (form.user_id === user.id) throw redirect("/projects");
+        return { ok: true as const, intent, message: "Member removed." };
+      }
+      case "share-revoke":
+        await revokeShare(sql, user, p, String(form.link_id ?? ""));
+        return { ok: true as const, intent, message: "Share link revoked." };
+      default:
+        return { ok: false as const, intent, error: "Unknown action." };
+    }
+  });
+};
+
+const Hidden = ({ intent, ...fields }: { intent: string } & Record<string, string>) => (
+  <>
+    <input type="hidden" name="intent" value={intent} />
+    {Object.entries(fields).map(([k, v]) => <input key={k} type="hidden" name={k} value={v} />)}
+  </>
+);
+
+export default function Settings() {
+  const { role, keys, members, links, project, me, now } = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>();
+  const manager = role === "owner" || role === "admin";
+  const base = `/projects/${useParams().projectId}`;
+  const secret = result && "apiKey" in result ? result.apiKey : undefined;
+  const temp = result && "temporaryPassword" in result ? result.temporaryPassword : undefined;
+  return (
+    <>
+      <section className="panel">
+        <h2 style={{ marginTop: 0 }}>API keys</h2>
+        {manager ? (
+          <>
+            <p className="muted small">Games send events with a key in the <code>x-api-key</code> header. Keep several active keys to rotate without downtime: create the new one, deploy it, revoke the old one.</p>
+            <ActionMessage data={result} intent="key-create" />
+            <ActionMessage data={result} intent="key-revoke" />
+            {secret ? <code className="secret" data-testid="new-api-key">{secret}</code> : null}
+            <table>
+              <thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th><th>State</th><th /></tr></thead>
+              <tbody>
+                {keys.map((k) => (
+                  <tr key={k.id}>
+                    <td>{k.name ?? <span className="muted">unnamed</span>}</td>
+                    <td><code>{k.prefix}…</code></td>
+                    <td className="small">{utc(k.created_at)}</td>
+                    <td className="small">{ago(k.last_used_at, now)}</td>
+                    <td className="small">{k.revoked_at ? `revoked ${utc(k.revoked_at)}` : "active"}</td>
+                    <td>
+                      {!k.revoked_at ? (
+                        <Form method="post" className="inline">
+                          <Hidden intent="key-revoke" key_id={k.id} />
+                          <button className="danger" type="submit">Revoke</button>
+                        </Form>
+                      ) : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Form method="post" className="row" style={{ marginTop: 12 }}>
+              <Hidden intent="key-create" />
+              <input name="name" placeholder="Key name (optional)" maxLength={100} aria-label="Key name" />
+              <button type="submit">Create key</button>
+            </Form>
+          </>
+        ) : (
+          <p className="muted">Only owners and admins see and manage API keys.</p>
+        )}
+      </section>
+
+      <section className="panel">
+        <h2 style={{ marginTop: 0 }}>Members</h2>
+        <ActionMessage data={result} intent="member-add" />
+        <ActionMessage data={result} intent="member-role" />
+        <ActionMessage data={result} intent="member-remove" />
+        {temp ? <code className="secret">{temp}</code> : null}
+        <table>
+          <thead><tr><th>Email</th><th>Role</th><th>Since</th><th /></tr></thead>
+          <tbody>
+            {members.map((m) => (
+              <tr key={m.user_id}>
+                <td>{m.email}{m.user_id === me ? <span className="muted"> (you)</span> : null}</td>
+                <td>
+                  {manager && (role === "owner" || m.role !== "owner") ? (
+                    <Form method="post" className="row">
+                      <Hidden intent="member-role" user_id={m.user_id} />
+                      <select name="role" defaultValue={m.role} aria-label={`Role of ${m.email}`}>
+                        {role === "owner" ? <option value="owner">owner</option> : null}
+                        <option value="admin">admin</option>
+                        <option value="member">member</option>
+                      </select>
+                      <button type="submit">Change</button>
+                    </Form>
+                  ) : (
+                    m.role
+                  )}
+                </td>
+                <td className="small">{utc(m.created_at)}</td>
+                <td>
+                  {(manager && (role === "owner" || m.role !== "owner")) || m.user_id === me ? (
+                    <Form method="post" className="inline">
+                      <Hidden intent="member-remove" user_id={m.user_id} />
+                      <button className="danger" type="submit">{m.user_id === me ? "Leave" : "Remove"}</button>
+                    </Form>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {manager ? (
+          <Form method="post" className="row" style={{ marginTop: 12 }}>
+            <Hidden intent="member-add" />
+            <input name="email" type="email" placeholder="teammate@studio.com" required aria-label="Email" />
+            <select name="role" defaultValue="member" aria-label="Role">
+              {role === "owner" ? <option value="owner">owner</option> : null}
+              <option value="admin">admin</option>
+              <option value="member">member</option>
+            </select>
+            <button type="submit">Add member</button>
+          </Form>
+        ) : null}
+        <p className="muted small">Owners manage everything; admins manage keys, members and share links; members read and triage.</p>
+      </section>
+
+      <section className="panel">
+        <h2 style={{ marginTop: 0 }}>Share links</h2>
+        <ActionMessage data={result} intent="share-revoke" />
+        {links.length === 0 ? (
+          <p className="muted">No share links yet. Create them from an issue's page.</p>
+        ) : (
+          <table>
+            <thead><tr><th>Issue</th><th>Role</th><th>Created by</th><th>Expires</th><th>State</th><th /></tr></thead>
+            <tbody>
+              {links.map((l) => {
+                const expired = l.expires_at !== null && new Date(l.expires_at) <= new Date(now);
+                return (
+                  <tr key={l.id}>
+                    <td><Link to={`${base}/issues/${l.group_id}`}>{l.message.slice(0, 80) || l.group_id}</Link></td>
+                    <td>{l.role}</td>
+                    <td className="small">{l.created_by_email ?? "—"}</td>
+                    <td className="small">{l.expires_at ? utc(l.expires_at) : "never"}</td>
+                    <td className="small">{l.revoked_at ? "revoked" : expired ? "expired" : "active"}</td>
+                    <td>
+                      {!l.revoked_at && !expired && (manager || l.created_by === me) ? (
+                        <Form method="post" className="inline">
+                          <Hidden intent="share-revoke" link_id={l.id} />
+                          <button className="danger" type="submit">Revoke</button>
+                        </Form>
+                      ) : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      {manager ? (
+        <section className="panel">
+          <h2 style={{ marginTop: 0 }}>Project</h2>
+          <ActionMessage data={result} intent="rename" />
+          <Form method="post" className="row">
+            <Hidden intent="rename" />
+            <input name="name" defaultValue={project.name} maxLength={200} required aria-label="Project name" />
+            <button type="submit">Rename</button>
+          </Form>
+          {role === "owner" ? (
+            <>
+              <h2>Delete project</h2>
+              <p className="muted small">Deletes the project, its keys and every stored event, issue and chart. This cannot be undone.</p>
+              <ActionMessage data={result} intent="delete-project" />
+              <Form method="post" className="row">
+                <Hidden intent="delete-project" />
+                <input name="confirm" placeholder={`Type "${project.name}" to confirm`} aria-label="Confirm project name" />
+                <button className="danger" type="submit">Delete project</button>
+              </Form>
+            </>
+          ) : null}
+        </section>
+      ) : null}
+    </>
+  );
+}

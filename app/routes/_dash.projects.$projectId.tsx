@@ -1,0 +1,28 @@
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { NavLink, Outlet, useLoaderData } from "@remix-run/react";
+import { requirePageUser } from "~/accounts/sessions.server";
+import { getProjectFor } from "~/team/projects.server";
+import { pageLoad } from "~/dashboard/page.server";
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.project.name ?? "Project"} · Roblox Monitor` }];
+
+export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
+  const user = await requirePageUser(context.services, request);
+  return pageLoad(async () => ({ project: await getProjectFor(context.services.sql, user, params.projectId) }));
+};
+
+export default function ProjectLayout() {
+  const { project } = useLoaderData<typeof loader>();
+  const base = `/projects/${project.id}`;
+  return (
+    <>
+      <h1>{project.name}</h1>
+      <nav className="tabs">
+        <NavLink to={base} end className={({ isActive }) => (isActive ? "active" : "")}>Overview</NavLink>
+        <NavLink to={`${base}/issues`} className={({ isActive }) => (isActive ? "active" : "")}>Issues</NavLink>
+        <NavLink to={`${base}/settings`} className={({ isActive }) => (isActive ? "active" : "")}>Settings</NavLink>
+      </nav>
+      <Outlet />
+    </>
+  );
+}

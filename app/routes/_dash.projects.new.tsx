@@ -1,0 +1,59 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { Form, Link, useActionData } from "@remix-run/react";
+import { requirePageUser } from "~/accounts/sessions.server";
+import { createProject } from "~/team/projects.server";
+import { baseUrl } from "~/team/api.server";
+import { formObject, pageAct } from "~/dashboard/page.server";
+import { ActionMessage } from "~/components/ui";
+
+export const meta: MetaFunction = () => [{ title: "New project · Roblox Monitor" }];
+
+export const loader = async ({ request, context }: LoaderFunctionArgs) => {
+  await requirePageUser(context.services, request);
+  return null;
+};
+
+/** Creates the project and shows its first API key, once: only a hash is kept. */
+export const action = ({ request, context }: ActionFunctionArgs) =>
+  pageAct("create", async () => {
+    const { services } = context;
+    const user = await requirePageUser(services, request);
+    const { project, api_key } = await createProject(services.sql, user, formObject(await request.formData()));
+    return { ok: true as const, project: { id: project.id, name: project.name }, apiKey: api_key, base: baseUrl(services, request) };
+  });
+
+export default function NewProject() {
+  const result = useActionData<typeof action>();
+  if (result && "apiKey" in result) {
+    const curl = `curl -X POST ${result.base}/api/ingest \\
+  -H "content-type: application/json" \\
+  -H "x-api-key: ${result.apiKey}" \\
+  -d '{"message": "Hello from my game", "level": "error", "stack_trace": "ServerScriptService.Main:1"}'`;
+    return (
+      <div className="panel">
+        <h1>{result.project.name} is ready</h1>
+        <p>This is the project's API key. <strong>It is shown only this once</strong>; copy it into your game's server script now (you can create more keys in the settings later).</p>
+        <code className="secret" data-testid="api-key">{result.apiKey}</code>
+        <h2>Send a first event</h2>
+        <pre>{curl}</pre>
+        <p>
+          <Link className="button primary" to={`/projects/${result.project.id}`}>Open the project</Link>
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div className="panel stack" style={{ maxWidth: 520 }}>
+      <h1>New project</h1>
+      <p className="muted">One project per game (or per experience you want to track separately).</p>
+      <ActionMessage data={result} />
+      <Form method="post">
+        <label htmlFor="name">Name</label>
+        <input id="name" name="name" required maxLength={200} placeholder="My Roblox game" />
+        <p>
+          <button className="primary" type="submit">Create project</button>
+        </p>
+      </Form>
+    </div>
+  );
+}

@@ -1,0 +1,29 @@
+import type { LoaderFunctionArgs } from "@remix-run/node";
+import { Form, Link, Outlet, useLoaderData } from "@remix-run/react";
+import { requirePageUser } from "~/accounts/sessions.server";
+
+/** The signed-in frame. Every child loader checks the session itself too (loaders run in parallel). */
+export const loader = async ({ request, context }: LoaderFunctionArgs) => {
+  const user = await requirePageUser(context.services, request);
+  return { user: { id: user.id, email: user.email } };
+};
+
+export default function Dashboard() {
+  const { user } = useLoaderData<typeof loader>();
+  return (
+    <>
+      <header className="topbar">
+        <Link to="/projects" className="brand">Roblox Monitor</Link>
+        <Link to="/projects">Projects</Link>
+        <span className="spacer" />
+        <Link to="/account">{user.email}</Link>
+        <Form method="post" action="/logout">
+          <button type="submit">Sign out</button>
+        </Form>
+      </header>
+      <div className="page">
+        <Outlet />
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,49 @@
+import { redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
+import { Form, useActionData, useSearchParams } from "@remix-run/react";
+import { assertSameOrigin } from "~/accounts/csrf.server";
+import { authenticator } from "~/accounts/login.server";
+import { currentUser, startSession } from "~/accounts/sessions.server";
+import { setupNeeded } from "~/accounts/users.server";
+import { pageAct, safeNext } from "~/dashboard/page.server";
+import { ActionMessage } from "~/components/ui";
+
+export const meta: MetaFunction = () => [{ title: "Sign in · Roblox Monitor" }];
+
+export const loader = async ({ request, context }: LoaderFunctionArgs) => {
+  const { services } = context;
+  if (await setupNeeded(services.sql)) throw redirect("/setup");
+  if (await currentUser(services, request)) throw redirect(safeNext(new URL(request.url).searchParams.get("next")));
+  return null;
+};
+
+/** remix-auth's form strategy over the same credential check (and failed-login limit) as the Team API. */
+export const action = ({ request, context }: ActionFunctionArgs) =>
+  pageAct("login", async () => {
+    const { services, clientAddress } = context;
+    assertSameOrigin(request, services.config.publicUrl);
+    const user = await authenticator(services, clientAddress).authenticate("form", request);
+    const next = safeNext(new URL(request.url).searchParams.get("next"));
+    throw redirect(next, { headers: { "Set-Cookie": await startSession(services, request, user.id) } });
+  });
+
+export default function Login() {
+  const result = useActionData<typeof action>();
+  const [params] = useSearchParams();
+  return (
+    <main className="narrow">
+      <div className="panel stack">
+        <h1>Sign in</h1>
+        <ActionMessage data={result} />
+        <Form method="post" action={`/login${params.get("next") ? `?next=${encodeURIComponent(params.get("next")!)}` : ""}`}>
+          <label htmlFor="email">Email</label>
+          <input id="email" name="email" type="email" autoComplete="username" required />
+          <label htmlFor="password">Password</label>
+          <input id="password" name="password" type="password" autoComplete="current-password" required />
+          <p>
+            <button className="primary" type="submit">Sign in</button>
+          </p>
+        </Form>
+      </div>
+    </main>
+  );
+}
