@@ -173,12 +173,17 @@ const QUERIES = [
   { name: "errors grouped search", path: `/api/v1/errors?grouped=true&search=${SEARCH}`, target: false },
 ];
 
-/** Waits (at most a minute) until no statement is running in the bench database, so phases do not overlap. */
+/**
+ * Waits (at most a minute) until no statement has run in the bench database for a second, so phases do
+ * not overlap: requests a load client gave up on may still be queued in the server's writer.
+ */
 async function quiesce(sql: Sql) {
+  let idle = 0;
   for (const until = performance.now() + 60_000; performance.now() < until; await sleep(250)) {
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend'`;
-    if (n === 0) return;
+      where datname = current_database() and state in ('active', 'idle in transaction') and pid <> pg_backend_pid() and backend_type = 'client backend'`;
+    idle = n === 0 ? idle + 1 : 0;
+    if (idle >= 4) return;
   }
   log("warning: statements still running in the database after 60 s");
 }
