@@ -71,8 +71,8 @@ const STALE = "30 minutes";
 
 /**
  * Claims the project's scan slot for a new scan id, or returns undefined when a live scan holds it
- * (the 409). A failed scan resumes from its cursor with its counters unless `restart`; a finished
- * one starts over.
+ * (the 409). An unfinished scan (failed, or running in a process that died) resumes from its cursor
+ * with its counters unless `restart`; a finished one starts over.
  */
 export async function claimSync(sql: Sql, projectId: string, scanId: string, restart: boolean): Promise<SyncRow | undefined> {
   const [row] = await sql<SyncRow[]>`
@@ -84,13 +84,13 @@ export async function claimSync(sql: Sql, projectId: string, scanId: string, res
       error = null,
       finished_at = null,
       updated_at = now(),
-      cursor = case when s.state = 'failed' and not ${restart} then s.cursor end,
-      pages = case when s.state = 'failed' and not ${restart} then s.pages else 0 end,
-      scanned = case when s.state = 'failed' and not ${restart} then s.scanned else 0 end,
-      stored = case when s.state = 'failed' and not ${restart} then s.stored else 0 end,
-      skipped = case when s.state = 'failed' and not ${restart} then s.skipped else 0 end,
-      failed = case when s.state = 'failed' and not ${restart} then s.failed else 0 end,
-      started_at = case when s.state = 'failed' and not ${restart} and s.cursor is not null then s.started_at else now() end
+      cursor = case when s.state <> 'succeeded' and not ${restart} then s.cursor end,
+      pages = case when s.state <> 'succeeded' and not ${restart} then s.pages else 0 end,
+      scanned = case when s.state <> 'succeeded' and not ${restart} then s.scanned else 0 end,
+      stored = case when s.state <> 'succeeded' and not ${restart} then s.stored else 0 end,
+      skipped = case when s.state <> 'succeeded' and not ${restart} then s.skipped else 0 end,
+      failed = case when s.state <> 'succeeded' and not ${restart} then s.failed else 0 end,
+      started_at = case when s.state <> 'succeeded' and not ${restart} and s.cursor is not null then s.started_at else now() end
     where s.state not in ('queued', 'running') or s.updated_at < now() - ${STALE}::interval
     returning ${SYNC_COLUMNS(sql)}`;
   return row;

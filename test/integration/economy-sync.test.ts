@@ -230,6 +230,41 @@ describe("/api/economy/sync", () => {
     }
   });
 
+  it("lets a new scan replace one whose process died (no progress for 30 minutes)", async () => {
+    const owner = await makeUser(app.sql);
+    const p = await makeProject(app.sql, owner.id, [], "Crashed Game");
+    const cookie = await login(app, owner.email);
+    await call(app, "PUT", "/api/economy/key", { body: { ...keyBody(), project_id: p.projectId }, cookie });
+    await app.sql`
+      insert into economy_sync (project_id, scan_id, state, cursor, updated_at)
+      values (${p.projectId}, gen_random_uuid(), 'running', 'tok', now() - interval '10 minutes')`;
+    expect((await call(app, "POST", "/api/economy/sync", { body: { project_id: p.projectId }, headers: internal })).status).toBe(409);
+    await app.sql`update economy_sync set updated_at = now() - interval '31 minutes' where project_id = ${p.projectId}`;
+    // it resumes from the dead scan's cursor: this one is not a token Open Cloud issued, so it fails clearly
+    const resumed = await call(app, "POST", "/api/economy/sync", { body: { project_id: p.projectId }, headers: internal });
+    expect(resumed.status).toBe(202);
+    for (let i = 0; ; i++) {
+      const s = (await call(app, "GET", `/api/economy/sync?project_id=${p.projectId}`, { headers: internal })).body;
+      if (s.state === "failed") {
+        expect(s.error).toMatch(/400 INVALID_ARGUMENT/);
+        break;
+      }
+      if (i > 300) throw new Error("scan did not fail");
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const r = await call(app, "POST", "/api/economy/sync", { body: { project_id: p.projectId, restart: true }, headers: internal });
+    expect(r.status).toBe(202);
+    for (let i = 0; i < 300; i++) {
+      const s = (await call(app, "GET", `/api/economy/sync?project_id=${p.projectId}`, { headers: internal })).body;
+      if (s.state === "succeeded") {
+        expect(s).toMatchObject({ job_id: r.body.job_id, scanned: 37 });
+        return;
+      }
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    throw new Error("scan did not finish");
+  });
+
   it("answers 409 when no key is configured, and 404 for an unknown project", async () => {
     const del = await call(app, "DELETE", `/api/economy/key?project_id=${projectId}`, { cookie: cookies.owner });
     expect(del.body).toEqual({ deleted: true });
