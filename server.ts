@@ -13,6 +13,7 @@ import { openDatabase, type Database } from "./db/connect.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import { createServices, type Services } from "./app/services.server.js";
 import { startJobs, stopJobs } from "./jobs/boss.js";
+import { startAlertWorker } from "./jobs/alerts.js";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
@@ -39,6 +40,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     });
   }
   const services = createServices(config, db.sql, boss);
+  if (boss) await startAlertWorker(boss, { sql: db.sql, config });
   await services.apiKeys.listen();
 
   const app = express();
@@ -86,6 +88,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       await closed;
       clearTimeout(force);
       await services.writer.drain();
+      await services.alerts.drain();
       if (boss) await stopJobs(boss, { timeoutMs: 10_000 });
       await vite?.close();
       if (!opts.database) await db.close();
