@@ -27,6 +27,8 @@ const EnvSchema = z.object({
   NOTIFICATION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   RETENTION_DAYS: int(30, 1, 3650),
   MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
+  // a push of 100 whole profiles (inventories included) easily passes 1 MiB
+  ECONOMY_MAX_BODY_BYTES: int(8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   THROTTLE_LIMIT: int(30, 1, 100000),
   THROTTLE_WINDOW_SECONDS: int(60, 1, 86400),
   API_KEY_CACHE_SECONDS: int(60, 0, 3600),
@@ -61,6 +63,7 @@ export type Config = {
   notificationSecret: string;
   retentionDays: number;
   maxBodyBytes: number;
+  economyMaxBodyBytes: number;
   throttleLimit: number;
   throttleWindowSeconds: number;
   apiKeyCacheSeconds: number;
@@ -108,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     notificationSecret: e.NOTIFICATION_SECRET ?? generated!.notificationSecret,
     retentionDays: e.RETENTION_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    economyMaxBodyBytes: e.ECONOMY_MAX_BODY_BYTES,
     throttleLimit: e.THROTTLE_LIMIT,
     throttleWindowSeconds: e.THROTTLE_WINDOW_SECONDS,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,

@@ -13,6 +13,6 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     if (request.method !== "POST") throw methodNotAllowed(["POST"]);
     const { services } = context;
     const { projectId } = await services.apiKeys.projectFor(request);
-    const body = await readJson(request, services.config.maxBodyBytes);
+    const body = await readJson(request, services.config.economyMaxBodyBytes);
     return json(await pushBalances(services, projectId, body));
   });

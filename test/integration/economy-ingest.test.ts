@@ -182,6 +182,17 @@ describe("POST /api/economy/ingest", () => {
       ]);
     });
 
+    it("accepts 100 large profiles past the general 1 MiB limit, and answers 413 past its own", async () => {
+      const inventory = Array.from({ length: 400 }, (_, i) => ({ Item: `Sword of Testing ${i}`, Durability: 100, Enchant: "none" }));
+      const players = Array.from({ length: 100 }, (_, i) => ({ user_id: 30_000 + i, profile: profile(i, 0, 0, { Inventory: inventory }) }));
+      const body = JSON.stringify({ players });
+      expect(body.length).toBeGreaterThan(2 * 1024 * 1024);
+      expect((await push(body)).body).toEqual({ stored: 100, skipped: 0 });
+      const huge = JSON.stringify({ players, pad: "x".repeat(8 * 1024 * 1024) });
+      const r = await push(huge);
+      expectErrorBody(r, 413, "payload_too_large");
+    });
+
     it("answers 415 for a body that is not JSON-typed", async () => {
       const res = await app.request("/api/economy/ingest", {
         method: "POST",
