@@ -1,10 +1,23 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test as base, type Page } from "@playwright/test";
+import { startFreshServer } from "./support/fresh-server";
 
 /**
  * The team's morning in a real Chromium: first-run setup, sign-in, a project with its key shown
  * once, events sent through the public API showing up, triage from the issue page, share links
  * opened by someone without an account, sign-out. Screenshots land in e2e/artifacts/.
  */
+// this spec starts from an empty database: the first-run setup page only exists while no user does
+const test = base.extend<object, { fresh: { url: string } }>({
+  fresh: [
+    async ({}, use) => {
+      const server = await startFreshServer();
+      await use(server);
+      await server.close();
+    },
+    { scope: "worker" },
+  ],
+  baseURL: async ({ fresh }, use) => use(fresh.url),
+});
 test.describe.configure({ mode: "serial" });
 
 const EMAIL = "lead@studio.test";
