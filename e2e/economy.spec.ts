@@ -33,7 +33,7 @@ test("economy overview and player page", async ({ page }) => {
   expect(login.status()).toBe(200);
 
   await page.goto(`/projects/${projectId}/economy`);
-  await expect(page.getByRole("heading", { name: "Economy" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Economy", exact: true })).toBeVisible();
   await expect(page.getByTestId("player-count")).toHaveText("3");
   await expect(page.getByTestId("money-supply")).toHaveText("5,003,678");
   await expect(page.getByRole("img", { name: "Money supply per day" })).toBeVisible();
