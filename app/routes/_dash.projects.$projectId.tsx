@@ -20,6 +20,8 @@ export default function ProjectLayout() {
       <nav className="tabs">
         <NavLink to={base} end className={({ isActive }) => (isActive ? "active" : "")}>Overview</NavLink>
         <NavLink to={`${base}/issues`} className={({ isActive }) => (isActive ? "active" : "")}>Issues</NavLink>
+        <NavLink to={`${base}/economy`} className={({ isActive }) => (isActive ? "active" : "")}>Economy</NavLink>
+        <NavLink to={`${base}/alerts`} className={({ isActive }) => (isActive ? "active" : "")}>Alerts</NavLink>
         <NavLink to={`${base}/settings`} className={({ isActive }) => (isActive ? "active" : "")}>Settings</NavLink>
       </nav>
       <Outlet />
