@@ -37,8 +37,6 @@ export type WriteResult = { stored: boolean[]; groups: TouchedGroup[] };
 export type ThrottleRule = { limit: number; windowSeconds: number };
 
 const RANK: Record<Level, number> = { error: 3, warn: 2, info: 1 };
-const MINUTE = 60_000;
-const HOUR = 3_600_000;
 
 type GroupAgg = {
   project_id: string;
@@ -87,14 +85,6 @@ function aggregateGroups(rows: EventRow[]): GroupAgg[] {
   );
 }
 
-function sumBy<T>(items: T[], key: (t: T) => string, value: (t: T) => number): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const t of items) {
-    const k = key(t);
-    m.set(k, (m.get(k) ?? 0) + value(t));
-  }
-  return m;
-}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -103,8 +93,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * throttle, traces and rollups. Returns which events were stored as rows and the groups touched.
  *
  * Lock order is the same in every transaction (groups by fingerprint, then users, traces and rollups
- * by key), and the throttle counts the window only after the group rows are locked, so concurrent
- * transactions on one fingerprint see each other's rows.
+ * by key), and the throttle reads the window only after the group rows are locked, so concurrent
+ * transactions on one fingerprint (from any instance) see each other's stores.
  */
 export async function writeEvents(sql: Sql, rows: EventRow[], throttle: ThrottleRule): Promise<WriteResult> {
   if (rows.length === 0) return { stored: [], groups: [] };
@@ -153,68 +143,51 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
       ts: iso(e.timestamp),
     }));
 
-    const pending: Promise<unknown>[] = [];
-
-    // Distinct users per group (user_count) and each user's latest occurrence (affected_users).
-    const withUser = events.filter((e) => e.user_id !== null);
-    if (withUser.length) {
-      const pairs = [...new Map(withUser.map((e) => [`${e.project_id}|${e.group_id}|${e.user_id}`, e])).values()].map((e) => ({
-        p: e.project_id,
-        g: e.group_id,
-        u: e.user_id,
-      }));
-      const latest = new Map<string, { p: string; u: string; ts: string }>();
-      for (const e of withUser) {
-        const k = `${e.project_id}|${e.user_id}`;
-        const cur = latest.get(k);
-        if (!cur || cur.ts < e.ts) latest.set(k, { p: e.project_id, u: e.user_id!, ts: e.ts });
-      }
-      pending.push(tx`
-        with ins as (
-          insert into group_users (project_id, group_id, user_id)
-          select p, g, u from json_to_recordset(${tx.json(pairs as never)}::json) as t(p uuid, g uuid, u bigint)
-          order by p, g, u
-          on conflict do nothing
-          returning project_id, group_id
-        ), bump as (
-          update error_groups eg set user_count = eg.user_count + c.n
-          from (select project_id, group_id, count(*) as n from ins group by 1, 2) c
-          where eg.project_id = c.project_id and eg.id = c.group_id
-        )
-        insert into project_users as pu (project_id, user_id, last_seen)
-        select p, u, ts from json_to_recordset(${tx.json([...latest.values()] as never)}::json) as t(p uuid, u bigint, ts timestamptz)
-        order by p, u
-        on conflict (project_id, user_id) do update set last_seen = excluded.last_seen
-        where pu.last_seen < excluded.last_seen`);
-    }
-
-    // Raw rows: traced events always; untraced ones only while the group's rolling window has room.
-    // The window is counted in this statement, after the group locks above were taken.
-    const storedRows = tx<{ seq: number }[]>`
+    // Everything else in one statement, run after the group locks above were taken. Each part locks
+    // its rows in key order (users, traces, rollups), and the group row is written once more at most.
+    //  - group_users / project_users: distinct users per group, and each user's latest occurrence to
+    //    the minute (a write is skipped while the stored time is less than a minute older);
+    //  - the throttle: a group's free places are the limit minus its stored untraced rows received in
+    //    the window (their times live in the locked group row); untraced events take them in arrival
+    //    order (row_number), traced events are always kept;
+    //  - traces, and occurrences per group and level by minute and by hour (stats read only these).
+    const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
+    const kept = await tx<{ seq: number }[]>`
       with input as (
         select * from json_to_recordset(${tx.json(events as never)}::json) as t(
           seq int, project_id uuid, group_id uuid, message text, level text, stack_trace text, user_id bigint,
           player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
           context jsonb, tags jsonb, count int, ts timestamptz)
+      ), new_pairs as (
+        insert into group_users (project_id, group_id, user_id)
+        select distinct project_id, group_id, user_id from input where user_id is not null
+        order by 1, 2, 3
+        on conflict do nothing
+        returning project_id, group_id
+      ), seen_users as (
+        insert into project_users as pu (project_id, user_id, last_seen)
+        select project_id, user_id, max(ts) from input where user_id is not null
+        group by 1, 2 order by 1, 2
+        on conflict (project_id, user_id) do update set last_seen = excluded.last_seen
+        where pu.last_seen < excluded.last_seen - interval '1 minute'
       ), used as (
-        select k.project_id, k.group_id,
-          (select count(*) from (
-             select 1 from events e
-             where e.project_id = k.project_id and e.group_id = k.group_id and e.trace_id is null
-               and e.received_at > now() - make_interval(secs => ${throttle.windowSeconds})
-             limit ${throttle.limit}) w) as n
+        select g.project_id, g.id as group_id,
+          (select count(*) from unnest(g.throttle_times) t where t > now() - ${window}) as n
         from (select distinct project_id, group_id from input where trace_id is null) k
+        join error_groups g on g.project_id = k.project_id and g.id = k.group_id
       ), ranked as (
         select i.*, row_number() over (partition by i.project_id, i.group_id order by i.seq) as rn
         from input i where i.trace_id is null
       ), kept as (
-        select * from input where trace_id is not null
+        select seq, project_id, group_id, message, level, stack_trace, user_id, player_name, trace_id,
+          job_id, place_id, game_version, environment, context, tags, count, ts
+        from input where trace_id is not null
         union all
         select r.seq, r.project_id, r.group_id, r.message, r.level, r.stack_trace, r.user_id, r.player_name, r.trace_id,
           r.job_id, r.place_id, r.game_version, r.environment, r.context, r.tags, r.count, r.ts
         from ranked r join used u on u.project_id = r.project_id and u.group_id = r.group_id
         where r.rn + u.n <= ${throttle.limit}
-      ), ins as (
+      ), stored as (
         insert into events (project_id, group_id, message, level, stack_trace, user_id, player_name, trace_id,
           job_id, place_id, game_version, environment, context, tags, count, "timestamp")
         select project_id, group_id, message, level, stack_trace, user_id, player_name, trace_id,
@@ -222,62 +195,43 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
           case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
           count, ts
         from kept order by seq
-      ), bump as (
-        update error_groups eg set stored_count = eg.stored_count + c.n
-        from (select project_id, group_id, count(*) as n from kept group by 1, 2) c
-        where eg.project_id = c.project_id and eg.id = c.group_id
-      )
-      select seq from kept`;
-    pending.push(storedRows);
-
-    const traced = events.filter((e) => e.trace_id !== null);
-    if (traced.length) {
-      const traces = new Map<string, { p: string; t: string; first: string; last: string; n: number; groups: Set<string> }>();
-      for (const e of traced) {
-        const k = `${e.project_id}|${e.trace_id}`;
-        const cur = traces.get(k);
-        if (!cur) traces.set(k, { p: e.project_id, t: e.trace_id!, first: e.ts, last: e.ts, n: 1, groups: new Set([e.group_id]) });
-        else {
-          cur.n += 1;
-          if (e.ts < cur.first) cur.first = e.ts;
-          if (e.ts > cur.last) cur.last = e.ts;
-          cur.groups.add(e.group_id);
-        }
-      }
-      const list = [...traces.values()].map((t) => ({ ...t, groups: [...t.groups] }));
-      pending.push(tx`
+      ), traced as (
         insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
-        select p, t, first, last, n, array(select json_array_elements_text(groups)::uuid)
-        from json_to_recordset(${tx.json(list as never)}::json) as x(p uuid, t uuid, first timestamptz, last timestamptz, n bigint, groups json)
-        order by p, t
+        select project_id, trace_id, min(ts), max(ts), count(*), array_agg(distinct group_id order by group_id)
+        from input where trace_id is not null
+        group by 1, 2 order by 1, 2
         on conflict (project_id, trace_id) do update set
           first_seen = least(tr.first_seen, excluded.first_seen),
           last_seen = greatest(tr.last_seen, excluded.last_seen),
           event_count = tr.event_count + excluded.event_count,
-          group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)`);
-    }
-
-    // Rollups by occurrence time, per group and level: stats read these, never the raw rows.
-    const bucketRows = (size: number) =>
-      [...sumBy(events, (e) => `${e.project_id}|${Math.floor(Date.parse(e.ts) / size) * size}|${e.group_id}|${e.level}`, (e) => e.count)]
-        .map(([k, c]) => {
-          const [p, b, g, l] = k.split("|");
-          return { p, b: iso(Number(b)), g, l, c };
-        });
-    pending.push(tx`
-      with m as (
+          group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
+      ), by_minute as (
         insert into rollup_minute as r (project_id, bucket, group_id, level, count)
-        select p, b, g, l, c from json_to_recordset(${tx.json(bucketRows(MINUTE) as never)}::json) as x(p uuid, b timestamptz, g uuid, l text, c bigint)
-        order by p, b, g, l
+        select project_id, date_trunc('minute', ts), group_id, level, sum(count) from input
+        group by 1, 2, 3, 4 order by 1, 2, 3, 4
         on conflict (project_id, bucket, group_id, level) do update set count = r.count + excluded.count
+      ), by_hour as (
+        insert into rollup_hour as r (project_id, bucket, group_id, level, count)
+        select project_id, date_trunc('hour', ts), group_id, level, sum(count) from input
+        group by 1, 2, 3, 4 order by 1, 2, 3, 4
+        on conflict (project_id, bucket, group_id, level) do update set count = r.count + excluded.count
+      ), bump as (
+        update error_groups g set
+          user_count = g.user_count + coalesce(nu.n, 0),
+          stored_count = g.stored_count + coalesce(k.n, 0),
+          throttle_times = case when coalesce(k.untraced, 0) = 0 then g.throttle_times
+            else array(select t from unnest(g.throttle_times) t where t > now() - ${window}) || array_fill(now(), array[k.untraced::int]) end
+        from (select distinct project_id, group_id from input) a
+        left join (select project_id, group_id, count(*) as n from new_pairs group by 1, 2) nu
+          on nu.project_id = a.project_id and nu.group_id = a.group_id
+        left join (select project_id, group_id, count(*) as n, count(*) filter (where trace_id is null) as untraced
+                   from kept group by 1, 2) k
+          on k.project_id = a.project_id and k.group_id = a.group_id
+        where g.project_id = a.project_id and g.id = a.group_id and (nu.n is not null or k.n is not null)
       )
-      insert into rollup_hour as r (project_id, bucket, group_id, level, count)
-      select p, b, g, l, c from json_to_recordset(${tx.json(bucketRows(HOUR) as never)}::json) as x(p uuid, b timestamptz, g uuid, l text, c bigint)
-      order by p, b, g, l
-      on conflict (project_id, bucket, group_id, level) do update set count = r.count + excluded.count`);
+      select seq from kept`;
 
-    await Promise.all(pending);
-    const kept = new Set((await storedRows).map((r) => r.seq));
-    return { stored: rows.map((_, i) => kept.has(i)), groups: touched };
+    const keptSeqs = new Set(kept.map((r) => r.seq));
+    return { stored: rows.map((_, i) => keptSeqs.has(i)), groups: touched };
   });
 }

@@ -1,32 +1,50 @@
 import type { Sql } from "./client.js";
 
 export type Timeframe = "1h" | "24h" | "7d" | "30d";
-const WINDOWS: Record<Timeframe, { ms: number; table: "rollup_minute" | "rollup_hour"; unit: "minute" | "hour" }> = {
-  "1h": { ms: 3_600_000, table: "rollup_minute", unit: "minute" },
-  "24h": { ms: 86_400_000, table: "rollup_minute", unit: "minute" },
-  "7d": { ms: 7 * 86_400_000, table: "rollup_hour", unit: "hour" },
-  "30d": { ms: 30 * 86_400_000, table: "rollup_hour", unit: "hour" },
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const WINDOWS: Record<Timeframe, { ms: number; unit: "minute" | "hour" }> = {
+  "1h": { ms: HOUR, unit: "minute" },
+  "24h": { ms: 24 * HOUR, unit: "minute" },
+  "7d": { ms: 7 * 24 * HOUR, unit: "hour" },
+  "30d": { ms: 30 * 24 * HOUR, unit: "hour" },
 };
+
+/**
+ * The rollup cells (group, level, count) covering [start, now]. Minute-precise windows read minute
+ * buckets only up to the first whole hour and hourly buckets from there on, so a 24h window reads at
+ * most 60 + 24 buckets per group, however many events they hold.
+ */
+function windowCells(sql: Sql, projectId: string, start: number, unit: "minute" | "hour") {
+  if (unit === "hour") {
+    const from = new Date(Math.floor(start / HOUR) * HOUR);
+    return sql`select group_id, level, count from rollup_hour where project_id = ${projectId} and bucket >= ${from}`;
+  }
+  const from = Math.floor(start / MINUTE) * MINUTE;
+  const hourEdge = Math.ceil(from / HOUR) * HOUR;
+  return sql`
+    select group_id, level, count from rollup_minute
+    where project_id = ${projectId} and bucket >= ${new Date(from)} and bucket < ${new Date(hourEdge)}
+    union all
+    select group_id, level, count from rollup_hour where project_id = ${projectId} and bucket >= ${new Date(hourEdge)}`;
+}
 
 /**
  * Window figures from the rollups (never from raw rows). The window ends now; its start rounds down
  * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d.
- * open_groups and affected_users are exact: a group or user occurred in the window iff its latest
- * occurrence is inside it.
+ * open_groups is exact (a group occurred in the window iff its last_seen is inside it); so is
+ * affected_users, to the minute (each user's latest occurrence is kept to the minute).
  */
 export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date()) {
   const w = WINDOWS[timeframe];
   const start = new Date(now.getTime() - w.ms);
-  const bucketStart = sql`date_trunc(${w.unit}, ${start}::timestamptz)`;
-  const table = sql(w.table);
+  const cells = windowCells(sql, projectId, start.getTime(), w.unit);
   const [levels, top, [{ open_groups }], [{ affected_users }]] = await Promise.all([
     sql<{ level: string; count: number }[]>`
-      select level, sum(count)::bigint as count from ${table}
-      where project_id = ${projectId} and bucket >= ${bucketStart} group by level`,
+      select level, sum(count)::bigint as count from (${cells}) c group by level`,
     sql`
       select g.id, g.message, s.count, g.last_seen, g.level, g.status
-      from (select group_id, sum(count)::bigint as count from ${table}
-            where project_id = ${projectId} and bucket >= ${bucketStart} group by group_id) s
+      from (select group_id, sum(count)::bigint as count from (${cells}) c group by group_id) s
       join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
       order by s.count desc, g.last_seen desc, g.id desc limit 10`,
     sql<{ open_groups: number }[]>`

@@ -45,12 +45,14 @@ create table error_groups (
   created_at timestamptz not null default now(),
   regressed_at timestamptz,
   resolved_at timestamptz,
+  -- receive times of the untraced rows stored in the current throttle window (at most the limit)
+  throttle_times timestamptz[] not null default '{}',
   primary key (project_id, id),
   unique (project_id, fingerprint)
-);
-create index error_groups_last_seen on error_groups (project_id, last_seen desc, id desc);
-create index error_groups_first_seen on error_groups (project_id, first_seen desc, id desc);
-create index error_groups_count on error_groups (project_id, count desc, id desc);
+) with (fillfactor = 70);
+-- Only the key and fingerprint are indexed: every ingest updates count, last_seen and the throttle
+-- times, and with no index on those columns the update stays HOT (no index writes, no index bloat).
+-- A project's groups are few enough to filter and sort from the primary key.
 
 create table events (
   project_id uuid not null,
@@ -75,8 +77,6 @@ create table events (
 );
 create index events_timestamp on events (project_id, "timestamp" desc, id desc);
 create index events_group on events (project_id, group_id, "timestamp" desc, id desc);
--- the throttle counts the untraced rows of one group received in the last window
-create index events_throttle on events (project_id, group_id, received_at) where trace_id is null;
 create index events_trace on events (project_id, trace_id) where trace_id is not null;
 create index events_user on events (project_id, user_id, "timestamp" desc) where user_id is not null;
 
@@ -88,13 +88,14 @@ create table group_users (
   primary key (project_id, group_id, user_id)
 );
 
--- latest occurrence per user: a user is affected in a window ending now iff last_seen is inside it
+-- latest occurrence per user (kept to the minute): a user is affected in a window ending now iff
+-- last_seen is inside it
 create table project_users (
   project_id uuid not null,
   user_id bigint not null,
   last_seen timestamptz not null,
   primary key (project_id, user_id)
-);
+) with (fillfactor = 80);
 create index project_users_last_seen on project_users (project_id, last_seen);
 
 create table traces (
@@ -115,7 +116,7 @@ create table rollup_minute (
   level text not null,
   count bigint not null,
   primary key (project_id, bucket, group_id, level)
-);
+) with (fillfactor = 80);
 
 create table rollup_hour (
   project_id uuid not null,
@@ -124,5 +125,5 @@ create table rollup_hour (
   level text not null,
   count bigint not null,
   primary key (project_id, bucket, group_id, level)
-);
+) with (fillfactor = 80);
 create index rollup_hour_group on rollup_hour (project_id, group_id, bucket);
