@@ -73,11 +73,12 @@ describe("dashboard pages", () => {
 
   it("refuse owner/admin actions to a member with 403, and let the member triage", async () => {
     const settings = `/projects/${projectId}/settings`;
-    for (const form of [
+    const forms: Record<string, string>[] = [
       { intent: "key-create", name: "sneaky" },
       { intent: "member-add", email: "friend@example.test", role: "admin" },
       { intent: "rename", name: "Mine now" },
-    ]) {
+    ];
+    for (const form of forms) {
       const r = await post(settings, form, cookies.member);
       expect(r.status, form.intent).toBe(403);
     }
