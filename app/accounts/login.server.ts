@@ -54,7 +54,7 @@ async function checkCredentials(services: Services, clientAddress: string, input
     { key: `login:addr:${clientAddress}`, max: config.loginMaxFailures * 3 },
   ];
   const hits = await Promise.all(limits.map((l) => hit(sql, l.key, config.loginWindowSeconds)));
-  if (Math.random() < 0.01) pruneRateLimits(sql).catch(() => {});
+  if (Math.random() < 0.01) pruneRateLimits(sql, Math.max(86_400, config.loginWindowSeconds)).catch(() => {});
   const blocked = hits.filter((h, i) => h.count > limits[i].max);
   if (blocked.length > 0) {
     const retryAfter = Math.max(...blocked.map((h) => h.retryAfterSeconds));

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { getGroup, groupHourlySeries, latestGroupEvents } from "../../db/errors.js";
-import { hit } from "../../db/rate-limits.js";
+import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import { findLiveShareLink } from "../../db/share-links.js";
 import type { Services } from "~/services.server";
 import { ApiError, forbidden, notFound } from "~/http.server";
@@ -15,6 +15,8 @@ const gone = () => notFound("This share link does not exist, was revoked or has 
 async function limit(services: Services, clientAddress: string) {
   const { sql, config } = services;
   const h = await hit(sql, `share:${clientAddress}`, config.shareRateWindowSeconds);
+  // one row per address ever seen; drop the stale ones now and then
+  if (Math.random() < 0.01) pruneRateLimits(sql, Math.max(86_400, config.shareRateWindowSeconds)).catch(() => {});
   if (h.count > config.shareRateLimit) {
     throw new ApiError(429, "rate_limited", `Too many share-link requests; try again in ${h.retryAfterSeconds} seconds.`, undefined, {
       "Retry-After": String(h.retryAfterSeconds),
