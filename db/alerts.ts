@@ -123,9 +123,15 @@ export const listRules = (sql: Sql, projectId: string) =>
 export const listEnabledRules = (sql: Sql, projectId: string) =>
   sql<RuleRow[]>`select * from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0 order by id`;
 
-export async function hasEnabledRules(sql: Sql, projectId: string): Promise<boolean> {
-  const [r] = await sql`select 1 from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0 limit 1`;
-  return r !== undefined;
+/**
+ * What the ingest trigger must enqueue for a project: nothing (no enabled rule with a channel),
+ * only created or regressed groups (new_group/regression rules), or every touched group (frequency).
+ */
+export async function enqueueMode(sql: Sql, projectId: string): Promise<"none" | "changes" | "all"> {
+  const [r] = await sql<{ any: boolean; frequency: boolean }[]>`
+    select count(*) > 0 as any, coalesce(bool_or(trigger = 'frequency'), false) as frequency
+    from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0`;
+  return !r.any ? "none" : r.frequency ? "all" : "changes";
 }
 
 export type RuleFields = {

@@ -1,6 +1,6 @@
 import type PgBoss from "pg-boss";
 import type { Sql } from "../../db/client.js";
-import { hasEnabledRules } from "../../db/alerts.js";
+import { enqueueMode } from "../../db/alerts.js";
 import type { TouchedGroup } from "../../db/events.js";
 
 export const ALERT_QUEUE = "alerts";
@@ -12,14 +12,16 @@ const MAX_FINGERPRINTS = 1000;
  * The ingest's best-effort alert trigger. `add` runs after each committed ingest write and only
  * records fingerprints in memory; every `flushMs` the pending set becomes one pg-boss job per
  * project, so a storm of thousands of requests makes a few jobs a second, not one per request.
- * Projects without an enabled rule are skipped on a cached answer (refreshed every `cacheMs`, and
- * at once when this process changes a rule), which keeps the ingest path free of extra queries.
+ * What a project needs is cached (refreshed every `cacheMs`, and at once when this process changes a
+ * rule), which keeps the ingest path free of extra queries: nothing without an enabled rule; only
+ * created or regressed groups when it has no frequency rule; every touched group otherwise.
  * Nothing here throws into the ingest: failures are logged and the alert is lost, never the event.
  */
 export class AlertEnqueuer {
-  private pending = new Map<string, Set<string>>();
+  /** project -> fingerprint -> whether the group was created or regressed by the write */
+  private pending = new Map<string, Map<string, boolean>>();
   private timer: NodeJS.Timeout | null = null;
-  private rules = new Map<string, { has: boolean; until: number }>();
+  private rules = new Map<string, { mode: "none" | "changes" | "all"; until: number }>();
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -33,11 +35,12 @@ export class AlertEnqueuer {
     const now = Date.now();
     for (const g of groups) {
       if (g.status === "ignored") continue;
+      const changed = g.created || g.regressed;
       const cached = this.rules.get(g.project_id);
-      if (cached && cached.until > now && !cached.has) continue;
-      let set = this.pending.get(g.project_id);
-      if (!set) this.pending.set(g.project_id, (set = new Set()));
-      set.add(g.fingerprint);
+      if (cached && cached.until > now && (cached.mode === "none" || (cached.mode === "changes" && !changed))) continue;
+      let fps = this.pending.get(g.project_id);
+      if (!fps) this.pending.set(g.project_id, (fps = new Map()));
+      fps.set(g.fingerprint, changed || fps.get(g.fingerprint) === true);
     }
     if (this.pending.size > 0 && !this.timer) {
       this.timer = setTimeout(() => {
@@ -63,22 +66,23 @@ export class AlertEnqueuer {
     await this.flushing;
   }
 
-  private async hasRules(projectId: string): Promise<boolean> {
+  private async mode(projectId: string): Promise<"none" | "changes" | "all"> {
     const cached = this.rules.get(projectId);
-    if (cached && cached.until > Date.now()) return cached.has;
-    const has = await hasEnabledRules(this.sql, projectId);
-    this.rules.set(projectId, { has, until: Date.now() + this.opts.cacheMs });
-    return has;
+    if (cached && cached.until > Date.now()) return cached.mode;
+    const mode = await enqueueMode(this.sql, projectId);
+    this.rules.set(projectId, { mode, until: Date.now() + this.opts.cacheMs });
+    return mode;
   }
 
   private async flush(): Promise<void> {
     const batch = this.pending;
     this.pending = new Map();
     await Promise.all(
-      [...batch].map(async ([projectId, set]) => {
+      [...batch].map(async ([projectId, fps]) => {
         try {
-          if (!(await this.hasRules(projectId))) return;
-          const all = [...set].sort();
+          const mode = await this.mode(projectId);
+          if (mode === "none") return;
+          const all = [...fps].filter(([, changed]) => mode === "all" || changed).map(([fp]) => fp).sort();
           for (let i = 0; i < all.length; i += MAX_FINGERPRINTS) {
             const job: AlertJob = { project_id: projectId, fingerprints: all.slice(i, i + MAX_FINGERPRINTS) };
             await this.boss!.send(ALERT_QUEUE, job, { retryLimit: 2, retryDelay: 1, expireInSeconds: 120 });

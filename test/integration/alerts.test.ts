@@ -169,6 +169,40 @@ describe("frequency rule", () => {
   });
 });
 
+describe("the ingest trigger", () => {
+  const jobs = async (projectId: string) =>
+    (await app.sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = 'alerts' and data->>'project_id' = ${projectId}`)[0].n;
+  const storm = async (apiKey: string, message: string) => {
+    const one = { errors: [{ message }] };
+    await Promise.all(Array.from({ length: 10 }, async () => {
+      for (let i = 0; i < 20; i++) await ingest(app, apiKey, one);
+    }));
+  };
+
+  it("coalesces a storm of 200 requests into a handful of jobs per project", async () => {
+    const { projectId, apiKey } = await setup({ trigger: "frequency", threshold_count: 100000, window_minutes: 10 });
+    await storm(apiKey, "Storm error");
+    await sleep(500);
+    const n = await jobs(projectId);
+    expect(n).toBeGreaterThan(0);
+    expect(n).toBeLessThanOrEqual(20);
+  });
+
+  it("enqueues nothing for a project without rules, and only new or regressed groups without a frequency rule", async () => {
+    const none = await setup(null);
+    await storm(none.apiKey, "Unwatched storm");
+    const changes = await setup({ trigger: "new_group" });
+    await ingest(app, changes.apiKey, { errors: [{ message: "Seen once" }] });
+    await sleep(500);
+    const afterFirst = await jobs(changes.projectId);
+    expect(afterFirst).toBe(1);
+    await storm(changes.apiKey, "Seen once");
+    await sleep(500);
+    expect(await jobs(none.projectId)).toBe(0);
+    expect(await jobs(changes.projectId)).toBe(afterFirst);
+  });
+});
+
 describe("ignored groups", () => {
   it("never alert, whatever the rule", async () => {
     const { projectId, apiKey, url, channelId } = await setup(null);
