@@ -22,6 +22,9 @@ import autocannon from "autocannon";
 import postgres from "postgres";
 import { createSql, type Sql } from "../db/client.js";
 import { startEmbeddedPostgres } from "../db/embedded.js";
+import { loadConfig } from "../app/env.server.js";
+import { seal, maskUrl } from "../app/alerts/seal.server.js";
+import { FakeDiscord } from "../test/support/fake-discord.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const envInt = (name: string, def: number) => (process.env[name] ? Math.max(1, Number.parseInt(process.env[name]!, 10) || def) : def);
@@ -240,7 +243,7 @@ async function freshDatabase() {
 }
 
 function childEnv(databaseUrl: string, port = 0): NodeJS.ProcessEnv {
-  return { ...process.env, NODE_ENV: "production" as const, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", JOBS_ENABLED: "true", DATA_DIR: workDir, LOG_REQUESTS: "" };
+  return { ...process.env, NODE_ENV: "production" as const, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", JOBS_ENABLED: "true", DATA_DIR: workDir, LOG_REQUESTS: "", WEBHOOK_ALLOW_PRIVATE: "true" };
 }
 
 async function startService(databaseUrl: string, logFile: string) {
@@ -361,6 +364,23 @@ async function main() {
     const stormBodies = Array.from({ length: 100 }, () => JSON.stringify(event("Storm", 10, 0)));
     const storm = await step("(c) storm: single events, one fingerprint", () => ingest(() => stormBodies[n++ % stormBodies.length]));
 
+    // (c-alerts) the same storm once the project has a new_group and a frequency rule on a (fake) Discord channel
+    const discord = await new FakeDiscord().start();
+    const hook = discord.webhookUrl();
+    const { appSecret } = loadConfig(childEnv(db.url));
+    const pid = ingestProject.project_id;
+    const [channel] = await sql<{ id: string }[]>`insert into alert_channels (project_id, name, kind, url_sealed, url_hint)
+      values (${pid}, 'bench', 'discord', ${seal(appSecret, pid, hook)}, ${maskUrl(hook)}) returning id`;
+    await sql`insert into alert_rules (project_id, name, trigger, threshold_count, window_minutes, channel_ids) values
+      (${pid}, 'new', 'new_group', null, null, ${[channel.id]}::uuid[]), (${pid}, 'spike', 'frequency', 1000, 10, ${[channel.id]}::uuid[])`;
+    await sleep(6000); // the server's per-project "has rules" cache lives 5 s
+    const jobsBefore = Number((await sql`select count(*)::int as n from pgboss.job where name = 'alerts'`)[0].n);
+    const stormAlerts = await step("(c-alerts) storm with alert rules enabled", () => ingest(() => stormBodies[n++ % stormBodies.length]));
+    const alertJobs = Number((await sql`select count(*)::int as n from pgboss.job where name = 'alerts'`)[0].n) - jobsBefore;
+    log(`  ${alertJobs} alert jobs, ${discord.messages.length} Discord message(s) during the run`);
+    await sql`update alert_rules set enabled = false where project_id = ${pid}`; // the later scenarios run without alerts
+    await discord.close();
+
     const batches = Array.from({ length: 50 }, (_, b) => batch((i) => event(`Batch${(b * 100 + i) % FINGERPRINTS}`, 10, b * 100 + i)));
     const batched = await step("(d) batches of 100 over 1,000 fingerprints", () => ingest(() => batches[n++ % batches.length]));
 
@@ -382,6 +402,7 @@ async function main() {
       { scenario: "(a) ceiling GET /api/ingest", figure: `${fmt(ceiling.rps)} req/s`, detail: health(ceiling), ratio: "1.00", target: "", result: "" },
       { scenario: "(b) single event, 1k fingerprints", figure: `${fmt(single.rps)} req/s`, detail: health(single), ratio: fmt(single.rps / ceiling.rps, 2), target: ">= 0.6 of (a)", result: verdict(single.rps / ceiling.rps >= 0.6) },
       { scenario: "(c) storm, 1 fingerprint", figure: `${fmt(storm.rps)} req/s`, detail: health(storm), ratio: fmt(storm.rps / ceiling.rps, 2), target: ">= 0.5 of (a), 0 errors", result: verdict(storm.rps / ceiling.rps >= 0.5 && storm.non2xx + storm.errors === 0) },
+      { scenario: "(c-alerts) storm, alert rules on", figure: `${fmt(stormAlerts.rps)} req/s`, detail: `${health(stormAlerts)}, ${alertJobs} alert jobs`, ratio: fmt(stormAlerts.rps / storm.rps, 2), target: ">= 0.9 of (c)", result: verdict(stormAlerts.rps / storm.rps >= 0.9) },
       { scenario: "(d) batches of 100, 1k fingerprints", figure: `${fmt(batched.rps * 100)} events/s`, detail: `${fmt(batched.rps)} req/s, ${health(batched)}`, ratio: fmt(batched.rps / ceiling.rps, 2), target: ">= 30,000 events/s", result: verdict(batched.rps * 100 >= 30_000) },
       { scenario: "(d2) batches of 100, all stored", figure: `${fmt(stored.rps * 100)} rows/s`, detail: `${fmt(stored.rps)} req/s, ${health(stored)}`, ratio: fmt((stored.rps * 100) / raw.rowsPerSec, 2), target: ">= 0.7 of raw insert", result: verdict((stored.rps * 100) / raw.rowsPerSec >= 0.7) },
       { scenario: "(d2-ceiling) raw INSERT 100 rows", figure: `${fmt(raw.rowsPerSec)} rows/s`, detail: `${RAW_WRITERS} writers, ${fmt(raw.rows)} rows`, ratio: "1.00", target: "", result: "" },
@@ -413,7 +434,7 @@ async function main() {
     const serverErrors = logText.split("\n").filter((l) => /error|fail|exception/i.test(l));
     if (serverErrors.length) console.log(`\nServer log has ${serverErrors.length} error lines, first: ${serverErrors.slice(0, 3).join(" | ")}`);
     const file = path.join(outDir, `bench-${stamp}.json`);
-    const results = { ceiling, single, storm, batched, stored, raw, d2Check, q10k, qBig, loaded: { ...loaded, small, large }, bloatSmall, bloatLarge };
+    const results = { ceiling, single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check, q10k, qBig, loaded: { ...loaded, small, large }, bloatSmall, bloatLarge };
     const meta = { stamp, loadavgBefore: loadBefore, loadavgAfter: loadavg()[0], node: process.version, cpus: cpus().length, postgres: settings, database: db.embedded ? "embedded" : "external", duration: DURATION, connections: CONNECTIONS, targetEvents: TARGET_EVENTS };
     writeFileSync(file, JSON.stringify({ meta, table: rows, results, serverLog, serverErrorLines: serverErrors.length }, null, 2));
     console.log(`\nResults: ${file}`);
