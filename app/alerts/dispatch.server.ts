@@ -57,6 +57,22 @@ const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow |
   at: new Date(),
 });
 
+const PER_RULE = 5;
+
+/** One alert standing for many groups of one rule: their count and first messages. */
+function summaryGroup(groups: AlertGroup[]): AlertGroup {
+  const first = groups[0];
+  const lines = groups.slice(0, 20).map((g) => `• ${g.message.split("\n")[0].slice(0, 150)}`);
+  return {
+    ...first,
+    id: first.id,
+    fingerprint: `${groups.length} groups`,
+    message: `${groups.length} more errors matched this rule\n${lines.join("\n")}${groups.length > 20 ? `\n… and ${groups.length - 20} more` : ""}`,
+    culprit: null,
+    count: groups.reduce((n, g) => n + Number(g.count), 0),
+  };
+}
+
 /** Runs `fn` over `items` with at most `limit` in flight. */
 async function pool<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -110,17 +126,27 @@ export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerp
   const stacks = await latestStackTraces(sql, projectId, [...new Set(fired.map((f) => f.group.id))]);
   const project = { id: projectId, name: (await projectName(sql, projectId)) ?? "project" };
 
-  const jobs = fired.flatMap((f) =>
-    f.rule.channel_ids.filter((id) => channels.has(id)).map((id) => ({ ...f, channel: channels.get(id)! })),
-  );
+  // A burst of new groups (a bad deploy) must not become a flood of pings: per rule, at most
+  // PER_RULE alerts one by one, then one summary alert naming the rest.
+  const perRule = new Map<string, typeof fired>();
+  for (const f of fired) perRule.set(f.rule.id, [...(perRule.get(f.rule.id) ?? []), f]);
+  const alerts = [...perRule.values()].flatMap((list) => {
+    const single = list.length > PER_RULE ? list.slice(0, PER_RULE - 1) : list;
+    const out = single.map((f) => ({ rule: f.rule, groupId: f.group.id as string | null, alert: toAlert(f.rule.trigger, project, f.rule, f.group, stacks.get(f.group.id) ?? null, f.windowCount) }));
+    if (list.length > PER_RULE) {
+      const rest = list.slice(PER_RULE - 1);
+      out.push({ rule: rest[0].rule, groupId: null, alert: toAlert(rest[0].rule.trigger, project, rest[0].rule, summaryGroup(rest.map((f) => f.group)), null) });
+    }
+    return out;
+  });
+  const jobs = alerts.flatMap((a) => a.rule.channel_ids.filter((id) => channels.has(id)).map((id) => ({ ...a, channel: channels.get(id)! })));
   const log: NewDelivery[] = await pool(jobs, 8, async (j) => {
-    const alert = toAlert(j.rule.trigger, project, j.rule, j.group, stacks.get(j.group.id) ?? null, j.windowCount);
-    const r = await deliver(deps, j.channel, alert);
+    const r = await deliver(deps, j.channel, j.alert);
     return {
       projectId,
       ruleId: j.rule.id,
       channelId: j.channel.id,
-      groupId: j.group.id,
+      groupId: j.groupId,
       trigger: j.rule.trigger,
       status: r.ok ? "sent" : "failed",
       responseCode: r.status,

@@ -136,6 +136,19 @@ describe("new_group rule", () => {
   });
 });
 
+describe("a burst of new groups", () => {
+  it("is not a flood: four alerts one by one, then one summary naming the rest", async () => {
+    const { apiKey, url } = await setup({ trigger: "new_group" });
+    await ingest(app, apiKey, { errors: Array.from({ length: 12 }, (_, i) => ({ message: `Deploy broke thing ${i}`, fingerprint: `burst-${i}` })) });
+    await waitFor(() => discord.for(url).length >= 5, 3000);
+    await sleep(QUIET_MS);
+    const got = discord.for(url);
+    expect(got).toHaveLength(5);
+    const summary = got.find((m) => m.body.embeds[0].description.includes("8 more errors matched this rule"));
+    expect(summary).toBeDefined();
+  });
+});
+
 describe("regression rule", () => {
   it("an error that comes back after being resolved produces one message", async () => {
     const { projectId, apiKey, url } = await setup({ trigger: "regression" });
