@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { deleteChannel, findChannel, getChannel, insertChannel, listChannels, updateChannel, type ChannelRow } from "../../db/alerts.js";
 import type { Actor } from "~/team/access.server";
-import { authorize, MANAGERS } from "~/team/access.server";
+import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
 import type { Services } from "~/services.server";
 import { parseOr400 } from "~/accounts/users.server";
 import { asUuid } from "~/errors/params.server";
@@ -60,7 +60,7 @@ export const publicChannel = (c: ChannelRow) => ({
 });
 
 export async function listProjectChannels(services: Services, actor: Actor, projectIdParam: string | undefined) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "see alert channels");
+  const { projectId } = await authorize(services.sql, actor, projectIdParam, EVERYONE, "see alert channels");
   return (await listChannels(services.sql, projectId)).map(publicChannel);
 }
 

@@ -1,11 +1,11 @@
 import { listDeliveries } from "../../db/alerts.js";
-import { authorize, MANAGERS, type Actor } from "~/team/access.server";
+import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 import type { Services } from "~/services.server";
 import { integer } from "~/errors/params.server";
 
 /** The delivery log, newest first, paged by `before` (an id from the previous page). */
 export async function listProjectDeliveries(services: Services, actor: Actor, projectIdParam: string | undefined, query: URLSearchParams) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "see the alert delivery log");
+  const { projectId } = await authorize(services.sql, actor, projectIdParam, EVERYONE, "see the alert delivery log");
   const limit = integer(query, "limit", 50, 1, 200);
   const before = integer(query, "before", 0, 0);
   const rows = await listDeliveries(services.sql, projectId, limit, before || undefined);

@@ -19,7 +19,7 @@ import { buildRequest, type Alert } from "./payloads.server";
 import { unseal } from "./seal.server";
 import { sendWebhook, type SendResult } from "./send.server";
 
-export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate"> };
+export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate" | "publicUrl"> };
 export type DispatchResult = { sent: number; failed: number };
 
 /** Sends one alert through one channel's adapter (the only path to the network). */
@@ -36,7 +36,11 @@ export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert
   return sendWebhook({ url, body, headers }, { allowPrivate: deps.config.webhookAllowPrivate });
 }
 
-const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow | null, g: AlertGroup, stack: string | null, windowCount?: number): Alert => ({
+/** The group's dashboard page, when PUBLIC_URL says where the dashboard is. */
+const groupUrl = (deps: AlertDeps, projectId: string, groupId: string) =>
+  deps.config.publicUrl ? `${deps.config.publicUrl}/projects/${projectId}/issues/${groupId}` : null;
+
+const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow | null, g: AlertGroup, stack: string | null, windowCount?: number, url: string | null = null): Alert => ({
   kind,
   project,
   rule: rule && { id: rule.id, name: rule.name, threshold_count: rule.threshold_count, window_minutes: rule.window_minutes },
@@ -53,7 +57,7 @@ const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow |
     stack_trace: stack,
     window_count: windowCount,
   },
-  url: null,
+  url,
   at: new Date(),
 });
 
@@ -132,7 +136,7 @@ export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerp
   for (const f of fired) perRule.set(f.rule.id, [...(perRule.get(f.rule.id) ?? []), f]);
   const alerts = [...perRule.values()].flatMap((list) => {
     const single = list.length > PER_RULE ? list.slice(0, PER_RULE - 1) : list;
-    const out = single.map((f) => ({ rule: f.rule, groupId: f.group.id as string | null, alert: toAlert(f.rule.trigger, project, f.rule, f.group, stacks.get(f.group.id) ?? null, f.windowCount) }));
+    const out = single.map((f) => ({ rule: f.rule, groupId: f.group.id as string | null, alert: toAlert(f.rule.trigger, project, f.rule, f.group, stacks.get(f.group.id) ?? null, f.windowCount, groupUrl(deps, projectId, f.group.id)) }));
     if (list.length > PER_RULE) {
       const rest = list.slice(PER_RULE - 1);
       out.push({ rule: rest[0].rule, groupId: null, alert: toAlert(rest[0].rule.trigger, project, rest[0].rule, summaryGroup(rest.map((f) => f.group)), null) });

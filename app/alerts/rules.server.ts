@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { countChannels, deleteRule, getRule, insertRule, listRules, replaceRule, type RuleFields, type RuleRow } from "../../db/alerts.js";
-import { authorize, MANAGERS, type Actor } from "~/team/access.server";
+import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 import type { Services } from "~/services.server";
 import { parseOr400 } from "~/accounts/users.server";
 import { asUuid } from "~/errors/params.server";
@@ -71,7 +71,7 @@ async function validated(services: Services, projectId: string, merged: unknown)
 }
 
 export async function listProjectRules(services: Services, actor: Actor, projectIdParam: string | undefined) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "see alert rules");
+  const { projectId } = await authorize(services.sql, actor, projectIdParam, EVERYONE, "see alert rules");
   return (await listRules(services.sql, projectId)).map(publicRule);
 }
 

@@ -2,6 +2,7 @@ import { data, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFuncti
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { ApiError } from "~/http.server";
+import { authorize, EVERYONE } from "~/team/access.server";
 import { createChannel, editChannel, listProjectChannels, removeChannel, testChannel } from "~/alerts/channels.server";
 import { createRule, editRule, listProjectRules, removeRule } from "~/alerts/rules.server";
 
@@ -29,6 +30,7 @@ async function act<T>(intent: string, fn: () => Promise<T>) {
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return load(async () => ({
+    role: (await authorize(context.services.sql, user, params.projectId, EVERYONE)).role,
     channels: await listProjectChannels(context.services, user, params.projectId),
     rules: await listProjectRules(context.services, user, params.projectId),
   }));
@@ -128,7 +130,8 @@ const Intent = ({ intent, id }: { intent: string; id?: string }) => (
 );
 
 export default function Alerts() {
-  const { channels, rules } = useLoaderData<typeof loader>();
+  const { channels, rules, role } = useLoaderData<typeof loader>();
+  const manager = role === "owner" || role === "admin";
   const result = useActionData<typeof action>();
   const base = `/projects/${useParams().projectId}`;
   const channelName = new Map(channels.map((c) => [c.id, c.name]));
@@ -151,7 +154,7 @@ export default function Alerts() {
                 <td>{c.kind}</td>
                 <td><code>{c.url}</code></td>
                 <td>{c.enabled ? "enabled" : "disabled"}</td>
-                <td className="row">
+                <td className="row" hidden={!manager}>
                   <Form method="post" className="inline"><Intent intent="channel-test" id={c.id} /><button type="submit">Send test</button></Form>
                   <Form method="post" className="inline">
                     <Intent intent="channel-enable" id={c.id} />
@@ -174,7 +177,7 @@ export default function Alerts() {
             ))}
           </tbody>
         </table>
-        <Form method="post" className="row" style={{ marginTop: 12 }}>
+        <Form method="post" className="row" style={{ marginTop: 12 }} hidden={!manager}>
           <Intent intent="channel-create" />
           <input name="name" placeholder="Name, e.g. #errors" required maxLength={100} aria-label="Channel name" />
           <select name="kind" defaultValue="discord" aria-label="Kind">
@@ -208,7 +211,7 @@ export default function Alerts() {
                 <td className="small">{r.channel_ids.map((id) => channelName.get(id) ?? "?").join(", ") || <span className="muted">none</span>}</td>
                 <td>{r.cooldown_minutes} min</td>
                 <td>{r.enabled ? "enabled" : "disabled"}</td>
-                <td className="row">
+                <td className="row" hidden={!manager}>
                   <Form method="post" className="inline">
                     <Intent intent="rule-enable" id={r.id} />
                     <input type="hidden" name="enabled" value={String(!r.enabled)} />
@@ -220,7 +223,9 @@ export default function Alerts() {
             ))}
           </tbody>
         </table>
-        {channels.length > 0 ? (
+        {!manager ? (
+          <p className="muted small">Only owners and admins change channels and rules.</p>
+        ) : channels.length > 0 ? (
           <Form method="post" style={{ marginTop: 12 }}>
             <Intent intent="rule-create" />
             <div className="row">

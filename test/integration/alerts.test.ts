@@ -397,3 +397,40 @@ describe("POST /api/notifications/test and the Team API", () => {
     }
   });
 });
+
+describe("Team API access for channels, rules and deliveries", () => {
+  it("members read, owners/admins change, other users get 404, no session 401, cross-site 403", async () => {
+    const member = await makeUser(app.sql);
+    const admin = await makeUser(app.sql);
+    const outsider = await makeUser(app.sql);
+    const { projectId, channelId, ruleId } = await setup({ trigger: "new_group" });
+    for (const [u, role] of [[member, "member"], [admin, "admin"]] as const) {
+      await call(app, "POST", `/api/team/projects/${projectId}/members`, { cookie: owner.cookie, body: { email: u.email, role } });
+    }
+    const cookies = { member: await login(app, member.email), admin: await login(app, admin.email), outsider: await login(app, outsider.email) };
+    const P = `/api/team/projects/${projectId}`;
+    const reads = [`${P}/channels`, `${P}/rules`, `${P}/deliveries`];
+    const writes: [string, string, unknown][] = [
+      ["POST", `${P}/channels`, { name: "x", kind: "discord", url: discord.webhookUrl() }],
+      ["PATCH", `${P}/channels/${channelId}`, { name: "renamed" }],
+      ["POST", `${P}/rules`, { name: "r", trigger: "regression", channel_ids: [channelId] }],
+      ["PATCH", `${P}/rules/${ruleId}`, { cooldown_minutes: 5 }],
+    ];
+    for (const path of reads) {
+      expect((await call(app, "GET", path, { cookie: cookies.member })).status, path).toBe(200);
+      expect((await call(app, "GET", path, { cookie: cookies.outsider })).status, path).toBe(404);
+      expect((await call(app, "GET", path)).status, path).toBe(401);
+    }
+    for (const [method, path, body] of writes) {
+      expect((await call(app, method, path, { cookie: cookies.member, body })).status, `${method} ${path}`).toBe(403);
+      expect((await call(app, method, path, { cookie: cookies.outsider, body })).status, `${method} ${path}`).toBe(404);
+      expect((await call(app, method, path, { cookie: cookies.admin, body, headers: { origin: "https://evil.example" } })).status).toBe(403);
+      expect((await call(app, method, path, { cookie: cookies.admin, body: JSON.stringify(body), headers: { "content-type": "text/plain" } })).status).toBe(415);
+      expect((await call(app, method, path, { cookie: cookies.admin, body })).status, `${method} ${path}`).toBeLessThan(300);
+    }
+    expect((await call(app, "DELETE", `${P}/rules/${ruleId}`, { cookie: cookies.member })).status).toBe(403);
+    expect((await call(app, "DELETE", `${P}/rules/${ruleId}`, { cookie: cookies.admin })).status).toBe(200);
+    expect((await call(app, "DELETE", `${P}/rules/${ruleId}`, { cookie: cookies.admin })).status).toBe(404);
+    expect((await call(app, "DELETE", `${P}/channels/${channelId}`, { cookie: cookies.admin })).status).toBe(200);
+  });
+});
