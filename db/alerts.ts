@@ -241,6 +241,19 @@ export async function claimAlerts(
   return new Set(rows.map((r) => r.group_id));
 }
 
+/**
+ * Regressions that were not claimed (inside the cooldown) are still recorded as seen, so the alert
+ * does not go out late, on some later event after the cooldown, for a regression long past.
+ */
+export async function markRegressionsSeen(sql: Sql, projectId: string, ruleId: string, seen: { groupId: string; mark: Date }[]): Promise<void> {
+  if (seen.length === 0) return;
+  const sorted = [...seen].sort((a, b) => (a.groupId < b.groupId ? -1 : 1));
+  await sql`
+    update alert_state s set mark = t.m
+    from unnest(${sorted.map((c) => c.groupId)}::uuid[], ${sorted.map((c) => c.mark.toISOString())}::timestamptz[]) as t(g, m)
+    where s.project_id = ${projectId} and s.rule_id = ${ruleId} and s.group_id = t.g and (s.mark is null or s.mark < t.m)`;
+}
+
 /** The newest stored event's stack trace per group, for the alert body. */
 export async function latestStackTraces(sql: Sql, projectId: string, groupIds: string[]): Promise<Map<string, string>> {
   if (groupIds.length === 0) return new Map();

@@ -6,6 +6,7 @@ import {
   latestStackTraces,
   listChannels,
   listEnabledRules,
+  markRegressionsSeen,
   projectName,
   windowCounts,
   type AlertGroup,
@@ -123,6 +124,10 @@ export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerp
       candidates.map((g) => ({ groupId: g.id, mark: rule.trigger === "regression" ? g.regressed_at : null })),
     );
     for (const g of candidates) if (claimed.has(g.id)) fired.push({ rule, group: g, windowCount: window?.get(g.id) });
+    if (rule.trigger === "regression") {
+      const missed = candidates.filter((g) => !claimed.has(g.id)).map((g) => ({ groupId: g.id, mark: g.regressed_at! }));
+      await markRegressionsSeen(sql, projectId, rule.id, missed);
+    }
   }
   if (fired.length === 0) return { sent: 0, failed: 0 };
 

@@ -167,6 +167,30 @@ describe("regression rule", () => {
   });
 });
 
+describe("regression inside the cooldown", () => {
+  it("is not alerted, and not alerted late either once the cooldown has passed", async () => {
+    const { projectId, apiKey, url } = await setup({ trigger: "regression" });
+    const msg = "Flapping error";
+    await ingest(app, apiKey, { errors: [{ message: msg }] });
+    const gid = await groupId(projectId, msg);
+    const resolve = () => call(app, "PATCH", `/api/team/projects/${projectId}/groups/${gid}`, { cookie: owner.cookie, body: { status: "resolved" } });
+    await resolve();
+    await ingest(app, apiKey, { errors: [{ message: msg }] });
+    await waitFor(() => discord.for(url).length === 1, 3000);
+    await resolve();
+    await ingest(app, apiKey, { errors: [{ message: msg }] }); // second regression, inside the 30 min cooldown
+    await sleep(QUIET_MS);
+    expect(discord.for(url)).toHaveLength(1);
+    // the cooldown passes; a later occurrence of the still-open group is not a new regression
+    await app.sql`update alert_state set last_sent = now() - interval '2 hours' where project_id = ${projectId}`;
+    const fp = await fingerprint(projectId, msg);
+    await ingest(app, apiKey, { errors: [{ message: msg }] });
+    expect((await dispatch({ project_id: projectId, fingerprints: [fp] })).body).toEqual({ sent: 0, failed: 0 });
+    await sleep(QUIET_MS);
+    expect(discord.for(url)).toHaveLength(1);
+  });
+});
+
 describe("frequency rule", () => {
   it("fires once when the threshold is crossed, then stays quiet inside the cooldown", async () => {
     const { apiKey, url } = await setup({ trigger: "frequency", threshold_count: 50, window_minutes: 10 });
