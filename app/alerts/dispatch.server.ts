@@ -14,6 +14,7 @@ import {
   type NewDelivery,
   type RuleRow,
 } from "../../db/alerts.js";
+import { hit } from "../../db/rate-limits.js";
 import type { Config } from "~/env.server";
 import { matchesFilters, triggerHolds } from "./evaluate.server";
 import { buildRequest, type Alert } from "./payloads.server";
@@ -63,6 +64,7 @@ const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow |
 });
 
 const PER_RULE = 5;
+const RULE_BUDGET = 10;
 
 /** One alert standing for many groups of one rule: their count and first messages. */
 function summaryGroup(groups: AlertGroup[]): AlertGroup {
@@ -135,19 +137,30 @@ export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerp
   const stacks = await latestStackTraces(sql, projectId, [...new Set(fired.map((f) => f.group.id))]);
   const project = { id: projectId, name: (await projectName(sql, projectId)) ?? "project" };
 
-  // A burst of new groups (a bad deploy) must not become a flood of pings: per rule, at most
-  // PER_RULE alerts one by one, then one summary alert naming the rest.
+  // A burst of new groups (a bad deploy) must not become a flood of pings: per rule and dispatch,
+  // at most PER_RULE messages (the last one a summary of the rest), and per rule at most
+  // RULE_BUDGET messages a minute across dispatches and instances (a shared fixed-window counter).
+  // Past the budget the groups stay claimed and are only counted in the server log.
   const perRule = new Map<string, typeof fired>();
   for (const f of fired) perRule.set(f.rule.id, [...(perRule.get(f.rule.id) ?? []), f]);
-  const alerts = [...perRule.values()].flatMap((list) => {
-    const single = list.length > PER_RULE ? list.slice(0, PER_RULE - 1) : list;
-    const out = single.map((f) => ({ rule: f.rule, groupId: f.group.id as string | null, alert: toAlert(f.rule.trigger, project, f.rule, f.group, stacks.get(f.group.id) ?? null, f.windowCount, groupUrl(deps, projectId, f.group.id)) }));
-    if (list.length > PER_RULE) {
-      const rest = list.slice(PER_RULE - 1);
-      out.push({ rule: rest[0].rule, groupId: null, alert: toAlert(rest[0].rule.trigger, project, rest[0].rule, summaryGroup(rest.map((f) => f.group)), null) });
+  const alerts: { rule: RuleRow; groupId: string | null; alert: Alert }[] = [];
+  for (const list of perRule.values()) {
+    const rule = list[0].rule;
+    const slots = list.length > PER_RULE ? PER_RULE : list.length;
+    for (let i = 0; i < slots; i++) {
+      if ((await hit(sql, `alerts:rule:${rule.id}`, 60)).count > RULE_BUDGET) {
+        console.warn(`[alerts] rule ${rule.id}: over ${RULE_BUDGET} messages this minute; ${list.length - i} group(s) not alerted`);
+        break;
+      }
+      const rest = i === PER_RULE - 1 && list.length > PER_RULE ? list.slice(i) : null;
+      const f = list[i];
+      alerts.push(
+        rest
+          ? { rule, groupId: null, alert: toAlert(rule.trigger, project, rule, summaryGroup(rest.map((r) => r.group)), null) }
+          : { rule, groupId: f.group.id, alert: toAlert(rule.trigger, project, rule, f.group, stacks.get(f.group.id) ?? null, f.windowCount, groupUrl(deps, projectId, f.group.id)) },
+      );
     }
-    return out;
-  });
+  }
   const jobs = alerts.flatMap((a) => a.rule.channel_ids.filter((id) => channels.has(id)).map((id) => ({ ...a, channel: channels.get(id)! })));
   const log: NewDelivery[] = await pool(jobs, 8, async (j) => {
     const r = await deliver(deps, j.channel, j.alert);

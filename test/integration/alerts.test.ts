@@ -149,6 +149,21 @@ describe("a burst of new groups", () => {
   });
 });
 
+describe("a rule's minute budget", () => {
+  it("caps a rule at 10 messages a minute across dispatches", async () => {
+    const { apiKey, url } = await setup({ trigger: "new_group" });
+    // the budget is a fixed minute window: start well inside one
+    const s = new Date().getUTCSeconds();
+    if (s > 45) await sleep((61 - s) * 1000);
+    for (let burst = 0; burst < 3; burst++) {
+      await ingest(app, apiKey, { errors: Array.from({ length: 12 }, (_, i) => ({ message: `Wave ${burst} error ${i}`, fingerprint: `wave-${burst}-${i}` })) });
+      await sleep(1500);
+    }
+    await sleep(1000);
+    expect(discord.for(url)).toHaveLength(10);
+  });
+});
+
 describe("regression rule", () => {
   it("an error that comes back after being resolved produces one message", async () => {
     const { projectId, apiKey, url } = await setup({ trigger: "regression" });
