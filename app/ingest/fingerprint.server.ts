@@ -12,7 +12,8 @@ const HEX_ADDRESS = /\b0x[0-9a-f]+\b/gi;
 // colon, quote, comma or space. `Players.LocalPlayer` is code, not a name, so it is kept.
 const PLAYER_IN_PATH = /\bPlayers\.(?!LocalPlayer\b)[^.\s:'",]+/g;
 // A script location: `Path.To.Script:123` (before a colon, space or end) or `, line 123` / `Line 123`.
-const LOCATION = /([A-Za-z_][\w.<>]*:\d+)(?=[:\s]|$)|((?:,\s*|\b)[Ll]ine\s+\d+)/g;
+// The lookbehind starts a path only at a token boundary, which keeps the scan linear on long dotted text.
+const LOCATION = /((?<![\w.<>])[A-Za-z_][\w.<>]*:\d+)(?=[:\s]|$)|((?:,\s*|\b)[Ll]ine\s+\d+)/g;
 const NUMBER = /(?<![\w.<])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w<])/gi;
 
 function normalizeText(text: string): string {
