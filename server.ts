@@ -12,8 +12,12 @@ import type PgBoss from "pg-boss";
 import { openDatabase, type Database } from "./db/connect.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import { createServices, type Services } from "./app/services.server.js";
+import { assertSameOrigin } from "./app/accounts/csrf.server.js";
+import { ApiError } from "./app/http.server.js";
 import { startJobs, stopJobs } from "./jobs/boss.js";
 import { startAlertWorker } from "./jobs/alerts.js";
+
+const isMutation = (req: express.Request) => !["GET", "HEAD", "OPTIONS"].includes(req.method);
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
@@ -67,6 +71,18 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       next();
     });
   }
+  // Page form posts from another site: answer 403 with the error body here, with the rule the Team
+  // API uses, instead of letting Remix abort the action with an opaque 500. /api routes check their own.
+  app.use((req, res, next) => {
+    if (!isMutation(req) || req.path.startsWith("/api/")) return next();
+    try {
+      assertSameOrigin(new Request(`http://${req.get("host") ?? "localhost"}${req.originalUrl}`, { method: req.method, headers: req.headers as HeadersInit }), config.publicUrl);
+      next();
+    } catch (err) {
+      if (!(err instanceof ApiError)) return next(err);
+      res.status(err.status).json({ error: err.code, message: err.message });
+    }
+  });
   app.all("*", createRequestHandler({ build, getLoadContext: (req) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" }) }));
 
   const server: Server = createServer(app);

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../support/server.js";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+const post = (path: string, headers: Record<string, string>) =>
+  app.request(path, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: "email=someone%40studio.test&password=wrong-password",
+  });
+
+describe("dashboard form posts from another site", () => {
+  it("answer 403 with the error body, not a 500", async () => {
+    for (const path of ["/login", "/setup"]) {
+      const res = await post(path, { origin: "http://evil.example" });
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ error: "forbidden" });
+    }
+    const res = await post("/login", { "sec-fetch-site": "cross-site" });
+    expect(res.status).toBe(403);
+  });
+
+  it("still reach the action from the dashboard's own origin or without an Origin", async () => {
+    const host = new URL(app.url).host;
+    for (const headers of [{ origin: `http://${host}` }, {}]) {
+      const res = await post("/login", headers);
+      expect([200, 302, 303, 400, 401, 429]).toContain(res.status);
+    }
+  });
+});
