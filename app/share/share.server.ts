@@ -7,6 +7,7 @@ import { ApiError, forbidden, notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
 import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
+import type { GroupRow } from "~/dashboard/views.server";
 
 /** One answer for unknown, revoked and expired tokens, so a token's history cannot be probed. */
 const gone = () => notFound("This share link does not exist, was revoked or has expired.");
@@ -32,19 +33,8 @@ async function resolve(services: Services, clientAddress: string, token: string 
   return link;
 }
 
-export type SharedGroup = {
-  id: string;
-  message: string;
-  level: string;
-  status: string;
-  count: number;
-  user_count: number;
-  first_seen: Date;
-  last_seen: Date;
-  culprit: string | null;
-  environment: string;
-  resolved_at: Date | null;
-};
+/** A group as a share view shows it: the dashboard's row without its fingerprint or regression time. */
+export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at">;
 
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */
 const publicGroup = (g: Record<string, unknown>): SharedGroup => ({
