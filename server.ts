@@ -62,7 +62,9 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     const buildPath = path.join(root, "build/server/index.js");
     build = (await import(buildPath)) as ServerBuild;
     app.use("/assets", express.static(path.join(root, "build/client/assets"), { immutable: true, maxAge: "1y" }));
-    app.use(express.static(path.join(root, "build/client"), { maxAge: "1h" }));
+    // public files never live under /api: skip the file-system lookup on every API request
+    const publicFiles = express.static(path.join(root, "build/client"), { maxAge: "1h" });
+    app.use((req, res, next) => (req.path.startsWith("/api/") ? next() : publicFiles(req, res, next)));
   }
   if (config.logRequests) {
     app.use((req, res, next) => {
