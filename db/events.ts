@@ -170,14 +170,14 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
         group by 1, 2 order by 1, 2
         on conflict (project_id, user_id) do update set last_seen = excluded.last_seen
         where pu.last_seen < excluded.last_seen - interval '1 minute'
-      ), used as (
-        select g.project_id, g.id as group_id,
-          (select count(*) from unnest(g.throttle_times) t where t > now() - ${window}) as n
-        from (select distinct project_id, group_id from input where trace_id is null) k
-        join error_groups g on g.project_id = k.project_id and g.id = k.group_id
       ), ranked as (
-        select i.*, row_number() over (partition by i.project_id, i.group_id order by i.seq) as rn
-        from input i where i.trace_id is null
+        -- each untraced event with its place in arrival order within its group and the number of
+        -- rows the group already stored in the window (one primary-key probe per event, no join of
+        -- two derived sets, which the planner would run as a nested loop)
+        select i.*, row_number() over (partition by i.project_id, i.group_id order by i.seq) as rn,
+          (select count(*) from unnest(g.throttle_times) t where t > now() - ${window}) as used
+        from input i join error_groups g on g.project_id = i.project_id and g.id = i.group_id
+        where i.trace_id is null
       ), kept as (
         select seq, project_id, group_id, message, level, stack_trace, user_id, player_name, trace_id,
           job_id, place_id, game_version, environment, context, tags, count, ts
@@ -185,8 +185,8 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
         union all
         select r.seq, r.project_id, r.group_id, r.message, r.level, r.stack_trace, r.user_id, r.player_name, r.trace_id,
           r.job_id, r.place_id, r.game_version, r.environment, r.context, r.tags, r.count, r.ts
-        from ranked r join used u on u.project_id = r.project_id and u.group_id = r.group_id
-        where r.rn + u.n <= ${throttle.limit}
+        from ranked r
+        where r.rn + r.used <= ${throttle.limit}
       ), stored as (
         insert into events (project_id, group_id, message, level, stack_trace, user_id, player_name, trace_id,
           job_id, place_id, game_version, environment, context, tags, count, "timestamp")
