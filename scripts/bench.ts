@@ -25,6 +25,7 @@ import { startEmbeddedPostgres } from "../db/embedded.js";
 import { loadConfig } from "../app/env.server.js";
 import { seal, maskUrl } from "../app/alerts/seal.server.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
+import { economyPushBody } from "./bench-economy.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const envInt = (name: string, def: number) => (process.env[name] ? Math.max(1, Number.parseInt(process.env[name]!, 10) || def) : def);
@@ -387,6 +388,9 @@ async function main() {
     let line = 0;
     const stored = await step("(d2) batches of 100, every event a new fingerprint (all stored)", () => ingest(() => batch(() => event("Fresh", ++line, 0))));
     const raw = await step("(d2-ceiling) raw 100-row INSERTs into events", () => rawInsert(sql!, ingestProject.project_id, DURATION));
+    const push = await step("(f) economy push: POST /api/economy/ingest, 100 players per request", () =>
+      cannon({ url, path: "/api/economy/ingest", key: ingestProject.api_key, body: () => economyPushBody(), seconds: DURATION, connections: CONNECTIONS }),
+    );
     const [d2Check] = await sql`select coalesce(sum(stored_count), 0)::bigint as stored, coalesce(sum(count), 0)::bigint as occurrences
       from error_groups where project_id = ${ingestProject.project_id} and culprit = 'ServerScriptService.Fresh'`;
 
@@ -406,6 +410,7 @@ async function main() {
       { scenario: "(d) batches of 100, 1k fingerprints", figure: `${fmt(batched.rps * 100)} events/s`, detail: `${fmt(batched.rps)} req/s, ${health(batched)}`, ratio: fmt(batched.rps / ceiling.rps, 2), target: ">= 30,000 events/s", result: verdict(batched.rps * 100 >= 30_000) },
       { scenario: "(d2) batches of 100, all stored", figure: `${fmt(stored.rps * 100)} rows/s`, detail: `${fmt(stored.rps)} req/s, ${health(stored)}`, ratio: fmt((stored.rps * 100) / raw.rowsPerSec, 2), target: ">= 0.7 of raw insert", result: verdict((stored.rps * 100) / raw.rowsPerSec >= 0.7) },
       { scenario: "(d2-ceiling) raw INSERT 100 rows", figure: `${fmt(raw.rowsPerSec)} rows/s`, detail: `${RAW_WRITERS} writers, ${fmt(raw.rows)} rows`, ratio: "1.00", target: "", result: "" },
+      { scenario: "(f) economy push, 100 players", figure: `${fmt(push.rps * 100)} players/s`, detail: `${fmt(push.rps)} req/s, ${health(push)}`, ratio: fmt(push.rps / ceiling.rps, 2), target: "(vs (a), reported)", result: "" },
     ];
     for (const q of QUERIES) {
       const a = q10k[q.name];
