@@ -18,22 +18,7 @@ export type ChannelRow = {
   updated_at: Date;
 };
 
-export type RuleRow = {
-  project_id: string;
-  id: string;
-  name: string;
-  trigger: Trigger;
-  threshold_count: number | null;
-  window_minutes: number | null;
-  levels: string[];
-  environments: string[];
-  message_contains: string | null;
-  channel_ids: string[];
-  cooldown_minutes: number;
-  enabled: boolean;
-  created_at: Date;
-  updated_at: Date;
-};
+export type RuleRow = RuleFields & { project_id: string; id: string; created_at: Date; updated_at: Date };
 
 export type DeliveryRow = {
   id: number;

@@ -7,7 +7,7 @@ import { ApiError, forbidden, notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
 import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
-import type { GroupRow } from "~/dashboard/views.server";
+import type { EventRow, GroupRow } from "~/dashboard/views.server";
 
 /** One answer for unknown, revoked and expired tokens, so a token's history cannot be probed. */
 const gone = () => notFound("This share link does not exist, was revoked or has expired.");
@@ -51,21 +51,8 @@ const publicGroup = (g: Record<string, unknown>): SharedGroup => ({
   resolved_at: g.resolved_at as Date | null,
 });
 
-export type SharedEvent = {
-  id: string;
-  message: string;
-  level: string;
-  stack_trace: string | null;
-  trace_id: string | null;
-  job_id: string | null;
-  place_id: number | string | null;
-  game_version: string | null;
-  environment: string;
-  context: unknown;
-  tags: string[] | null;
-  count: number;
-  timestamp: Date;
-};
+/** An event as a share view shows it: the dashboard's row without who it happened to. */
+export type SharedEvent = Omit<EventRow, "user_id" | "player_name" | "group_id">;
 
 const publicEvent = ({ user_id: _u, player_name: _p, group_id: _g, received_at: _r, ...e }: Record<string, unknown>) => e as SharedEvent;
 
