@@ -12,12 +12,10 @@ import type PgBoss from "pg-boss";
 import { openDatabase, type Database } from "./db/connect.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import { createServices, type Services } from "./app/services.server.js";
-import { assertSameOrigin } from "./app/accounts/csrf.server.js";
+import { assertSameOrigin, isMutation } from "./app/accounts/csrf.server.js";
 import { ApiError } from "./app/http.server.js";
 import { startJobs, stopJobs } from "./jobs/boss.js";
 import { startAlertWorker } from "./jobs/alerts.js";
-
-const isMutation = (req: express.Request) => !["GET", "HEAD", "OPTIONS"].includes(req.method);
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 

@@ -1,7 +1,7 @@
 import { ApiError, forbidden } from "~/http.server";
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
-export const isMutation = (request: Request) => !SAFE.has(request.method.toUpperCase());
+export const isMutation = (request: { method: string }) => !SAFE.has(request.method.toUpperCase());
 
 /**
  * Refuses cross-site requests that would ride on the session cookie. Browsers send `Origin` on
