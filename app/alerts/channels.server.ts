@@ -9,6 +9,7 @@ import { asUuid } from "~/errors/params.server";
 import { ApiError, invalidPayload, notFound } from "~/http.server";
 import { sendTestAlert } from "./dispatch.server";
 import { maskUrl, seal } from "./seal.server";
+import { ipLiteral, isPublicAddress } from "./address.server";
 
 /** Channels: where alerts go. Owner/admin only; the URL is sealed at rest and shown masked. */
 
@@ -40,6 +41,11 @@ function checkUrl(raw: string, kind: ChannelRow["kind"], allowPrivate: boolean):
   const ok = u.protocol === "https:" || (allowPrivate && u.protocol === "http:");
   if (!ok) throw invalidPayload("url must be an https URL.", [{ path: "url", message: "must start with https://" }]);
   if (u.username || u.password) throw invalidPayload("url must not contain credentials.", [{ path: "url", message: "must not contain user:password@" }]);
+  // a literal address is judged now; a name is resolved and judged at every delivery
+  const literal = ipLiteral(u.hostname);
+  if (!allowPrivate && literal !== undefined && !isPublicAddress(literal)) {
+    throw invalidPayload("url points at a private, loopback or reserved address.", [{ path: "url", message: "must be a public address" }]);
+  }
   if (kind === "discord" && !DISCORD_PATH.test(u.pathname)) {
     throw invalidPayload("url is not a Discord webhook URL (…/api/webhooks/{id}/{token}).", [
       { path: "url", message: "must look like https://discord.com/api/webhooks/{id}/{token}" },

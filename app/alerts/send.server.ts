@@ -1,14 +1,15 @@
 import { lookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
+import { isPublicAddress } from "./address.server";
 
 /**
  * The one outbound HTTP sender for every alert adapter, shaped so callers cannot misuse it:
  * - the host is resolved once, every address is checked, and the connection goes to the checked
  *   address (no second lookup an attacker's DNS could answer differently);
- * - private, loopback, link-local and other non-public destinations are refused unless
- *   WEBHOOK_ALLOW_PRIVATE is set;
+ * - every destination that is not global unicast (private, loopback, link-local, site-local,
+ *   tunnelled and IPv4-embedding IPv6 forms…) is refused unless WEBHOOK_ALLOW_PRIVATE is set;
  * - redirects are never followed (a 3xx is a failure), each attempt has a fixed 5 s timeout;
  * - 429s are retried after `retry_after` (Discord body, float seconds) or `Retry-After`, 5xx and
  *   network errors after a short backoff, up to a bound on attempts and on the wait.
@@ -28,27 +29,8 @@ const MAX_ATTEMPTS = 3;
 const MAX_RETRY_WAIT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 16 * 1024;
 
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
-] as const) blocked.addSubnet(net, bits, "ipv4");
-for (const [net, bits] of [
-  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["100::", 64], ["2001:db8::", 32], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8],
-] as const) blocked.addSubnet(net, bits, "ipv6");
-
-/** True for addresses a webhook must not reach from a production server (IPv4-mapped IPv6 included). */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, "ipv4");
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return blocked.check(mapped[1], "ipv4");
-    return blocked.check(address, "ipv6");
-  }
-  return true;
-}
+/** True for addresses a webhook must not reach from a production server: anything but global unicast. */
+export const isPrivateAddress = (address: string): boolean => !isPublicAddress(address);
 
 class Refused extends Error {}
 

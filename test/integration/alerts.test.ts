@@ -421,11 +421,20 @@ describe("POST /api/notifications/test and the Team API", () => {
     const strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: "false" }, app.databaseUrl);
     try {
       const { projectId } = await setup(null);
-      // http is refused outright without WEBHOOK_ALLOW_PRIVATE; an https URL to loopback is refused at send time
+      // http is refused outright without WEBHOOK_ALLOW_PRIVATE; a literal non-global address when the
+      // channel is saved; a name that resolves to one at send time
       const cookie = owner.cookie;
+      for (const host of ["127.0.0.1:1", "[::127.0.0.1]", "[::ffff:7f00:1]", "[fec0::1]", "[fd00::1]", "169.254.169.254", "100.64.0.1"]) {
+        const bad = await call(strict, "POST", `/api/team/projects/${projectId}/channels`, {
+          cookie,
+          body: { name: "literal", kind: "discord", url: `https://${host}/api/webhooks/1/abc` },
+        });
+        expect(bad.status, host).toBe(400);
+        expect(bad.body).toMatchObject({ error: "invalid_payload", details: [{ path: "url" }] });
+      }
       const create = await call(strict, "POST", `/api/team/projects/${projectId}/channels`, {
         cookie,
-        body: { name: "loop", kind: "discord", url: `https://127.0.0.1:1/api/webhooks/1/abc` },
+        body: { name: "loop", kind: "discord", url: `https://localhost:1/api/webhooks/1/abc` },
       });
       expect(create.status).toBe(201);
       const r = await call(strict, "POST", "/api/notifications/test", { cookie, body: { channel_id: create.body.channel.id } });
