@@ -61,22 +61,33 @@ function summary(a: Alert): string {
   return "This is a test alert from Roblox Monitor; the channel works.";
 }
 
+/**
+ * Discord Markdown: every punctuation character that can start formatting, a masked link
+ * (`[text](url)`), a mention (`@everyone`, `<@&role>`), a heading, a quote or a list is escaped with a
+ * backslash, which Discord removes when it renders. So user text shows as typed and a message such as
+ * `[click me](https://evil.example)` cannot become a link whose target is hidden.
+ * Text is escaped before it is cut (a cut after a backslash leaves it escaping the ellipsis).
+ */
+export const escapeDiscord = (s: string) => s.replace(/[\\`*_~|<>[\]()#@:!\-+=.{}]/g, "\\$&");
+const dcut = (s: string, max: number) => cut(escapeDiscord(s), max);
+
 export function discordPayload(a: Alert) {
-  const title = cut(`${HEADLINE[a.kind]} in ${a.project.name}: ${a.group.message.split("\n")[0]}`, DISCORD.title);
+  const title = cut(`${HEADLINE[a.kind]} in ${escapeDiscord(a.project.name)}: ${escapeDiscord(a.group.message.split("\n")[0])}`, DISCORD.title);
   const fields = [
     { name: "Level", value: a.group.level, inline: true },
-    { name: "Environment", value: cut(a.group.environment, 200), inline: true },
+    { name: "Environment", value: dcut(a.group.environment, 200), inline: true },
     { name: "Occurrences", value: String(a.group.count), inline: true },
-    ...(a.group.culprit ? [{ name: "Culprit", value: cut(a.group.culprit, 500), inline: false }] : []),
-    ...(a.rule ? [{ name: "Rule", value: cut(a.rule.name, 200), inline: true }] : []),
+    ...(a.group.culprit ? [{ name: "Culprit", value: dcut(a.group.culprit, 500), inline: false }] : []),
+    ...(a.rule ? [{ name: "Rule", value: dcut(a.rule.name, 200), inline: true }] : []),
   ];
   const footer = { text: cut(`fingerprint ${a.group.fingerprint}`, 200) };
   const fixed = len(title) + len(footer.text) + fields.reduce((n, f) => n + len(f.name) + len(f.value), 0);
   // what is left of the 6,000-character total goes to the description; the stack trace gets what
   // the message leaves. Backtick fences in user text would break the code block, so they are bent.
   const budget = Math.min(DISCORD.description, DISCORD.total - fixed - 16);
+  // (inside a code block Markdown is not rendered, so the stack trace needs only that)
   const safe = (s: string) => s.replace(/```/g, "ʼʼʼ");
-  const head = `${summary(a)}\n\n${safe(a.group.message)}`;
+  const head = `${summary(a)}\n\n${escapeDiscord(a.group.message)}`;
   // a long message must not starve the stack trace: with a trace, the message gets at most 1,500
   let description = cut(head, a.group.stack_trace ? Math.min(budget, 1500) : budget);
   if (a.group.stack_trace && len(description) + 20 < budget) {

@@ -50,6 +50,29 @@ describe("Discord payload", () => {
     expect(p.embeds[0].description.match(/```/g)).toHaveLength(2);
   });
 
+  it("escapes Markdown in user text: masked links, mentions and formatting render as typed", () => {
+    const hostile = "@everyone <@&123> [click me](https://evil.example/x) **bold** # head";
+    const a = alert({ message: hostile, culprit: "[c](https://evil.example/c)", environment: "<@456>" });
+    a.project.name = "[Obby](https://evil.example/p)";
+    a.rule = { id: "r", name: "@here [r](https://evil.example/r)", threshold_count: null, window_minutes: null };
+    const e = discordPayload(a).embeds[0];
+    const texts = [e.title, e.description, ...e.fields.map((f) => f.value)];
+    for (const text of texts) {
+      // no masked link, mention or bold marker survives unescaped
+      expect(text).not.toMatch(/(^|[^\\])\[[^\]]*\]\(/);
+      expect(text).not.toMatch(/(^|[^\\])<@/);
+      expect(text).not.toMatch(/(^|[^\\])@(everyone|here)/);
+      expect(text).not.toMatch(/(^|[^\\])\*\*/);
+    }
+    expect(e.description).toContain("\\@everyone \\<\\@&123\\> \\[click me\\]\\(https\\://evil\\.example/x\\)");
+    // Discord drops the backslash of an escaped punctuation character: what it shows is the original
+    const rendered = (s: string) => s.replace(/\\([^0-9A-Za-z\s])/g, "$1");
+    expect(rendered(e.description)).toContain(hostile);
+    expect(rendered(e.fields.find((f) => f.name === "Culprit")!.value)).toBe("[c](https://evil.example/c)");
+    // the stack trace sits in a code block, where Markdown is not rendered: it stays as sent
+    expect(discordPayload(alert({ stack_trace: "[x](https://evil.example)" })).embeds[0].description).toContain("```\n[x](https://evil.example)\n```");
+  });
+
   it("names the trigger", () => {
     expect(discordPayload(alert({}, "regression")).embeds[0].title).toMatch(/^Regression in Obby/);
     const f = alert({ window_count: 512 }, "frequency");
