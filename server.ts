@@ -14,6 +14,7 @@ import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import { createServices, type Services } from "./app/services.server.js";
 import { assertSameOrigin, isMutation } from "./app/accounts/csrf.server.js";
 import { ApiError } from "./app/http.server.js";
+import { forwardedHeaders, redactUrl, requestOrigin, securityHeaders } from "./app/web.server.js";
 import { startJobs, stopJobs } from "./jobs/boss.js";
 import { startAlertWorker } from "./jobs/alerts.js";
 
@@ -47,8 +48,11 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
 
   const app = express();
   app.disable("x-powered-by");
-  // behind N proxies, req.ip (rate limits) and req.protocol come from X-Forwarded-* of the last N hops
+  // behind N proxies, req.ip (rate limits) and req.protocol come from X-Forwarded-* of the last N hops;
+  // without TRUST_PROXY those headers are dropped before anything reads them
   if (config.trustProxy > 0) app.set("trust proxy", config.trustProxy);
+  app.use(forwardedHeaders(config.trustProxy));
+  app.use(securityHeaders({ dev: opts.dev }));
   let build: ServerBuild | (() => Promise<ServerBuild>);
   let vite: import("vite").ViteDevServer | undefined;
   if (opts.dev) {
@@ -67,7 +71,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   if (config.logRequests) {
     app.use((req, res, next) => {
       const t = performance.now();
-      res.on("finish", () => console.log(`${req.method} ${req.originalUrl} ${res.statusCode} ${(performance.now() - t).toFixed(1)}ms`));
+      res.on("finish", () => console.log(`${req.method} ${redactUrl(req.originalUrl)} ${res.statusCode} ${(performance.now() - t).toFixed(1)}ms`));
       next();
     });
   }
@@ -76,7 +80,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   app.use((req, res, next) => {
     if (!isMutation(req) || req.path.startsWith("/api/")) return next();
     try {
-      assertSameOrigin(new Request(`http://${req.get("host") ?? "localhost"}${req.originalUrl}`, { method: req.method, headers: req.headers as HeadersInit }), config.publicUrl);
+      assertSameOrigin(new Request(`${requestOrigin(req)}${req.originalUrl}`, { method: req.method, headers: req.headers as HeadersInit }), config.publicUrl);
       next();
     } catch (err) {
       if (!(err instanceof ApiError)) return next(err);

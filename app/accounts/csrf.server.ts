@@ -19,7 +19,8 @@ export function assertSameOrigin(request: Request, publicUrl?: string): void {
     } catch {
       host = undefined;
     }
-    const expected = request.headers.get("x-forwarded-host")?.split(",")[0].trim() || request.headers.get("host") || new URL(request.url).host;
+    // the request URL's host is the Host header, or X-Forwarded-Host when TRUST_PROXY believes it
+    const expected = new URL(request.url).host;
     const allowed = [expected, publicUrl ? new URL(publicUrl).host : undefined].filter(Boolean).map((h) => h!.toLowerCase());
     if (host === undefined || !allowed.includes(host.toLowerCase())) {
       throw forbidden("Cross-site requests are refused; send this request from the dashboard's own origin.");

@@ -27,11 +27,8 @@ export function sessionToken(request: Request): string | undefined {
   return undefined;
 }
 
-/** Secure when the browser talks https to us, directly or through a proxy that says so. */
-export function isHttps(request: Request): boolean {
-  if (new URL(request.url).protocol === "https:") return true;
-  return request.headers.get("x-forwarded-proto")?.split(",")[0].trim().toLowerCase() === "https";
-}
+/** Secure when the browser talks https to us, directly or through a trusted proxy that says so (TRUST_PROXY). */
+export const isHttps = (request: Request): boolean => new URL(request.url).protocol === "https:";
 
 function cookie(request: Request, value: string, maxAgeSeconds: number): string {
   return [

@@ -8,8 +8,8 @@ import { ActionMessage, dayLabels, EventList, LevelBadge, StatusBadge } from "~/
 
 export const meta: MetaFunction = () => [{ title: "Shared issue · Roblox Monitor" }, { name: "robots", content: "noindex" }];
 
-// the token is in the URL: keep it out of Referer headers and caches
-export const headers: HeadersFunction = () => ({ "Referrer-Policy": "no-referrer", "Cache-Control": "no-store" });
+// the token is in the URL: keep it out of caches (Referrer-Policy: no-referrer is set for /share/ with the other security headers)
+export const headers: HeadersFunction = () => ({ "Cache-Control": "no-store" });
 
 /** The public page of a share link: same data and rules as GET/POST /api/share/:token. */
 export const loader = ({ params, context }: LoaderFunctionArgs) =>

@@ -34,10 +34,12 @@ export function teamRoute(handlers: Partial<Record<"GET" | "POST" | "PATCH" | "D
     });
 }
 
-/** Where links handed out by the service point: PUBLIC_URL, else the origin the request came to. */
+/**
+ * Where links handed out by the service point: PUBLIC_URL, else the origin the request came to (its
+ * Host, or X-Forwarded-Host/-Proto only when TRUST_PROXY believes them; always http or https).
+ */
 export function baseUrl(services: Services, request: Request): string {
   if (services.config.publicUrl) return services.config.publicUrl;
   const url = new URL(request.url);
-  const proto = request.headers.get("x-forwarded-proto")?.split(",")[0].trim() || url.protocol.replace(":", "");
-  return `${proto}://${url.host}`;
+  return `${url.protocol === "https:" ? "https" : "http"}://${url.host}`;
 }
