@@ -89,6 +89,19 @@ export async function latestGroupEvents(sql: Sql, projectId: string, groupId: st
     order by e."timestamp" desc, e.id desc limit ${limit}`;
 }
 
+/**
+ * Player names and user ids of a group's oldest and newest stored events (the group's message is
+ * its first event's), for scrubbing them out of what a share link shows. Bounded by the index.
+ */
+export async function groupIdentities(sql: Sql, projectId: string, groupId: string, each = 50) {
+  return sql<{ player_name: string | null; user_id: string | null }[]>`
+    (select player_name, user_id::text from events where project_id = ${projectId} and group_id = ${groupId}
+     order by "timestamp" asc, id asc limit ${each})
+    union
+    (select player_name, user_id::text from events where project_id = ${projectId} and group_id = ${groupId}
+     order by "timestamp" desc, id desc limit ${each})`;
+}
+
 export async function getTrace(sql: Sql, projectId: string, traceId: string) {
   const [trace] = await sql`
     select trace_id, first_seen, last_seen, event_count, group_ids

@@ -10,7 +10,7 @@ const UUID = /\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?
 const HEX_ADDRESS = /\b0x[0-9a-f]+\b/gi;
 // `Players.Builderman.PlayerGui` -> `Players.<player>.PlayerGui`; the name runs to the next dot,
 // colon, quote, comma or space. `Players.LocalPlayer` is code, not a name, so it is kept.
-const PLAYER_IN_PATH = /\bPlayers\.(?!LocalPlayer\b)[^.\s:'",]+/g;
+export const PLAYER_IN_PATH = /\bPlayers\.(?!LocalPlayer\b)[^.\s:'",]+/g;
 // A script location: `Path.To.Script:123` (before a colon, space or end) or `, line 123` / `Line 123`.
 // The lookbehind starts a path only at a token boundary, which keeps the scan linear on long dotted text.
 const LOCATION = /((?<![\w.<>])[A-Za-z_][\w.<>]*:\d+)(?=[:\s]|$)|((?:,\s*|\b)[Ll]ine\s+\d+)/g;

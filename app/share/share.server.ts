@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getGroup, groupHourlySeries, latestGroupEvents } from "../../db/errors.js";
+import { getGroup, groupHourlySeries, groupIdentities, latestGroupEvents } from "../../db/errors.js";
 import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import { findLiveShareLink } from "../../db/share-links.js";
 import type { Services } from "~/services.server";
@@ -8,6 +8,7 @@ import { parseOr400 } from "~/accounts/users.server";
 import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
 import type { EventRow, GroupRow } from "~/dashboard/views.server";
+import { scrubber, type Known } from "./scrub.server";
 
 /** One answer for unknown, revoked and expired tokens, so a token's history cannot be probed. */
 const gone = () => notFound("This share link does not exist, was revoked or has expired.");
@@ -37,24 +38,44 @@ async function resolve(services: Services, clientAddress: string, token: string 
 export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at">;
 
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */
-const publicGroup = (g: Record<string, unknown>): SharedGroup => ({
+const publicGroup = (g: Record<string, unknown>, scrub: (text: string) => string): SharedGroup => ({
   id: g.id as string,
-  message: g.message as string,
+  message: scrub(g.message as string),
   level: g.level as string,
   status: g.status as string,
   count: Number(g.count),
   user_count: Number(g.user_count),
   first_seen: g.first_seen as Date,
   last_seen: g.last_seen as Date,
-  culprit: g.culprit as string | null,
+  culprit: g.culprit === null ? null : scrub(g.culprit as string),
   environment: g.environment as string,
   resolved_at: g.resolved_at as Date | null,
 });
 
-/** An event as a share view shows it: the dashboard's row without who it happened to. */
-export type SharedEvent = Omit<EventRow, "user_id" | "player_name" | "group_id">;
+/**
+ * An event as a share view shows it: without who it happened to (user id, player name), without
+ * what could lead back to them (free-form context, server job id, trace id), and with names and ids
+ * scrubbed out of its text.
+ */
+export type SharedEvent = Omit<EventRow, "user_id" | "player_name" | "group_id" | "context" | "job_id" | "trace_id">;
 
-const publicEvent = ({ user_id: _u, player_name: _p, group_id: _g, received_at: _r, ...e }: Record<string, unknown>) => e as SharedEvent;
+const publicEvent = (
+  { user_id: _u, player_name: _p, group_id: _g, received_at: _r, context: _c, job_id: _j, trace_id: _t, ...e }: Record<string, unknown>,
+  scrub: (text: string) => string,
+) => {
+  const shown = e as SharedEvent;
+  return { ...shown, message: scrub(shown.message), stack_trace: shown.stack_trace === null ? null : scrub(shown.stack_trace) };
+};
+
+/** Everyone the group's oldest and newest events name, so their names and ids are scrubbed wherever they appear. */
+async function scrubFor(services: Services, projectId: string, groupId: string) {
+  const rows = await groupIdentities(services.sql, projectId, groupId);
+  const known: Known = {
+    names: rows.map((r) => r.player_name).filter((n): n is string => n !== null),
+    ids: rows.map((r) => r.user_id).filter((id): id is string => id !== null),
+  };
+  return scrubber(known);
+}
 
 export type ShareView = Awaited<ReturnType<typeof viewShare>>;
 
@@ -62,17 +83,18 @@ export type ShareView = Awaited<ReturnType<typeof viewShare>>;
 export async function viewShare(services: Services, clientAddress: string, token: string | undefined) {
   const link = await resolve(services, clientAddress, token);
   const { sql } = services;
-  const [group, events, series] = await Promise.all([
+  const [group, events, series, scrub] = await Promise.all([
     getGroup(sql, link.project_id, link.group_id),
     latestGroupEvents(sql, link.project_id, link.group_id, 20),
     groupHourlySeries(sql, link.project_id, link.group_id),
+    scrubFor(services, link.project_id, link.group_id),
   ]);
   if (!group) throw gone();
   return {
     role: link.role,
     expires_at: link.expires_at,
-    group: publicGroup(group),
-    events: events.map((e) => publicEvent(e)),
+    group: publicGroup(group, scrub),
+    events: events.map((e) => publicEvent(e, scrub)),
     series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })),
   };
 }
@@ -91,5 +113,5 @@ export async function updateShareStatus(
   // the body is read only once the link is known good: a bad token answers 404 whatever it sends
   const { status } = parseOr400(StatusInput, await readBody());
   const group = await setStatusOf(services.sql, link.project_id, link.group_id, status);
-  return { group: publicGroup(group) };
+  return { group: publicGroup(group, await scrubFor(services, link.project_id, link.group_id)) };
 }

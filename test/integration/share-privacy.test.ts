@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../support/server.js";
+import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
+
+/**
+ * A share link shows what failed, never who it happened to: names and ids planted in every field
+ * an event can carry must appear nowhere in the share JSON or the share page's HTML.
+ */
+let app: TestApp;
+let viewerToken: string;
+let editorToken: string;
+
+const PLANTED = [
+  "Zyxwvplanted", // player_name, and a name inside an instance path
+  "Qqplantedtwo", // a second player, named bare in a message
+  "918273645", // user_id, also inside a DataStore key
+  "55512345", // a value after `Key =`
+  "7776665554", // an Open Cloud user path
+  "4445556667", // a UserId: value
+  "CtxPlanted", // context
+  "JobPlanted", // job_id
+  "0a1b2c3d-1111-2222-3333-444455556666", // trace_id
+];
+
+beforeAll(async () => {
+  app = await startTestApp({ TRUST_PROXY: "1" });
+  const u = await makeUser(app.sql);
+  const { projectId, apiKey } = await makeProject(app.sql, u.id);
+  const cookie = await login(app, u.email);
+  const stack = "Players.Zyxwvplanted.PlayerGui.Hud:5: function update\nServerScriptService.Data:40: function save Player_918273645";
+  await ingest(app, apiKey, {
+    errors: [
+      {
+        message: "Players.Zyxwvplanted.PlayerGui.Hud:5: DataStore request failed for Player_918273645 (Key = 55512345)",
+        stack_trace: stack,
+        user_id: 918273645,
+        player_name: "Zyxwvplanted",
+        context: { note: "CtxPlanted" },
+        job_id: "JobPlanted-00000000-0000",
+        trace_id: "{0A1B2C3D-1111-2222-3333-444455556666}",
+        fingerprint: ["hud-save"],
+      },
+      {
+        message: "Qqplantedtwo lost data at users/7776665554, UserId: 4445556667",
+        stack_trace: "Players.Qqplantedtwo.Backpack.Tool:3",
+        user_id: "4445556667",
+        player_name: "Qqplantedtwo",
+        fingerprint: ["hud-save"],
+      },
+    ],
+  });
+  const [{ id: groupId }] = await app.sql`select id from error_groups where project_id = ${projectId}`;
+  const mk = async (role: string) => {
+    const r = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie, body: { group_id: groupId, role } });
+    expect(r.status).toBe(201);
+    return r.body.token as string;
+  };
+  viewerToken = await mk("viewer");
+  editorToken = await mk("editor");
+});
+afterAll(() => app?.close());
+
+const leaks = (text: string) => PLANTED.filter((p) => text.toLowerCase().includes(p.toLowerCase()));
+
+describe("share views", () => {
+  it("GET /api/share/:token names nobody, and drops context, job_id and trace_id", async () => {
+    const r = await call(app, "GET", `/api/share/${viewerToken}`);
+    expect(r.status).toBe(200);
+    expect(leaks(JSON.stringify(r.body))).toEqual([]);
+    expect(r.body.events).toHaveLength(2);
+    for (const e of r.body.events) {
+      for (const k of ["context", "job_id", "trace_id", "user_id", "player_name"]) expect(e).not.toHaveProperty(k);
+    }
+    // what failed stays readable
+    expect(r.body.group.message).toBe("Players.<player>.PlayerGui.Hud:5: DataStore request failed for Player_<id> (Key = <id>)");
+    const second = r.body.events.find((e: { message: string }) => e.message.includes("lost data"));
+    expect(second.message).toBe("<player> lost data at users/<id>, UserId: <id>");
+    expect(second.stack_trace).toBe("Players.<player>.Backpack.Tool:3");
+  });
+
+  it("the share page's HTML (rendered text and hydration data) names nobody", async () => {
+    const res = await app.request(`/share/${viewerToken}`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("DataStore request failed");
+    expect(leaks(html)).toEqual([]);
+  });
+
+  it("an editor's status change answers the scrubbed group", async () => {
+    const r = await call(app, "POST", `/api/share/${editorToken}`, { body: { status: "resolved" } });
+    expect(r.status).toBe(200);
+    expect(r.body.group.status).toBe("resolved");
+    expect(leaks(JSON.stringify(r.body))).toEqual([]);
+  });
+});
