@@ -39,8 +39,9 @@ export async function insertMember(sql: Sql | TxSql, projectId: string, userId: 
 export type MemberChange = { ok: true; member?: Member } | { ok: false; reason: "not_found" | "last_owner" };
 
 /**
- * Changes a role (or removes the member when role is null) while keeping at least one owner. The
- * project row is locked first, so two concurrent demotions of the last two owners cannot both pass.
+ * Changes a role (or removes the member when role is null, revoking the share links they made) while
+ * keeping at least one owner. The project row is locked first, so two concurrent demotions of the last
+ * two owners cannot both pass.
  */
 export async function changeMember(sql: Sql, projectId: string, userId: string, role: Role | null): Promise<MemberChange> {
   return sql.begin(async (tx) => {
@@ -55,6 +56,10 @@ export async function changeMember(sql: Sql, projectId: string, userId: string, 
     }
     if (role === null) {
       await tx`delete from project_members where project_id = ${projectId} and user_id = ${userId}`;
+      // links a member handed out leave with them: whoever got one was given it on their behalf
+      await tx`
+        update share_links set revoked_at = now()
+        where project_id = ${projectId} and created_by = ${userId} and revoked_at is null`;
       return { ok: true } as const;
     }
     const [member] = await tx<Member[]>`

@@ -150,3 +150,35 @@ describe("share rate limit per client address", () => {
     expect((await share(link.token, { "x-forwarded-for": "203.0.113.8" })).status).toBe(200);
   });
 });
+
+describe("a removed member's share links", () => {
+  it("stop working with the membership (removed or leaving); other members' links stay", async () => {
+    const owner = await makeUser(app.sql);
+    const gone = await makeUser(app.sql);
+    const leaver = await makeUser(app.sql);
+    const p = await makeProject(app.sql, owner.id, [
+      { userId: gone.id, role: "member" },
+      { userId: leaver.id, role: "admin" },
+    ]);
+    await ingest(app, p.apiKey, { message: "Shop timeout" });
+    const [{ id: gid }] = await app.sql`select id from error_groups where project_id = ${p.projectId}`;
+    const linkOf = async (cookie: string) => {
+      const r = await call(app, "POST", `/api/team/projects/${p.projectId}/share-links`, { cookie, body: { group_id: gid, role: "editor" } });
+      expect(r.status).toBe(201);
+      return r.body as { id: string; token: string };
+    };
+    const [ownerCookie, goneCookie, leaverCookie] = [await login(app, owner.email), await login(app, gone.email), await login(app, leaver.email)];
+    const [ownerLink, goneLink, leaverLink] = [await linkOf(ownerCookie), await linkOf(goneCookie), await linkOf(leaverCookie)];
+    for (const l of [ownerLink, goneLink, leaverLink]) expect((await share(l.token)).status).toBe(200);
+
+    expect((await call(app, "DELETE", `/api/team/projects/${p.projectId}/members/${gone.id}`, { cookie: ownerCookie })).status).toBe(200);
+    expect((await call(app, "DELETE", `/api/team/projects/${p.projectId}/members/${leaver.id}`, { cookie: leaverCookie })).status).toBe(200);
+
+    expect((await share(goneLink.token)).status).toBe(404);
+    expect((await setStatus(leaverLink.token, { status: "resolved" })).status).toBe(404);
+    expect((await share(ownerLink.token)).status).toBe(200);
+    const list = await call(app, "GET", `/api/team/projects/${p.projectId}/share-links`, { cookie: ownerCookie });
+    const active = Object.fromEntries(list.body.data.map((l: { id: string; active: boolean }) => [l.id, l.active]));
+    expect(active).toEqual({ [ownerLink.id]: true, [goneLink.id]: false, [leaverLink.id]: false });
+  });
+});
