@@ -46,6 +46,7 @@ const EnvSchema = z.object({
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional().or(z.literal("").transform(() => undefined)),
   SESSION_DAYS: int(30, 1, 365),
   LOGIN_MAX_FAILURES: int(10, 1, 10000),
+  LOGIN_EMAIL_MAX_FAILURES: int(100, 1, 100000),
   LOGIN_WINDOW_SECONDS: int(900, 1, 86400),
   SHARE_RATE_LIMIT: int(120, 1, 1000000),
   SHARE_RATE_WINDOW_SECONDS: int(60, 1, 86400),
@@ -80,7 +81,10 @@ export type Config = {
   /** base URL for links the service hands out (share links); else the request's own origin */
   publicUrl: string | undefined;
   sessionDays: number;
+  /** failed sign-ins per (email, address) per window */
   loginMaxFailures: number;
+  /** failed sign-ins per email from all addresses together per window */
+  loginEmailMaxFailures: number;
   loginWindowSeconds: number;
   shareRateLimit: number;
   shareRateWindowSeconds: number;
@@ -127,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     sessionDays: e.SESSION_DAYS,
     loginMaxFailures: e.LOGIN_MAX_FAILURES,
+    loginEmailMaxFailures: e.LOGIN_EMAIL_MAX_FAILURES,
     loginWindowSeconds: e.LOGIN_WINDOW_SECONDS,
     shareRateLimit: e.SHARE_RATE_LIMIT,
     shareRateWindowSeconds: e.SHARE_RATE_WINDOW_SECONDS,

@@ -21,6 +21,40 @@ export async function hit(sql: Sql, key: string, windowSeconds: number): Promise
   return { count: r.count, windowStart: r.window_start, retryAfterSeconds: Math.max(1, r.retry_after) };
 }
 
+export type PacedHit = { allowed: true; count: number; windowStart: Date } | { allowed: false; retryAfterSeconds: number };
+
+/**
+ * Like `hit`, with growing delays: once `free` attempts are counted in the window, the next one is
+ * counted only `2^(count - free)` seconds (at most `capSeconds`) after the last; one that comes
+ * sooner is not counted and answers how long to wait. Decided in one statement, so parallel
+ * attempts cannot slip through together.
+ */
+export async function pacedHit(sql: Sql, key: string, windowSeconds: number, free: number, capSeconds: number): Promise<PacedHit> {
+  const delay = sql`make_interval(secs => least(${capSeconds}::float8, power(2, rl.count - ${free})))`;
+  const [r] = await sql<{ count: number; window_start: Date }[]>`
+    with w as (
+      select to_timestamp(floor(extract(epoch from now()) / ${windowSeconds}) * ${windowSeconds}) as start
+    )
+    insert into rate_limits as rl (key, window_start, count, last_at)
+    select ${key}, w.start, 1, now() from w
+    on conflict (key) do update set
+      count = case when rl.window_start = excluded.window_start then rl.count + 1 else 1 end,
+      window_start = excluded.window_start,
+      last_at = excluded.last_at
+    where not (rl.window_start = excluded.window_start and rl.count >= ${free} and rl.last_at + ${delay} > now())
+    returning count, window_start`;
+  if (r) return { allowed: true, count: r.count, windowStart: r.window_start };
+  const [w] = await sql<{ wait: number }[]>`
+    select ceil(extract(epoch from (rl.last_at + ${delay} - now())))::int as wait
+    from rate_limits rl where key = ${key}`;
+  return { allowed: false, retryAfterSeconds: Math.max(1, w?.wait ?? 1) };
+}
+
+/** Forgets a key (a sign-in that proved the password clears its own pacing). */
+export async function clearRateLimit(sql: Sql, key: string): Promise<void> {
+  await sql`delete from rate_limits where key = ${key}`;
+}
+
 /** Takes back one hit of the given window (a login that turned out to be right). */
 export async function unhit(sql: Sql, key: string, windowStart: Date): Promise<void> {
   await sql`update rate_limits set count = count - 1 where key = ${key} and window_start = ${windowStart} and count > 0`;

@@ -8,7 +8,7 @@ export async function insertSession(sql: Sql, tokenHash: Buffer, userId: string,
 /** The user behind a live session; expired sessions answer nothing. */
 export async function findSessionUser(sql: Sql, tokenHash: Buffer): Promise<User | undefined> {
   const [u] = await sql<User[]>`
-    select u.id, u.email, u.created_at from sessions s join users u on u.id = s.user_id
+    select u.id, u.email, u.created_at, u.must_change_password from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${tokenHash} and s.expires_at > now()`;
   return u;
 }

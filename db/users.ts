@@ -1,14 +1,21 @@
 import type { Sql } from "./client.js";
 
-export type User = { id: string; email: string; created_at: Date };
+export type User = {
+  id: string;
+  email: string;
+  created_at: Date;
+  /** signed in with a temporary password: must choose a new one before anything else */
+  must_change_password: boolean;
+};
 
 const normalize = (email: string) => email.trim().toLowerCase();
 
-export async function insertUser(sql: Sql, email: string, passwordHash: string): Promise<User | undefined> {
+/** A new account; `temporary` marks a password someone else chose, to be changed at first sign-in. */
+export async function insertUser(sql: Sql, email: string, passwordHash: string, temporary = false): Promise<User | undefined> {
   const [u] = await sql<User[]>`
-    insert into users (email, password_hash) values (${normalize(email)}, ${passwordHash})
+    insert into users (email, password_hash, must_change_password) values (${normalize(email)}, ${passwordHash}, ${temporary})
     on conflict (lower(email)) do nothing
-    returning id, email, created_at`;
+    returning id, email, created_at, must_change_password`;
   return u;
 }
 
@@ -22,7 +29,7 @@ export async function insertFirstUser(sql: Sql, email: string, passwordHash: str
     const [u] = await tx<User[]>`
       insert into users (email, password_hash)
       select ${normalize(email)}, ${passwordHash} where not exists (select 1 from users)
-      returning id, email, created_at`;
+      returning id, email, created_at, must_change_password`;
     return u;
   });
 }
@@ -34,7 +41,7 @@ export async function hasUsers(sql: Sql): Promise<boolean> {
 
 export async function findUserByEmail(sql: Sql, email: string): Promise<(User & { password_hash: string }) | undefined> {
   const [u] = await sql<(User & { password_hash: string })[]>`
-    select id, email, created_at, password_hash from users where lower(email) = ${normalize(email)}`;
+    select id, email, created_at, must_change_password, password_hash from users where lower(email) = ${normalize(email)}`;
   return u;
 }
 
@@ -43,6 +50,7 @@ export async function getPasswordHash(sql: Sql, userId: string): Promise<string 
   return u?.password_hash;
 }
 
-export async function updatePasswordHash(sql: Sql, userId: string, passwordHash: string): Promise<void> {
-  await sql`update users set password_hash = ${passwordHash} where id = ${userId}`;
+/** Sets a password; `temporary` when someone else chose it (an operator reset), cleared when the user chose it. */
+export async function updatePasswordHash(sql: Sql, userId: string, passwordHash: string, temporary = false): Promise<void> {
+  await sql`update users set password_hash = ${passwordHash}, must_change_password = ${temporary} where id = ${userId}`;
 }

@@ -8,12 +8,13 @@ import { getProject, revokeApiKey } from "../db/projects.js";
 import { findUserByEmail } from "../db/users.js";
 import { loadConfig } from "../app/env.server.js";
 import { createApiKey } from "../app/auth/api-keys.server.js";
-import { createUser } from "../app/accounts/users.server.js";
+import { createUser, resetPassword } from "../app/accounts/users.server.js";
 import { createProject } from "../app/team/projects.server.js";
 import { ApiError } from "../app/http.server.js";
 
 const USAGE = `Usage: npm run cli -- <command>
   user:create --email E --password P     -> {"user_id"}
+  user:password --email E [--password P] -> {"user_id", "temporary_password"}  (changed at next sign-in)
   project:create --name NAME [--owner E] -> {"project_id", "api_key"}
   key:create --project PROJECT_ID        -> {"key_id", "api_key"}
   key:revoke --key-id KEY_ID             -> {"revoked": true}`;
@@ -40,7 +41,7 @@ async function main() {
     return v.trim();
   };
   const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
-  if (!["user:create", "project:create", "key:create", "key:revoke"].includes(command ?? "")) throw new UsageError(`Unknown command ${command ?? "(none)"}`);
+  if (!["user:create", "user:password", "project:create", "key:create", "key:revoke"].includes(command ?? "")) throw new UsageError(`Unknown command ${command ?? "(none)"}`);
 
   const config = loadConfig();
   const db = await openDatabase({
@@ -54,6 +55,12 @@ async function main() {
       case "user:create": {
         const user = await createUser(db.sql, { email: need("email"), password: values.password ?? "" });
         return { user_id: user.id };
+      }
+      case "user:password": {
+        // an operator's reset: the password is temporary (changed at the next sign-in), sessions end
+        const email = need("email");
+        const { user, temporaryPassword } = await resetPassword(db.sql, email, values.password);
+        return { user_id: user.id, temporary_password: temporaryPassword };
       }
       case "project:create": {
         const name = need("name");

@@ -2,7 +2,7 @@ import { Authenticator } from "remix-auth";
 import { Strategy } from "remix-auth/strategy";
 import { FormStrategy } from "remix-auth-form";
 import { z } from "zod";
-import { hit, pruneRateLimits, unhit } from "../../db/rate-limits.js";
+import { clearRateLimit, hit, pacedHit, pruneRateLimits, unhit } from "../../db/rate-limits.js";
 import { findUserByEmail, type User } from "../../db/users.js";
 import type { Services } from "~/services.server";
 import { ApiError, readJson, unauthorized } from "~/http.server";
@@ -39,32 +39,49 @@ export function authenticator(services: Services, clientAddress: string): Authen
     .use(new JsonStrategy<User>(services.config.maxBodyBytes, ({ body }) => check(body)));
 }
 
+/** Failures a pair (email, address) may make before each further attempt must wait, doubling from 1 s. */
+const PACE_FREE = 3;
+const PACE_CAP_SECONDS = 300;
+
+const tooMany = (retryAfter: number) =>
+  new ApiError(429, "rate_limited", `Too many failed sign-ins; try again in ${retryAfter} seconds.`, undefined, {
+    "Retry-After": String(retryAfter),
+  });
+
 /**
- * Email + password, with failed attempts counted per email and per client address in PostgreSQL
- * (shared by every instance). Every attempt is counted before the password is checked, so a burst
- * of parallel guesses cannot slip past the limit; a correct one takes its count back. Once an email
- * has LOGIN_MAX_FAILURES failures in the window (or an address three times that), attempts answer
- * 429 until the window ends, even with the right password.
+ * Email + password, with failed attempts counted in PostgreSQL (shared by every instance):
+ * - per (email, client address): after 3 failures each attempt must wait 1, 2, 4, 8… seconds after
+ *   the last, and past LOGIN_MAX_FAILURES in the window attempts answer 429 until the window ends,
+ *   even with the right password. This is what stops guessing from one place;
+ * - per email, from every address together: LOGIN_EMAIL_MAX_FAILURES (a higher ceiling), so a
+ *   distributed guess is bounded too, while an attacker elsewhere cannot lock the owner out with a
+ *   few wrong passwords. Attempts refused by the pair limit do not count here;
+ * - per address, across emails: three times LOGIN_MAX_FAILURES (password spraying).
+ * Every attempt is counted before the password is checked, so a burst of parallel guesses cannot
+ * slip past a limit; a correct one clears its pair and takes its other counts back.
  */
 async function checkCredentials(services: Services, clientAddress: string, input: unknown): Promise<User> {
   const { email, password } = parseOr400(Credentials, input);
   const { sql, config } = services;
+  const window = config.loginWindowSeconds;
+  const pairKey = `login:pair:${email}|${clientAddress}`;
+  const pair = await pacedHit(sql, pairKey, window, PACE_FREE, Math.min(PACE_CAP_SECONDS, window));
+  if (!pair.allowed) throw tooMany(pair.retryAfterSeconds);
+  if (pair.count > config.loginMaxFailures) throw tooMany(secondsLeft(pair.windowStart, window));
   const limits = [
-    { key: `login:email:${email}`, max: config.loginMaxFailures },
+    { key: `login:email:${email}`, max: config.loginEmailMaxFailures },
     { key: `login:addr:${clientAddress}`, max: config.loginMaxFailures * 3 },
   ];
-  const hits = await Promise.all(limits.map((l) => hit(sql, l.key, config.loginWindowSeconds)));
-  if (Math.random() < 0.01) pruneRateLimits(sql, Math.max(86_400, config.loginWindowSeconds)).catch(() => {});
+  const hits = await Promise.all(limits.map((l) => hit(sql, l.key, window)));
+  if (Math.random() < 0.01) pruneRateLimits(sql, Math.max(86_400, window)).catch(() => {});
   const blocked = hits.filter((h, i) => h.count > limits[i].max);
-  if (blocked.length > 0) {
-    const retryAfter = Math.max(...blocked.map((h) => h.retryAfterSeconds));
-    throw new ApiError(429, "rate_limited", `Too many failed sign-ins; try again in ${retryAfter} seconds.`, undefined, {
-      "Retry-After": String(retryAfter),
-    });
-  }
+  if (blocked.length > 0) throw tooMany(Math.max(...blocked.map((h) => h.retryAfterSeconds)));
   const user = await findUserByEmail(sql, email);
   const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
   if (!user || !ok) throw unauthorized("The email or password is wrong.");
-  await Promise.all(hits.map((h, i) => unhit(sql, limits[i].key, h.windowStart)));
-  return { id: user.id, email: user.email, created_at: user.created_at };
+  await Promise.all([clearRateLimit(sql, pairKey), ...hits.map((h, i) => unhit(sql, limits[i].key, h.windowStart))]);
+  return { id: user.id, email: user.email, created_at: user.created_at, must_change_password: user.must_change_password };
 }
+
+const secondsLeft = (windowStart: Date, windowSeconds: number) =>
+  Math.max(1, Math.ceil((windowStart.getTime() + windowSeconds * 1000 - Date.now()) / 1000));

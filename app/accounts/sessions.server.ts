@@ -3,7 +3,7 @@ import { redirect } from "@remix-run/node";
 import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession } from "../../db/sessions.js";
 import type { User } from "../../db/users.js";
 import type { Services } from "~/services.server";
-import { unauthorized } from "~/http.server";
+import { forbidden, unauthorized } from "~/http.server";
 import { assertSameOrigin, isMutation } from "./csrf.server";
 
 /**
@@ -68,18 +68,28 @@ export const currentTokenHash = (request: Request) => {
   return token ? hashToken(token) : null;
 };
 
-/** Team API: the signed-in user, or 401. */
-export async function requireApiUser(services: Services, request: Request): Promise<User> {
+/**
+ * Team API: the signed-in user, or 401. A user still on a temporary password gets 403 everywhere
+ * but the few endpoints that let them change it (`beforePasswordChange`).
+ */
+export async function requireApiUser(services: Services, request: Request, opts: { beforePasswordChange?: boolean } = {}): Promise<User> {
   const user = await currentUser(services, request);
   if (!user) throw unauthorized("Sign in first: this endpoint needs a session cookie from POST /api/auth/login.");
+  if (user.must_change_password && !opts.beforePasswordChange) {
+    throw forbidden("Change your temporary password first: POST /api/auth/password {current_password, new_password}.");
+  }
   return user;
 }
 
+/** Where a user on a temporary password is sent: the page with the change-password form. */
+export const PASSWORD_CHANGE_PAGE = "/account";
+
 /**
  * Dashboard pages: the signed-in user, or a redirect to the sign-in page that comes back here.
- * Form posts (any non-GET) must also come from our own origin.
+ * Form posts (any non-GET) must also come from our own origin. A user on a temporary password is
+ * sent to the Account page until they have chosen their own (pages that allow it say so).
  */
-export async function requirePageUser(services: Services, request: Request): Promise<User> {
+export async function requirePageUser(services: Services, request: Request, opts: { beforePasswordChange?: boolean } = {}): Promise<User> {
   const user = await currentUser(services, request);
   if (!user) {
     const url = new URL(request.url);
@@ -87,5 +97,6 @@ export async function requirePageUser(services: Services, request: Request): Pro
     throw redirect(`/login?next=${encodeURIComponent(next)}`);
   }
   if (isMutation(request)) assertSameOrigin(request, services.config.publicUrl);
+  if (user.must_change_password && !opts.beforePasswordChange) throw redirect(PASSWORD_CHANGE_PAGE);
   return user;
 }

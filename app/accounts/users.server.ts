@@ -1,9 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { findUserByEmail, getPasswordHash, hasUsers, insertFirstUser, insertUser, updatePasswordHash, type User } from "../../db/users.js";
 import { deleteOtherSessions } from "../../db/sessions.js";
-import { conflict, invalidPayload, issuePath, ApiError } from "~/http.server";
+import { conflict, invalidPayload, issuePath, notFound, ApiError } from "~/http.server";
 import { hashPassword, verifyPassword } from "./passwords.server";
+import { isCommonPassword } from "./common-passwords.server";
 
 export const emailSchema = z
   .string({ error: "is required" })
@@ -11,10 +13,13 @@ export const emailSchema = z
   .toLowerCase()
   .max(320, "must be at most 320 characters")
   .regex(/^[^\s@]+@[^\s@]+$/, "must be an email address");
+/** A password someone chooses: long enough, not only spaces, not one of the 10,000 most common. */
 export const newPasswordSchema = z
   .string({ error: "is required" })
   .min(8, "must be at least 8 characters")
-  .max(1024, "must be at most 1024 characters");
+  .max(1024, "must be at most 1024 characters")
+  .refine((p) => p.trim().length > 0, "must not be only spaces")
+  .refine((p) => !isCommonPassword(p), "is one of the most common passwords; choose another");
 
 const NewUser = z.object({ email: emailSchema, password: newPasswordSchema });
 
@@ -27,7 +32,7 @@ export function parseOr400<T extends z.ZodType>(schema: T, input: unknown, what 
   throw invalidPayload(`${what} is invalid: ${first.path} ${first.message}.`, details);
 }
 
-export const toPublicUser = (u: User) => ({ id: u.id, email: u.email, created_at: u.created_at });
+export const toPublicUser = (u: User) => ({ id: u.id, email: u.email, created_at: u.created_at, must_change_password: u.must_change_password });
 
 /** A new account (CLI, or an owner adding a teammate); 409 when the email is taken. */
 export async function createUser(sql: Sql, input: unknown): Promise<User> {
@@ -50,15 +55,39 @@ export async function createFirstUser(sql: Sql, input: unknown): Promise<User> {
 
 const PasswordChange = z.object({ current_password: z.string({ error: "is required" }).max(1024), new_password: newPasswordSchema });
 
-/** Changes the user's password after checking the current one; every other session is signed out. */
+/**
+ * Changes the user's password after checking the current one; every other session is signed out.
+ * The new one must differ from the current one, so a temporary password cannot be "changed" to itself.
+ */
 export async function changePassword(sql: Sql, userId: string, keepSession: Buffer | null, input: unknown): Promise<void> {
   const { current_password, new_password } = parseOr400(PasswordChange, input);
   const stored = await getPasswordHash(sql, userId);
   if (!stored || !(await verifyPassword(current_password, stored))) {
     throw new ApiError(403, "forbidden", "The current password is wrong.");
   }
+  if (new_password === current_password) {
+    throw invalidPayload("The request body is invalid: new_password must differ from the current password.", [
+      { path: "new_password", message: "must differ from the current password" },
+    ]);
+  }
   await updatePasswordHash(sql, userId, await hashPassword(new_password));
   await deleteOtherSessions(sql, userId, keepSession);
 }
+
+/**
+ * An operator's reset (CLI): a new temporary password, which the user must change at the next
+ * sign-in; every session of the user is signed out. Generated unless given.
+ */
+export async function resetPassword(sql: Sql, email: string, password?: string): Promise<{ user: User; temporaryPassword: string }> {
+  const temporaryPassword = password === undefined ? generatedPassword() : parseOr400(z.object({ password: newPasswordSchema }), { password }).password;
+  const user = await findUserByEmail(sql, email);
+  if (!user) throw notFound(`No account with the email ${email.trim().toLowerCase()}.`);
+  await updatePasswordHash(sql, user.id, await hashPassword(temporaryPassword), true);
+  await deleteOtherSessions(sql, user.id, null);
+  return { user: { id: user.id, email: user.email, created_at: user.created_at, must_change_password: true }, temporaryPassword };
+}
+
+/** 96 random bits in base64url: what a teammate or a reset receives, to be changed at first sign-in. */
+export const generatedPassword = () => randomBytes(12).toString("base64url");
 
 export { findUserByEmail };

@@ -4,8 +4,9 @@ import { requirePageUser } from "~/accounts/sessions.server";
 
 /** The signed-in frame. Every child loader checks the session itself too (loaders run in parallel). */
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
-  const user = await requirePageUser(context.services, request);
-  return { user: { id: user.id, email: user.email } };
+  // the frame also wraps the Account page, where a temporary password is changed
+  const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
+  return { user: { id: user.id, email: user.email, mustChangePassword: user.must_change_password } };
 };
 
 export default function Dashboard() {

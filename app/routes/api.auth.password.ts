@@ -9,6 +9,6 @@ const route = teamRoute({
     await changePassword(services.sql, user.id, currentTokenHash(request), await body());
     return json({ changed: true });
   },
-});
+}, { beforePasswordChange: true });
 export const action = route;
 export const loader = route;

@@ -35,7 +35,7 @@ export default function Setup() {
         <Form method="post">
           <label htmlFor="email">Email</label>
           <input id="email" name="email" type="email" autoComplete="username" required />
-          <label htmlFor="password">Password (at least 8 characters)</label>
+          <label htmlFor="password">Password (at least 8 characters, not a common one)</label>
           <input id="password" name="password" type="password" autoComplete="new-password" minLength={8} required />
           <label htmlFor="confirm">Repeat the password</label>
           <input id="confirm" name="confirm" type="password" autoComplete="new-password" minLength={8} required />

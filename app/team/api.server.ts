@@ -17,16 +17,17 @@ export type TeamContext = {
 type Handler = (ctx: TeamContext) => Promise<Response>;
 
 /**
- * Wraps a Team API route: a session is required before anything else (401), then mutations must be
+ * Wraps a Team API route: a session is required before anything else (401; 403 while the user must
+ * still replace a temporary password, unless the route is one that serves that), then mutations must be
  * same-origin JSON (403/415, the CSRF rule), then the method's handler runs; whatever it throws
  * becomes the one error body.
  */
-export function teamRoute(handlers: Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", Handler>>) {
+export function teamRoute(handlers: Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", Handler>>, opts: { beforePasswordChange?: boolean } = {}) {
   const allowed = Object.keys(handlers);
   return ({ request, params, context }: LoaderFunctionArgs | ActionFunctionArgs) =>
     handle(async () => {
       const { services } = context;
-      const user = await requireApiUser(services, request);
+      const user = await requireApiUser(services, request, opts);
       const fn = handlers[request.method.toUpperCase() as keyof typeof handlers];
       if (!fn) throw methodNotAllowed(allowed);
       if (isMutation(request)) assertJsonMutation(request, services.config.publicUrl);

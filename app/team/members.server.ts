@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { changeMember, insertMember, listMembers as dbList, type Role } from "../../db/members.js";
@@ -6,7 +5,7 @@ import { findUserByEmail, insertUser } from "../../db/users.js";
 import { asUuid } from "~/errors/params.server";
 import { conflict, forbidden, notFound } from "~/http.server";
 import { hashPassword } from "~/accounts/passwords.server";
-import { emailSchema, parseOr400 } from "~/accounts/users.server";
+import { emailSchema, generatedPassword, parseOr400 } from "~/accounts/users.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 const role = z.enum(["owner", "admin", "member"], { error: "must be owner, admin or member" });
@@ -25,7 +24,7 @@ const onlyOwnersTouchOwners = (actorRole: Role, ...roles: (Role | undefined)[]) 
 /**
  * Adds a teammate by email. When nobody has an account with that email yet, one is created with a
  * random temporary password, returned in this answer only: the owner hands it over, the teammate
- * signs in and changes it (there is no outgoing email in a self-hosted install).
+ * signs in and must change it before anything else (there is no outgoing email in a self-hosted install).
  */
 export async function addMember(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown) {
   const { projectId, role: actorRole } = await authorize(sql, actor, projectIdParam, MANAGERS, "add members");
@@ -34,8 +33,8 @@ export async function addMember(sql: Sql, actor: Actor, projectIdParam: string |
   let temporaryPassword: string | undefined;
   let user = await findUserByEmail(sql, email);
   if (!user) {
-    temporaryPassword = randomBytes(12).toString("base64url");
-    const created = await insertUser(sql, email, await hashPassword(temporaryPassword));
+    temporaryPassword = generatedPassword();
+    const created = await insertUser(sql, email, await hashPassword(temporaryPassword), true);
     // a concurrent request created it first: theirs stands, with their password
     if (!created) temporaryPassword = undefined;
     user = await findUserByEmail(sql, email);

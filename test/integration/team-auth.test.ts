@@ -17,7 +17,7 @@ describe("sign-in and sessions", () => {
     const u = await makeUser(app.sql, "Lead@Example.test");
     const r = await call(app, "POST", "/api/auth/login", { body: { email: "lead@example.TEST", password: PASSWORD }, headers: from("10.0.0.1") });
     expect(r.status).toBe(200);
-    expect(r.body.user).toEqual({ id: u.id, email: "lead@example.test", created_at: expect.any(String) });
+    expect(r.body.user).toEqual({ id: u.id, email: "lead@example.test", created_at: expect.any(String), must_change_password: false });
     const setCookie = r.headers.get("set-cookie")!;
     expect(setCookie).toMatch(/^rm_session=[A-Za-z0-9_-]{40,}; /);
     expect(setCookie).toContain("HttpOnly");
@@ -109,21 +109,20 @@ describe("sign-in and sessions", () => {
 });
 
 describe("failed-login rate limit (kept in PostgreSQL)", () => {
-  it("after LOGIN_MAX_FAILURES failures for an email, answers 429 with Retry-After, even with the right password", async () => {
+  const attempt = (email: string, password: string, addr: string) => call(app, "POST", "/api/auth/login", { body: { email, password }, headers: from(addr) });
+
+  it("after LOGIN_MAX_FAILURES failures from one address, that address answers 429 with Retry-After, even with the right password", async () => {
     const u = await makeUser(app.sql);
-    for (let i = 0; i < 3; i++) {
-      const r = await call(app, "POST", "/api/auth/login", { body: { email: u.email, password: "wrong-" + i }, headers: from(`10.1.0.${i}`) });
-      expect(r.status).toBe(401);
-    }
-    const blocked = await call(app, "POST", "/api/auth/login", { body: { email: u.email, password: PASSWORD }, headers: from("10.1.0.9") });
+    for (let i = 0; i < 3; i++) expect((await attempt(u.email, "wrong-" + i, "10.1.0.1")).status).toBe(401);
+    const blocked = await attempt(u.email, PASSWORD, "10.1.0.1");
     expect(blocked.status).toBe(429);
     expect(blocked.body.error).toBe("rate_limited");
     const retry = Number(blocked.headers.get("retry-after"));
     expect(retry).toBeGreaterThan(0);
     expect(retry).toBeLessThanOrEqual(600);
-    // the counter lives in the database, where every instance sees it
-    const [row] = await app.sql`select count from rate_limits where key = ${"login:email:" + u.email}`;
-    expect(row.count).toBeGreaterThanOrEqual(4);
+    // the counters live in the database, where every instance sees them
+    const [row] = await app.sql`select count from rate_limits where key = ${`login:pair:${u.email}|10.1.0.1`}`;
+    expect(row.count).toBeGreaterThanOrEqual(3);
   });
 
   it("successful logins do not count toward the limit", async () => {
@@ -133,21 +132,14 @@ describe("failed-login rate limit (kept in PostgreSQL)", () => {
 
   it("parallel wrong guesses cannot get past the limit", async () => {
     const u = await makeUser(app.sql);
-    const replies = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        call(app, "POST", "/api/auth/login", { body: { email: u.email, password: "guess-" + i }, headers: from(`10.3.0.${i}`) }),
-      ),
-    );
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => attempt(u.email, "guess-" + i, "10.3.0.1")));
     expect(replies.filter((r) => r.status === 401)).toHaveLength(3);
     expect(replies.filter((r) => r.status === 429)).toHaveLength(5);
   });
 
   it("limits one client address across many emails", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      const r = await call(app, "POST", "/api/auth/login", { body: { email: `spray${i}@example.test`, password: "x" }, headers: from("10.4.0.1") });
-      statuses.push(r.status);
-    }
+    for (let i = 0; i < 10; i++) statuses.push((await attempt(`spray${i}@example.test`, "x", "10.4.0.1")).status);
     expect(statuses.slice(0, 9).every((s) => s === 401)).toBe(true);
     expect(statuses[9]).toBe(429);
   });

@@ -70,3 +70,32 @@ describe("CLI: user:create and project:create --owner", () => {
     expect(members).toHaveLength(0);
   });
 });
+
+describe("CLI: user:password (an operator's reset)", () => {
+  it("sets a temporary password, ends the user's sessions, and the user must change it at sign-in", async () => {
+    await cli("user:create", "--email", "forgot@studio.test", "--password", "long enough password");
+    const before = await login(app, "forgot@studio.test", "long enough password");
+
+    const reset = await cli("user:password", "--email", "Forgot@Studio.test");
+    expect(reset.code).toBe(0);
+    expect(reset.out).toEqual({ user_id: expect.any(String), temporary_password: expect.stringMatching(/^[A-Za-z0-9_-]{16}$/) });
+    expect((await call(app, "GET", "/api/auth/me", { cookie: before })).status).toBe(401);
+    expect((await call(app, "POST", "/api/auth/login", { body: { email: "forgot@studio.test", password: "long enough password" } })).status).toBe(401);
+
+    const cookie = await login(app, "forgot@studio.test", reset.out.temporary_password);
+    expect((await call(app, "GET", "/api/team/projects", { cookie })).status).toBe(403);
+    const changed = await call(app, "POST", "/api/auth/password", { cookie, body: { current_password: reset.out.temporary_password, new_password: "back in business" } });
+    expect(changed.status).toBe(200);
+    expect((await call(app, "GET", "/api/team/projects", { cookie })).status).toBe(200);
+  });
+
+  it("takes a chosen password under the same rules, and refuses an unknown email with exit code 2", async () => {
+    await cli("user:create", "--email", "chosen@studio.test", "--password", "long enough password");
+    const weak = await cli("user:password", "--email", "chosen@studio.test", "--password", "password1");
+    expect(weak).toMatchObject({ code: 2, out: { error: "usage", message: expect.stringContaining("most common") } });
+    const ok = await cli("user:password", "--email", "chosen@studio.test", "--password", "handed over by phone");
+    expect(ok).toMatchObject({ code: 0, out: { temporary_password: "handed over by phone" } });
+    const unknown = await cli("user:password", "--email", "ghost@studio.test");
+    expect(unknown).toMatchObject({ code: 2, out: { error: "usage", message: expect.stringContaining("ghost@studio.test") } });
+  });
+});
