@@ -38,7 +38,7 @@ test("first-run setup creates the first account and signs it in", async ({ page 
   await page.goto("/");
   await expect(page).toHaveURL(/\/setup$/);
   await page.getByLabel("Email").fill(EMAIL);
-  await page.getByLabel("Password (at least 8 characters)").fill(PASSWORD);
+  await page.getByLabel("Password (at least 8 characters, not a common one)").fill(PASSWORD);
   await page.getByLabel("Repeat the password").fill(PASSWORD);
   await page.getByRole("button", { name: "Create account" }).click();
   await expect(page).toHaveURL(/\/projects\/new$/);
@@ -198,6 +198,40 @@ test("an editor share link can change the status", async ({ browser }) => {
   await expect(page.locator(".badge.status-open")).toBeVisible();
   await page.getByRole("button", { name: "Resolve" }).click();
   await expect(page.locator(".badge.status-resolved")).toBeVisible();
+  await context.close();
+});
+
+test("a teammate added by email chooses their own password at first sign-in", async ({ page, browser }) => {
+  await page.goto("/login");
+  await signIn(page);
+  await page.goto(`${projectUrl}/settings`);
+  await page.getByLabel("Email").fill("teammate@studio.test");
+  await page.getByRole("button", { name: "Add member" }).click();
+  const temp = page.getByTestId("temporary-password");
+  await expect(temp).toHaveText(/^[A-Za-z0-9_-]{16}$/);
+  const temporary = (await temp.textContent())!;
+
+  const context = await browser.newContext();
+  const mate = await context.newPage();
+  await mate.goto(projectUrl);
+  await mate.getByLabel("Email").fill("teammate@studio.test");
+  await mate.getByLabel("Password").fill(temporary);
+  await mate.getByRole("button", { name: "Sign in" }).click();
+  // the dashboard waits until the temporary password is replaced
+  await expect(mate).toHaveURL(/\/account$/);
+  await expect(mate.getByTestId("must-change-password")).toBeVisible();
+  await mate.goto(projectUrl);
+  await expect(mate).toHaveURL(/\/account$/);
+  await mate.getByLabel("Current password").fill(temporary);
+  await mate.getByLabel(/^New password/).fill("password1");
+  await mate.getByRole("button", { name: "Change password" }).click();
+  await expect(mate.getByRole("alert").filter({ hasText: "most common passwords" })).toBeVisible();
+  await mate.getByLabel("Current password").fill(temporary);
+  await mate.getByLabel(/^New password/).fill("the teammate's own passphrase");
+  await mate.getByRole("button", { name: "Change password" }).click();
+  await expect(mate).toHaveURL(/\/projects$/);
+  await mate.goto(projectUrl);
+  await expect(mate.getByRole("heading", { name: "E2E Obby", exact: true })).toBeVisible();
   await context.close();
 });
 

@@ -51,7 +51,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
           ok: true as const,
           intent,
           message: r.temporary_password
-            ? `Created an account for ${r.member.email}. Hand over this temporary password (shown once); they can change it under Account.`
+            ? `Created an account for ${r.member.email}. Hand over this temporary password (shown once); they must choose their own when they first sign in.`
             : `Added ${r.member.email}.`,
           temporaryPassword: r.temporary_password,
         };
@@ -135,7 +135,7 @@ export default function Settings() {
         <ActionMessage data={result} intent="member-add" />
         <ActionMessage data={result} intent="member-role" />
         <ActionMessage data={result} intent="member-remove" />
-        {temp ? <code className="secret">{temp}</code> : null}
+        {temp ? <code className="secret" data-testid="temporary-password">{temp}</code> : null}
         <table>
           <thead><tr><th>Email</th><th>Role</th><th>Since</th><th /></tr></thead>
           <tbody>
