@@ -137,6 +137,10 @@ describe("members", () => {
     expect(add.body.member.role).toBe("member");
     expect(add.body.temporary_password).toMatch(/^[A-Za-z0-9_-]{16}$/);
     const cookie = await login(app, "contractor@projects.test", add.body.temporary_password);
+    // the temporary password must be replaced before the project opens
+    expect((await call(app, "GET", `/api/team/projects/${projectId}`, { cookie })).status).toBe(403);
+    const changed = await call(app, "POST", "/api/auth/password", { cookie, body: { current_password: add.body.temporary_password, new_password: "the contractor's own" } });
+    expect(changed.status).toBe(200);
     expect((await call(app, "GET", `/api/team/projects/${projectId}`, { cookie })).status).toBe(200);
   });
 
