@@ -4,6 +4,7 @@ import { FormStrategy } from "remix-auth-form";
 import { z } from "zod";
 import { clearRateLimit, hit, pacedHit, pruneRateLimits, unhit } from "../../db/rate-limits.js";
 import { findUserByEmail, type User } from "../../db/users.js";
+import { isKnownAddress, pruneKnownAddresses, rememberAddress } from "../../db/login-addresses.js";
 import type { Services } from "~/services.server";
 import { ApiError, readJson, unauthorized } from "~/http.server";
 import { dummyHash, verifyPassword } from "./passwords.server";
@@ -54,8 +55,9 @@ const tooMany = (retryAfter: number) =>
  *   the last, and past LOGIN_MAX_FAILURES in the window attempts answer 429 until the window ends,
  *   even with the right password. This is what stops guessing from one place;
  * - per email, from every address together: LOGIN_EMAIL_MAX_FAILURES (a higher ceiling), so a
- *   distributed guess is bounded too, while an attacker elsewhere cannot lock the owner out with a
- *   few wrong passwords. Attempts refused by the pair limit do not count here;
+ *   distributed guess is bounded too. Attempts refused by the pair limit do not count here, and the
+ *   ceiling does not apply at an address the user signed in from within SESSION_DAYS: an attacker
+ *   elsewhere, even at many addresses, cannot lock the owner out of the places they use;
  * - per address, across emails: three times LOGIN_MAX_FAILURES (password spraying).
  * Every attempt is counted before the password is checked, so a burst of parallel guesses cannot
  * slip past a limit; a correct one clears its pair and takes its other counts back.
@@ -68,18 +70,26 @@ async function checkCredentials(services: Services, clientAddress: string, input
   const pair = await pacedHit(sql, pairKey, window, PACE_FREE, Math.min(PACE_CAP_SECONDS, window));
   if (!pair.allowed) throw tooMany(pair.retryAfterSeconds);
   if (pair.count > config.loginMaxFailures) throw tooMany(secondsLeft(pair.windowStart, window));
+  const known = await isKnownAddress(sql, email, clientAddress, config.sessionDays);
   const limits = [
-    { key: `login:email:${email}`, max: config.loginEmailMaxFailures },
+    ...(known ? [] : [{ key: `login:email:${email}`, max: config.loginEmailMaxFailures }]),
     { key: `login:addr:${clientAddress}`, max: config.loginMaxFailures * 3 },
   ];
   const hits = await Promise.all(limits.map((l) => hit(sql, l.key, window)));
-  if (Math.random() < 0.01) pruneRateLimits(sql, Math.max(86_400, window)).catch(() => {});
+  if (Math.random() < 0.01) {
+    pruneRateLimits(sql, Math.max(86_400, window)).catch(() => {});
+    pruneKnownAddresses(sql, config.sessionDays).catch(() => {});
+  }
   const blocked = hits.filter((h, i) => h.count > limits[i].max);
   if (blocked.length > 0) throw tooMany(Math.max(...blocked.map((h) => h.retryAfterSeconds)));
   const user = await findUserByEmail(sql, email);
   const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
   if (!user || !ok) throw unauthorized("The email or password is wrong.");
-  await Promise.all([clearRateLimit(sql, pairKey), ...hits.map((h, i) => unhit(sql, limits[i].key, h.windowStart))]);
+  await Promise.all([
+    clearRateLimit(sql, pairKey),
+    rememberAddress(sql, user.id, clientAddress),
+    ...hits.map((h, i) => unhit(sql, limits[i].key, h.windowStart)),
+  ]);
   return { id: user.id, email: user.email, created_at: user.created_at, must_change_password: user.must_change_password };
 }
 
