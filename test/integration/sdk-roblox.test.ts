@@ -323,6 +323,27 @@ describe("Roblox SDK API", () => {
     expect((await events()).at(-1)).toMatchObject({ message: "ServerScriptService.A:1: studio error", environment: "studio", place_id: null, job_id: null });
   });
 
+  it("the client module reports client errors through the server, which attaches the real player", async () => {
+    await start();
+    await rbx.addPlayer(555, "Player555");
+    const client = await createRobloxServer({ client: { userId: 555, name: "Player555" } });
+    expect(await client.run(`return Monitor.startClient()`)).toBe(true);
+    const hud = "Players.Player555.PlayerGui.Hud.Controller";
+    for (let i = 0; i < 3; i++) await client.fireError(`${hud}:8: attempt to call a nil value`, `${hud}:8\n`, hud);
+    await client.fireError(`${hud}:20: bad argument`, `${hud}:20\n`, hud);
+    // a repeat of the same error after 10 s is sent again
+    await client.advance(11);
+    await client.fireError(`${hud}:8: attempt to call a nil value`, `${hud}:8\n`, hud);
+    await client.deliverTo(rbx);
+    expect(client.threadErrors).toEqual([]);
+    await rbx.run(`return Monitor.flush(10)`);
+    const rows = await events();
+    expect(rows.map((e) => [e.message, e.count, e.user_id, e.player_name, e.tags, e.context?.script, e.stack_trace])).toEqual([
+      [`${hud}:8: attempt to call a nil value`, 2, "555", "Player555", ["client"], hud, `${hud}:8\n`],
+      [`${hud}:20: bad argument`, 1, "555", "Player555", ["client"], hud, `${hud}:20\n`],
+    ]);
+  });
+
   it("serves the bundled SDK, which loads in Luau and returns the public API", async () => {
     rbx = undefined as unknown as RobloxServer;
     const res = await app.request("/sdk/RobloxMonitor.luau");

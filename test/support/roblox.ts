@@ -17,6 +17,8 @@ export type RobloxOptions = {
   httpEnabled?: boolean;
   studio?: boolean;
   secrets?: Record<string, string>;
+  /** Run as this player's client instead of a game server. */
+  client?: { userId: number; name: string };
 };
 
 /**
@@ -28,13 +30,16 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
   const warnings: string[] = [];
   const prints: string[] = [];
   const threadErrors: string[] = [];
+  /** Payloads the client fired at the server, waiting for `deliverTo`. */
+  const outbox: { remote: string; payloadJson: string }[] = [];
   const host = {
     epochMs: Date.now(),
     warn: (message: string) => void warnings.push(message),
     print: (message: string) => void prints.push(message),
     threadError: (message: string) => void threadErrors.push(message),
-    fireServer: () => {
-      throw new Error("FireServer is a client call");
+    fireServer: (remote: string, payloadJson: string) => {
+      if (!options.client) throw new Error("FireServer is a client call");
+      outbox.push({ remote, payloadJson });
     },
     request: async (now: number, method: string, url: string, headersJson: string, body: string) => {
       const headers = JSON.parse(headersJson) as Record<string, string>;
@@ -58,6 +63,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
   mock.studio = options.studio ?? false;
   mock.services.HttpService.HttpEnabled = options.httpEnabled ?? true;
   for (const [name, value] of Object.entries(options.secrets ?? {})) await mock.setSecret(name, value);
+  if (options.client) await mock.becomeClient(options.client.userId, options.client.name, "RobloxMonitorClientErrors");
 
   const sdk = state.loadstring(bundleSdk(readSdkSources(root), SDK_VERSION), "=ReplicatedStorage.RobloxMonitor", true);
   await mock.bind(sdk, "ReplicatedStorage.RobloxMonitor", "ModuleScript");
@@ -92,6 +98,11 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
       void (await mock.fireRemote("RobloxMonitorClientErrors", userId, JSON.stringify(payload ?? null))),
     addPlayer: async (userId: number, name: string) => void (await mock.addPlayer(userId, name)),
     removePlayer: async (userId: number) => void (await mock.removePlayer(userId)),
+    /** Delivers what this client fired to the server, as that player (luau-web runs one state at a time). */
+    deliverTo: async (server: { mock: any }) => {
+      if (!options.client) throw new Error("only a client delivers");
+      for (const { remote, payloadJson } of outbox.splice(0)) await server.mock.fireRemote(remote, options.client.userId, payloadJson);
+    },
     shutdown: async () => ((await mock.shutdown()) as [boolean])[0],
     // luau-web cannot reliably create a state after destroying another in the same process
     destroy: () => {},
