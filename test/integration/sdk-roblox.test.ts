@@ -323,6 +323,27 @@ describe("Roblox SDK API", () => {
     expect((await events()).at(-1)).toMatchObject({ message: "ServerScriptService.A:1: studio error", environment: "studio", place_id: null, job_id: null });
   });
 
+  it("shapes what the API would refuse, so one odd event never costs its batch", async () => {
+    await start();
+    await rbx.run(`
+      local blob = {}
+      for i = 1, 50 do blob["k" .. i] = string.rep("x", 1999) end
+      Monitor.captureMessage("   ", "error")
+      Monitor.captureMessage("bad trace", "warn", { traceId = "not-a-uuid" })
+      Monitor.captureMessage("huge context", "info", { blob = blob })
+      Monitor.captureMessage("bytes \\255\\254 here", "info", { tags = { string.rep("t", 300) } })
+      Monitor.captureMessage("fine", "info")
+      return Monitor.flush(10)
+    `);
+    expect(rbx.requests.map((r) => r.status)).toEqual([200]);
+    const rows = await events();
+    expect(rows.map((e) => e.message)).toEqual(["(empty message)", "bad trace", "huge context", "bytes ?? here", "fine"]);
+    expect(rows[1]).toMatchObject({ trace_id: null, context: { trace: "not-a-uuid" } });
+    expect(rows[2].context).toEqual({ context_dropped: "larger than 16 KiB" });
+    expect(rows[3].tags).toEqual(["t".repeat(200)]);
+    expect(rbx.warnings).toEqual([]);
+  });
+
   it("the client module reports client errors through the server, which attaches the real player", async () => {
     await start();
     await rbx.addPlayer(555, "Player555");
