@@ -169,6 +169,19 @@ describe("Roblox SDK against the real service", () => {
     expect(rbx.requests).toEqual([]);
   });
 
+  it("where HttpEnabled cannot be read, the first refused request gives the one warning and stops", async () => {
+    expect(await start("", { httpEnabled: false, httpEnabledReadable: false })).toBe(true);
+    for (let i = 0; i < 100; i++) await rbx.fireError("ServerScriptService.A:1: x", "", "ServerScriptService.A");
+    await rbx.advance(60);
+    await rbx.fireError("ServerScriptService.A:1: later", "", "ServerScriptService.A");
+    await rbx.advance(60);
+    expect(await rbx.shutdown()).toBe(true);
+    expect(rbx.warnings).toHaveLength(1);
+    expect(rbx.warnings[0]).toMatch(/Allow HTTP Requests/);
+    expect(rbx.requests).toEqual([]);
+    expect(await rbx.run(`return Monitor.status().running`)).toBe(false);
+  });
+
   it("caps a flooding client per player, refuses malformed payloads, and takes identity from the Player", async () => {
     await start();
     await rbx.addPlayer(111, "Exploiter");

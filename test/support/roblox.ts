@@ -15,6 +15,8 @@ export type RobloxOptions = {
   placeVersion?: number;
   jobId?: string;
   httpEnabled?: boolean;
+  /** False: reading HttpService.HttpEnabled raises, as where the engine forbids it. */
+  httpEnabledReadable?: boolean;
   studio?: boolean;
   secrets?: Record<string, string>;
   /** Run as this player's client instead of a game server. */
@@ -61,7 +63,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
   mock.game.PlaceVersion = options.placeVersion ?? 0;
   mock.game.JobId = options.jobId ?? "";
   mock.studio = options.studio ?? false;
-  mock.services.HttpService.HttpEnabled = options.httpEnabled ?? true;
+  await mock.setHttpEnabled(options.httpEnabled ?? true, options.httpEnabledReadable ?? true);
   for (const [name, value] of Object.entries(options.secrets ?? {})) await mock.setSecret(name, value);
   if (options.client) await mock.becomeClient(options.client.userId, options.client.name, "RobloxMonitorClientErrors");
 
