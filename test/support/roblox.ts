@@ -57,6 +57,9 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
       }
     },
   };
+  // Never destroyed: with luau-web 1.4.0 a state created after another was destroyed in the same
+  // process cannot run code, and its wasm memory (about 16 MB per process) does not grow, so a
+  // test file keeps to a dozen or so simulated servers.
   const state = await LuauState.createAsync({ __host: host });
   const [mock] = (await state.loadstring(mockSource, "=RobloxMock", true)()) as [any];
   mock.game.PlaceId = options.placeId ?? 0;
@@ -95,9 +98,12 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
     /** Moves simulated time, running whatever falls due (and the requests it makes). */
     advance: async (seconds: number) => void (await mock.advance(seconds)),
     now: async () => ((await mock.now()) as [number])[0],
-    fireError: async (message: string, stack: string, scriptPath?: string) => void (await mock.fireError(message, stack, scriptPath)),
-    fireRemote: async (userId: number, payload: unknown) =>
-      void (await mock.fireRemote("RobloxMonitorClientErrors", userId, JSON.stringify(payload ?? null))),
+    /** Fires ScriptContext.Error `times` times in a row (one call into Luau for all of them). */
+    fireError: async (message: string, stack: string, scriptPath?: string, times = 1) =>
+      void (await mock.fireError(message, stack, scriptPath ?? null, times)),
+    /** The client RemoteEvent reaching the server from `userId`, `times` times in a row. */
+    fireRemote: async (userId: number, payload: unknown, times = 1) =>
+      void (await mock.fireRemote("RobloxMonitorClientErrors", userId, JSON.stringify(payload ?? null), times)),
     addPlayer: async (userId: number, name: string) => void (await mock.addPlayer(userId, name)),
     removePlayer: async (userId: number) => void (await mock.removePlayer(userId)),
     /** Delivers what this client fired to the server, as that player (luau-web runs one state at a time). */
@@ -106,8 +112,6 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
       for (const { remote, payloadJson } of outbox.splice(0)) await server.mock.fireRemote(remote, options.client.userId, payloadJson);
     },
     shutdown: async () => ((await mock.shutdown()) as [boolean])[0],
-    // luau-web cannot reliably create a state after destroying another in the same process
-    destroy: () => {},
   };
 }
 
