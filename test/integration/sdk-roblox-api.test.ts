@@ -24,6 +24,9 @@ describe("Roblox SDK API", () => {
       end)
       assert(ok == false and string.find(err, "purchase failed"))
       Monitor.captureMessage("outside the scope", "warn", { shop = "Armory" })
+      -- a misspelt member raises at once
+      local misspelt, problem = pcall(function() return Monitor.captureError end)
+      assert(not misspelt and string.find(problem, "Monitor.captureError is not a member of Monitor", 1, true), problem)
       assert(Monitor.flush(10))
       return traceId
     `);
