@@ -9,7 +9,7 @@ import { ago, num } from "~/components/format";
 import { LevelBadge, StatusBadge } from "~/components/ui";
 import { Onboarding } from "~/components/onboarding";
 import { onboardingData } from "~/sdk/onboarding.server";
-import { useState } from "react";
+import { useRef } from "react";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -38,9 +38,13 @@ const bucketName = { "1h": "minute", "24h": "hour", "7d": "6 hours", "30d": "day
 
 export default function Overview() {
   const { timeframe, stats, series, hasEvents, onboarding, now } = useLoaderData<typeof loader>();
-  const projectPath = `/projects/${useParams().projectId}`;
-  // the panel stays for this visit once the first event arrives, to link to it
-  const [showOnboarding] = useState(!hasEvents);
+  const projectId = useParams().projectId!;
+  const projectPath = `/projects/${projectId}`;
+  // the panel stays for this visit once the first event arrives, to link to it (per project: the
+  // page stays mounted when moving between projects)
+  const seenEmpty = useRef(new Set<string>());
+  if (!hasEvents) seenEmpty.current.add(projectId);
+  const showOnboarding = seenEmpty.current.has(projectId);
   return (
     <>
       <div className="row between">
