@@ -7,14 +7,22 @@ import { baseUrl } from "~/team/api.server";
 import { BarChart } from "~/components/bar-chart";
 import { ago, num } from "~/components/format";
 import { LevelBadge, StatusBadge } from "~/components/ui";
+import { Onboarding } from "~/components/onboarding";
+import { onboardingData } from "~/sdk/onboarding.server";
+import { useRef } from "react";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(async () => ({
-    ...(await overviewData(context.services.sql, user, params.projectId, new URL(request.url).searchParams)),
-    base: baseUrl(context.services, request),
-    now: new Date(),
-  }));
+  return pageLoad(async () => {
+    // overviewData checks the project's access first
+    const overview = await overviewData(context.services.sql, user, params.projectId, new URL(request.url).searchParams);
+    const base = baseUrl(context.services, request);
+    return {
+      ...overview,
+      onboarding: await onboardingData(context.services.sql, params.projectId!, base, Boolean(context.services.config.publicUrl)),
+      now: new Date(),
+    };
+  });
 };
 
 const TIMEFRAMES = ["1h", "24h", "7d", "30d"] as const;
@@ -29,8 +37,14 @@ const xLabel = {
 const bucketName = { "1h": "minute", "24h": "hour", "7d": "6 hours", "30d": "day" } as const;
 
 export default function Overview() {
-  const { timeframe, stats, series, hasEvents, base, now } = useLoaderData<typeof loader>();
-  const projectPath = `/projects/${useParams().projectId}`;
+  const { timeframe, stats, series, hasEvents, onboarding, now } = useLoaderData<typeof loader>();
+  const projectId = useParams().projectId!;
+  const projectPath = `/projects/${projectId}`;
+  // the panel stays for this visit once the first event arrives, to link to it (per project: the
+  // page stays mounted when moving between projects)
+  const seenEmpty = useRef(new Set<string>());
+  if (!hasEvents) seenEmpty.current.add(projectId);
+  const showOnboarding = seenEmpty.current.has(projectId);
   return (
     <>
       <div className="row between">
@@ -43,15 +57,7 @@ export default function Overview() {
         </div>
         <span className="muted small">All times UTC</span>
       </div>
-      {!hasEvents ? (
-        <div className="panel">
-          <h2>No events yet</h2>
-          <p>Send one from your game server (HttpService:PostAsync) or from a terminal, with the key shown when the project was created:</p>
-          <pre>{`curl -X POST ${base}/api/ingest \\
-  -H "content-type: application/json" -H "x-api-key: YOUR_API_KEY" \\
-  -d '{"message": "Hello from my game", "level": "error"}'`}</pre>
-        </div>
-      ) : null}
+      {showOnboarding ? <Onboarding {...onboarding} projectPath={projectPath} /> : null}
       <div className="cards" style={{ marginTop: 16 }}>
         <div className="card"><div className="value" data-testid="total-errors">{num(stats.total_errors)}</div><div className="label">Occurrences ({timeframe})</div></div>
         <div className="card"><div className="value" style={{ color: "var(--error)" }}>{num(stats.by_level.error)}</div><div className="label">Errors</div></div>

@@ -1,0 +1,208 @@
+import { describe, expect, it } from "vitest";
+import { luaString, sdkSuite } from "../support/sdk-suite.js";
+
+/**
+ * The Luau SDK in real Luau (luau-web), on a simulated Roblox server whose HttpService makes real
+ * HTTP requests to the real service on a real PostgreSQL, through a proxy that can answer 429 or
+ * drop connections. Time is simulated: `advance` runs the SDK's timers, so a minute of game time
+ * takes well under a second. The API's finer points are in sdk-roblox-api.test.ts.
+ */
+const t = sdkSuite();
+const { start, groups, events } = t;
+const ingestRequests = () => t.rbx.requests.filter((r) => r.url.endsWith("/api/ingest"));
+
+const STACK = "ServerScriptService.Combat:123 function attack\nServerScriptService.Combat:40\n";
+
+describe("Roblox SDK against the real service", () => {
+  it("sends 10,000 fires of one error in a minute as a handful of requests, counted exactly", async () => {
+    expect(await start()).toBe(true);
+    let fired = 0;
+    for (let second = 0; second < 60; second++) {
+      const n = second < 59 ? 167 : 10_000 - 167 * 59;
+      await t.rbx.fireError("ServerScriptService.Combat:123: attempt to index nil with 'Health'", STACK, "ServerScriptService.Combat", n);
+      fired += n;
+      await t.rbx.advance(1);
+    }
+    await t.rbx.advance(15);
+    expect(fired).toBe(10_000);
+    const sent = ingestRequests();
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.length).toBeLessThanOrEqual(8);
+    expect(sent.every((r) => r.status === 200)).toBe(true);
+    const [group, ...others] = await groups();
+    expect(others).toEqual([]);
+    expect(group).toMatchObject({ message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", count: "10000", level: "error" });
+    const [first] = await events();
+    expect(first).toMatchObject({
+      stack_trace: STACK,
+      job_id: "0b7c2a4e-5f6d-4e3b-9a1c-2d3e4f5a6b7c",
+      place_id: "1818",
+      game_version: "42",
+      environment: "production",
+      context: { script: "ServerScriptService.Combat" },
+    });
+    expect(t.rbx.warnings).toEqual([]);
+  });
+
+  it("waits Retry-After on 429, then delivers everything once", async () => {
+    await start();
+    t.mode = { kind: "429", retryAfter: "5", times: 1 };
+    for (let i = 0; i < 50; i++) await t.rbx.fireError("ServerScriptService.Shop:7: bad price", "ServerScriptService.Shop:7\n", "ServerScriptService.Shop");
+    await t.rbx.fireError("ServerScriptService.Quests:9: nil quest", "ServerScriptService.Quests:9\n", "ServerScriptService.Quests");
+    await t.rbx.advance(11);
+    expect(t.rbx.requests.map((r) => r.status)).toEqual([429]);
+    const limitedAt = t.rbx.requests[0].at;
+    // more errors arrive during the pause
+    for (let i = 0; i < 20; i++) await t.rbx.fireError("ServerScriptService.Shop:7: bad price", "ServerScriptService.Shop:7\n", "ServerScriptService.Shop");
+    await t.rbx.advance(3.5);
+    expect(t.rbx.requests).toHaveLength(1);
+    await t.rbx.advance(30);
+    const [, next] = t.rbx.requests;
+    expect(next.at - limitedAt).toBeGreaterThanOrEqual(5);
+    expect(t.rbx.requests.slice(1).every((r) => r.status === 200)).toBe(true);
+    expect((await groups()).map((g) => [g.message, g.count])).toEqual([
+      ["ServerScriptService.Quests:9: nil quest", "1"],
+      ["ServerScriptService.Shop:7: bad price", "70"],
+    ]);
+  });
+
+  it("keeps events through a 30 s outage, up to the queue bound, and reports what it dropped", async () => {
+    await start("maxQueueSize = 5");
+    t.mode = { kind: "down" };
+    for (const name of ["A", "B", "C"]) await t.rbx.fireError(`ServerScriptService.${name}:1: outage ${name}`, "", `ServerScriptService.${name}`);
+    await t.rbx.advance(12);
+    expect(t.rbx.requests.length).toBeGreaterThanOrEqual(1);
+    // the failed batch is kept aside; eight more distinct errors overflow a queue of five
+    for (const name of ["D", "E", "F", "G", "H", "I", "J", "K"]) await t.rbx.fireError(`ServerScriptService.${name}:1: outage ${name}`, "", `ServerScriptService.${name}`);
+    await t.rbx.advance(18);
+    const failed = t.rbx.requests.length;
+    expect(failed).toBeGreaterThanOrEqual(2);
+    expect(t.rbx.requests.every((r) => r.status === "network error")).toBe(true);
+    // retries back off: far fewer than one a second
+    expect(failed).toBeLessThanOrEqual(6);
+    expect(await groups()).toEqual([]);
+    t.mode = { kind: "pass" };
+    await t.rbx.advance(150);
+    const stored = await groups();
+    expect(stored.map((g) => g.message)).toEqual(["A", "B", "C", "G", "H", "I", "J", "K"].map((n) => `ServerScriptService.${n}:1: outage ${n}`));
+    expect(stored.every((g) => g.count === "1")).toBe(true);
+    const reported = (await events()).filter((e) => e.context?.sdk);
+    expect(reported).toHaveLength(1);
+    expect(reported[0].context.sdk).toMatchObject({ dropped_events: 3, dropped_occurrences: 3 });
+  });
+
+  it("warns once and sends nothing when HTTP requests are off", async () => {
+    expect(await start("", { httpEnabled: false })).toBe(false);
+    for (let i = 0; i < 100; i++) await t.rbx.fireError("ServerScriptService.A:1: x", "", "ServerScriptService.A");
+    await t.rbx.run(`Monitor.captureMessage("hello") return Monitor.flush(5)`);
+    await t.rbx.advance(60);
+    expect(t.rbx.warnings).toHaveLength(1);
+    expect(t.rbx.warnings[0]).toMatch(/Allow HTTP Requests/);
+    expect(t.rbx.requests).toEqual([]);
+  });
+
+  it("where HttpEnabled cannot be read, the first refused request gives the one warning and stops", async () => {
+    expect(await start("", { httpEnabled: false, httpEnabledReadable: false })).toBe(true);
+    for (let i = 0; i < 100; i++) await t.rbx.fireError("ServerScriptService.A:1: x", "", "ServerScriptService.A");
+    await t.rbx.advance(60);
+    await t.rbx.fireError("ServerScriptService.A:1: later", "", "ServerScriptService.A");
+    await t.rbx.advance(60);
+    expect(await t.rbx.shutdown()).toBe(true);
+    expect(t.rbx.warnings).toHaveLength(1);
+    expect(t.rbx.warnings[0]).toMatch(/Allow HTTP Requests/);
+    expect(t.rbx.requests).toEqual([]);
+    expect(await t.rbx.run(`return Monitor.status().running`)).toBe(false);
+  });
+
+  it("caps a flooding client per player, refuses malformed payloads, and takes identity from the Player", async () => {
+    await start();
+    await t.rbx.addPlayer(111, "Exploiter");
+    await t.rbx.addPlayer(222, "Honest");
+    const spoof = { user_id: 222, player_name: "Honest", level: "info", tags: ["server"], trace_id: "not-a-uuid", count: 1000 };
+    const bad: unknown[] = [42, "text", null, true, { message: 123 }, { message: "" }, { message: "   " }, { message: "x", stack: { a: 1 } }, { message: "x", script: 7 }, []];
+    for (const payload of bad) await t.rbx.fireRemote(111, payload);
+    for (let second = 0; second < 60; second++) {
+      for (let i = 0; i < 3; i++) await t.rbx.fireRemote(111, { message: `Players.Exploiter.PlayerScripts.Spam:1: spam ${i}`, stack: "Players.Exploiter.PlayerScripts.Spam:1\n", script: "Players.Exploiter.PlayerScripts.Spam", ...spoof }, i === 0 ? 57 : 55);
+      if (second === 30) {
+        await t.rbx.fireRemote(222, { message: "Players.Honest.PlayerGui.Hud:5: attempt to index nil", stack: "Players.Honest.PlayerGui.Hud:5\n", script: "Players.Honest.PlayerGui.Hud" });
+        await t.rbx.fireRemote(222, { message: "y".repeat(50_000), stack: "z".repeat(50_000) });
+      }
+      await t.rbx.advance(1);
+    }
+    await t.rbx.advance(15);
+    const rows = await events();
+    const fromExploiter = rows.filter((e) => e.message.includes("spam"));
+    const occurrences = fromExploiter.reduce((sum, e) => sum + e.count, 0);
+    // a burst of 5 and 10 a minute: at most 5 + 10 in a minute (one more for the boundary)
+    expect(occurrences).toBeGreaterThanOrEqual(5);
+    expect(occurrences).toBeLessThanOrEqual(16);
+    expect(fromExploiter.every((e) => e.user_id === "111" && e.player_name === "Exploiter")).toBe(true);
+    expect(rows.every((e) => e.level === "error" && e.trace_id === null)).toBe(true);
+    expect(rows.every((e) => JSON.stringify(e.tags) === JSON.stringify(["client"]))).toBe(true);
+    expect(rows.filter((e) => e.user_id === "222").map((e) => [e.player_name, e.message.length, e.stack_trace.length])).toEqual([
+      ["Honest", "Players.Honest.PlayerGui.Hud:5: attempt to index nil".length, "Players.Honest.PlayerGui.Hud:5\n".length],
+      ["Honest", 1000, 4000],
+    ]);
+    expect(rows.find((e) => e.user_id === "222")?.context).toMatchObject({ script: "Players.Honest.PlayerGui.Hud" });
+    // what the relay refused is reported with later batches, each count once
+    const reports = rows.filter((e) => e.context?.sdk).map((e) => e.context.sdk);
+    expect(reports.reduce((sum, r) => sum + r.client_refused, 0)).toBe(bad.length);
+    expect(reports.reduce((sum, r) => sum + r.client_limited, 0)).toBe(167 * 60 - occurrences);
+  });
+
+  it("flushes the queue and economy pushes when the server closes", async () => {
+    await start();
+    await t.rbx.run(`
+      local Players = game:GetService("Players")
+      Players.PlayerRemoving:Connect(function(player)
+        -- a ProfileStore profile: the SDK sends profile.Data
+        local profile = { Data = { RPCharacterOne = { Name = "Char " .. player.Name, Cash = player.UserId, InATM = 5, DarkCoin = 1 } },
+          MetaData = { SessionLoadCount = 3 } }
+        Monitor.economy.push(player, profile)
+      end)
+    `);
+    for (let id = 3001; id <= 3150; id++) await t.rbx.addPlayer(id, `Player${id}`);
+    await t.rbx.fireError("ServerScriptService.Save:3: save failed", "ServerScriptService.Save:3\n", "ServerScriptService.Save");
+    for (let id = 3001; id <= 3150; id++) await t.rbx.removePlayer(id);
+    expect(t.rbx.requests).toEqual([]);
+    expect(await t.rbx.shutdown()).toBe(true);
+    const economy = t.rbx.requests.filter((r) => r.url.endsWith("/api/economy/ingest"));
+    expect(economy.map((r) => JSON.parse(r.body).players.length)).toEqual([100, 50]);
+    expect(t.rbx.requests.every((r) => r.status === 200)).toBe(true);
+    expect((await groups()).map((g) => g.count)).toEqual(["1"]);
+    const snapshots = await t.app.sql<{ user_id: string; cash: string; bank: string; username: string; display_names: string[] }[]>`
+      select user_id::text, cash::text, bank::text, username, display_names from economy_snapshots where project_id = ${t.projectId} order by user_id`;
+    expect(snapshots).toHaveLength(150);
+    expect(snapshots[0]).toMatchObject({ user_id: "3001", cash: "3001", bank: "5", username: "Player3001", display_names: ["Char Player3001"] });
+  });
+
+  it("drops the oldest economy pushes past the bound and reports how many", async () => {
+    await start("maxEconomyQueueSize = 3");
+    await t.rbx.run(`
+      for id = 701, 705 do
+        assert(Monitor.economy.push({ UserId = id, Name = "p" .. id }, { RPCharacterOne = { Cash = id } }))
+      end
+      Monitor.captureMessage("after the pushes", "info")
+      return Monitor.flush(10)
+    `);
+    const users = await t.app.sql<{ user_id: string }[]>`select user_id::text from economy_snapshots where project_id = ${t.projectId} order by user_id`;
+    expect(users.map((u) => u.user_id)).toEqual(["703", "704", "705"]);
+    const [event] = await events();
+    expect(event.context.sdk).toMatchObject({ economy_dropped: 2, dropped_events: 0 });
+  });
+
+  it("stops with one warning when the key is refused", async () => {
+    t.apiKey = "rbx_not_a_key";
+    await start();
+    await t.rbx.fireError("ServerScriptService.A:1: x", "", "ServerScriptService.A");
+    await t.rbx.advance(12);
+    expect(t.rbx.requests.map((r) => r.status)).toEqual([401]);
+    for (let i = 0; i < 10; i++) await t.rbx.fireError(`ServerScriptService.A:1: y${i}`, "", "ServerScriptService.A");
+    await t.rbx.run(`Monitor.captureMessage("after") Monitor.economy.push({ UserId = 5, Name = "p" }, { RPCharacterOne = {} })`);
+    await t.rbx.advance(120);
+    expect(await t.rbx.shutdown()).toBe(true);
+    expect(t.rbx.requests).toHaveLength(1);
+    expect(t.rbx.warnings).toHaveLength(1);
+    expect(t.rbx.warnings[0]).toMatch(/refused the API key/);
+  });
+});

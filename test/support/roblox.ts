@@ -1,0 +1,118 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { LuauState } from "luau-web";
+import { bundleSdk, SDK_VERSION } from "../../app/sdk/bundle.js";
+import { readSdkSources } from "../../app/sdk/sources.server.js";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const mockSource = readFileSync(path.join(root, "test/sdk/roblox-mock.luau"), "utf8");
+
+export type SentRequest = { at: number; method: string; url: string; headers: Record<string, string>; body: string; status: number | "network error" };
+
+export type RobloxOptions = {
+  /** Where HttpService requests go (the real service, or a proxy in front of it). */
+  placeId?: number;
+  placeVersion?: number;
+  jobId?: string;
+  httpEnabled?: boolean;
+  /** False: reading HttpService.HttpEnabled raises, as where the engine forbids it. */
+  httpEnabledReadable?: boolean;
+  studio?: boolean;
+  secrets?: Record<string, string>;
+  /** Run as this player's client instead of a game server. */
+  client?: { userId: number; name: string };
+};
+
+/**
+ * One simulated Roblox server running the bundled SDK in real Luau (luau-web). HttpService
+ * requests are real HTTP requests; time is simulated and moves only through `advance`.
+ */
+export async function createRobloxServer(options: RobloxOptions = {}) {
+  const requests: SentRequest[] = [];
+  const warnings: string[] = [];
+  const prints: string[] = [];
+  const threadErrors: string[] = [];
+  /** Payloads the client fired at the server, waiting for `deliverTo`. */
+  const outbox: { remote: string; payloadJson: string }[] = [];
+  const host = {
+    epochMs: Date.now(),
+    warn: (message: string) => void warnings.push(message),
+    print: (message: string) => void prints.push(message),
+    threadError: (message: string) => void threadErrors.push(message),
+    fireServer: (remote: string, payloadJson: string) => {
+      if (!options.client) throw new Error("FireServer is a client call");
+      outbox.push({ remote, payloadJson });
+    },
+    request: async (now: number, method: string, url: string, headersJson: string, body: string) => {
+      const headers = JSON.parse(headersJson) as Record<string, string>;
+      const sent: SentRequest = { at: now, method, url, headers, body, status: "network error" };
+      requests.push(sent);
+      try {
+        const res = await fetch(url, { method, headers, body: method === "GET" ? undefined : body });
+        const text = await res.text();
+        sent.status = res.status;
+        return [true, res.status, res.statusText, JSON.stringify(Object.fromEntries(res.headers)), text];
+      } catch {
+        return [false, "ConnectFail"];
+      }
+    },
+  };
+  // Never destroyed: with luau-web 1.4.0 a state created after another was destroyed in the same
+  // process cannot run code, and its wasm memory (about 16 MB per process) does not grow, so a
+  // test file keeps to a dozen or so simulated servers.
+  const state = await LuauState.createAsync({ __host: host });
+  const [mock] = (await state.loadstring(mockSource, "=RobloxMock", true)()) as [any];
+  mock.game.PlaceId = options.placeId ?? 0;
+  mock.game.PlaceVersion = options.placeVersion ?? 0;
+  mock.game.JobId = options.jobId ?? "";
+  mock.studio = options.studio ?? false;
+  await mock.setHttpEnabled(options.httpEnabled ?? true, options.httpEnabledReadable ?? true);
+  for (const [name, value] of Object.entries(options.secrets ?? {})) await mock.setSecret(name, value);
+  if (options.client) await mock.becomeClient(options.client.userId, options.client.name, "RobloxMonitorClientErrors");
+
+  const sdk = state.loadstring(bundleSdk(readSdkSources(root), SDK_VERSION), "=ReplicatedStorage.RobloxMonitor", true);
+  await mock.bind(sdk, "ReplicatedStorage.RobloxMonitor", "ModuleScript");
+  const [monitor] = (await sdk()) as [any];
+  let chunks = 0;
+
+  /** Runs Luau source as a server Script would (with `Monitor` in scope), until it finishes. */
+  async function run(source: string, maxSeconds = 60): Promise<unknown> {
+    const chunk = state.loadstring(`local Monitor = ...\n${source}`, `=ServerScriptService.Test${++chunks}`, true);
+    await mock.bind(chunk, `ServerScriptService.Test${chunks}`);
+    const [result] = (await mock.spawn(chunk, monitor)) as [any];
+    for (let waited = 0; !result.done; waited += 0.1) {
+      if (waited > maxSeconds) throw new Error(`Luau code still running after ${maxSeconds} simulated seconds`);
+      await mock.advance(0.1);
+    }
+    return result.value;
+  }
+
+  return {
+    mock,
+    monitor,
+    requests,
+    warnings,
+    prints,
+    threadErrors,
+    run,
+    /** Moves simulated time, running whatever falls due (and the requests it makes). */
+    advance: async (seconds: number) => void (await mock.advance(seconds)),
+    now: async () => ((await mock.now()) as [number])[0],
+    /** Fires ScriptContext.Error `times` times in a row (one call into Luau for all of them). */
+    fireError: async (message: string, stack: string, scriptPath?: string, times = 1) =>
+      void (await mock.fireError(message, stack, scriptPath ?? null, times)),
+    /** The client RemoteEvent reaching the server from `userId`, `times` times in a row. */
+    fireRemote: async (userId: number, payload: unknown, times = 1) =>
+      void (await mock.fireRemote("RobloxMonitorClientErrors", userId, JSON.stringify(payload ?? null), times)),
+    addPlayer: async (userId: number, name: string) => void (await mock.addPlayer(userId, name)),
+    removePlayer: async (userId: number) => void (await mock.removePlayer(userId)),
+    /** Delivers what this client fired to the server, as that player (luau-web runs one state at a time). */
+    deliverTo: async (server: { mock: any }) => {
+      if (!options.client) throw new Error("only a client delivers");
+      for (const { remote, payloadJson } of outbox.splice(0)) await server.mock.fireRemote(remote, options.client.userId, payloadJson);
+    },
+    shutdown: async () => ((await mock.shutdown()) as [boolean])[0],
+  };
+}
+
+export type RobloxServer = Awaited<ReturnType<typeof createRobloxServer>>;
