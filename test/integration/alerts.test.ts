@@ -233,11 +233,16 @@ describe("the ingest trigger", () => {
 
   it("coalesces a storm of 200 requests into a handful of jobs per project", async () => {
     const { projectId, apiKey } = await setup({ trigger: "frequency", threshold_count: 100000, window_minutes: 10 });
+    const started = performance.now();
     await storm(apiKey, "Storm error");
+    const elapsed = performance.now() - started;
     await sleep(500);
     const n = await jobs(projectId);
     expect(n).toBeGreaterThan(0);
-    expect(n).toBeLessThanOrEqual(20);
+    // at most one job per project per 200 ms flush window (a loaded machine stretches the storm, not
+    // the coalescing), and never one per request
+    expect(n).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 2);
+    expect(n).toBeLessThan(50);
   });
 
   it("enqueues nothing for a project without rules, and only new or regressed groups without a frequency rule", async () => {
