@@ -75,7 +75,8 @@ function frameOf(v: unknown): Frame | null {
   return {
     filename: nonEmpty(str(v.filename)) ?? nonEmpty(str(v.abs_path)),
     module: nonEmpty(str(v.module)),
-    function: nonEmpty(str(v.function)) ?? nonEmpty(str(v.raw_function)),
+    // Luau tracebacks say `function name`; some Roblox ports pass that through as the function
+    function: (nonEmpty(str(v.function)) ?? nonEmpty(str(v.raw_function)))?.replace(/^function\s+/, ""),
     lineno: line !== undefined && Number.isSafeInteger(line) ? line : undefined,
     in_app: typeof v.in_app === "boolean" ? v.in_app : undefined,
   };
