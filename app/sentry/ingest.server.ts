@@ -32,7 +32,8 @@ async function ingest(services: Services, request: Request, pathProject: string 
   const { config } = services;
   // authenticate before reading the body when the key comes in the query or header
   const early = keyFromRequest(request);
-  let projectId = early ? await services.sentryKeys.projectFor(early, pathProject) : undefined;
+  // a /store/ body has no envelope header to carry a dsn: without a key it is refused unread
+  let projectId = early || endpoint === "store" ? await services.sentryKeys.projectFor(early, pathProject) : undefined;
   if (services.writer.pendingEvents >= config.sentryMaxPendingEvents) {
     throw new ApiError(429, "rate_limited", "The server is busy writing earlier events; retry later.", undefined, {
       "Retry-After": String(BACKLOG_RETRY_SECONDS),
@@ -56,7 +57,6 @@ async function ingest(services: Services, request: Request, pathProject: string 
     envelopeId = normalizeEventId(envelope.header.event_id);
     raws = envelope.events.map((payload, i) => parseJsonPayload(payload, `event item ${i}`));
   } else {
-    if (!projectId) await services.sentryKeys.projectFor(undefined, pathProject);
     raws = [await storeBodyJson(body, config.sentryMaxEventBytes)];
   }
 

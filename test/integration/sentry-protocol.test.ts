@@ -293,6 +293,8 @@ describe("keys and projects", () => {
     const b = await project();
     const body = envelope({}, [eventItem({ message: "should not land" })]);
     expect((await post(`/api/${a.dsnId}/envelope/`, body)).status).toBe(401);
+    expect((await post(`/api/${a.dsnId}/store/`, JSON.stringify({ message: "no key" }), { "content-type": "application/json" })).status).toBe(401);
+    expect((await post(`/api/${a.dsnId}/store/`, JSON.stringify({ message: "bad header" }), { "x-sentry-auth": "Sentry sentry_version=7" })).status).toBe(401);
     const wrong = await post(`/api/${a.dsnId}/envelope/?sentry_key=${"0".repeat(32)}`, body);
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe("unauthorized");
