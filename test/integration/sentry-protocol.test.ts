@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
+import { pruneEventIds } from "../../db/sentry.js";
 import { connect, startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeProject, makeUser } from "../support/team.js";
 import { RecordingProxy } from "../support/recording-proxy.js";
@@ -363,6 +364,17 @@ describe("deduplication and protocol details", () => {
     const q = await project();
     expect((await toEnvelope(q, body)).status).toBe(200);
     expect((await counts(q.projectId)).events).toBe(1);
+  });
+
+  it("forgets event ids after a day (the retention job prunes them), so a much later resend counts again", async () => {
+    const p = await project();
+    const id = eventId();
+    const body = envelope({}, [eventItem({ event_id: id, message: "sent again next week" })]);
+    expect((await toEnvelope(p, body)).status).toBe(200);
+    await sql`update sentry_event_ids set received_at = now() - interval '25 hours' where project_id = ${p.projectId}`;
+    expect(await pruneEventIds(sql)).toBeGreaterThanOrEqual(1);
+    expect((await toEnvelope(p, body)).status).toBe(200);
+    expect(await counts(p.projectId)).toEqual({ events: 2, groups: 1, occurrences: 2 });
   });
 
   it("maps level, tags as pairs, trace id, epoch timestamp, fingerprint with {{ default }} and keeps the rest in context", async () => {
