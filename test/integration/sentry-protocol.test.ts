@@ -366,6 +366,19 @@ describe("deduplication and protocol details", () => {
     expect((await counts(q.projectId)).events).toBe(1);
   });
 
+  it("goes through the native throttle and counters: 35 events of one error store 30 rows and count 35", async () => {
+    const p = await project();
+    for (let i = 0; i < 35; i++) {
+      const r = await toEnvelope(p, envelope({}, [eventItem({ event_id: eventId(), message: "Storm from a Sentry SDK", user: { id: String(i % 7) } })]));
+      expect(r.status).toBe(200);
+    }
+    expect(await counts(p.projectId)).toEqual({ events: 30, groups: 1, occurrences: 35 });
+    const [g] = await sql`select user_count from error_groups where project_id = ${p.projectId}`;
+    expect(Number(g.user_count)).toBe(7);
+    const stats = await app.request("/api/v1/stats?timeframe=1h", { headers: { "x-api-key": p.apiKey } });
+    expect((await stats.json()).total_errors).toBe(35);
+  });
+
   it("forgets event ids after a day (the retention job prunes them), so a much later resend counts again", async () => {
     const p = await project();
     const id = eventId();
