@@ -33,6 +33,10 @@ const EnvSchema = z.object({
   THROTTLE_WINDOW_SECONDS: int(60, 1, 86400),
   API_KEY_CACHE_SECONDS: int(60, 0, 3600),
   INGEST_CONCURRENCY: int(4, 1, 64),
+  // Sentry endpoints answer 429 (which Sentry SDKs honour) while this many events wait to be written
+  SENTRY_MAX_PENDING_EVENTS: int(20000, 1, 10_000_000),
+  SENTRY_MAX_EVENT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
+  SENTRY_MAX_ENVELOPE_BYTES: int(20 * 1024 * 1024, 1024, 256 * 1024 * 1024),
   OPEN_CLOUD_BASE_URL: z.url().default("https://apis.roblox.com"),
   // the scan's share of the universe's data-store budget (shared with live game servers)
   OPEN_CLOUD_REQUESTS_PER_MINUTE: int(250, 1, 1_000_000),
@@ -69,6 +73,9 @@ export type Config = {
   throttleWindowSeconds: number;
   apiKeyCacheSeconds: number;
   ingestConcurrency: number;
+  sentryMaxPendingEvents: number;
+  sentryMaxEventBytes: number;
+  sentryMaxEnvelopeBytes: number;
   openCloudBaseUrl: string;
   openCloudRequestsPerMinute: number;
   economyAnomalyFactor: number;
@@ -120,6 +127,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throttleWindowSeconds: e.THROTTLE_WINDOW_SECONDS,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     ingestConcurrency: e.INGEST_CONCURRENCY,
+    sentryMaxPendingEvents: e.SENTRY_MAX_PENDING_EVENTS,
+    sentryMaxEventBytes: e.SENTRY_MAX_EVENT_BYTES,
+    sentryMaxEnvelopeBytes: e.SENTRY_MAX_ENVELOPE_BYTES,
     openCloudBaseUrl: e.OPEN_CLOUD_BASE_URL,
     openCloudRequestsPerMinute: e.OPEN_CLOUD_REQUESTS_PER_MINUTE,
     economyAnomalyFactor: e.ECONOMY_ANOMALY_FACTOR,

@@ -4,6 +4,7 @@ import type { Config } from "~/env.server";
 import { ApiKeyAuth } from "~/auth/api-keys.server";
 import { EventWriter } from "~/ingest/writer.server";
 import { AlertEnqueuer } from "~/alerts/enqueue.server";
+import { SentryKeyAuth } from "~/sentry/auth.server";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
@@ -11,6 +12,8 @@ export type Services = {
   sql: Sql;
   writer: EventWriter;
   apiKeys: ApiKeyAuth;
+  /** `sentry_key` of the Sentry protocol endpoints: DSN keys and native keys */
+  sentryKeys: SentryKeyAuth;
   boss: PgBoss | null;
   /** the ingest's alert trigger (see AlertEnqueuer) */
   alerts: AlertEnqueuer;
@@ -26,12 +29,14 @@ declare module "@remix-run/node" {
 
 export function createServices(config: Config, sql: Sql, boss: PgBoss | null): Services {
   const alerts = new AlertEnqueuer(sql, boss);
+  const apiKeys = new ApiKeyAuth(sql, config.apiKeyCacheSeconds);
   return {
     config,
     sql,
     boss,
     alerts,
-    apiKeys: new ApiKeyAuth(sql, config.apiKeyCacheSeconds),
+    apiKeys,
+    sentryKeys: new SentryKeyAuth(sql, apiKeys, config.apiKeyCacheSeconds),
     writer: new EventWriter(sql, {
       throttle: { limit: config.throttleLimit, windowSeconds: config.throttleWindowSeconds },
       concurrency: config.ingestConcurrency,

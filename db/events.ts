@@ -1,4 +1,5 @@
 import type { Sql } from "./client.js";
+import { claimEventIds } from "./sentry.js";
 
 export type Level = "error" | "warn" | "info";
 
@@ -22,6 +23,8 @@ export type EventRow = {
   timestamp: number;
   count: number;
   culprit: string | null;
+  /** a client-chosen event id (Sentry protocol): a second event with the same id in the project is dropped */
+  eventId?: string | null;
 };
 
 export type TouchedGroup = {
@@ -96,11 +99,16 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * by key), and the throttle reads the window only after the group rows are locked, so concurrent
  * transactions on one fingerprint (from any instance) see each other's stores.
  */
-export async function writeEvents(sql: Sql, rows: EventRow[], throttle: ThrottleRule): Promise<WriteResult> {
-  if (rows.length === 0) return { stored: [], groups: [] };
-  const groups = aggregateGroups(rows);
+export async function writeEvents(sql: Sql, input: EventRow[], throttle: ThrottleRule): Promise<WriteResult> {
+  if (input.length === 0) return { stored: [], groups: [] };
+  const hasEventIds = input.some((e) => e.eventId);
 
   return sql.begin(async (tx) => {
+    // events already received under their id are left out before anything is counted
+    const fresh = hasEventIds ? await claimEventIds(tx, input) : null;
+    const rows = fresh ? input.filter((_, i) => fresh[i]) : input;
+    if (rows.length === 0) return { stored: input.map(() => false), groups: [] };
+    const groups = aggregateGroups(rows);
     const touched = await tx<TouchedGroup[]>`
       insert into error_groups as g
         (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment)
@@ -232,6 +240,9 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
       select seq from kept`;
 
     const keptSeqs = new Set(kept.map((r) => r.seq));
-    return { stored: rows.map((_, i) => keptSeqs.has(i)), groups: touched };
+    const stored = rows.map((_, i) => keptSeqs.has(i));
+    if (!fresh) return { stored, groups: touched };
+    let next = 0;
+    return { stored: fresh.map((f) => f && stored[next++]), groups: touched };
   });
 }

@@ -1,6 +1,7 @@
 import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
 import { runRetention } from "./retention.js";
+import { pruneEventIds } from "../db/sentry.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
 export const QUEUES = { retention: "retention" } as const;
@@ -20,6 +21,7 @@ export async function startJobs(
   await boss.work(QUEUES.retention, async () => {
     const r = await runRetention(sql, opts.retentionDays);
     if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
+    await pruneEventIds(sql);
   });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;

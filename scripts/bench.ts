@@ -11,7 +11,7 @@
  * BENCH_KEEP=1 (leave the database on BENCH_DATABASE_URL in place for inspection).
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg } from "node:os";
@@ -71,6 +71,28 @@ function event(script: string, line: number, k: number, traceId?: string) {
     game_version: "1.4.2",
     ...(traceId ? { trace_id: traceId } : {}),
   };
+}
+/** The event of `event()` as a Sentry SDK sends it (exception with frames, user, tags, release); EVENT_ID is filled per request. */
+function sentryEvent(script: string, line: number, k: number) {
+  const userId = 1 + Math.floor(Math.random() * USERS);
+  return JSON.stringify({
+    event_id: "EVENT_ID",
+    timestamp: Date.now() / 1000,
+    platform: "other",
+    level: pick(["error", "warning", "info"]),
+    environment: pick(ENVS),
+    release: "1.4.2",
+    user: { id: String(userId), username: `Player${userId}` },
+    tags: { realm: "server" },
+    exception: {
+      values: [{
+        type: "Error",
+        value: `ServerScriptService.${script}:${line}: ${TEXTS[k % TEXTS.length]}`,
+        stacktrace: { frames: [{ filename: "ServerScriptService.Main", lineno: 5 }, { filename: `ServerScriptService.${script}`, lineno: line, function: "run" }] },
+      }],
+    },
+    sdk: { name: "sentry.roblox", version: "1.0.0" },
+  });
 }
 const batch = (make: (i: number) => object) => JSON.stringify({ errors: Array.from({ length: 100 }, (_, i) => make(i)) });
 
@@ -362,6 +384,24 @@ async function main() {
     const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Single${k}`, 10, k)));
     const single = await step("(b) single events over 1,000 fingerprints", () => ingest(() => singles[n++ % FINGERPRINTS]));
 
+    // (g) the same single events as Sentry envelopes (one event each, a fresh event_id per request, as SDKs send them)
+    const sentryKey = randomBytes(16).toString("hex");
+    const [{ dsn_id: dsnId }] = await sql<{ dsn_id: string }[]>`with k as (insert into dsn_keys (project_id, public_key, name)
+      values (${ingestProject.project_id}, ${sentryKey}, 'bench')) select dsn_id::text from projects where id = ${ingestProject.project_id}`;
+    const sentryEvents = Array.from({ length: FINGERPRINTS }, (_, k) => sentryEvent(`Single${k}`, 10, k));
+    const sentry = await step("(g) Sentry envelopes of one event, 1,000 fingerprints", () =>
+      cannon({
+        url,
+        path: `/api/${dsnId}/envelope/?sentry_key=${sentryKey}`,
+        body: () => {
+          const id = randomBytes(16).toString("hex");
+          return `{"event_id":"${id}","sent_at":"${new Date().toISOString()}"}\n{"type":"event"}\n${sentryEvents[n++ % FINGERPRINTS].replace("EVENT_ID", id)}\n`;
+        },
+        seconds: DURATION,
+        connections: CONNECTIONS,
+      }),
+    );
+
     const stormBodies = Array.from({ length: 100 }, () => JSON.stringify(event("Storm", 10, 0)));
     const storm = await step("(c) storm: single events, one fingerprint", () => ingest(() => stormBodies[n++ % stormBodies.length]));
 
@@ -405,6 +445,7 @@ async function main() {
     const rows: Row[] = [
       { scenario: "(a) ceiling GET /api/ingest", figure: `${fmt(ceiling.rps)} req/s`, detail: health(ceiling), ratio: "1.00", target: "", result: "" },
       { scenario: "(b) single event, 1k fingerprints", figure: `${fmt(single.rps)} req/s`, detail: health(single), ratio: fmt(single.rps / ceiling.rps, 2), target: ">= 0.6 of (a)", result: verdict(single.rps / ceiling.rps >= 0.6) },
+      { scenario: "(g) Sentry envelope, 1 event, 1k fingerprints", figure: `${fmt(sentry.rps)} req/s`, detail: health(sentry), ratio: fmt(sentry.rps / single.rps, 2), target: ">= 0.8 of (b)", result: verdict(sentry.rps / single.rps >= 0.8) },
       { scenario: "(c) storm, 1 fingerprint", figure: `${fmt(storm.rps)} req/s`, detail: health(storm), ratio: fmt(storm.rps / ceiling.rps, 2), target: ">= 0.5 of (a), 0 errors", result: verdict(storm.rps / ceiling.rps >= 0.5 && storm.non2xx + storm.errors === 0) },
       { scenario: "(c-alerts) storm, alert rules on", figure: `${fmt(stormAlerts.rps)} req/s`, detail: `${health(stormAlerts)}, ${alertJobs} alert jobs`, ratio: fmt(stormAlerts.rps / storm.rps, 2), target: ">= 0.9 of (c)", result: verdict(stormAlerts.rps / storm.rps >= 0.9) },
       { scenario: "(d) batches of 100, 1k fingerprints", figure: `${fmt(batched.rps * 100)} events/s`, detail: `${fmt(batched.rps)} req/s, ${health(batched)}`, ratio: fmt(batched.rps / ceiling.rps, 2), target: ">= 30,000 events/s", result: verdict(batched.rps * 100 >= 30_000) },
@@ -439,7 +480,7 @@ async function main() {
     const serverErrors = logText.split("\n").filter((l) => /error|fail|exception/i.test(l));
     if (serverErrors.length) console.log(`\nServer log has ${serverErrors.length} error lines, first: ${serverErrors.slice(0, 3).join(" | ")}`);
     const file = path.join(outDir, `bench-${stamp}.json`);
-    const results = { ceiling, single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check, q10k, qBig, loaded: { ...loaded, small, large }, bloatSmall, bloatLarge };
+    const results = { ceiling, single, sentry, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check, q10k, qBig, loaded: { ...loaded, small, large }, bloatSmall, bloatLarge };
     const meta = { stamp, loadavgBefore: loadBefore, loadavgAfter: loadavg()[0], node: process.version, cpus: cpus().length, postgres: settings, database: db.embedded ? "embedded" : "external", duration: DURATION, connections: CONNECTIONS, targetEvents: TARGET_EVENTS };
     writeFileSync(file, JSON.stringify({ meta, table: rows, results, serverLog, serverErrorLines: serverErrors.length }, null, 2));
     console.log(`\nResults: ${file}`);

@@ -40,6 +40,11 @@ export class ApiKeyAuth {
   async projectFor(request: Request): Promise<{ projectId: string; keyId: string }> {
     const key = request.headers.get("x-api-key")?.trim();
     if (!key) throw unauthorized("The x-api-key header is missing; send the project's API key.");
+    return this.projectForKey(key);
+  }
+
+  /** The project of a key given by other means than the header (the Sentry protocol's `sentry_key`). */
+  async projectForKey(key: string): Promise<{ projectId: string; keyId: string }> {
     const hashHex = createHash("sha256").update(key).digest("hex");
     const now = Date.now();
     let hit = this.cache.get(hashHex);

@@ -1,4 +1,5 @@
 import { ago, utc } from "./format";
+import { Breadcrumbs, contextWithoutBreadcrumbs } from "./breadcrumbs";
 
 export function LevelBadge({ level }: { level: string }) {
   return <span className={`badge level-${level}`}>{level}</span>;
@@ -76,10 +77,11 @@ export function EventList({ events, now, traceHref }: { events: EventView[]; now
                 </>
               ) : null}
             </dl>
-            {e.context != null ? (
+            <Breadcrumbs context={e.context} />
+            {contextWithoutBreadcrumbs(e.context) != null ? (
               <>
                 <strong className="small">Context</strong>
-                <pre>{JSON.stringify(e.context, null, 2)}</pre>
+                <pre>{JSON.stringify(contextWithoutBreadcrumbs(e.context), null, 2)}</pre>
               </>
             ) : null}
             {e.stack_trace ? (

@@ -16,6 +16,7 @@ const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failur
 export class EventWriter {
   private queue: Pending[] = [];
   private inFlight = 0;
+  private pending = 0;
   private idle: (() => void)[] = [];
 
   constructor(
@@ -29,10 +30,19 @@ export class EventWriter {
   ) {}
 
   submit(rows: EventRow[]): Promise<SubmitResult> {
-    return new Promise((resolve, reject) => {
+    this.pending += rows.length;
+    const done = () => {
+      this.pending -= rows.length;
+    };
+    return new Promise<SubmitResult>((resolve, reject) => {
       this.queue.push({ rows, resolve, reject });
       this.pump();
-    });
+    }).finally(done);
+  }
+
+  /** Events submitted and not yet committed or failed (queued or being written): the ingest backlog. */
+  get pendingEvents(): number {
+    return this.pending;
   }
 
   /** Resolves when nothing is queued or being written (graceful shutdown). */

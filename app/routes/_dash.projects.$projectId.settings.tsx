@@ -9,12 +9,16 @@ import { deleteProject, getProjectFor, renameProject } from "~/team/projects.ser
 import { revokeShare } from "~/team/share-links.server";
 import { ago, utc } from "~/components/format";
 import { ActionMessage } from "~/components/ui";
+import { DsnKeysPanel } from "~/components/dsn-keys";
+import { createDsnKey, listDsnKeysFor, revokeDsnKeyFor } from "~/team/dsn-keys.server";
+import { baseUrl } from "~/team/api.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(async () => ({
     ...(await settingsData(context.services.sql, user, params.projectId)),
     project: await getProjectFor(context.services.sql, user, params.projectId),
+    dsnKeys: await listDsnKeysFor(context.services.sql, user, params.projectId, baseUrl(context.services, request)),
     me: user.id,
     now: new Date(),
   }));
@@ -45,6 +49,12 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
       case "key-revoke":
         await revokeKey(sql, user, p, String(form.key_id ?? ""));
         return { ok: true as const, intent, message: "Key revoked; games using it are refused from now on." };
+      case "dsn-create":
+        await createDsnKey(sql, user, p, { name: form.name || undefined }, baseUrl(context.services, request));
+        return { ok: true as const, intent, message: "DSN created; copy it into your Sentry SDK's configuration." };
+      case "dsn-revoke":
+        await revokeDsnKeyFor(sql, user, p, String(form.key_id ?? ""));
+        return { ok: true as const, intent, message: "DSN revoked; clients using it are refused from now on." };
       case "member-add": {
         const r = await addMember(sql, user, p, { email: form.email, role: form.role });
         return {
@@ -81,7 +91,7 @@ const Hidden = ({ intent, ...fields }: { intent: string } & Record<string, strin
 );
 
 export default function Settings() {
-  const { role, keys, members, links, project, me, now } = useLoaderData<typeof loader>();
+  const { role, keys, members, links, project, me, now, dsnKeys } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const manager = role === "owner" || role === "admin";
   const base = `/projects/${useParams().projectId}`;
@@ -129,6 +139,8 @@ export default function Settings() {
           <p className="muted">Only owners and admins see and manage API keys.</p>
         )}
       </section>
+
+      <DsnKeysPanel keys={dsnKeys} manager={manager} result={result} now={now} />
 
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Members</h2>

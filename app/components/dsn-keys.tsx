@@ -1,0 +1,79 @@
+import { useState } from "react";
+import { Form } from "@remix-run/react";
+import { ActionMessage } from "./ui";
+import { ago, utc } from "./format";
+
+export type DsnKeyView = {
+  id: string;
+  name: string | null;
+  dsn: string;
+  created_at: Date | string;
+  last_used_at: Date | string | null;
+  revoked_at: Date | string | null;
+};
+
+/** Copies a text with the clipboard API; the text itself stays selectable for browsers without it. */
+function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      aria-label={label}
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).then(() => {
+          setCopied(true);
+          setTimeout(() => setCopied(false), 2000);
+        });
+      }}
+    >
+      {copied ? "Copied" : "Copy"}
+    </button>
+  );
+}
+
+/** The settings panel of Sentry DSN keys: every member sees and copies them; managers create and revoke. */
+export function DsnKeysPanel({ keys, manager, result, now }: { keys: DsnKeyView[]; manager: boolean; result: unknown; now: Date | string }) {
+  const active = keys.filter((k) => !k.revoked_at);
+  const revoked = keys.filter((k) => k.revoked_at);
+  return (
+    <section className="panel" aria-labelledby="dsn-keys-title">
+      <h2 id="dsn-keys-title" style={{ marginTop: 0 }}>Sentry DSN</h2>
+      <p className="muted small">
+        Any Sentry SDK (the Roblox Sentry ports, <code>@sentry/node</code>, browser and mobile SDKs) reports here when given this DSN
+        instead of sentry.io&apos;s. A DSN key can only send events: it is safe in game and web clients, and it cannot read anything.
+      </p>
+      <ActionMessage data={result} intent="dsn-create" />
+      <ActionMessage data={result} intent="dsn-revoke" />
+      {active.length === 0 ? <p className="muted">No active DSN key.{manager ? " Create one below." : " Ask an owner or admin to create one."}</p> : null}
+      <ul className="dsn-list">
+        {active.map((k) => (
+          <li key={k.id} data-testid="dsn-key">
+            <div className="row between">
+              <strong>{k.name ?? <span className="muted">unnamed</span>}</strong>
+              <span className="muted small">created {utc(k.created_at)} · last used {ago(k.last_used_at, now)}</span>
+            </div>
+            <div className="row dsn-row">
+              <code className="dsn" data-testid="dsn">{k.dsn}</code>
+              <CopyButton text={k.dsn} label={`Copy the DSN${k.name ? ` ${k.name}` : ""}`} />
+              {manager ? (
+                <Form method="post" className="inline">
+                  <input type="hidden" name="intent" value="dsn-revoke" />
+                  <input type="hidden" name="key_id" value={k.id} />
+                  <button className="danger" type="submit">Revoke</button>
+                </Form>
+              ) : null}
+            </div>
+          </li>
+        ))}
+      </ul>
+      {revoked.length ? <p className="muted small">{revoked.length} revoked DSN key{revoked.length === 1 ? "" : "s"} (refused at once).</p> : null}
+      {manager ? (
+        <Form method="post" className="row" style={{ marginTop: 12 }}>
+          <input type="hidden" name="intent" value="dsn-create" />
+          <input name="name" placeholder="DSN name (optional)" maxLength={100} aria-label="DSN name" />
+          <button type="submit">Create DSN</button>
+        </Form>
+      ) : null}
+    </section>
+  );
+}

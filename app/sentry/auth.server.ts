@@ -1,0 +1,112 @@
+import type { Sql } from "../../db/client.js";
+import { findActiveDsnKey, projectDsnId, touchDsnKey } from "../../db/sentry.js";
+import type { ApiKeyAuth } from "~/auth/api-keys.server";
+import { ApiError, unauthorized } from "~/http.server";
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `Sentry sentry_version=7, sentry_client=…, sentry_key=…` → its fields. */
+export function parseSentryAuth(header: string | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!header) return out;
+  const body = header.trim().replace(/^Sentry\s+/i, "");
+  for (const part of body.split(",")) {
+    const i = part.indexOf("=");
+    if (i > 0) out[part.slice(0, i).trim().toLowerCase()] = part.slice(i + 1).trim();
+  }
+  return out;
+}
+
+/** The public key of a DSN (`https://<key>@host/<project>`), if it is one. */
+export function keyFromDsn(dsn: unknown): string | undefined {
+  if (typeof dsn !== "string") return undefined;
+  try {
+    return decodeURIComponent(new URL(dsn).username) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The key a request carries before its body is read: `sentry_key` in the query, then `X-Sentry-Auth`. */
+export function keyFromRequest(request: Request): string | undefined {
+  const q = new URL(request.url).searchParams.get("sentry_key")?.trim();
+  if (q) return q;
+  return parseSentryAuth(request.headers.get("x-sentry-auth")).sentry_key || undefined;
+}
+
+type Cached = { id: string; projectId: string; dsnId: string; expires: number };
+
+/**
+ * Resolves a `sentry_key` to its project and checks it against the project in the path (the
+ * numeric DSN id, or the project's UUID). A DSN key (ingest-only, in `dsn_keys`) or a native `rbx_`
+ * key is accepted; revocations clear the cache on every instance through the same notification as
+ * native keys.
+ */
+export class SentryKeyAuth {
+  private cache = new Map<string, Cached>();
+  private dsnIds = new Map<string, string>();
+  private touched = new Map<string, number>();
+  private listening: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly apiKeys: ApiKeyAuth,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  private async dsnKey(key: string): Promise<Cached | undefined> {
+    this.listening ??= this.sql.listen("api_keys_changed", () => this.cache.clear()).catch((err) => {
+      this.listening = undefined;
+      console.error("[sentry] key listener failed:", err);
+    });
+    const now = Date.now();
+    const hit = this.cache.get(key);
+    if (hit && hit.expires > now) return hit;
+    const row = await findActiveDsnKey(this.sql, key);
+    if (!row) {
+      this.cache.delete(key);
+      return undefined;
+    }
+    const entry = { id: row.id, projectId: row.project_id, dsnId: row.dsn_id, expires: now + this.ttlSeconds * 1000 };
+    if (this.ttlSeconds > 0) {
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(key, entry);
+    }
+    if ((this.touched.get(row.id) ?? 0) < now - 60_000) {
+      this.touched.set(row.id, now);
+      touchDsnKey(this.sql, row.id).catch((err) => console.error("[sentry] last_used_at update failed:", err));
+    }
+    return entry;
+  }
+
+  /** A project's DSN id never changes, so it is remembered for the life of the process. */
+  private async dsnIdOf(projectId: string): Promise<string | undefined> {
+    const known = this.dsnIds.get(projectId);
+    if (known) return known;
+    const id = await projectDsnId(this.sql, projectId);
+    if (id) {
+      if (this.dsnIds.size > 100_000) this.dsnIds.clear();
+      this.dsnIds.set(projectId, id);
+    }
+    return id;
+  }
+
+  async projectFor(key: string | undefined, pathProject: string | undefined): Promise<string> {
+    if (!key) {
+      throw unauthorized("No Sentry key: send `sentry_key` in the query string or the X-Sentry-Auth header, or a `dsn` in the envelope header.");
+    }
+    let projectId: string;
+    let dsnId: string | undefined;
+    if (key.startsWith("rbx_")) {
+      ({ projectId } = await this.apiKeys.projectForKey(key));
+    } else {
+      const hit = await this.dsnKey(key);
+      if (!hit) throw unauthorized("The Sentry key is not valid or has been revoked.");
+      ({ projectId, dsnId } = hit);
+    }
+    const p = (pathProject ?? "").trim();
+    const matches = UUID_RE.test(p) ? p.toLowerCase() === projectId : /^\d{1,19}$/.test(p) && p === (dsnId ?? (await this.dsnIdOf(projectId)));
+    if (!matches) throw new ApiError(403, "forbidden", `The key does not belong to project ${p.slice(0, 64) || "(none)"}; use the DSN shown in the project's settings.`);
+    return projectId;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Sentry envelopes (https://develop.sentry.dev/sdk/data-model/envelopes/): a JSON header line, then
+ * items, each a JSON header line and a payload. A payload with `length` is that many bytes (it may
+ * hold newlines or binary data); without it the payload runs to the next newline. Only `event`
+ * items are kept; every other type is skipped.
+ */
+
+export type Envelope = {
+  header: Record<string, unknown>;
+  /** the payload bytes of each `event` item, in order */
+  events: Buffer[];
+  /** item types that were skipped, for the count in logs and tests */
+  skipped: string[];
+};
+
+export class MalformedEnvelope extends Error {}
+export class EventTooLarge extends Error {}
+
+const NEWLINE = 0x0a;
+
+function jsonLine(buf: Buffer, start: number, what: string): { value: Record<string, unknown>; next: number } {
+  let end = buf.indexOf(NEWLINE, start);
+  if (end === -1) end = buf.length;
+  const text = buf.subarray(start, end).toString("utf8");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new MalformedEnvelope(`The ${what} is not a JSON object on one line.`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new MalformedEnvelope(`The ${what} is not a JSON object.`);
+  return { value: value as Record<string, unknown>, next: end + 1 };
+}
+
+export function parseEnvelope(buf: Buffer, maxEventBytes: number): Envelope {
+  const { value: header, next } = jsonLine(buf, 0, "envelope header");
+  const events: Buffer[] = [];
+  const skipped: string[] = [];
+  let pos = next;
+  let index = 0;
+  while (pos < buf.length) {
+    // blank lines between items are tolerated (some clients end the envelope with one)
+    if (buf[pos] === NEWLINE || (buf[pos] === 0x0d && buf[pos + 1] === NEWLINE)) {
+      pos += buf[pos] === NEWLINE ? 1 : 2;
+      continue;
+    }
+    const what = `header of item ${index}`;
+    const { value: item, next: payloadStart } = jsonLine(buf, pos, what);
+    if (typeof item.type !== "string" || item.type === "") throw new MalformedEnvelope(`The ${what} has no type.`);
+    let payloadEnd: number;
+    if (item.length !== undefined && item.length !== null) {
+      const n = item.length;
+      if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) throw new MalformedEnvelope(`The ${what} has an invalid length.`);
+      payloadEnd = payloadStart + n;
+      if (payloadEnd > buf.length) throw new MalformedEnvelope(`Item ${index} is shorter than its length of ${n} bytes: the envelope is truncated.`);
+      if (payloadEnd < buf.length && buf[payloadEnd] !== NEWLINE) throw new MalformedEnvelope(`Item ${index} is longer than its length of ${n} bytes.`);
+    } else {
+      payloadEnd = buf.indexOf(NEWLINE, Math.min(payloadStart, buf.length));
+      if (payloadEnd === -1) payloadEnd = buf.length;
+    }
+    if (payloadStart > buf.length) throw new MalformedEnvelope(`Item ${index} has a header but no payload: the envelope is truncated.`);
+    if (item.type === "event") {
+      if (payloadEnd - payloadStart > maxEventBytes) throw new EventTooLarge(`Event item ${index} is larger than ${maxEventBytes} bytes.`);
+      events.push(buf.subarray(payloadStart, payloadEnd));
+    } else {
+      skipped.push(item.type);
+    }
+    pos = payloadEnd + 1;
+    index++;
+  }
+  return { header, events, skipped };
+}

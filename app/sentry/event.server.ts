@@ -1,0 +1,252 @@
+/**
+ * Maps one Sentry event (the JSON of a `/store/` body or an envelope's `event` item) onto a native
+ * event. Sentry clients cannot be told to fix a field, so the mapping is lenient: values are cut to
+ * the native limits and unusable ones are dropped, and only a body that is not an event at all is
+ * refused. The native validation still runs on the result.
+ */
+
+const CONTEXT_BYTES = 16 * 1024;
+const MAX_TAGS = 50;
+const TAG_CHARS = 200;
+const SHORT_CHARS = 256;
+const MAX_FRAMES = 250;
+const MAX_BREADCRUMBS = 100;
+
+type Json = Record<string, unknown>;
+
+export type NativeEvent = {
+  message: string;
+  level: "error" | "warn" | "info";
+  stack_trace?: string;
+  user_id?: string;
+  player_name?: string;
+  trace_id?: string;
+  job_id?: string;
+  game_version?: string;
+  environment?: string;
+  context?: Json;
+  tags?: string[];
+  timestamp?: string;
+  fingerprint?: string[];
+};
+
+export type MappedEvent = {
+  /** 32 lowercase hex digits: the client's event id, or a new one when it sent none */
+  eventId: string;
+  /** whether the id came from the client (only those are deduplicated) */
+  clientEventId: boolean;
+  event: NativeEvent;
+  /** the innermost in-app frame's file, for events whose frames are not Roblox script paths */
+  culprit: string | null;
+};
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined =>
+  typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : undefined;
+const clip = (s: string | undefined, max: number) => (s === undefined ? undefined : s.length > max ? s.slice(0, max) : s);
+const nonEmpty = (s: string | undefined) => (s !== undefined && s.trim() !== "" ? s : undefined);
+
+/** `{values: [...]}` (the current protocol) or a bare array (older clients, the Roblox ports). */
+const valuesOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : isObject(v) && Array.isArray(v.values) ? v.values : []);
+
+/** A 32-hex event id from `abc…` or a dashed UUID; anything else is not an id. */
+export function normalizeEventId(v: unknown): string | null {
+  if (typeof v !== "string") return null;
+  const hex = v.trim().replace(/^\{|\}$/g, "").replace(/-/g, "").toLowerCase();
+  return /^[0-9a-f]{32}$/.test(hex) && !/^0+$/.test(hex) ? hex : null;
+}
+
+const LEVELS: Record<string, NativeEvent["level"]> = {
+  fatal: "error",
+  error: "error",
+  critical: "error",
+  warning: "warn",
+  warn: "warn",
+  info: "info",
+  debug: "info",
+  log: "info",
+};
+
+type Frame = { filename?: string; module?: string; function?: string; lineno?: number; in_app?: boolean };
+
+function frameOf(v: unknown): Frame | null {
+  if (!isObject(v)) return null;
+  const line = typeof v.lineno === "number" ? v.lineno : typeof v.lineno === "string" && /^\d+$/.test(v.lineno.trim()) ? Number(v.lineno) : undefined;
+  return {
+    filename: nonEmpty(str(v.filename)) ?? nonEmpty(str(v.abs_path)),
+    module: nonEmpty(str(v.module)),
+    // Luau tracebacks say `function name`; some Roblox ports pass that through as the function
+    function: (nonEmpty(str(v.function)) ?? nonEmpty(str(v.raw_function)))?.replace(/^function\s+/, ""),
+    lineno: line !== undefined && Number.isSafeInteger(line) ? line : undefined,
+    in_app: typeof v.in_app === "boolean" ? v.in_app : undefined,
+  };
+}
+
+/**
+ * One stack line in the native text form (`ServerScriptService.Combat:123 function attack`), so a
+ * Roblox script path is grouped and found as culprit exactly as in a native event.
+ */
+function frameLine(f: Frame): string {
+  const where = f.filename ?? f.module ?? "?";
+  const at = f.lineno !== undefined ? `${where}:${f.lineno}` : where;
+  // Sentry SDKs name anonymous functions `?`
+  return f.function && f.function !== "?" ? `${at} function ${f.function}` : at;
+}
+
+/** Sentry lists frames outermost first; native stacks (like `debug.traceback`) innermost first. */
+function framesOf(stacktrace: unknown): Frame[] {
+  if (!isObject(stacktrace) || !Array.isArray(stacktrace.frames)) return [];
+  return stacktrace.frames.slice(-MAX_FRAMES).map(frameOf).filter((f): f is Frame => f !== null).reverse();
+}
+
+type Exc = { type?: string; value?: string; frames: Frame[] };
+
+function exceptionsOf(event: Json): Exc[] {
+  return valuesOf(event.exception)
+    .filter(isObject)
+    .map((e) => ({ type: nonEmpty(str(e.type)), value: nonEmpty(str(e.value)), frames: framesOf(e.stacktrace) }));
+}
+
+const excTitle = (e: Exc) => (e.type && e.value ? `${e.type}: ${e.value}` : (e.value ?? e.type ?? "Error"));
+
+function messageOf(event: Json): string | undefined {
+  const fromEntry = (v: unknown) =>
+    typeof v === "string" ? nonEmpty(v) : isObject(v) ? (nonEmpty(str(v.formatted)) ?? nonEmpty(str(v.message))) : undefined;
+  return fromEntry(event.logentry) ?? fromEntry(event.message);
+}
+
+function tagsOf(v: unknown): string[] | undefined {
+  const pairs: [string, string][] = [];
+  if (Array.isArray(v)) {
+    for (const p of v) if (Array.isArray(p) && p.length === 2 && str(p[0]) !== undefined && str(p[1]) !== undefined) pairs.push([str(p[0])!, str(p[1])!]);
+  } else if (isObject(v)) {
+    for (const [k, x] of Object.entries(v)) if (str(x) !== undefined) pairs.push([k, str(x)!]);
+  }
+  const tags = pairs.slice(0, MAX_TAGS).map(([k, x]) => clip(`${k}:${x}`, TAG_CHARS)!);
+  return tags.length ? tags : undefined;
+}
+
+/** RFC 3339 (a missing zone means UTC, as in Sentry) or epoch seconds, as an ISO string; unusable values are dropped. */
+function timestampOf(v: unknown): string | undefined {
+  let ms = NaN;
+  if (typeof v === "number") ms = v * 1000;
+  else if (typeof v === "string") {
+    const s = v.trim();
+    if (/^\d+(\.\d+)?$/.test(s)) ms = Number(s) * 1000;
+    else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i.test(s)) {
+      ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? s : `${s}Z`);
+    }
+  }
+  if (!Number.isFinite(ms) || ms < 0 || ms > 253402300799000) return undefined;
+  return new Date(ms).toISOString();
+}
+
+function traceIdOf(contexts: unknown): string | undefined {
+  const id = isObject(contexts) && isObject(contexts.trace) ? str(contexts.trace.trace_id) : undefined;
+  if (!id || !/^[0-9a-f]{32}$/i.test(id) || /^0+$/.test(id)) return undefined;
+  const h = id.toLowerCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const byteLength = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+
+/**
+ * `platform`, `sdk`, `contexts`, `extra`, `breadcrumbs` (and what of `user` is not mapped) within the
+ * native 16 KiB context limit: when too large, older breadcrumbs go first, then whole parts, and
+ * `_dropped` names what was left out.
+ */
+function contextOf(event: Json, userRest: Json | undefined): Json | undefined {
+  const ctx: Json = {};
+  for (const k of ["platform", "logger", "transaction", "sdk", "contexts", "extra"] as const) {
+    if (event[k] !== undefined && event[k] !== null) ctx[k] = event[k];
+  }
+  if (userRest) ctx.user = userRest;
+  let crumbs = valuesOf(event.breadcrumbs).filter(isObject).slice(-MAX_BREADCRUMBS);
+  if (crumbs.length) ctx.breadcrumbs = crumbs;
+  if (Object.keys(ctx).length === 0) return undefined;
+  const dropped: string[] = [];
+  const fits = () => byteLength(dropped.length ? { ...ctx, _dropped: dropped } : ctx) <= CONTEXT_BYTES;
+  while (!fits() && crumbs.length > 1) {
+    crumbs = crumbs.slice(Math.ceil(crumbs.length / 2));
+    ctx.breadcrumbs = crumbs;
+    if (!dropped.includes("older breadcrumbs")) dropped.push("older breadcrumbs");
+  }
+  for (const k of ["extra", "contexts", "breadcrumbs", "user", "sdk", "transaction", "logger"]) {
+    if (fits()) break;
+    if (k in ctx) {
+      delete ctx[k];
+      dropped.push(k);
+    }
+  }
+  if (dropped.length) ctx._dropped = dropped;
+  return fits() ? ctx : { _dropped: ["everything (too large)"] };
+}
+
+export class NotAnEvent extends Error {}
+
+/** One Sentry event as a native event. Throws NotAnEvent for a body that is not a JSON object. */
+export function mapSentryEvent(raw: unknown, fallbackEventId?: string | null): MappedEvent {
+  if (!isObject(raw)) throw new NotAnEvent("A Sentry event must be a JSON object.");
+  const clientId = normalizeEventId(raw.event_id) ?? normalizeEventId(fallbackEventId);
+  const eventId = clientId ?? crypto.randomUUID().replace(/-/g, "");
+
+  const excs = exceptionsOf(raw);
+  const raised = excs.at(-1);
+  let message: string;
+  let frames: Frame[];
+  const lines: string[] = [];
+  if (raised) {
+    message = excTitle(raised);
+    frames = raised.frames;
+    lines.push(...frames.map(frameLine));
+    // the causes, most recent first, each under its own heading
+    for (const cause of excs.slice(0, -1).reverse()) {
+      lines.push(`Caused by: ${excTitle(cause)}`, ...cause.frames.map(frameLine));
+    }
+  } else {
+    message = messageOf(raw) ?? "<unlabeled event>";
+    const threads = valuesOf(raw.threads).filter(isObject);
+    const thread = threads.find((t) => t.crashed === true) ?? threads.find((t) => t.current === true) ?? threads[0];
+    frames = framesOf(raw.stacktrace);
+    if (frames.length === 0 && thread) frames = framesOf(thread.stacktrace);
+    lines.push(...frames.map(frameLine));
+  }
+
+  const user = isObject(raw.user) ? raw.user : undefined;
+  const userId = user ? str(user.id)?.trim() : undefined;
+  const numericUser = userId !== undefined && /^\d{1,19}$/.test(userId) && BigInt(userId) <= 9223372036854775807n ? userId : undefined;
+  const playerName = user ? nonEmpty(str(user.username)) : undefined;
+  let userRest: Json | undefined;
+  if (user) {
+    const { id, username, ...rest } = user;
+    if (numericUser === undefined && id !== undefined && id !== null) rest.id = id;
+    if (Object.keys(rest).length) userRest = rest;
+  }
+
+  const fingerprint = Array.isArray(raw.fingerprint)
+    ? raw.fingerprint.map(str).filter((p): p is string => p !== undefined && p !== "").slice(0, 20).map((p) => clip(p, 500)!)
+    : undefined;
+  const level = LEVELS[str(raw.level)?.trim().toLowerCase() ?? ""] ?? "error";
+  const inApp = frames.find((f) => f.in_app === true) ?? frames[0];
+
+  return {
+    eventId,
+    clientEventId: clientId !== null,
+    culprit: inApp ? (clip(inApp.module ?? inApp.filename, SHORT_CHARS) ?? null) : null,
+    event: {
+      message,
+      level,
+      stack_trace: lines.length ? lines.join("\n") : undefined,
+      user_id: numericUser,
+      player_name: clip(playerName, SHORT_CHARS),
+      trace_id: traceIdOf(raw.contexts),
+      job_id: clip(nonEmpty(str(raw.server_name)), SHORT_CHARS),
+      game_version: clip(nonEmpty(str(raw.release)), SHORT_CHARS),
+      environment: clip(nonEmpty(str(raw.environment)), SHORT_CHARS),
+      context: contextOf(raw, userRest),
+      tags: tagsOf(raw.tags),
+      timestamp: timestampOf(raw.timestamp),
+      fingerprint: fingerprint?.length ? fingerprint : undefined,
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import type { Sql, TxSql } from "./client.js";
+
+export type DsnKeyRow = {
+  id: string;
+  project_id: string;
+  name: string | null;
+  public_key: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+};
+
+const COLUMNS = "id, project_id, name, public_key, created_at, last_used_at, revoked_at";
+
+export async function insertDsnKey(sql: Sql, projectId: string, publicKey: string, name: string | null): Promise<DsnKeyRow> {
+  const [k] = await sql<DsnKeyRow[]>`
+    insert into dsn_keys (project_id, public_key, name) values (${projectId}, ${publicKey}, ${name})
+    returning ${sql.unsafe(COLUMNS)}`;
+  return k;
+}
+
+export async function listDsnKeys(sql: Sql, projectId: string): Promise<DsnKeyRow[]> {
+  return sql<DsnKeyRow[]>`
+    select ${sql.unsafe(COLUMNS)} from dsn_keys where project_id = ${projectId} order by created_at, id`;
+}
+
+/** Revokes a DSN key and tells every instance to forget cached keys. False if no active key had that id. */
+export async function revokeDsnKey(sql: Sql, projectId: string, keyId: string): Promise<boolean> {
+  const rows = await sql`
+    update dsn_keys set revoked_at = now()
+    where id = ${keyId} and project_id = ${projectId} and revoked_at is null returning id`;
+  if (rows.length) await sql`select pg_notify('api_keys_changed', ${keyId})`;
+  return rows.length > 0;
+}
+
+export async function findActiveDsnKey(sql: Sql, publicKey: string): Promise<{ id: string; project_id: string; dsn_id: string } | undefined> {
+  const [k] = await sql<{ id: string; project_id: string; dsn_id: string }[]>`
+    select k.id, k.project_id, p.dsn_id::text as dsn_id
+    from dsn_keys k join projects p on p.id = k.project_id
+    where k.public_key = ${publicKey} and k.revoked_at is null`;
+  return k;
+}
+
+export async function projectDsnId(sql: Sql, projectId: string): Promise<string | undefined> {
+  const [p] = await sql<{ dsn_id: string }[]>`select dsn_id::text as dsn_id from projects where id = ${projectId}`;
+  return p?.dsn_id;
+}
+
+export async function touchDsnKey(sql: Sql, keyId: string): Promise<void> {
+  await sql`update dsn_keys set last_used_at = now() where id = ${keyId}`;
+}
+
+/**
+ * Claims event ids inside the ingest transaction, in key order (so concurrent claims cannot
+ * deadlock). Returns, per input, whether it is the first time this project sees that id: a retry
+ * of an event being written concurrently waits for that transaction and then finds the id.
+ * Inputs without an id are always fresh.
+ */
+export async function claimEventIds(tx: TxSql, items: { projectId: string; eventId?: string | null }[]): Promise<boolean[]> {
+  const keyed = items.map((it, seq) => ({ seq, project_id: it.projectId, event_id: it.eventId })).filter((it) => it.event_id);
+  if (keyed.length === 0) return items.map(() => true);
+  const claimed = await tx<{ project_id: string; event_id: string }[]>`
+    insert into sentry_event_ids (project_id, event_id)
+    select distinct project_id, event_id
+    from json_to_recordset(${tx.json(keyed as never)}::json) as t(seq int, project_id uuid, event_id uuid)
+    order by project_id, event_id
+    on conflict do nothing
+    returning project_id, event_id`;
+  // PostgreSQL answers ids in the dashed form; compare on the bare hex digits
+  const bare = (projectId: string, eventId: string) => `${projectId}/${eventId.replace(/-/g, "").toLowerCase()}`;
+  const fresh = new Set(claimed.map((c) => bare(c.project_id, c.event_id)));
+  // within one batch the first of several events with one id is the one kept
+  const out = items.map((it) => !it.eventId);
+  for (const k of keyed) {
+    const id = bare(k.project_id, k.event_id!);
+    if (fresh.delete(id)) out[k.seq] = true;
+  }
+  return out;
+}
+
+/** Drops claimed event ids older than a day (SDK retries come within minutes). */
+export async function pruneEventIds(sql: Sql): Promise<number> {
+  const r = await sql`delete from sentry_event_ids where received_at < now() - interval '1 day'`;
+  return r.count;
+}

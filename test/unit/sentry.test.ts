@@ -1,0 +1,156 @@
+import { describe, expect, it } from "vitest";
+import { mapSentryEvent, normalizeEventId, NotAnEvent } from "../../app/sentry/event.server.js";
+import { EventTooLarge, MalformedEnvelope, parseEnvelope } from "../../app/sentry/envelope.server.js";
+import { keyFromDsn, parseSentryAuth } from "../../app/sentry/auth.server.js";
+import { parseIngestBody } from "../../app/ingest/validate.server.js";
+
+describe("mapSentryEvent", () => {
+  it("maps every level", () => {
+    const level = (l: string) => mapSentryEvent({ message: "m", level: l }).event.level;
+    expect(["fatal", "error", "warning", "info", "debug", "log", "nonsense"].map(level)).toEqual(["error", "error", "warn", "info", "info", "info", "error"]);
+    expect(mapSentryEvent({ message: "m" }).event.level).toBe("error");
+  });
+
+  it("takes the last exception as the raised one and appends the causes, most recent first", () => {
+    const frames = (f: string) => ({ frames: [{ filename: f, lineno: 1, function: "outer" }, { filename: f, lineno: 2, function: "inner" }] });
+    const m = mapSentryEvent({
+      exception: {
+        values: [
+          { type: "IOError", value: "disk full", stacktrace: frames("a.js") },
+          { type: "DbError", value: "write failed", stacktrace: frames("b.js") },
+          { type: "Error", value: "save failed", stacktrace: frames("c.js") },
+        ],
+      },
+    });
+    expect(m.event.message).toBe("Error: save failed");
+    expect(m.event.stack_trace!.split("\n")).toEqual([
+      "c.js:2 function inner",
+      "c.js:1 function outer",
+      "Caused by: DbError: write failed",
+      "b.js:2 function inner",
+      "b.js:1 function outer",
+      "Caused by: IOError: disk full",
+      "a.js:2 function inner",
+      "a.js:1 function outer",
+    ]);
+  });
+
+  it("uses logentry or message when there is no exception, and a placeholder when there is neither", () => {
+    expect(mapSentryEvent({ logentry: { message: "a %s", formatted: "a b" } }).event.message).toBe("a b");
+    expect(mapSentryEvent({ logentry: { message: "raw only" } }).event.message).toBe("raw only");
+    expect(mapSentryEvent({ message: "plain" }).event.message).toBe("plain");
+    expect(mapSentryEvent({ message: { formatted: "from object" } }).event.message).toBe("from object");
+    expect(mapSentryEvent({ exception: { values: [{ type: "OnlyType" }] } }).event.message).toBe("OnlyType");
+    expect(mapSentryEvent({}).event.message).toBe("<unlabeled event>");
+  });
+
+  it("maps user, tags, trace, release, environment, server and timestamps", () => {
+    const m = mapSentryEvent({
+      message: "m",
+      user: { id: 261, username: "Builderman", ip_address: "1.2.3.4" },
+      tags: { a: "1", b: 2, c: { nested: true } },
+      contexts: { trace: { trace_id: "4BF92F3577B34DA6A3CE929D0E0E4736" } },
+      release: 42,
+      environment: "",
+      server_name: "srv",
+      timestamp: "2026-11-20T10:00:00.5+02:00",
+    });
+    expect(m.event).toMatchObject({
+      user_id: "261",
+      player_name: "Builderman",
+      tags: ["a:1", "b:2"],
+      trace_id: "4bf92f35-77b3-4da6-a3ce-929d0e0e4736",
+      game_version: "42",
+      job_id: "srv",
+      timestamp: "2026-11-20T08:00:00.500Z",
+    });
+    expect(m.event.environment).toBeUndefined();
+    expect(m.event.context).toEqual({ contexts: { trace: { trace_id: "4BF92F3577B34DA6A3CE929D0E0E4736" } }, user: { ip_address: "1.2.3.4" } });
+    expect(mapSentryEvent({ message: "m", user: { id: "abc" } }).event.user_id).toBeUndefined();
+    expect(mapSentryEvent({ message: "m", user: { id: "abc" } }).event.context).toEqual({ user: { id: "abc" } });
+    expect(mapSentryEvent({ message: "m", timestamp: "yesterday" }).event.timestamp).toBeUndefined();
+    expect(mapSentryEvent({ message: "m", contexts: { trace: { trace_id: "short" } } }).event.trace_id).toBeUndefined();
+  });
+
+  it("keeps the context within 16 KiB, dropping older breadcrumbs first and saying what went", () => {
+    const breadcrumbs = Array.from({ length: 100 }, (_, i) => ({ message: `crumb ${i} ${"x".repeat(300)}` }));
+    const m = mapSentryEvent({ message: "m", breadcrumbs: { values: breadcrumbs }, extra: { small: 1 } });
+    const ctx = m.event.context as any;
+    expect(Buffer.byteLength(JSON.stringify(ctx))).toBeLessThanOrEqual(16 * 1024);
+    expect(ctx._dropped).toEqual(["older breadcrumbs"]);
+    expect(ctx.breadcrumbs.at(-1).message).toMatch(/^crumb 99 /);
+    expect(ctx.extra).toEqual({ small: 1 });
+    // and the result passes the native validation as is
+    expect(() => parseIngestBody(m.event)).not.toThrow();
+  });
+
+  it("clips what is over the native limits instead of refusing the event", () => {
+    const m = mapSentryEvent({
+      message: "m",
+      tags: Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`k${i}`, "v".repeat(300)])),
+      release: "r".repeat(1000),
+      fingerprint: Array.from({ length: 30 }, () => "f".repeat(600)),
+      user: { username: "u".repeat(400) },
+    });
+    expect(m.event.tags).toHaveLength(50);
+    expect(() => parseIngestBody(m.event)).not.toThrow();
+  });
+
+  it("normalizes event ids and makes one when the client sent none", () => {
+    expect(normalizeEventId("9E957FF3-3EE3-48AC-9434-503FEEEA25A6")).toBe("9e957ff33ee348ac9434503feeea25a6");
+    expect(normalizeEventId("0".repeat(32))).toBeNull();
+    expect(normalizeEventId("xyz")).toBeNull();
+    const m = mapSentryEvent({ message: "m" });
+    expect(m.clientEventId).toBe(false);
+    expect(m.eventId).toMatch(/^[0-9a-f]{32}$/);
+    expect(mapSentryEvent({ message: "m" }, "9e957ff33ee348ac9434503feeea25a6")).toMatchObject({ clientEventId: true, eventId: "9e957ff33ee348ac9434503feeea25a6" });
+  });
+
+  it("refuses what is not an object", () => {
+    expect(() => mapSentryEvent([])).toThrow(NotAnEvent);
+    expect(() => mapSentryEvent("event")).toThrow(NotAnEvent);
+  });
+});
+
+describe("parseEnvelope", () => {
+  const b = (s: string) => Buffer.from(s);
+
+  it("reads length-delimited, newline-delimited and empty items, and skips other types", () => {
+    const env = parseEnvelope(b('{"event_id":"x"}\n{"type":"event","length":10}\n{"a":"\n\n"}\n{"type":"session"}\n{}\n\n{"type":"event"}\n{"b":1}'), 1024);
+    expect(env.header).toEqual({ event_id: "x" });
+    expect(env.events.map((e) => e.toString())).toEqual(['{"a":"\n\n"}', '{"b":1}']);
+    expect(env.skipped).toEqual(["session"]);
+  });
+
+  it("accepts a header with no items", () => {
+    expect(parseEnvelope(b("{}"), 10).events).toEqual([]);
+    expect(parseEnvelope(b("{}\n"), 10).events).toEqual([]);
+  });
+
+  it("refuses truncated or malformed envelopes", () => {
+    for (const s of ["", "[]", "{}\n{\"type\":\"event\",\"length\":50}\n{}", "{}\n{\"length\":1}\n{", "{}\n{\"type\":\"event\",\"length\":\"2\"}\n{}", "{}\n{\"type\":\"event\"}"]) {
+      expect(() => parseEnvelope(b(s), 100), s).toThrow(MalformedEnvelope);
+    }
+  });
+
+  it("refuses an event item over the per-event limit", () => {
+    expect(() => parseEnvelope(b(`{}\n{"type":"event"}\n{"m":"${"x".repeat(100)}"}`), 50)).toThrow(EventTooLarge);
+    // other items are not held to it
+    expect(parseEnvelope(b(`{}\n{"type":"attachment","length":100}\n${"x".repeat(100)}`), 50).skipped).toEqual(["attachment"]);
+  });
+});
+
+describe("Sentry auth", () => {
+  it("reads X-Sentry-Auth in any order and spacing", () => {
+    expect(parseSentryAuth("Sentry sentry_version=7, sentry_client=raven-node/2.6.4, sentry_key=abc, sentry_secret=def").sentry_key).toBe("abc");
+    expect(parseSentryAuth("Sentry sentry_key=abc,sentry_version=7").sentry_key).toBe("abc");
+    expect(parseSentryAuth(null)).toEqual({});
+  });
+
+  it("takes the public key from a DSN", () => {
+    expect(keyFromDsn("https://abc123@errors.example.com/42")).toBe("abc123");
+    expect(keyFromDsn("https://abc123:secret@errors.example.com/42")).toBe("abc123");
+    expect(keyFromDsn("not a url")).toBeUndefined();
+    expect(keyFromDsn(7)).toBeUndefined();
+  });
+});
