@@ -219,7 +219,6 @@ export async function listAnomalies(sql: Sql, projectId: string, f: AnomalyFilte
     select user_id, id, total, observed_at, source, prev_total, prev_observed_at
     from economy_history
     where project_id = ${projectId}
-      and total > prev_total
       and (total - prev_total) > ${f.minAmount}
       and observed_at >= now() - make_interval(days => ${f.days})
       and (prev_total <= 0 or total > prev_total * ${f.factor})`;
