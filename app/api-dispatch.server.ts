@@ -199,6 +199,12 @@ async function send(res: ExpressResponse, response: Response, head: boolean): Pr
   res.statusMessage = response.statusText;
   res.status(response.status);
   for (const [key, value] of response.headers.entries()) res.append(key, value);
-  if (response.body && !head) await writeReadableStreamToWritable(response.body, res);
-  else res.end();
+  if (!response.body || head) return void res.end();
+  // API bodies are small JSON documents: one write with a Content-Length is cheaper than piping a
+  // stream (an event-stream would still be piped as it comes)
+  if (/text\/event-stream/i.test(response.headers.get("content-type") ?? "")) {
+    res.flushHeaders();
+    return writeReadableStreamToWritable(response.body, res);
+  }
+  res.end(Buffer.from(await response.arrayBuffer()));
 }
