@@ -15,6 +15,7 @@ import { createServices, type Services } from "./app/services.server.js";
 import { assertSameOrigin, isMutation } from "./app/accounts/csrf.server.js";
 import { ApiError } from "./app/http.server.js";
 import { forwardedHeaders, redactUrl, requestOrigin, securityHeaders } from "./app/web.server.js";
+import { apiDispatch } from "./app/api-dispatch.server.js";
 import { startJobs, stopJobs } from "./jobs/boss.js";
 import { startAlertWorker } from "./jobs/alerts.js";
 
@@ -87,7 +88,10 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       res.status(err.status).json({ error: err.code, message: err.message });
     }
   });
-  app.all("*", createRequestHandler({ build, getLoadContext: (req) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" }) }));
+  const getLoadContext = (req: express.Request) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
+  // known /api paths go straight to their resource route; everything else through Remix's matcher
+  if (typeof build !== "function") app.use(apiDispatch(build, getLoadContext));
+  app.all("*", createRequestHandler({ build, getLoadContext }));
 
   const server: Server = createServer(app);
   server.keepAliveTimeout = 65_000;

@@ -63,17 +63,17 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
         user_id bigint, cash numeric, bank numeric, dark_coin numeric, display_names jsonb, username text,
         display_name text, data_code numeric, observed_at timestamptz, revision_time timestamptz)
     ), prev as (
-      select s.user_id, s.cash, s.bank, s.dark_coin
+      select s.user_id, s.cash, s.bank, s.dark_coin, s.total, s.history_observed_at
       from economy_snapshots s join input i on i.user_id = s.user_id
       where s.project_id = ${projectId}
     ), up as (
       insert into economy_snapshots as s (
         project_id, user_id, cash, bank, dark_coin, display_names, username, display_name, data_code,
-        last_logout, observed_at, source, revision_time)
+        last_logout, observed_at, source, revision_time, history_observed_at)
       select ${projectId}, user_id, cash, bank, dark_coin,
         array(select jsonb_array_elements_text(coalesce(display_names, '[]'::jsonb))),
         username, display_name, data_code, ${push ? tx`observed_at` : tx`null::timestamptz`}, observed_at, ${source},
-        revision_time
+        revision_time, observed_at
       from input order by user_id
       on conflict (project_id, user_id) do update set
         cash = excluded.cash,
@@ -87,15 +87,20 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
         observed_at = excluded.observed_at,
         source = excluded.source,
         revision_time = excluded.revision_time,
+        history_observed_at = case when (s.cash, s.bank, s.dark_coin) is distinct from (excluded.cash, excluded.bank, excluded.dark_coin)
+          then excluded.observed_at else s.history_observed_at end,
         updated_at = now()
       ${push ? tx`` : tx`where s.observed_at < excluded.observed_at`}
       returning s.user_id, s.cash, s.bank, s.dark_coin, s.total, s.observed_at, s.source
-    ), hist as (
-      insert into economy_history (project_id, user_id, cash, bank, dark_coin, total, observed_at, source)
-      select ${projectId}, u.user_id, u.cash, u.bank, u.dark_coin, u.total, u.observed_at, u.source
+    ), changed as (
+      select u.user_id, u.cash, u.bank, u.dark_coin, u.total, u.observed_at, u.source,
+        p.total as prev_total, p.history_observed_at as prev_observed_at
       from up u left join prev p on p.user_id = u.user_id
       where p.user_id is null or (p.cash, p.bank, p.dark_coin) is distinct from (u.cash, u.bank, u.dark_coin)
-      order by u.user_id
+    ), hist as (
+      insert into economy_history (project_id, user_id, cash, bank, dark_coin, total, observed_at, source, prev_total, prev_observed_at)
+      select ${projectId}, user_id, cash, bank, dark_coin, total, observed_at, source, prev_total, prev_observed_at
+      from changed order by user_id
       returning 1
     )
     select user_id::text as user_id from up`;
@@ -184,12 +189,11 @@ export async function wealthBuckets(sql: Sql, projectId: string) {
  * deltas is the sum of the latest totals at any time.
  */
 export async function moneySupplyPerDay(sql: Sql, projectId: string, days: number) {
+  // economy_daily keeps each day's change at write time, so this reads one row per day and shard
   return sql<{ day: Date; supply: string; change: string }[]>`
-    with h as (
-      select observed_at, total - coalesce(lag(total) over (partition by user_id order by id), 0) as delta
-      from economy_history where project_id = ${projectId}
-    ), per_day as (
-      select date_trunc('day', observed_at, 'UTC') as day, sum(delta) as delta from h group by 1
+    with per_day as (
+      select day::timestamp at time zone 'UTC' as day, sum(delta) as delta
+      from economy_daily where project_id = ${projectId} group by 1
     ), running as (
       select day, delta, sum(delta) over (order by day) as supply from per_day
     ), days as (
@@ -209,17 +213,14 @@ export type AnomalyFilter = { factor: number; minAmount: number; days: number; l
  * test. Pairs are consecutive history rows, so the detector sees pushes and scans alike.
  */
 export async function listAnomalies(sql: Sql, projectId: string, f: AnomalyFilter) {
+  // each history row carries its player's previous observation (written with it), and rises are
+  // indexed by their size, so this reads the large rises only, not the whole history
   const rows = sql`
-    with h as (
-      select user_id, id, total, observed_at, source,
-        lag(total) over w as prev_total, lag(observed_at) over w as prev_observed_at
-      from economy_history where project_id = ${projectId}
-      window w as (partition by user_id order by id)
-    )
-    select * from h
-    where prev_total is not null
+    select user_id, id, total, observed_at, source, prev_total, prev_observed_at
+    from economy_history
+    where project_id = ${projectId}
+      and (total - prev_total) > ${f.minAmount}
       and observed_at >= now() - make_interval(days => ${f.days})
-      and total - prev_total > ${f.minAmount}
       and (prev_total <= 0 or total > prev_total * ${f.factor})`;
   const [data, [{ total }]] = await Promise.all([
     sql`

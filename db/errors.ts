@@ -1,4 +1,5 @@
 import type { Sql } from "./client.js";
+import type { PendingQuery, Row } from "postgres";
 
 export type GroupSort = "last_seen" | "first_seen" | "count";
 export type GroupFilter = {
@@ -47,15 +48,25 @@ export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
   return { data, total: Number(total) };
 }
 
-export async function listEvents(sql: Sql, projectId: string, f: EventFilter) {
+/**
+ * How many of the newest raw events (matching the other filters) a raw `search` reads. A substring of
+ * the message cannot use an index, so an unbounded search reads every stored event; bounded, it costs
+ * the same at a million rows as at a hundred thousand. `total` then counts matches among those events,
+ * and `search_window_full` says that older events were not searched.
+ */
+export const RAW_SEARCH_WINDOW = 100_000;
+
+export type EventPage = { data: Record<string, unknown>[]; total: number; searchWindowFull?: true };
+
+export async function listEvents(sql: Sql, projectId: string, f: EventFilter, opts: { searchWindow?: number } = {}): Promise<EventPage> {
   const filtered = Boolean(f.level || f.search || f.environment || f.userId || f.placeId);
   const where = sql`
     e.project_id = ${projectId}
     ${f.level ? sql`and e.level = ${f.level}` : sql``}
     ${f.environment ? sql`and e.environment = ${f.environment}` : sql``}
     ${f.userId ? sql`and e.user_id = ${f.userId}` : sql``}
-    ${f.placeId ? sql`and e.place_id = ${f.placeId}` : sql``}
-    ${f.search ? sql`and e.message ilike ${likePattern(f.search)}` : sql``}`;
+    ${f.placeId ? sql`and e.place_id = ${f.placeId}` : sql``}`;
+  if (f.search) return searchEvents(sql, where, f, opts.searchWindow ?? RAW_SEARCH_WINDOW);
   // Unfiltered, the total is the sum of the per-group stored-row counters kept at ingest and
   // retention, so the first page stays as fast at a million rows as at ten thousand.
   const totalQuery = filtered
@@ -66,6 +77,30 @@ export async function listEvents(sql: Sql, projectId: string, f: EventFilter) {
     totalQuery,
   ]);
   return { data, total: Number(total) };
+}
+
+/** Raw search over the newest `window` events that pass the other filters (see RAW_SEARCH_WINDOW). */
+async function searchEvents(sql: Sql, where: PendingQuery<Row[]>, f: EventFilter, window: number): Promise<EventPage> {
+  const rows = await sql<({ total: string; window_rows: string } & Record<string, unknown>)[]>`
+    with recent as materialized (
+      select e.project_id, e.id, e."timestamp", e.message from events e where ${where}
+      order by e."timestamp" desc, e.id desc limit ${window}
+    ), matched as (
+      select project_id, id, "timestamp" from recent where message ilike ${likePattern(f.search!)}
+    ), counts as (
+      select (select count(*) from matched) as total, (select count(*) from recent) as window_rows
+    ), page as (
+      select * from matched order by "timestamp" desc, id desc limit ${f.limit} offset ${f.offset}
+    )
+    select c.total, c.window_rows, ${EVENT_COLUMNS(sql)}
+    from counts c
+    left join page p on true
+    left join events e on e.project_id = p.project_id and e.id = p.id and e."timestamp" = p."timestamp"
+    order by p."timestamp" desc nulls last, p.id desc`;
+  const total = Number(rows[0]?.total ?? 0);
+  const windowFull = Number(rows[0]?.window_rows ?? 0) >= window;
+  const data = rows.filter((r) => r.id !== null).map(({ total: _t, window_rows: _w, ...event }) => event);
+  return { data, total, ...(windowFull ? { searchWindowFull: true as const } : {}) };
 }
 
 export async function getGroup(sql: Sql, projectId: string, groupId: string) {

@@ -1,4 +1,5 @@
 import type { Sql } from "./client.js";
+import { announceKeysChanged } from "./key-events.js";
 
 export type Project = { id: string; name: string; created_at: Date };
 export type ApiKeyRow = {
@@ -45,7 +46,10 @@ export async function revokeApiKey(sql: Sql, keyId: string, projectId?: string):
     update api_keys set revoked_at = now()
     where id = ${keyId} and revoked_at is null ${projectId ? sql`and project_id = ${projectId}` : sql``}
     returning id`;
-  if (rows.length) await sql`select pg_notify('api_keys_changed', ${keyId})`;
+  if (rows.length) {
+    announceKeysChanged();
+    await sql`select pg_notify('api_keys_changed', ${keyId})`;
+  }
   return rows.length > 0;
 }
 
@@ -105,6 +109,9 @@ export async function deleteProject(sql: Sql, id: string): Promise<boolean> {
     return true;
   });
   // the project's keys went with it: every instance must forget them now
-  if (deleted) await sql`select pg_notify('api_keys_changed', ${id})`;
+  if (deleted) {
+    announceKeysChanged();
+    await sql`select pg_notify('api_keys_changed', ${id})`;
+  }
   return deleted;
 }

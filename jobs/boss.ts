@@ -2,9 +2,10 @@ import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
 import { runRetention } from "./retention.js";
 import { pruneEventIds } from "../db/sentry.js";
+import { ensurePartitions } from "./partitions.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
-export const QUEUES = { retention: "retention" } as const;
+export const QUEUES = { retention: "retention", partitions: "partitions" } as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
 export async function startJobs(
@@ -23,6 +24,15 @@ export async function startJobs(
     if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
     await pruneEventIds(sql);
   });
+  // daily partitions of events and minute rollups, kept a week ahead; also once at start, so a
+  // process that was down for days catches up before the current day runs out
+  await boss.createQueue(QUEUES.partitions);
+  await boss.schedule(QUEUES.partitions, "7 * * * *");
+  await boss.work(QUEUES.partitions, async () => {
+    const made = await ensurePartitions(sql);
+    if (made) console.log(`[jobs] created ${made} daily partitions`);
+  });
+  await boss.send(QUEUES.partitions, {}, { singletonKey: "start", singletonSeconds: 60 });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;
 }

@@ -1,26 +1,47 @@
 import type { Sql } from "../db/client.js";
+import { dropExpiredPartitions } from "./partitions.js";
 
 /**
- * Deletes raw events older than the retention period in bounded batches, keeping each group's
- * stored-row counter in step. Groups, traces and hourly rollups stay; minute rollups older than
- * two days are dropped because only the 1h and 24h windows read them.
+ * Raw events older than the retention period go: whole days at a time by dropping their daily
+ * partitions (no row deletes, no vacuum work), and the few rows in the default partition (late events
+ * older than every partition) by deletes in bounded batches. Each group's stored-row counter follows.
+ * Groups, traces and hourly rollups stay; minute rollups older than two days are dropped the same way,
+ * because only the 1h and 24h windows read them.
+ *
+ * A day's partition goes once the whole day is past the period, so raw events are kept for the
+ * period plus at most one day.
  */
 export async function runRetention(sql: Sql, retentionDays: number, batchSize = 5000): Promise<{ events: number; minuteRollups: number }> {
-  let events = 0;
+  const [{ now }] = await sql<{ now: Date }[]>`select now()`;
+  const eventCutoff = new Date(now.getTime() - retentionDays * 86_400_000);
+  let events = await dropExpiredPartitions(sql, "events", eventCutoff, async (tx, partition) => {
+    await tx`
+      with per_group as (
+        select project_id, group_id, count(*) as n from ${tx(partition)} group by 1, 2
+      ), locked as (
+        -- lock in ingest's order (project, fingerprint) so retention and ingest cannot deadlock
+        select g.project_id, g.id, p.n from error_groups g
+        join per_group p on g.project_id = p.project_id and g.id = p.group_id
+        order by g.project_id, g.fingerprint
+        for update of g
+      )
+      update error_groups g set stored_count = greatest(g.stored_count - l.n, 0)
+      from locked l
+      where g.project_id = l.project_id and g.id = l.id`;
+  });
   for (;;) {
     const [{ n }] = await sql<{ n: number }[]>`
       with doomed as (
-        select project_id, id, group_id from events
-        where "timestamp" < now() - make_interval(days => ${retentionDays})
+        select project_id, id, "timestamp" from events_default
+        where "timestamp" < ${eventCutoff}
         limit ${batchSize}
       ), del as (
-        delete from events e using doomed d
-        where e.project_id = d.project_id and e.id = d.id
+        delete from events_default e using doomed d
+        where e.project_id = d.project_id and e.id = d.id and e."timestamp" = d."timestamp"
         returning e.project_id, e.group_id
       ), per_group as (
         select project_id, group_id, count(*) as n from del group by 1, 2
       ), locked as (
-        -- lock in ingest's order (project, fingerprint) so retention and ingest cannot deadlock
         select g.project_id, g.id, p.n from error_groups g
         join per_group p on g.project_id = p.project_id and g.id = p.group_id
         order by g.project_id, g.fingerprint
@@ -34,6 +55,8 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
     events += n;
     if (n < batchSize) break;
   }
-  const minute = await sql`delete from rollup_minute where bucket < now() - interval '2 days'`;
-  return { events, minuteRollups: minute.count };
+  const minuteCutoff = new Date(now.getTime() - 2 * 86_400_000);
+  let minuteRollups = await dropExpiredPartitions(sql, "rollup_minute", minuteCutoff);
+  minuteRollups += (await sql`delete from rollup_minute_default where bucket < ${minuteCutoff}`).count;
+  return { events, minuteRollups };
 }

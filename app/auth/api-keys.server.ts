@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Sql } from "../../db/client.js";
 import { findActiveKey, insertApiKey, touchApiKey } from "../../db/projects.js";
+import { apiKeyEvents } from "../../db/key-events.js";
 import { unauthorized } from "~/http.server";
 
 const KEY_PREFIX = "rbx_";
@@ -34,6 +35,8 @@ export class ApiKeyAuth {
   ) {}
 
   async listen(): Promise<void> {
+    // this instance's own changes clear at once; other instances' arrive by NOTIFY
+    apiKeyEvents.addEventListener("changed", () => this.cache.clear());
     await this.sql.listen("api_keys_changed", () => this.cache.clear());
   }
 

@@ -8,10 +8,11 @@ export const loader = ({ request, context }: LoaderFunctionArgs) =>
     const { sql, apiKeys } = context.services;
     const { projectId } = await apiKeys.projectFor(request);
     const params = parseListParams(new URL(request.url).searchParams);
-    const { data, total } = params.grouped
-      ? await listGroups(sql, projectId, params.filter)
-      : await listEvents(sql, projectId, params.filter);
-    return json({ data, total, limit: params.filter.limit, offset: params.filter.offset, grouped: params.grouped });
+    const result = params.grouped ? await listGroups(sql, projectId, params.filter) : await listEvents(sql, projectId, params.filter);
+    const { data, total } = result;
+    // a raw search reads the newest events only (see RAW_SEARCH_WINDOW); say so when older ones were left out
+    const windowFull = "searchWindowFull" in result ? { search_window_full: true } : {};
+    return json({ data, total, limit: params.filter.limit, offset: params.filter.offset, grouped: params.grouped, ...windowFull });
   });
 
 export const action = getOnly;

@@ -1,0 +1,97 @@
+/**
+ * Data for the benchmark's query scenarios, generated inside PostgreSQL (not through HTTP), so tens
+ * of millions of rows take minutes instead of hours. The rows look like what ingest and the economy
+ * push write (groups with their counters, raw events over the last 30 days in their daily partitions,
+ * minute/hour rollups, per-user last-seen times; snapshots and a balance history), so the read paths
+ * see the same shapes as in production.
+ */
+import type { Sql } from "../db/client.js";
+
+const TEXTS = [
+  "attempt to index nil with 'Damage'",
+  "attempt to perform arithmetic (add) on nil and number",
+  "Infinite yield possible on 'ReplicatedStorage:WaitForChild(\"Remotes\")'",
+  "HTTP 429 (Too Many Requests)",
+];
+
+/** `groups` groups (message `ServerScriptService.<prefix><g>:<line>: <text>`) with no occurrences yet. */
+export async function generateGroups(sql: Sql, projectId: string, groups: number, prefix: string) {
+  await sql`
+    insert into error_groups (project_id, fingerprint, message, level, first_seen, last_seen, environment, culprit)
+    select ${projectId}, md5(${prefix} || g), 'ServerScriptService.' || ${prefix} || g || ':' || (10 + g % 7) || ': ' || (${TEXTS}::text[])[1 + g % 4],
+      (array['error', 'error', 'warn', 'info'])[1 + g % 4], now() - interval '30 days' + make_interval(secs => g), now() - make_interval(secs => g),
+      'production', 'ServerScriptService.' || ${prefix} || g
+    from generate_series(0, ${groups - 1}::int) g`;
+}
+
+/**
+ * `events` raw events spread evenly over the last 30 days across the project's groups, in chunks of up to a
+ * million rows (`progress` after each), then the rollups, user times and group counters that ingest
+ * would have kept. Daily partitions for those 30 days are created first, as the partitions job would have.
+ */
+export async function generateEvents(sql: Sql, projectId: string, events: number, progress: (done: number) => void = () => {}) {
+  await sql`select ensure_day_partitions('events', 'timestamp', (now() at time zone 'UTC')::date - 31, (now() at time zone 'UTC')::date)`;
+  await sql`select ensure_day_partitions('rollup_minute', 'bucket', (now() at time zone 'UTC')::date - 2, (now() at time zone 'UTC')::date)`;
+  const chunk = 1_000_000;
+  for (let from = 0; from < events; from += chunk) {
+    const to = Math.min(events, from + chunk);
+    await sql`
+      with g as (
+        select array_agg(id order by fingerprint) as ids, array_agg(message order by fingerprint) as messages,
+          array_agg(level order by fingerprint) as levels, count(*)::int as n
+        from error_groups where project_id = ${projectId}
+      ), rows as (
+        select i, 1 + (i * 7919) % g.n as k, g.ids, g.messages, g.levels, 1 + (i * 104729) % 5000 as user_id,
+          -- in time order, as ingest writes them: ids and heap order follow the timestamps
+          now() - make_interval(secs => 2592000.0 * (${events}::bigint - i) / ${events}::bigint) as ts
+        from g, generate_series(${from + 1}::bigint, ${to}::bigint) i
+      )
+      insert into events (project_id, group_id, message, level, stack_trace, user_id, player_name, trace_id,
+        environment, game_version, count, "timestamp", received_at)
+      select ${projectId}, ids[k], messages[k], levels[k], 'ServerScriptService.Gen:10 function run' || chr(10) || 'ServerScriptService.Main:5',
+        user_id, 'Player' || user_id, case when i % 10 = 0 then gen_random_uuid() end,
+        (array['production', 'production', 'production', 'staging'])[1 + i % 4], '1.4.2', 1, ts, ts
+      from rows`;
+    progress(to);
+  }
+  await sql`
+    insert into rollup_hour (project_id, bucket, group_id, level, count)
+    select project_id, date_trunc('hour', "timestamp"), group_id, level, sum(count) from events
+    where project_id = ${projectId} group by 1, 2, 3, 4`;
+  await sql`
+    insert into rollup_minute (project_id, bucket, group_id, level, count)
+    select project_id, date_trunc('minute', "timestamp"), group_id, level, sum(count) from events
+    where project_id = ${projectId} and "timestamp" >= now() - interval '2 days' group by 1, 2, 3, 4`;
+  await sql`
+    insert into project_users (project_id, user_id, last_seen)
+    select project_id, user_id, date_trunc('minute', max("timestamp")) from events
+    where project_id = ${projectId} and user_id is not null group by 1, 2`;
+  await sql`
+    update error_groups g set count = a.n, stored_count = a.n, user_count = a.users, first_seen = a.first, last_seen = a.last
+    from (
+      select group_id, count(*) as n, count(distinct user_id) as users, min("timestamp") as first, max("timestamp") as last
+      from events where project_id = ${projectId} group by 1
+    ) a
+    where g.project_id = ${projectId} and g.id = a.group_id`;
+}
+
+/**
+ * `players` snapshots and `perPlayer` history rows each over the last 30 days (the latest equal to
+ * the snapshot); about one observation in 997 is a duplication-sized jump.
+ */
+export async function generateEconomy(sql: Sql, projectId: string, players: number, perPlayer: number) {
+  const balance = (u: string, j: string) => `(case when (${u} + ${j}) % 997 = 0 then 50000000 else 1000 + (${u} * 31 + ${j} * 17) % 5000 end)::numeric`;
+  const at = (j: string) => `now() - make_interval(secs => (30 * 86400.0 * ($2 - ${j}) / $2)::double precision)`;
+  await sql.unsafe(
+    `insert into economy_history (project_id, user_id, cash, bank, dark_coin, total, observed_at, source, prev_total, prev_observed_at)
+     select $1::uuid, u, ${balance("u", "j")}, 0, 0, ${balance("u", "j")}, ${at("j")}, 'push',
+       case when j > 1 then ${balance("u", "(j - 1)")} end, case when j > 1 then ${at("(j - 1)")} end
+     from generate_series(1, $2::int) j, generate_series(1, $3::int) u
+     order by j, u`,
+    [projectId, perPlayer, players],
+  );
+  await sql`
+    insert into economy_snapshots (project_id, user_id, cash, bank, dark_coin, observed_at, source, last_logout, history_observed_at, username)
+    select distinct on (user_id) project_id, user_id, cash, bank, dark_coin, observed_at, 'push', observed_at, observed_at, 'player' || user_id
+    from economy_history where project_id = ${projectId} order by user_id, id desc`;
+}
