@@ -1,9 +1,10 @@
 import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
 import { runRetention } from "./retention.js";
+import { reopenExpiredSnoozes } from "../db/groups.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
-export const QUEUES = { retention: "retention" } as const;
+export const QUEUES = { retention: "retention", snoozes: "snoozes" } as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
 export async function startJobs(
@@ -20,6 +21,12 @@ export async function startJobs(
   await boss.work(QUEUES.retention, async () => {
     const r = await runRetention(sql, opts.retentionDays);
     if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
+  });
+  // snoozes that end at a time reopen within a minute of it, even when the error has stopped
+  await boss.createQueue(QUEUES.snoozes);
+  await boss.schedule(QUEUES.snoozes, "* * * * *");
+  await boss.work(QUEUES.snoozes, async () => {
+    await reopenExpiredSnoozes(sql);
   });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;

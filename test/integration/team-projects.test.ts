@@ -54,7 +54,7 @@ describe("projects", () => {
     await ingest(app, other.apiKey, { errors: events });
     const r = await call(app, "DELETE", `/api/team/projects/${projectId}`, { cookie: owner.cookie });
     expect(r.status).toBe(200);
-    for (const table of ["projects", "api_keys", "project_members", "error_groups", "events", "group_users", "project_users", "traces", "rollup_minute", "rollup_hour", "share_links"]) {
+    for (const table of ["projects", "api_keys", "project_members", "error_groups", "events", "group_users", "group_environments", "group_versions", "project_users", "traces", "rollup_minute", "rollup_hour", "share_links"]) {
       const col = table === "projects" ? "id" : "project_id";
       const [{ n }] = await app.sql`select count(*)::int as n from ${app.sql(table)} where ${app.sql(col)} = ${projectId}`;
       expect(n, table).toBe(0);
@@ -218,7 +218,7 @@ describe("group status and delete", () => {
     const link = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie: owner.cookie, body: { group_id: doomed.id, role: "viewer" } });
     const r = await call(app, "DELETE", `/api/team/projects/${projectId}/groups/${doomed.id}`, { cookie: owner.cookie });
     expect(r.status).toBe(200);
-    for (const table of ["error_groups", "events", "group_users", "rollup_minute", "rollup_hour", "share_links"]) {
+    for (const table of ["error_groups", "events", "group_users", "group_environments", "group_versions", "rollup_minute", "rollup_hour", "share_links"]) {
       const col = table === "error_groups" ? "id" : "group_id";
       const [{ n }] = await app.sql`select count(*)::int as n from ${app.sql(table)} where project_id = ${projectId} and ${app.sql(col)} = ${doomed.id}`;
       expect(n, table).toBe(0);
