@@ -48,7 +48,7 @@ describe("projects", () => {
     const other = await makeProject(app.sql, owner.id, [], "Keeps its data");
     const events = [
       { message: "boom", user_id: 7, trace_id: "{6F9619FF-8B86-D011-B42D-00CF4FC964FF}" },
-      { message: "bang", user_id: 8, level: "warn" },
+      { message: "bang", user_id: 8, level: "warn", game_version: "12" },
     ];
     await ingest(app, apiKey, { errors: events });
     await ingest(app, other.apiKey, { errors: events });
@@ -208,7 +208,7 @@ describe("group status and delete", () => {
     const solo = "2b4e28ba-2fa1-11d2-883f-0016d3cca427";
     await ingest(app, apiKey, {
       errors: [
-        { message: "doomed", user_id: 1, trace_id: shared },
+        { message: "doomed", user_id: 1, trace_id: shared, game_version: "3" },
         { message: "doomed", user_id: 2, trace_id: solo },
         { message: "survivor", user_id: 3, trace_id: shared },
       ],
