@@ -96,6 +96,31 @@ describe("bulk actions on every issue matching a filter", () => {
   });
 });
 
+describe("bulk changes under concurrent ingest", () => {
+  it("neither deadlock with nor lose counts of batches that touch many of the same groups", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    const messages = Array.from({ length: 40 }, (_, i) => `Concurrent group ${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`);
+    await ingest(app, apiKey, { errors: messages.map((message) => ({ message })) });
+    // batches in shuffled orders over all 40 groups, while every group is bulk-changed again and again
+    const shuffled = (k: number) => messages.map((m, i) => messages[(i * 7 + k) % messages.length]).map((message) => ({ message }));
+    const ingests = Array.from({ length: 8 }, async (_, c) => {
+      for (let i = 0; i < 5; i++) await ingest(app, apiKey, { errors: shuffled(c * 5 + i) });
+    });
+    const statuses = ["resolved", "ignored", "open"];
+    const bulks = Array.from({ length: 6 }, async (_, i) => {
+      const r = await call(app, "POST", `/api/team/projects/${projectId}/groups/bulk`, { cookie, body: { filter: { search: "Concurrent group" }, status: statuses[i % 3] } });
+      expect(r.status).toBe(200);
+      expect(r.body.updated).toBe(40);
+    });
+    await Promise.all([...ingests, ...bulks]);
+    const rows = await app.sql<{ count: number }[]>`select count from error_groups where project_id = ${projectId}`;
+    expect(rows).toHaveLength(40);
+    expect(rows.every((g) => Number(g.count) === 41)).toBe(true);
+    const [{ n }] = await app.sql`select sum(count)::int as n from group_environments where project_id = ${projectId}`;
+    expect(n).toBe(40 * 41);
+  });
+});
+
 describe("snooze", () => {
   let projectId: string;
   let apiKey: string;
@@ -116,6 +141,17 @@ describe("snooze", () => {
     const after = await groupOf(projectId, "Snooze by count");
     expect(after).toMatchObject({ status: "open", snooze_count: null, count: 15 });
     expect(after.regressed_at).toBeNull();
+  });
+
+  it("until N more occurrences: exact under concurrent requests", async () => {
+    await ingest(app, apiKey, { message: "Snooze under load" });
+    const g = await groupOf(projectId, "Snooze under load");
+    expect((await patch(g.id, { status: "ignored", snooze: { occurrences: 60 } })).status).toBe(200);
+    // 59 concurrent occurrences stay under the target; the 60th reopens
+    await Promise.all(Array.from({ length: 59 }, () => ingest(app, apiKey, { message: "Snooze under load" })));
+    expect(await groupOf(projectId, "Snooze under load")).toMatchObject({ status: "ignored", count: 60 });
+    await ingest(app, apiKey, { message: "Snooze under load" });
+    expect(await groupOf(projectId, "Snooze under load")).toMatchObject({ status: "open", count: 61, snooze_count: null });
   });
 
   it("until N more players: only new distinct players count", async () => {
