@@ -28,6 +28,8 @@ export type DeliveryRow = {
   channel_id: string | null;
   channel_name: string | null;
   group_id: string | null;
+  /** the issue's message, null for test sends and deleted issues */
+  group_message: string | null;
   trigger: string;
   status: "sent" | "failed";
   response_code: number | null;
@@ -282,8 +284,9 @@ export async function insertDeliveries(sql: Sql, rows: NewDelivery[]): Promise<v
 export const listDeliveries = (sql: Sql, projectId: string, limit: number, beforeId?: number) =>
   sql<DeliveryRow[]>`
     select d.id, d.created_at, d.rule_id, r.name as rule_name, d.channel_id, c.name as channel_name, d.group_id,
-      d.trigger, d.status, d.response_code, d.error, d.attempts
+      g.message as group_message, d.trigger, d.status, d.response_code, d.error, d.attempts
     from alert_deliveries d
+    left join error_groups g on g.project_id = d.project_id and g.id = d.group_id
     left join alert_rules r on r.project_id = d.project_id and r.id = d.rule_id
     left join alert_channels c on c.project_id = d.project_id and c.id = d.channel_id
     where d.project_id = ${projectId} ${beforeId ? sql`and d.id < ${beforeId}` : sql``}

@@ -2,11 +2,21 @@ import type { Sql } from "./client.js";
 import type { PendingQuery, Row } from "postgres";
 
 export type GroupSort = "last_seen" | "first_seen" | "count";
-export type GroupFilter = {
+/** Which groups: the filter of the issues list, of GET /api/v1/errors?grouped=true and of bulk actions. */
+export type GroupMatch = {
   level?: string;
   status?: string;
   search?: string;
+  /** groups that occurred in this environment (any of their events, not only the latest) */
   environment?: string;
+  /** groups that came back after being resolved */
+  regressed?: boolean;
+  /** groups whose first occurrence carried this game version */
+  newInVersion?: string;
+  /** groups created at or before this time (a bulk action confirmed for a counted set) */
+  createdBefore?: Date;
+};
+export type GroupFilter = GroupMatch & {
   sort: GroupSort;
   limit: number;
   offset: number;
@@ -23,7 +33,25 @@ export type EventFilter = {
 
 const GROUP_COLUMNS = (sql: Sql) => sql`
   id, fingerprint, message, level, status, count, user_count, first_seen, last_seen, culprit, environment,
-  regressed_at, resolved_at`;
+  regressed_at, resolved_at, first_version, last_version, regressed_version, snooze_until, snooze_count, snooze_users`;
+
+/** The where clause of a group filter over `error_groups g` (the project's groups only). */
+export function groupWhere(sql: Sql, projectId: string, f: GroupMatch) {
+  return sql`
+    g.project_id = ${projectId}
+    ${f.level ? sql`and g.level = ${f.level}` : sql``}
+    ${f.status ? sql`and g.status = ${f.status}` : sql``}
+    ${f.environment ? sql`and exists (select 1 from group_environments ge where ge.project_id = g.project_id and ge.group_id = g.id and ge.environment = ${f.environment})` : sql``}
+    ${f.search ? sql`and g.message ilike ${likePattern(f.search)}` : sql``}
+    ${f.regressed ? sql`and g.regressed_at is not null` : sql``}
+    ${f.newInVersion ? sql`and g.first_version = ${f.newInVersion}` : sql``}
+    ${f.createdBefore ? sql`and g.created_at <= ${f.createdBefore}` : sql``}`;
+}
+
+export async function countGroups(sql: Sql, projectId: string, f: GroupMatch): Promise<number> {
+  const [{ total }] = await sql<{ total: number }[]>`select count(*)::bigint as total from error_groups g where ${groupWhere(sql, projectId, f)}`;
+  return Number(total);
+}
 
 const EVENT_COLUMNS = (sql: Sql) => sql`
   e.id::text as id, e.group_id, e.message, e.level, e.stack_trace, e.user_id, e.player_name, e.trace_id, e.job_id,
@@ -33,20 +61,30 @@ const EVENT_COLUMNS = (sql: Sql) => sql`
 export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
-  const where = sql`
-    project_id = ${projectId}
-    ${f.level ? sql`and level = ${f.level}` : sql``}
-    ${f.status ? sql`and status = ${f.status}` : sql``}
-    ${f.environment ? sql`and environment = ${f.environment}` : sql``}
-    ${f.search ? sql`and message ilike ${likePattern(f.search)}` : sql``}`;
+  const where = groupWhere(sql, projectId, f);
+  // with an environment selected, each group carries its figures there and "count" sorts by them
+  const env = f.environment
+    ? sql`left join group_environments ge on ge.project_id = g.project_id and ge.group_id = g.id and ge.environment = ${f.environment}`
+    : sql``;
+  const envColumns = f.environment
+    ? sql`, coalesce(ge.count, 0)::bigint as environment_count, ge.last_seen as environment_last_seen`
+    : sql``;
   const order =
-    f.sort === "count" ? sql`count desc, id desc` : f.sort === "first_seen" ? sql`first_seen desc, id desc` : sql`last_seen desc, id desc`;
+    f.sort === "count"
+      ? f.environment ? sql`ge.count desc nulls last, g.id desc` : sql`g.count desc, g.id desc`
+      : f.sort === "first_seen" ? sql`g.first_seen desc, g.id desc` : sql`g.last_seen desc, g.id desc`;
   const [data, [{ total }]] = await Promise.all([
-    sql`select ${GROUP_COLUMNS(sql)} from error_groups where ${where} order by ${order} limit ${f.limit} offset ${f.offset}`,
-    sql<{ total: number }[]>`select count(*)::bigint as total from error_groups where ${where}`,
+    sql`select ${groupColumns(sql)} ${envColumns} from error_groups g ${env} where ${where} order by ${order} limit ${f.limit} offset ${f.offset}`,
+    sql<{ total: number }[]>`select count(*)::bigint as total from error_groups g where ${where}`,
   ]);
   return { data, total: Number(total) };
 }
+
+const groupColumns = (sql: Sql) => sql`
+  g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
+  g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
+  g.snooze_count, g.snooze_users`;
+
 
 /**
  * How many of the newest raw events (matching the other filters) a raw `search` reads. A substring of
@@ -135,6 +173,108 @@ export async function groupIdentities(sql: Sql, projectId: string, groupId: stri
     union
     (select player_name, user_id::text from events where project_id = ${projectId} and group_id = ${groupId}
      order by "timestamp" desc, id desc limit ${each})`;
+}
+
+export type GroupEventPage = { events: unknown[]; newer: string | null; older: string | null };
+
+/**
+ * One page of a group's stored events, newest first, by keyset on (timestamp, id): `before` gives
+ * the page of events older than that event, `after` the page of events newer than it. Answers the
+ * page and the ids to page on from (null at either end).
+ */
+export async function groupEventPage(
+  sql: Sql,
+  projectId: string,
+  groupId: string,
+  cursor: { before?: string; after?: string },
+  limit = 20,
+): Promise<GroupEventPage> {
+  const anchorId = cursor.before ?? cursor.after;
+  const anchor = anchorId
+    ? sql`(select "timestamp", id from events where project_id = ${projectId} and group_id = ${groupId} and id = ${anchorId})`
+    : null;
+  const base = sql`e.project_id = ${projectId} and e.group_id = ${groupId}`;
+  let rows: { id: string; timestamp: Date }[];
+  if (cursor.after && anchor) {
+    const newer = await sql<{ id: string; timestamp: Date }[]>`
+      select ${EVENT_COLUMNS(sql)} from events e, ${anchor} a
+      where ${base} and (e."timestamp", e.id) > (a."timestamp", a.id)
+      order by e."timestamp", e.id limit ${limit}`;
+    rows = newer.reverse();
+  } else if (cursor.before && anchor) {
+    rows = await sql<{ id: string; timestamp: Date }[]>`
+      select ${EVENT_COLUMNS(sql)} from events e, ${anchor} a
+      where ${base} and (e."timestamp", e.id) < (a."timestamp", a.id)
+      order by e."timestamp" desc, e.id desc limit ${limit}`;
+  } else {
+    rows = await sql<{ id: string; timestamp: Date }[]>`
+      select ${EVENT_COLUMNS(sql)} from events e where ${base} order by e."timestamp" desc, e.id desc limit ${limit}`;
+  }
+  if (rows.length === 0) return { events: [], newer: null, older: null };
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  const [{ has_newer, has_older }] = await sql<{ has_newer: boolean; has_older: boolean }[]>`
+    select
+      exists (select 1 from events e where ${base} and (e."timestamp", e.id) > (${first.timestamp}::timestamptz, ${first.id}::bigint)) as has_newer,
+      exists (select 1 from events e where ${base} and (e."timestamp", e.id) < (${last.timestamp}::timestamptz, ${last.id}::bigint)) as has_older`;
+  return { events: rows, newer: has_newer ? first.id : null, older: has_older ? last.id : null };
+}
+
+export type TagCount = { value: string; count: number };
+export type TagBreakdown = { key: string; total: number; values: TagCount[] };
+
+/**
+ * Top values per tag over a group's latest stored events (up to `sample` rows, occurrences weighted
+ * by each row's count): place, game version, environment, server (job id), tags and every top-level
+ * `context` key with a scalar value.
+ */
+export async function groupTagBreakdown(sql: Sql, projectId: string, groupId: string, sample = 5000, top = 5): Promise<{ sampled: number; tags: TagBreakdown[] }> {
+  const rows = await sql<{ key: string; value: string; count: string; total: string; sampled: string }[]>`
+    with ev as (
+      select place_id, game_version, environment, job_id, context, tags, count from events
+      where project_id = ${projectId} and group_id = ${groupId}
+      order by "timestamp" desc, id desc limit ${sample}
+    ), kv as (
+      select 'place' as key, place_id::text as value, count from ev where place_id is not null
+      union all select 'version', game_version, count from ev where game_version is not null
+      union all select 'environment', environment, count from ev
+      union all select 'server', job_id, count from ev where job_id is not null
+      union all select 'tag', t, count from ev, unnest(tags) t where tags is not null
+      union all select 'context.' || c.key, left(c.value #>> '{}', 200), count
+        from ev, jsonb_each(case when jsonb_typeof(context) = 'object' then context else '{}'::jsonb end) c
+        where jsonb_typeof(c.value) in ('string', 'number', 'boolean')
+    ), counted as (
+      select key, value, sum(count) as count from kv group by 1, 2
+    ), ranked as (
+      select key, value, count, sum(count) over (partition by key) as total,
+        row_number() over (partition by key order by count desc, value) as rn
+      from counted
+    )
+    select key, value, count::bigint, total::bigint, (select count(*) from ev)::bigint as sampled
+    from ranked where rn <= ${top}
+    order by case key when 'environment' then 0 when 'version' then 1 when 'place' then 2 when 'server' then 3 when 'tag' then 4 else 5 end,
+      key, count desc, value`;
+  const byKey = new Map<string, TagBreakdown>();
+  for (const r of rows) {
+    let t = byKey.get(r.key);
+    if (!t) byKey.set(r.key, (t = { key: r.key, total: Number(r.total), values: [] }));
+    t.values.push({ value: r.value, count: Number(r.count) });
+  }
+  // context keys are open-ended: the first 20 are plenty for a breakdown
+  const tags = [...byKey.values()].filter((t, i, all) => !t.key.startsWith("context.") || all.slice(0, i).filter((x) => x.key.startsWith("context.")).length < 20);
+  return { sampled: rows.length ? Number(rows[0].sampled) : 0, tags };
+}
+
+/** The project's traces, newest first (by first event), paged. */
+export async function listTraces(sql: Sql, projectId: string, limit: number, offset: number) {
+  const [data, [{ total }]] = await Promise.all([
+    sql`select trace_id, first_seen, last_seen, event_count, group_ids,
+          (select g.message from error_groups g where g.project_id = t.project_id and g.id = t.group_ids[1]) as first_message
+        from traces t where project_id = ${projectId}
+        order by first_seen desc, trace_id desc limit ${limit} offset ${offset}`,
+    sql<{ total: number }[]>`select count(*)::bigint as total from traces where project_id = ${projectId}`,
+  ]);
+  return { data, total: Number(total) };
 }
 
 export async function getTrace(sql: Sql, projectId: string, traceId: string) {

@@ -51,9 +51,14 @@ type GroupAgg = {
   last_seen: number;
   culprit: string | null;
   environment: string;
+  /** game version of the earliest and of the latest event that carried one */
+  first_version: string | null;
+  last_version: string | null;
+  first_version_at: number;
+  last_version_at: number;
 };
 
-/** Per (project, fingerprint): summed counts, first message/culprit, most severe level, latest environment. */
+/** Per (project, fingerprint): summed counts, first message/culprit, most severe level, latest environment and versions. */
 function aggregateGroups(rows: EventRow[]): GroupAgg[] {
   const map = new Map<string, GroupAgg>();
   for (const e of rows) {
@@ -70,6 +75,10 @@ function aggregateGroups(rows: EventRow[]): GroupAgg[] {
         last_seen: e.timestamp,
         culprit: e.culprit,
         environment: e.environment,
+        first_version: e.gameVersion,
+        last_version: e.gameVersion,
+        first_version_at: e.timestamp,
+        last_version_at: e.timestamp,
       });
       continue;
     }
@@ -81,6 +90,10 @@ function aggregateGroups(rows: EventRow[]): GroupAgg[] {
       g.environment = e.environment;
     }
     g.culprit ??= e.culprit;
+    if (e.gameVersion !== null) {
+      if (g.first_version === null || e.timestamp < g.first_version_at) [g.first_version, g.first_version_at] = [e.gameVersion, e.timestamp];
+      if (g.last_version === null || e.timestamp >= g.last_version_at) [g.last_version, g.last_version_at] = [e.gameVersion, e.timestamp];
+    }
   }
   // a fixed lock order (project, fingerprint) keeps concurrent batches from deadlocking
   return [...map.values()].sort((a, b) =>
@@ -103,6 +116,9 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
   if (input.length === 0) return { stored: [], groups: [] };
   const hasEventIds = input.some((e) => e.eventId);
 
+  // a snoozed (ignored) group reopens on the first occurrence past its time or its occurrence target
+  const snoozeOver = sql`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
+
   return sql.begin(async (tx) => {
     // events already received under their id are left out before anything is counted
     const fresh = hasEventIds ? await claimEventIds(tx, input) : null;
@@ -111,11 +127,11 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
     const groups = aggregateGroups(rows);
     const touched = await tx<TouchedGroup[]>`
       insert into error_groups as g
-        (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment)
-      select project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment
+        (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version)
+      select project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version
       from json_to_recordset(${tx.json(groups.map((g) => ({ ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen) })) as never)}::json)
         as t(project_id uuid, fingerprint text, message text, level text, count bigint,
-             first_seen timestamptz, last_seen timestamptz, culprit text, environment text)
+             first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text)
       order by project_id, fingerprint
       on conflict (project_id, fingerprint) do update set
         count = g.count + excluded.count,
@@ -124,9 +140,16 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
         environment = case when excluded.last_seen >= g.last_seen then excluded.environment else g.environment end,
         level = case when level_rank(excluded.level) > level_rank(g.level) then excluded.level else g.level end,
         culprit = coalesce(g.culprit, excluded.culprit),
-        status = case when g.status = 'resolved' then 'open' else g.status end,
+        first_version = coalesce(g.first_version, excluded.first_version),
+        last_version = case when excluded.last_version is not null and (g.last_version is null or excluded.last_seen >= g.last_seen)
+          then excluded.last_version else g.last_version end,
+        status = case when g.status = 'resolved' or ${snoozeOver} then 'open' else g.status end,
         regressed_at = case when g.status = 'resolved' then now() else g.regressed_at end,
-        resolved_at = case when g.status = 'resolved' then null else g.resolved_at end
+        regressed_version = case when g.status = 'resolved' then excluded.last_version else g.regressed_version end,
+        resolved_at = case when g.status = 'resolved' then null else g.resolved_at end,
+        snooze_until = case when ${snoozeOver} then null else g.snooze_until end,
+        snooze_count = case when ${snoozeOver} then null else g.snooze_count end,
+        snooze_users = case when ${snoozeOver} then null else g.snooze_users end
       returning project_id, fingerprint, id, (xmax = 0) as created,
         coalesce(regressed_at = now(), false) as regressed, status`;
 
@@ -160,6 +183,7 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
     //    order (row_number), traced events are always kept;
     //  - traces, and occurrences per group and level by minute and by hour (stats read only these).
     const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
+    const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + coalesce(nu.n, 0))`;
     const kept = await tx<{ seq: number }[]>`
       with input as (
         select * from json_to_recordset(${tx.json(events as never)}::json) as t(
@@ -173,11 +197,32 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
         on conflict do nothing
         returning project_id, group_id
       ), seen_users as (
-        insert into project_users as pu (project_id, user_id, last_seen)
-        select project_id, user_id, max(ts) from input where user_id is not null
+        insert into project_users as pu (project_id, user_id, last_seen, player_name)
+        select project_id, user_id, max(ts), (array_agg(player_name order by ts desc) filter (where player_name is not null))[1]
+        from input where user_id is not null
         group by 1, 2 order by 1, 2
-        on conflict (project_id, user_id) do update set last_seen = excluded.last_seen
+        on conflict (project_id, user_id) do update set
+          last_seen = greatest(pu.last_seen, excluded.last_seen),
+          player_name = coalesce(excluded.player_name, pu.player_name)
         where pu.last_seen < excluded.last_seen - interval '1 minute'
+          or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
+      ), by_environment as (
+        insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
+        select project_id, group_id, environment, sum(count), min(ts), max(ts) from input
+        group by 1, 2, 3 order by 1, 2, 3
+        on conflict (project_id, group_id, environment) do update set
+          count = ge.count + excluded.count,
+          first_seen = least(ge.first_seen, excluded.first_seen),
+          last_seen = greatest(ge.last_seen, excluded.last_seen)
+      ), by_version as (
+        insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
+        select project_id, group_id, game_version, sum(count), min(ts), max(ts) from input
+        where game_version is not null
+        group by 1, 2, 3 order by 1, 2, 3
+        on conflict (project_id, group_id, version) do update set
+          count = gv.count + excluded.count,
+          first_seen = least(gv.first_seen, excluded.first_seen),
+          last_seen = greatest(gv.last_seen, excluded.last_seen)
       ), ranked as (
         -- each untraced event with its place in arrival order within its group and the number of
         -- rows the group already stored in the window (one primary-key probe per event, no join of
@@ -226,6 +271,11 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
       ), bump as (
         update error_groups g set
           user_count = g.user_count + coalesce(nu.n, 0),
+          -- a group snoozed until N more users reopens when the N-th new user arrives
+          status = case when ${usersOver} then 'open' else g.status end,
+          snooze_until = case when ${usersOver} then null else g.snooze_until end,
+          snooze_count = case when ${usersOver} then null else g.snooze_count end,
+          snooze_users = case when ${usersOver} then null else g.snooze_users end,
           stored_count = g.stored_count + coalesce(k.n, 0),
           throttle_times = case when coalesce(k.untraced, 0) = 0 then g.throttle_times
             else array(select t from unnest(g.throttle_times) t where t > now() - ${window}) || array_fill(now(), array[k.untraced::int]) end

@@ -1,21 +1,54 @@
 import type { Sql } from "./client.js";
+import { groupWhere, type GroupMatch } from "./errors.js";
 
 export type GroupStatus = "open" | "resolved" | "ignored";
+
+/** An ignore that ends by itself: at a time, after N more occurrences, or after N more players. */
+export type Snooze = { until?: Date; occurrences?: number; users?: number };
 
 /**
  * Sets the status of the project's groups among `ids`; resolving stamps resolved_at (kept when the
  * group already was resolved), any other status clears it. Ids outside the project are skipped.
- * Rows are locked in id order, so two bulk updates cannot deadlock each other.
+ * Rows are locked in fingerprint order, the ingest write's order, so a bulk change over many groups
+ * cannot deadlock with ingest or with another bulk change.
  */
-export async function setGroupStatus(sql: Sql, projectId: string, ids: string[], status: GroupStatus) {
+export async function setGroupStatus(sql: Sql, projectId: string, ids: string[], status: GroupStatus, snooze?: Snooze) {
   if (ids.length === 0) return [];
+  return updateStatus(sql, projectId, sql`g.project_id = ${projectId} and g.id = any(${ids}::uuid[])`, status, snooze);
+}
+
+/** The same change for every group matching a filter; answers the changed rows. */
+export async function setStatusWhere(sql: Sql, projectId: string, match: GroupMatch, status: GroupStatus, snooze?: Snooze) {
+  return updateStatus(sql, projectId, groupWhere(sql, projectId, match), status, snooze);
+}
+
+/**
+ * A status change clears any snooze; an ignore with a snooze stores its end as targets on the
+ * group's own counters (count + N, user_count + N), which the ingest write compares as it counts.
+ */
+function updateStatus(sql: Sql, projectId: string, where: ReturnType<typeof groupWhere>, status: GroupStatus, snooze?: Snooze) {
+  const s = status === "ignored" ? snooze ?? {} : {};
   return sql<{ id: string; status: GroupStatus; resolved_at: Date | null }[]>`
-    update error_groups g set
+    update error_groups t set
       status = ${status},
-      resolved_at = case when ${status} = 'resolved' then (case when g.status = 'resolved' then g.resolved_at else now() end) end
-    from (select id from error_groups where project_id = ${projectId} and id = any(${ids}::uuid[]) order by id for update) s
-    where g.project_id = ${projectId} and g.id = s.id
-    returning g.id, g.status, g.resolved_at`;
+      resolved_at = case when ${status} = 'resolved' then (case when t.status = 'resolved' then t.resolved_at else now() end) end,
+      snooze_until = ${s.until ?? null}::timestamptz,
+      snooze_count = t.count + ${s.occurrences ?? null}::bigint,
+      snooze_users = t.user_count + ${s.users ?? null}::bigint
+    from (select g.id from error_groups g where ${where} order by g.fingerprint for update) s
+    where t.project_id = ${projectId} and t.id = s.id
+    returning t.id, t.status, t.resolved_at`;
+}
+
+/** Reopens every ignored group whose snooze time has passed (the time end needs no new event). */
+export async function reopenExpiredSnoozes(sql: Sql): Promise<number> {
+  const rows = await sql`
+    update error_groups t set status = 'open', snooze_until = null, snooze_count = null, snooze_users = null
+    from (select project_id, id from error_groups where snooze_until <= now() and status = 'ignored'
+          order by project_id, fingerprint for update) s
+    where t.project_id = s.project_id and t.id = s.id
+    returning t.id`;
+  return rows.length;
 }
 
 /**
@@ -37,6 +70,8 @@ export async function deleteGroup(sql: Sql, projectId: string, groupId: string):
       )
       select trace_id, count(*)::int as n from del where trace_id is not null group by trace_id order by trace_id`;
     await tx`delete from group_users where project_id = ${projectId} and group_id = ${groupId}`;
+    await tx`delete from group_environments where project_id = ${projectId} and group_id = ${groupId}`;
+    await tx`delete from group_versions where project_id = ${projectId} and group_id = ${groupId}`;
     await tx`delete from rollup_minute where project_id = ${projectId} and group_id = ${groupId}`;
     await tx`delete from rollup_hour where project_id = ${projectId} and group_id = ${groupId}`;
     if (traced.length > 0) {

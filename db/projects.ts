@@ -101,6 +101,8 @@ export async function deleteProject(sql: Sql, id: string): Promise<boolean> {
     if (!p) return false;
     await tx`delete from events where project_id = ${id}`;
     await tx`delete from group_users where project_id = ${id}`;
+    await tx`delete from group_environments where project_id = ${id}`;
+    await tx`delete from group_versions where project_id = ${id}`;
     await tx`delete from project_users where project_id = ${id}`;
     await tx`delete from traces where project_id = ${id}`;
     await tx`delete from rollup_minute where project_id = ${id}`;

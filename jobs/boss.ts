@@ -2,10 +2,11 @@ import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
 import { runRetention } from "./retention.js";
 import { pruneEventIds } from "../db/sentry.js";
+import { reopenExpiredSnoozes } from "../db/groups.js";
 import { ensurePartitions } from "./partitions.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
-export const QUEUES = { retention: "retention", partitions: "partitions" } as const;
+export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes" } as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
 export async function startJobs(
@@ -33,6 +34,12 @@ export async function startJobs(
     if (made) console.log(`[jobs] created ${made} daily partitions`);
   });
   await boss.send(QUEUES.partitions, {}, { singletonKey: "start", singletonSeconds: 60 });
+  // snoozes that end at a time reopen within a minute of it, even when the error has stopped
+  await boss.createQueue(QUEUES.snoozes);
+  await boss.schedule(QUEUES.snoozes, "* * * * *");
+  await boss.work(QUEUES.snoozes, async () => {
+    await reopenExpiredSnoozes(sql);
+  });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;
 }

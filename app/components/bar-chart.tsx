@@ -16,6 +16,8 @@ function niceMax(max: number): { top: number; step: number } {
 /**
  * A server-rendered stacked bar chart: y axis with gridlines and numbers, x axis with time labels,
  * a legend with totals. Readable without hovering; each bar also carries a <title> tooltip.
+ * `totals` overrides the legend's sums when the page has exact figures for the whole window (the
+ * first bar of a window that does not start on a bucket boundary holds only part of its bucket).
  */
 export function BarChart({
   points,
@@ -23,12 +25,14 @@ export function BarChart({
   label,
   xLabel,
   height = 220,
+  totals: windowTotals,
 }: {
   points: ChartPoint[];
   series: ChartSeries[];
   label: string;
   xLabel: (at: Date, i: number) => string | null;
   height?: number;
+  totals?: Record<string, number>;
 }) {
   const width = 760;
   const m = { top: 12, right: 12, bottom: 34, left: 48 };
@@ -40,7 +44,7 @@ export function BarChart({
   const band = w / Math.max(1, points.length);
   const barW = Math.max(1, band * 0.72);
   const y = (v: number) => m.top + h - (v / top) * h;
-  const sums = series.map((s) => points.reduce((n, p) => n + (p.values[s.key] ?? 0), 0));
+  const sums = series.map((s) => windowTotals?.[s.key] ?? points.reduce((n, p) => n + (p.values[s.key] ?? 0), 0));
 
   return (
     <figure className="chart">

@@ -1,4 +1,7 @@
-import { ago, utc } from "./format";
+import { Link, useActionData, useNavigation } from "@remix-run/react";
+import { useEffect, useRef } from "react";
+import { num } from "./format";
+import { Ago, At } from "./time";
 import { Breadcrumbs, contextWithoutBreadcrumbs } from "./breadcrumbs";
 
 export function LevelBadge({ level }: { level: string }) {
@@ -37,7 +40,17 @@ export type EventView = {
 };
 
 /** Latest events, each expandable to its context, tags, player and stack trace. */
-export function EventList({ events, now, traceHref }: { events: EventView[]; now: Date | string; traceHref?: (traceId: string) => string }) {
+export function EventList({
+  events,
+  now,
+  traceHref,
+  playerHref,
+}: {
+  events: EventView[];
+  now: Date | string;
+  traceHref?: (traceId: string) => string;
+  playerHref?: (userId: string) => string;
+}) {
   if (events.length === 0) return <p className="muted">No stored events (older ones may have been removed by retention).</p>;
   return (
     <div>
@@ -45,11 +58,11 @@ export function EventList({ events, now, traceHref }: { events: EventView[]; now
         <details className="event" key={String(e.id)} open={i === 0}>
           <summary>
             <LevelBadge level={e.level} />
-            <span>{utc(e.timestamp, true)}</span>
-            <span className="muted small">{ago(e.timestamp, now)}</span>
+            <At d={e.timestamp} seconds />
+            <span className="muted small"><Ago d={e.timestamp} now={now} /></span>
             {e.player_name || e.user_id ? (
               <span className="small">
-                Player: <strong>{e.player_name ?? "unknown"}</strong>
+                Player: {playerHref && e.user_id ? <a href={playerHref(String(e.user_id))}><strong>{e.player_name ?? "unknown"}</strong></a> : <strong>{e.player_name ?? "unknown"}</strong>}
                 {e.user_id ? <span className="muted"> ({String(e.user_id)})</span> : null}
               </span>
             ) : null}
@@ -99,3 +112,83 @@ export function EventList({ events, now, traceHref }: { events: EventView[]; now
 
 /** x-axis label rule for hourly series: a label at each UTC midnight. */
 export const dayLabels = (at: Date) => (at.getUTCHours() === 0 ? `${String(at.getUTCMonth() + 1).padStart(2, "0")}-${String(at.getUTCDate()).padStart(2, "0")}` : null);
+
+/** A submit button that says it is working while its form is on the way (disabled meanwhile). */
+export function Submit({
+  children,
+  pending,
+  name,
+  value,
+  className,
+  form,
+  confirm: question,
+  when,
+}: {
+  children: React.ReactNode;
+  pending?: string;
+  name?: string;
+  value?: string;
+  className?: string;
+  form?: string;
+  confirm?: string;
+  /** a field of the form that tells this button's form from its neighbours' (e.g. the row's id) */
+  when?: [string, string];
+}) {
+  const nav = useNavigation();
+  // the button whose form is being submitted: the one named in the form data, or the only one
+  const mine =
+    nav.state === "submitting" &&
+    nav.formData !== undefined &&
+    (name === undefined || nav.formData.get(name) === value) &&
+    (when === undefined || nav.formData.get(when[0]) === when[1]);
+  return (
+    <button
+      type="submit"
+      name={name}
+      value={value}
+      className={className}
+      form={form}
+      disabled={mine}
+      aria-busy={mine || undefined}
+      onClick={question ? (e) => { if (!window.confirm(question)) e.preventDefault(); } : undefined}
+    >
+      {mine ? pending ?? "Working…" : children}
+    </button>
+  );
+}
+
+export function RegressedBadge() {
+  return <span className="badge regressed" title="Came back after it was resolved">regressed</span>;
+}
+
+/** Page links, or a clear note when the page asked for is past the last one. */
+export function Pager({ page, total, pageSize, href, noun }: { page: number; total: number; pageSize: number; href: (p: number) => string; noun: string }) {
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  if (page > pages) {
+    return (
+      <div className="panel" role="status" data-testid="no-such-page">
+        <p style={{ margin: 0 }}>
+          There is no page {num(page)}: {total === 0 ? `no ${noun}s match.` : `${num(total)} ${noun}${total === 1 ? "" : "s"} fit on ${num(pages)} page${pages === 1 ? "" : "s"}.`}{" "}
+          <Link to={href(total === 0 ? 1 : pages)}>{total === 0 ? "Go to the first page" : "Go to the last page"}</Link>
+        </p>
+      </div>
+    );
+  }
+  return (
+    <nav className="pager" aria-label="Pages">
+      {page > 1 ? <Link to={href(page - 1)}>← Previous</Link> : null}
+      <span className="muted small">Page {num(page)} of {num(pages)}</span>
+      {page < pages ? <Link to={href(page + 1)}>Next →</Link> : null}
+    </nav>
+  );
+}
+
+/** A ref for a form that starts empty again after its intent succeeded, so the next entry inherits nothing. */
+export function useResetOnSuccess(intent: string) {
+  const ref = useRef<HTMLFormElement>(null);
+  const result = useActionData() as { ok?: boolean; intent?: string } | undefined;
+  useEffect(() => {
+    if (result?.ok && result.intent === intent) ref.current?.reset();
+  }, [result, intent]);
+  return ref;
+}

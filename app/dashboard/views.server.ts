@@ -5,6 +5,9 @@ import { listApiKeys } from "../../db/projects.js";
 import { listShareLinks } from "../../db/share-links.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
 import { listMembers } from "../../db/members.js";
+import { listVersionNames } from "../../db/versions.js";
+import { getPlayer as getEconomyPlayer } from "../../db/economy.js";
+import { groupEvents, groupFacets, groupTags, player, players, releases, traces } from "~/errors/triage.server";
 import { asUuid } from "~/errors/params.server";
 import { notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
@@ -25,6 +28,14 @@ export type GroupRow = {
   environment: string;
   regressed_at: Date | null;
   resolved_at: Date | null;
+  first_version: string | null;
+  last_version: string | null;
+  regressed_version: string | null;
+  snooze_until: Date | null;
+  snooze_count: number | null;
+  snooze_users: number | null;
+  /** with an environment selected: the group's occurrences there */
+  environment_count?: number;
 };
 export type EventRow = {
   id: string;
@@ -67,45 +78,114 @@ const SORTS: GroupSort[] = ["last_seen", "first_seen", "count"];
 
 export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
-  const filters = {
+  const filters = issueFilters(q);
+  const requested = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
+  const page = Math.min(10_000, requested);
+  const [{ data, total }, environments, versions] = await Promise.all([
+    listGroups(sql, projectId, { ...matchOf(filters), sort: filters.sort, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }),
+    listEnvironments(sql, projectId),
+    listVersionNames(sql, projectId),
+  ]);
+  return { filters, page: requested, pageSize: PAGE_SIZE, total, groups: data as unknown as GroupRow[], environments, versions };
+}
+
+/** The issues-list filter from a query string; unknown values fall back to the defaults. */
+export function issueFilters(q: URLSearchParams) {
+  return {
     status: pick(q.get("status"), STATUS_FILTERS, "open"),
     level: pick(q.get("level"), LEVELS, ""),
     environment: (q.get("environment") ?? "").slice(0, 256),
     search: (q.get("search") ?? "").slice(0, 200),
     sort: pick(q.get("sort"), SORTS, "last_seen"),
+    regressed: q.get("regressed") === "1" || q.get("regressed") === "true",
+    version: (q.get("version") ?? "").slice(0, 256),
   };
-  const page = Math.max(1, Math.min(10_000, Number.parseInt(q.get("page") ?? "1", 10) || 1));
-  const [{ data, total }, environments] = await Promise.all([
-    listGroups(sql, projectId, {
-      status: filters.status === "all" ? undefined : filters.status,
-      level: filters.level || undefined,
-      environment: filters.environment || undefined,
-      search: filters.search || undefined,
-      sort: filters.sort,
-      limit: PAGE_SIZE,
-      offset: (page - 1) * PAGE_SIZE,
-    }),
-    listEnvironments(sql, projectId),
-  ]);
-  return { filters, page, pageSize: PAGE_SIZE, total, groups: data as unknown as GroupRow[], environments };
 }
+export type IssueFilters = ReturnType<typeof issueFilters>;
 
-export async function issueData(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined) {
+export const matchOf = (f: IssueFilters) => ({
+  status: f.status === "all" ? undefined : f.status,
+  level: f.level || undefined,
+  environment: f.environment || undefined,
+  search: f.search || undefined,
+  regressed: f.regressed || undefined,
+  newInVersion: f.version || undefined,
+});
+
+/** The same filter as the Team API's bulk body takes it. */
+export const filterBody = (f: IssueFilters) => ({
+  status: f.status === "all" ? undefined : f.status,
+  level: f.level || undefined,
+  environment: f.environment || undefined,
+  search: f.search || undefined,
+  regressed: f.regressed || undefined,
+  new_in_version: f.version || undefined,
+});
+
+export async function issueData(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined, q = new URLSearchParams()) {
   const { projectId, role } = await authorize(sql, actor, projectIdParam, EVERYONE);
   const groupId = asUuid(groupIdParam);
   const group = groupId ? await getGroup(sql, projectId, groupId) : undefined;
   if (!groupId || !group) throw notFound("No error group with that id in this project.");
-  const [series, events, links] = await Promise.all([
+  const paging = new URLSearchParams();
+  for (const k of ["before", "after"]) if (/^\d{1,18}$/.test(q.get(k) ?? "")) paging.set(k, q.get(k)!);
+  const [series, page, links, facets, tags, latest] = await Promise.all([
     groupHourlySeries(sql, projectId, groupId),
-    latestGroupEvents(sql, projectId, groupId, 20),
+    groupEvents(sql, projectId, groupId, paging),
     listShareLinks(sql, projectId, groupId),
+    groupFacets(sql, projectId, groupId),
+    groupTags(sql, projectId, groupId),
+    latestGroupEvents(sql, projectId, groupId, 1),
   ]);
   return {
     role,
     group: group as unknown as GroupRow,
     series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })),
-    events: events as unknown as EventRow[],
+    events: page.data as unknown as EventRow[],
+    newer: page.newer,
+    older: page.older,
+    paged: paging.size > 0,
+    latestStack: (latest[0] as unknown as EventRow | undefined)?.stack_trace ?? null,
     links,
+    ...facets,
+    tags,
+  };
+}
+
+export async function releasesData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {
+  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
+  const page = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
+  const r = await releases(sql, projectId, new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(Math.min(page - 1, 40_000) * PAGE_SIZE) }));
+  return { ...r, page, pageSize: PAGE_SIZE };
+}
+
+export async function playersData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {
+  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
+  const search = (q.get("search") ?? "").slice(0, 256);
+  return players(sql, projectId, new URLSearchParams({ search, limit: "50" }));
+}
+
+export async function playerData(sql: Sql, actor: Actor, projectIdParam: string | undefined, userIdParam: string | undefined) {
+  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
+  const found = await player(sql, projectId, userIdParam);
+  const economy = await getEconomyPlayer(sql, projectId, found.player.user_id);
+  return {
+    ...found,
+    issues: found.issues as unknown as (GroupRow & { regressed_at: Date | null })[],
+    events: found.events as unknown as EventRow[],
+    hasEconomy: Boolean(economy),
+  };
+}
+
+export async function tracesData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {
+  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
+  const page = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
+  const r = await traces(sql, projectId, new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(Math.min(page - 1, 40_000) * PAGE_SIZE) }));
+  return {
+    page,
+    pageSize: PAGE_SIZE,
+    total: r.total,
+    traces: r.data as unknown as { trace_id: string; first_seen: Date; last_seen: Date; event_count: number; group_ids: string[]; first_message: string | null }[],
   };
 }
 

@@ -21,6 +21,24 @@ export function short(n: number): string {
   return String(Math.round(n * 100) / 100);
 }
 
+/** An amount short enough for a card: 4.37B (the exact text goes in a tooltip and below). */
+export function shortAmount(s: string | null | undefined): string {
+  if (s == null) return "—";
+  const n = Number(s);
+  const a = Math.abs(n);
+  if (a < 1e6) return amount(s.split(".")[0]);
+  if (a >= 1e15) return n.toExponential(2);
+  for (const [v, u] of [[1e12, "T"], [1e9, "B"], [1e6, "M"]] as const) if (a >= v) return `${+(n / v).toFixed(2)}${u}`;
+  return amount(s);
+}
+
+/** Anomaly factors: 12.5×, 4,880×, 48.9M× (never raw decimals). */
+export function factor(f: number): string {
+  if (f >= 1e6) return `${short(f).replace(/\.0(?=[A-Z])/, "")}×`;
+  if (f >= 100) return `${Math.round(f).toLocaleString("en-US")}×`;
+  return `${+f.toFixed(1)}×`;
+}
+
 const W = 720;
 const H = 220;
 const PAD = { l: 56, r: 12, t: 12, b: 28 };
@@ -42,8 +60,8 @@ export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePo
       <title>{label}</title>
       {[min, (min + max) / 2, max].map((v, i) => (
         <g key={i}>
-          <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} stroke="#e3e6ea" />
-          <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" fontSize="11" fill="#666">{short(v)}</text>
+          <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} className="chart-grid" />
+          <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="chart-tick">{short(v)}</text>
         </g>
       ))}
       <path d={path} fill="none" stroke={color} strokeWidth="2" />
@@ -54,32 +72,35 @@ export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePo
       ))}
       {points.map((p, i) =>
         i % every === 0 ? (
-          <text key={i} x={x(i)} y={H - 8} textAnchor="middle" fontSize="11" fill="#666">{p.label}</text>
+          <text key={i} x={x(i)} y={H - 8} textAnchor="middle" className="chart-tick">{p.label}</text>
         ) : null,
       )}
     </svg>
   );
 }
 
-export type Bar = { label: string; count: number };
+export type Bar = { label: string; count: number; title?: string };
 
 export function BarsChart({ bars, label, color = "#6a5acd" }: { bars: Bar[]; label: string; color?: string }) {
   if (bars.length === 0) return <p className="muted">No players yet.</p>;
   const max = Math.max(...bars.map((b) => b.count), 1);
   const bw = (W - PAD.l - PAD.r) / bars.length;
+  // labels are about 6.5 units per character at this size: show every k-th so none overlap
+  const widest = Math.max(...bars.map((b) => b.label.length)) * 6.5 + 6;
+  const every = Math.max(1, Math.ceil(widest / bw));
   return (
     <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} style={{ width: "100%", height: "auto" }}>
       <title>{label}</title>
-      <text x={PAD.l - 6} y={PAD.t + 4} textAnchor="end" fontSize="11" fill="#666">{max}</text>
-      <line x1={PAD.l} x2={W - PAD.r} y1={H - PAD.b} y2={H - PAD.b} stroke="#999" />
+      <text x={PAD.l - 6} y={PAD.t + 4} textAnchor="end" className="chart-tick">{short(max)}</text>
+      <line x1={PAD.l} x2={W - PAD.r} y1={H - PAD.b} y2={H - PAD.b} className="chart-axis" />
       {bars.map((b, i) => {
         const h = ((H - PAD.t - PAD.b) * b.count) / max;
         return (
           <g key={i}>
             <rect x={PAD.l + i * bw + 2} y={H - PAD.b - h} width={Math.max(1, bw - 4)} height={h} fill={color}>
-              <title>{`${b.label}: ${b.count} players`}</title>
+              <title>{`${b.title ?? b.label}: ${b.count.toLocaleString("en-US")} players`}</title>
             </rect>
-            <text x={PAD.l + i * bw + bw / 2} y={H - 8} textAnchor="middle" fontSize="10" fill="#666">{b.label}</text>
+            {i % every === 0 ? <text x={PAD.l + i * bw + bw / 2} y={H - 8} textAnchor="middle" className="chart-tick">{b.label}</text> : null}
           </g>
         );
       })}

@@ -3,6 +3,7 @@ import type { Sql } from "../../db/client.js";
 import type { User } from "../../db/users.js";
 import { getPlayer, listAnomalies, listPlayers, playerHistory } from "../../db/economy.js";
 import { getSync } from "../../db/economy-sync.js";
+import { getPlayer as getErrorPlayer } from "../../db/players.js";
 import type { Config } from "~/env.server";
 import { ApiError, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
@@ -49,7 +50,8 @@ export async function economyPlayer(sql: Sql, user: User, projectIdParam: string
   const userId = parseUserId(userIdParam);
   const player = userId && (await getPlayer(sql, projectId, userId));
   if (!userId || !player) throw notFound("No economy snapshot for that user id in this project.");
-  return { projectId, player, history: await playerHistory(sql, projectId, userId) };
+  const [history, errors] = await Promise.all([playerHistory(sql, projectId, userId), getErrorPlayer(sql, projectId, userId)]);
+  return { projectId, player, history, hasErrors: Boolean(errors) };
 }
 
 /** Dashboard form actions: typed errors come back as a message next to the form. */

@@ -59,9 +59,14 @@ export function parseListParams(q: URLSearchParams): ListParams {
     }
     const status = oneOf(q, "status", STATUSES);
     const sort = (oneOf(q, "sort", SORTS) ?? "last_seen") as GroupSort;
-    return { grouped, filter: { level, status, search, environment, sort, limit, offset } };
+    const regressed = oneOf(q, "regressed", new Set(["true", "false", "1", "0"]), (s) => s.toLowerCase());
+    const newInVersion = q.get("new_in_version") || undefined;
+    return {
+      grouped,
+      filter: { level, status, search, environment, regressed: regressed === "true" || regressed === "1", newInVersion, sort, limit, offset },
+    };
   }
-  for (const p of ["status", "sort"]) {
+  for (const p of ["status", "sort", "regressed", "new_in_version"]) {
     if (q.get(p)) fail(p, "applies to grouped results only; add grouped=true or drop it");
   }
   return {

@@ -1,47 +1,81 @@
-import { redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
+import { data, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { useEffect, useState } from "react";
 import { currentTokenHash, requirePageUser } from "~/accounts/sessions.server";
 import { changePassword } from "~/accounts/users.server";
 import { formObject, pageAct } from "~/dashboard/page.server";
-import { ActionMessage } from "~/components/ui";
+import { timeZoneCookie, timeZoneOf } from "~/dashboard/preferences.server";
+import { validZone } from "~/components/time";
+import { ActionMessage, Submit, useResetOnSuccess } from "~/components/ui";
 
 export const meta: MetaFunction = () => [{ title: "Account · Roblox Monitor" }];
 
 // the one page a user on a temporary password may open: here they choose their own
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
-  return { email: user.email, mustChange: user.must_change_password };
+  return { email: user.email, mustChange: user.must_change_password, timeZone: timeZoneOf(request) };
 };
 
-export const action = ({ request, context }: ActionFunctionArgs) =>
-  pageAct("password", async () => {
+export const action = async ({ request, context }: ActionFunctionArgs) => {
+  const form = formObject(await request.clone().formData());
+  if (form.intent === "time-zone") {
+    await requirePageUser(context.services, request, { beforePasswordChange: true });
+    const local = form.mode === "local";
+    const zone = local ? validZone(String(form.zone ?? "")) : null;
+    if (local && !zone) return data({ ok: false as const, intent: "time-zone", error: "Your browser did not tell its time zone; times stay in UTC." }, { status: 400 });
+    const secure = new URL(request.url).protocol === "https:";
+    return data(
+      { ok: true as const, intent: "time-zone", message: zone ? `Times are now shown in ${zone}.` : "Times are now shown in UTC." },
+      { headers: { "Set-Cookie": timeZoneCookie(zone, secure) } },
+    );
+  }
+  return pageAct("password", async () => {
     const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
     await changePassword(context.services.sql, user.id, currentTokenHash(request), formObject(await request.formData()));
     // a forced change done: on to the dashboard it was blocking
     if (user.must_change_password) throw redirect("/projects");
-    return { ok: true as const, message: "Password changed; your other sessions were signed out." };
+    return { ok: true as const, intent: "password", message: "Password changed; your other sessions were signed out." };
   });
+};
 
 export default function Account() {
-  const { email, mustChange } = useLoaderData<typeof loader>();
+  const { email, mustChange, timeZone } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
+  const passwordForm = useResetOnSuccess("password");
+  // the browser's zone is only known in the browser; without JavaScript the choice stays UTC
+  const [browserZone, setBrowserZone] = useState("");
+  useEffect(() => setBrowserZone(Intl.DateTimeFormat().resolvedOptions().timeZone ?? ""), []);
   return (
     <div className="panel stack" style={{ maxWidth: 520 }}>
       <h1>Account</h1>
       <p>Signed in as <strong>{email}</strong>.</p>
-      <h2>Change password</h2>
       {mustChange ? (
         <p className="alert error" role="alert" data-testid="must-change-password">
           You signed in with a temporary password. Choose your own to continue.
         </p>
       ) : null}
-      <ActionMessage data={result} />
+      <h2>Times</h2>
+      <ActionMessage data={result} intent="time-zone" />
       <Form method="post">
+        <input type="hidden" name="intent" value="time-zone" />
+        <input type="hidden" name="zone" value={browserZone} />
+        <div className="check"><input type="radio" id="tz-utc" name="mode" value="utc" defaultChecked={!timeZone} /><label htmlFor="tz-utc">UTC (the same for the whole team)</label></div>
+        <div className="check">
+          <input type="radio" id="tz-local" name="mode" value="local" defaultChecked={Boolean(timeZone)} />
+          <label htmlFor="tz-local">My local time{browserZone ? ` (${browserZone})` : ""}</label>
+        </div>
+        <p className="muted small">Kept in this browser. Relative times (“5 min ago”) show the exact time on hover.</p>
+        <p><Submit pending="Saving…">Save</Submit></p>
+      </Form>
+      <h2>Change password</h2>
+      <ActionMessage data={result} intent="password" />
+      <Form method="post" ref={passwordForm}>
+        <input type="hidden" name="intent" value="password" />
         <label htmlFor="current_password">Current password</label>
         <input id="current_password" name="current_password" type="password" autoComplete="current-password" required />
         <label htmlFor="new_password">New password (at least 8 characters, not a common one)</label>
         <input id="new_password" name="new_password" type="password" autoComplete="new-password" minLength={8} required />
-        <p><button className="primary" type="submit">Change password</button></p>
+        <p><Submit className="primary" pending="Changing…">Change password</Submit></p>
       </Form>
     </div>
   );

@@ -5,7 +5,8 @@ import { overviewData } from "~/dashboard/views.server";
 import { pageLoad } from "~/dashboard/page.server";
 import { baseUrl } from "~/team/api.server";
 import { BarChart } from "~/components/bar-chart";
-import { ago, num } from "~/components/format";
+import { num } from "~/components/format";
+import { Ago } from "~/components/time";
 import { LevelBadge, StatusBadge } from "~/components/ui";
 import { Onboarding } from "~/components/onboarding";
 import { onboardingData } from "~/sdk/onboarding.server";
@@ -55,13 +56,13 @@ export default function Overview() {
             </Link>
           ))}
         </div>
-        <span className="muted small">All times UTC</span>
+        <span className="muted small">Chart buckets in UTC</span>
       </div>
       {showOnboarding ? <Onboarding {...onboarding} projectPath={projectPath} /> : null}
       <div className="cards" style={{ marginTop: 16 }}>
         <div className="card"><div className="value" data-testid="total-errors">{num(stats.total_errors)}</div><div className="label">Occurrences ({timeframe})</div></div>
         <div className="card"><div className="value" style={{ color: "var(--error)" }}>{num(stats.by_level.error)}</div><div className="label">Errors</div></div>
-        <div className="card"><div className="value" style={{ color: "#8a6400" }}>{num(stats.by_level.warn)}</div><div className="label">Warnings</div></div>
+        <div className="card"><div className="value" style={{ color: "var(--warn-text)" }}>{num(stats.by_level.warn)}</div><div className="label">Warnings</div></div>
         <div className="card"><div className="value" style={{ color: "var(--info)" }}>{num(stats.by_level.info)}</div><div className="label">Info</div></div>
         <div className="card"><div className="value">{num(stats.open_groups)}</div><div className="label">Open issues seen</div></div>
         <div className="card"><div className="value">{num(stats.affected_users)}</div><div className="label">Affected players</div></div>
@@ -77,6 +78,7 @@ export default function Overview() {
             { key: "info", label: "Info", color: "#3b82c4" },
           ]}
           xLabel={xLabel[timeframe]}
+          totals={stats.by_level}
         />
       </section>
       <section className="panel">
@@ -86,16 +88,16 @@ export default function Overview() {
         ) : (
           <table>
             <thead>
-              <tr><th>Issue</th><th>Level</th><th>Status</th><th className="num">Occurrences</th><th>Last seen</th></tr>
+              <tr><th>Issue</th><th className="hide-narrow">Level</th><th className="hide-narrow">Status</th><th className="num">Occurrences</th><th className="hide-narrow">Last seen</th></tr>
             </thead>
             <tbody>
               {stats.top_errors.map((t) => (
                 <tr key={String(t.id)}>
                   <td className="msg"><Link to={`${projectPath}/issues/${t.id}`}>{String(t.message)}</Link></td>
-                  <td><LevelBadge level={String(t.level)} /></td>
-                  <td><StatusBadge status={String(t.status)} /></td>
+                  <td className="hide-narrow"><LevelBadge level={String(t.level)} /></td>
+                  <td className="hide-narrow"><StatusBadge status={String(t.status)} /></td>
                   <td className="num">{num(t.count)}</td>
-                  <td className="muted">{ago(t.last_seen as Date, now)}</td>
+                  <td className="muted hide-narrow"><Ago d={t.last_seen as Date} now={now} /></td>
                 </tr>
               ))}
             </tbody>

@@ -1,5 +1,7 @@
 import { data, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
+import { useEffect, useState } from "react";
+import { Submit, useResetOnSuccess } from "~/components/ui";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { ApiError } from "~/http.server";
 import { authorize, EVERYONE } from "~/team/access.server";
@@ -33,6 +35,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
     role: (await authorize(context.services.sql, user, params.projectId, EVERYONE)).role,
     channels: await listProjectChannels(context.services, user, params.projectId),
     rules: await listProjectRules(context.services, user, params.projectId),
+    publicUrl: context.services.config.publicUrl ?? null,
   }));
 };
 
@@ -130,9 +133,16 @@ const Intent = ({ intent, id }: { intent: string; id?: string }) => (
 );
 
 export default function Alerts() {
-  const { channels, rules, role } = useLoaderData<typeof loader>();
+  const { channels, rules, role, publicUrl } = useLoaderData<typeof loader>();
   const manager = role === "owner" || role === "admin";
   const result = useActionData<typeof action>();
+  const channelForm = useResetOnSuccess("channel-create");
+  const ruleForm = useResetOnSuccess("rule-create");
+  const [trigger, setTrigger] = useState("new_group");
+  const ruleResult = result as { ok?: boolean; intent?: string } | undefined;
+  useEffect(() => {
+    if (ruleResult?.ok && ruleResult.intent === "rule-create") setTrigger("new_group");
+  }, [ruleResult]);
   const base = `/projects/${useParams().projectId}`;
   const channelName = new Map(channels.map((c) => [c.id, c.name]));
   return (
@@ -141,6 +151,12 @@ export default function Alerts() {
         <strong>Alerts</strong>
         <Link to={`${base}/deliveries`}>Delivery log</Link>
       </p>
+      {!publicUrl ? (
+        <p className="alert note" data-testid="public-url-note">
+          <code>PUBLIC_URL</code> is not set, so alert messages carry no link to the issue. Set it to the address your team
+          opens the dashboard at (for example <code>PUBLIC_URL=https://monitor.example.com</code>) in the service's environment and restart it.
+        </p>
+      ) : null}
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Channels</h2>
         <Message result={result} intents={["channel-create", "channel-edit", "channel-enable", "channel-delete", "channel-test"]} />
@@ -155,13 +171,13 @@ export default function Alerts() {
                 <td><code>{c.url}</code></td>
                 <td>{c.enabled ? "enabled" : "disabled"}</td>
                 <td className="row" hidden={!manager}>
-                  <Form method="post" className="inline"><Intent intent="channel-test" id={c.id} /><button type="submit">Send test</button></Form>
+                  <Form method="post" className="inline"><Intent intent="channel-test" id={c.id} /><Submit pending="Sending…">Send test</Submit></Form>
                   <Form method="post" className="inline">
                     <Intent intent="channel-enable" id={c.id} />
                     <input type="hidden" name="enabled" value={String(!c.enabled)} />
-                    <button type="submit">{c.enabled ? "Disable" : "Enable"}</button>
+                    <Submit pending="Saving…">{c.enabled ? "Disable" : "Enable"}</Submit>
                   </Form>
-                  <Form method="post" className="inline"><Intent intent="channel-delete" id={c.id} /><button className="danger" type="submit">Delete</button></Form>
+                  <Form method="post" className="inline"><Intent intent="channel-delete" id={c.id} /><Submit className="danger" pending="Deleting…" confirm={`Delete the channel "${c.name}"? Rules stop sending to it.`}>Delete</Submit></Form>
                   <details>
                     <summary>Edit</summary>
                     <Form method="post" className="row">
@@ -169,7 +185,7 @@ export default function Alerts() {
                       <input name="name" defaultValue={c.name} aria-label="Channel name" maxLength={100} />
                       <input name="url" placeholder="New URL (leave empty to keep)" aria-label="New URL" />
                       {c.kind === "webhook" ? <input name="secret" placeholder="New secret (optional)" aria-label="New secret" /> : null}
-                      <button type="submit">Save</button>
+                      <Submit pending="Saving…">Save</Submit>
                     </Form>
                   </details>
                 </td>
@@ -177,7 +193,7 @@ export default function Alerts() {
             ))}
           </tbody>
         </table>
-        <Form method="post" className="row" style={{ marginTop: 12 }} hidden={!manager}>
+        <Form method="post" className="row" style={{ marginTop: 12 }} hidden={!manager} ref={channelForm}>
           <Intent intent="channel-create" />
           <input name="name" placeholder="Name, e.g. #errors" required maxLength={100} aria-label="Channel name" />
           <select name="kind" defaultValue="discord" aria-label="Kind">
@@ -187,7 +203,7 @@ export default function Alerts() {
           </select>
           <input name="url" type="url" placeholder="https://discord.com/api/webhooks/…" required size={48} aria-label="Webhook URL" />
           <input name="secret" placeholder="Secret (webhook only; generated if empty)" aria-label="Secret" />
-          <button type="submit">Add channel</button>
+          <Submit pending="Adding…">Add channel</Submit>
         </Form>
         <p className="muted small">URLs hold the webhook's token: they are stored encrypted and shown masked after saving.</p>
       </section>
@@ -215,9 +231,9 @@ export default function Alerts() {
                   <Form method="post" className="inline">
                     <Intent intent="rule-enable" id={r.id} />
                     <input type="hidden" name="enabled" value={String(!r.enabled)} />
-                    <button type="submit">{r.enabled ? "Disable" : "Enable"}</button>
+                    <Submit pending="Saving…">{r.enabled ? "Disable" : "Enable"}</Submit>
                   </Form>
-                  <Form method="post" className="inline"><Intent intent="rule-delete" id={r.id} /><button className="danger" type="submit">Delete</button></Form>
+                  <Form method="post" className="inline"><Intent intent="rule-delete" id={r.id} /><Submit className="danger" pending="Deleting…" confirm={`Delete the rule "${r.name}"?`}>Delete</Submit></Form>
                 </td>
               </tr>
             ))}
@@ -226,17 +242,17 @@ export default function Alerts() {
         {!manager ? (
           <p className="muted small">Only owners and admins change channels and rules.</p>
         ) : channels.length > 0 ? (
-          <Form method="post" style={{ marginTop: 12 }}>
+          <Form method="post" style={{ marginTop: 12 }} ref={ruleForm}>
             <Intent intent="rule-create" />
             <div className="row">
               <input name="name" placeholder="Rule name" required maxLength={100} aria-label="Rule name" />
-              <select name="trigger" defaultValue="new_group" aria-label="Trigger">
+              <select name="trigger" value={trigger} onChange={(e) => setTrigger(e.target.value)} aria-label="Trigger">
                 <option value="new_group">A new error appears</option>
                 <option value="regression">A resolved error comes back</option>
                 <option value="frequency">An error occurs N times in M minutes</option>
               </select>
-              <input name="threshold_count" type="number" min={1} placeholder="N (frequency)" aria-label="Threshold count" />
-              <input name="window_minutes" type="number" min={1} max={1440} placeholder="M minutes" aria-label="Window minutes" />
+              <input name="threshold_count" type="number" min={1} step={1} placeholder="N (frequency)" aria-label="Threshold count" required={trigger === "frequency"} disabled={trigger !== "frequency"} />
+              <input name="window_minutes" type="number" min={1} max={1440} step={1} placeholder="M minutes" aria-label="Window minutes" required={trigger === "frequency"} disabled={trigger !== "frequency"} />
               <input name="cooldown_minutes" type="number" min={0} defaultValue={30} aria-label="Cooldown minutes" />
             </div>
             <div className="row" style={{ marginTop: 8 }}>
@@ -250,7 +266,7 @@ export default function Alerts() {
               {channels.map((c) => (
                 <label key={c.id}><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
               ))}
-              <button type="submit">Create rule</button>
+              <Submit pending="Creating…">Create rule</Submit>
             </div>
           </Form>
         ) : (

@@ -3,6 +3,7 @@ import { Link, useLoaderData, useParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { ApiError } from "~/http.server";
 import { listProjectDeliveries } from "~/alerts/deliveries.server";
+import { At } from "~/components/time";
 
 export const meta: MetaFunction = () => [{ title: "Alert deliveries · Roblox Monitor" }];
 
@@ -16,7 +17,6 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   }
 };
 
-const when = (d: Date | string) => new Date(d).toISOString().replace("T", " ").slice(0, 19) + " UTC";
 
 /** Every alert delivery attempt, newest first: what was sent where, and what the destination answered. */
 export default function Deliveries() {
@@ -29,12 +29,18 @@ export default function Deliveries() {
         <strong>Delivery log</strong>
       </p>
       {rows.length === 0 ? <p className="muted">No deliveries yet. Send a test alert from a channel.</p> : null}
+      <div className="table-wrap">
       <table>
-        <thead><tr><th>Time</th><th>Trigger</th><th>Rule</th><th>Channel</th><th>Status</th><th>Response</th><th>Attempts</th><th>Error</th></tr></thead>
+        <thead><tr><th>Time</th><th>Issue</th><th>Trigger</th><th>Rule</th><th>Channel</th><th>Status</th><th>Response</th><th>Attempts</th><th>Error</th></tr></thead>
         <tbody>
           {rows.map((d) => (
             <tr key={d.id} data-testid="delivery">
-              <td className="small">{when(d.created_at)}</td>
+              <td className="small"><At d={d.created_at} seconds /></td>
+              <td className="small msg">
+                {d.group_id ? (
+                  d.group_message !== null ? <Link to={`${base}/issues/${d.group_id}`}>{d.group_message.length > 80 ? `${d.group_message.slice(0, 80)}…` : d.group_message}</Link> : <span className="muted">deleted issue</span>
+                ) : <span className="muted">test</span>}
+              </td>
               <td>{d.trigger}</td>
               <td>{d.rule_name ?? (d.rule_id ? <span className="muted">deleted</span> : "—")}</td>
               <td>{d.channel_name ?? <span className="muted">deleted</span>}</td>
@@ -46,6 +52,7 @@ export default function Deliveries() {
           ))}
         </tbody>
       </table>
+      </div>
       {next_before ? <p><Link to={`?before=${next_before}`}>Older deliveries</Link></p> : null}
     </section>
   );

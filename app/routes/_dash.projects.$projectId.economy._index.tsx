@@ -1,7 +1,20 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
-import { amount, BarsChart, LineChart } from "~/economy/charts";
+import { amount, BarsChart, factor, LineChart, shortAmount } from "~/economy/charts";
+
+/** A card keeps its big figure short (4.37B) and shows the exact amount below it, wrapping. */
+function AmountCard({ value, label, testId }: { value: string | null; label: string; testId?: string }) {
+  const exact = amount(value);
+  const short = shortAmount(value);
+  return (
+    <div className="card">
+      <div className="value" title={exact}>{short}</div>
+      {short !== exact ? <div className="exact" data-testid={testId}>{exact}</div> : <div className="exact" data-testid={testId} hidden>{exact}</div>}
+      <div className="label">{label}</div>
+    </div>
+  );
+}
 import { economyOverview, economyPage } from "~/economy/views.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy · Roblox Monitor" }];
@@ -57,12 +70,12 @@ export default function EconomyOverview() {
       ) : null}
       <div className="cards" style={{ marginTop: 16 }}>
         <div className="card"><div className="value" data-testid="player-count">{s.players.toLocaleString("en-US")}</div><div className="label">Players</div></div>
-        <div className="card"><div className="value" data-testid="money-supply">{amount(s.sums.total)}</div><div className="label">Money supply</div></div>
-        <div className="card"><div className="value">{amount(s.sums.cash)}</div><div className="label">Cash</div></div>
-        <div className="card"><div className="value">{amount(s.sums.bank)}</div><div className="label">Bank</div></div>
-        <div className="card"><div className="value">{amount(s.sums.dark_coin)}</div><div className="label">Dark coin</div></div>
-        <div className="card"><div className="value">{amount(s.median_total)}</div><div className="label">Median wealth</div></div>
-        <div className="card"><div className="value">{amount(s.p99_total)}</div><div className="label">99th percentile</div></div>
+        <AmountCard value={s.sums.total} label="Money supply" testId="money-supply" />
+        <AmountCard value={s.sums.cash} label="Cash" />
+        <AmountCard value={s.sums.bank} label="Bank" />
+        <AmountCard value={s.sums.dark_coin} label="Dark coin" />
+        <AmountCard value={s.median_total} label="Median wealth" />
+        <AmountCard value={s.p99_total} label="99th percentile" />
       </div>
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Money supply, last 30 days <span className="muted small">(end of each UTC day)</span></h3>
@@ -72,7 +85,11 @@ export default function EconomyOverview() {
         <h3 style={{ marginTop: 0 }}>Wealth distribution <span className="muted small">(players per order of magnitude of total)</span></h3>
         <BarsChart
           label="Wealth histogram"
-          bars={s.wealth_histogram.map((b) => ({ label: b.min === null ? "< 0" : b.max === "1" ? "0" : `≥${amount(b.min)}`, count: b.count }))}
+          bars={s.wealth_histogram.map((b) => ({
+            label: b.min === null ? "< 0" : b.max === "1" ? "0" : `≥${shortAmount(b.min)}`,
+            title: b.min === null ? "below 0" : b.max === "1" ? "0" : `${amount(b.min)} or more`,
+            count: b.count,
+          }))}
         />
       </section>
       <section className="panel">
@@ -92,7 +109,7 @@ export default function EconomyOverview() {
                   <td><Link to={`${base}/players/${a.user_id}`}>{who(a)}</Link> <span className="muted small">{a.user_id}</span></td>
                   <td className="num">{amount(a.from_total)}</td>
                   <td className="num">{amount(a.to_total)}</td>
-                  <td className="num">{a.factor === null ? "from ≤ 0" : `${a.factor}×`}</td>
+                  <td className="num" title={a.factor === null ? undefined : `${a.factor}×`}>{a.factor === null ? "from ≤ 0" : factor(Number(a.factor))}</td>
                   <td>{new Date(a.to_observed_at).toISOString().slice(0, 16).replace("T", " ")}</td>
                   <td>{a.source}</td>
                 </tr>

@@ -14,7 +14,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
 const utc = (d: string | Date | null) => (d ? new Date(d).toISOString().slice(0, 16).replace("T", " ") : "—");
 
 export default function EconomyPlayer() {
-  const { projectId, player, history } = useLoaderData<typeof loader>();
+  const { projectId, player, history, hasErrors } = useLoaderData<typeof loader>();
   const p = player as unknown as Record<string, any>;
   const h = history as unknown as { id: string; cash: string; bank: string; dark_coin: string; total: string; observed_at: string | Date; source: string }[];
   return (
@@ -26,12 +26,13 @@ export default function EconomyPlayer() {
         {p.username ? ` · @${p.username}` : ""}
         {p.display_names.length ? ` · characters: ${p.display_names.join(", ")}` : ""}
         {p.data_code !== null ? ` · data code ${p.data_code}` : ""}
+        {hasErrors ? <> · <Link to={`/projects/${projectId}/players/${p.user_id}`}>Errors of this player</Link></> : " · no errors recorded"}
       </p>
       <div className="cards">
-        <div className="card"><div className="value">{amount(p.cash)}</div><div className="label">Cash</div></div>
-        <div className="card"><div className="value">{amount(p.bank)}</div><div className="label">Bank</div></div>
-        <div className="card"><div className="value">{amount(p.dark_coin)}</div><div className="label">Dark coin</div></div>
-        <div className="card"><div className="value" data-testid="player-total">{amount(p.total)}</div><div className="label">Total</div></div>
+        <div className="card"><div className="value amount">{amount(p.cash)}</div><div className="label">Cash</div></div>
+        <div className="card"><div className="value amount">{amount(p.bank)}</div><div className="label">Bank</div></div>
+        <div className="card"><div className="value amount">{amount(p.dark_coin)}</div><div className="label">Dark coin</div></div>
+        <div className="card"><div className="value amount" data-testid="player-total">{amount(p.total)}</div><div className="label">Total</div></div>
       </div>
       <p className="muted small">
         Observed {utc(p.observed_at)} UTC by {p.source} · last logout {utc(p.last_logout)}{p.last_logout ? " UTC" : " (never pushed)"}

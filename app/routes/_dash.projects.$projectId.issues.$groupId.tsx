@@ -7,15 +7,16 @@ import { deleteGroup, updateGroupStatus } from "~/team/groups.server";
 import { createShareLink, revokeShare } from "~/team/share-links.server";
 import { baseUrl } from "~/team/api.server";
 import { BarChart } from "~/components/bar-chart";
-import { ago, num, utc } from "~/components/format";
-import { ActionMessage, dayLabels, EventList, LevelBadge, StatusBadge } from "~/components/ui";
+import { num } from "~/components/format";
+import { Ago, At } from "~/components/time";
+import { ActionMessage, dayLabels, EventList, LevelBadge, RegressedBadge, StatusBadge, Submit, useResetOnSuccess } from "~/components/ui";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.group.message.slice(0, 60) ?? "Issue"} · Roblox Monitor` }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(async () => ({
-    ...(await issueData(context.services.sql, user, params.projectId, params.groupId)),
+    ...(await issueData(context.services.sql, user, params.projectId, params.groupId, new URL(request.url).searchParams)),
     now: new Date(),
   }));
 };
@@ -31,6 +32,16 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
       case "status": {
         const g = await updateGroupStatus(sql, user, params.projectId, params.groupId, { status: form.status });
         return { ok: true as const, intent, message: `Marked ${g.status}.` };
+      }
+      case "snooze": {
+        const n = Number(form.n);
+        const kind = String(form.kind ?? "");
+        const snooze =
+          kind === "forever" ? undefined
+          : kind === "occurrences" || kind === "users" ? { [kind]: form.n === "" || !Number.isFinite(n) ? undefined : n }
+          : { minutes: Number(kind) };
+        const g = await updateGroupStatus(sql, user, params.projectId, params.groupId, { status: "ignored", snooze });
+        return { ok: true as const, intent, message: g.snooze_until || g.snooze_count || g.snooze_users ? "Snoozed: it reopens by itself." : "Ignored." };
       }
       case "share-create": {
         const days = form.expires_in_days ? Number(form.expires_in_days) : null;
@@ -50,12 +61,14 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
 };
 
 export default function Issue() {
-  const { role, group, series, events, links, now } = useLoaderData<typeof loader>();
+  const { role, group, series, events, newer, older, paged, latestStack, links, environments, versions, players, tags, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
-  const stack = events.find((e) => e.stack_trace)?.stack_trace;
   const created = result && "url" in result ? result.url : undefined;
   const manager = role === "owner" || role === "admin";
   const base = `/projects/${useParams().projectId}`;
+  const shareForm = useResetOnSuccess("share-create");
+  const snoozeForm = useResetOnSuccess("snooze");
+  const snoozed = group.status === "ignored" && (group.snooze_until || group.snooze_count || group.snooze_users);
   return (
     <>
       <p className="small"><Link to={`${base}/issues`}>← Issues</Link></p>
@@ -64,13 +77,14 @@ export default function Issue() {
           <div className="row">
             <LevelBadge level={group.level} />
             <StatusBadge status={group.status} />
+            {group.regressed_at && group.status === "open" ? <RegressedBadge /> : null}
             <span className="muted small">{group.environment}</span>
           </div>
           <Form method="post" className="row" aria-label="Status">
             <input type="hidden" name="intent" value="status" />
-            {group.status !== "resolved" ? <button className="primary" name="status" value="resolved">Resolve</button> : null}
-            {group.status !== "ignored" ? <button name="status" value="ignored">Ignore</button> : null}
-            {group.status !== "open" ? <button name="status" value="open">Reopen</button> : null}
+            {group.status !== "resolved" ? <Submit className="primary" name="status" value="resolved" pending="Resolving…">Resolve</Submit> : null}
+            {group.status !== "ignored" ? <Submit name="status" value="ignored" pending="Ignoring…">Ignore</Submit> : null}
+            {group.status !== "open" ? <Submit name="status" value="open" pending="Reopening…">Reopen</Submit> : null}
           </Form>
         </div>
         <h2 className="msg" data-testid="issue-message" style={{ fontSize: "1.25rem" }}>{group.message}</h2>
@@ -79,11 +93,52 @@ export default function Issue() {
         <dl className="facts">
           <dt>Occurrences</dt><dd>{num(group.count)}</dd>
           <dt>Players affected</dt><dd>{num(group.user_count)}</dd>
-          <dt>First seen</dt><dd>{utc(group.first_seen)} <span className="muted">({ago(group.first_seen, now)})</span></dd>
-          <dt>Last seen</dt><dd>{utc(group.last_seen)} <span className="muted">({ago(group.last_seen, now)})</span></dd>
-          {group.resolved_at ? (<><dt>Resolved</dt><dd>{utc(group.resolved_at)}</dd></>) : null}
-          {group.regressed_at ? (<><dt>Regressed</dt><dd>{utc(group.regressed_at)}</dd></>) : null}
+          <dt>First seen</dt><dd><At d={group.first_seen} /> <span className="muted">(<Ago d={group.first_seen} now={now} />)</span>{group.first_version ? <> in version <strong>{group.first_version}</strong></> : null}</dd>
+          <dt>Last seen</dt><dd><At d={group.last_seen} /> <span className="muted">(<Ago d={group.last_seen} now={now} />)</span>{group.last_version ? <> in version <strong>{group.last_version}</strong></> : null}</dd>
+          {group.resolved_at ? (<><dt>Resolved</dt><dd><At d={group.resolved_at} /></dd></>) : null}
+          {group.regressed_at ? (
+            <>
+              <dt>Regressed</dt>
+              <dd data-testid="regressed">
+                <At d={group.regressed_at} /> <span className="muted">(<Ago d={group.regressed_at} now={now} />)</span>
+                {group.regressed_version ? <> in version <strong>{group.regressed_version}</strong></> : " (no version on that event)"}
+              </dd>
+            </>
+          ) : null}
+          {snoozed ? (
+            <>
+              <dt>Snoozed</dt>
+              <dd data-testid="snooze">
+                reopens {[
+                  group.snooze_until ? <>at <At d={group.snooze_until} /></> : null,
+                  group.snooze_count ? <>at {num(group.snooze_count)} occurrences ({num(Math.max(0, group.snooze_count - group.count))} more)</> : null,
+                  group.snooze_users ? <>at {num(group.snooze_users)} players ({num(Math.max(0, group.snooze_users - group.user_count))} more)</> : null,
+                ].filter(Boolean).map((x, i) => <span key={i}>{i > 0 ? " or " : ""}{x}</span>)}
+              </dd>
+            </>
+          ) : null}
         </dl>
+        {group.status !== "resolved" ? (
+          <details className="snooze-form">
+            <summary className="small">Snooze: ignore until…</summary>
+            <ActionMessage data={result} intent="snooze" />
+            <Form method="post" className="row" ref={snoozeForm}>
+              <input type="hidden" name="intent" value="snooze" />
+              <label htmlFor="snooze-kind" style={{ margin: 0 }}>Ignore</label>
+              <select id="snooze-kind" name="kind" defaultValue="60">
+                <option value="60">for 1 hour</option>
+                <option value="1440">for 24 hours</option>
+                <option value="10080">for 7 days</option>
+                <option value="occurrences">until N more occurrences</option>
+                <option value="users">until N more players</option>
+                <option value="forever">until I reopen it</option>
+              </select>
+              <label htmlFor="snooze-n" style={{ margin: 0 }}>N</label>
+              <input id="snooze-n" name="n" type="number" min={1} step={1} inputMode="numeric" style={{ width: 110 }} placeholder="100" />
+              <Submit pending="Snoozing…">Snooze</Submit>
+            </Form>
+          </details>
+        ) : null}
       </div>
 
       <section className="panel">
@@ -96,16 +151,98 @@ export default function Issue() {
         />
       </section>
 
-      {stack ? (
-        <section className="panel">
-          <h2 style={{ marginTop: 0 }}>Stack trace <span className="muted small">(latest event)</span></h2>
-          <pre>{stack}</pre>
+      <div className="split">
+        <section className="panel" aria-labelledby="env-title">
+          <h2 id="env-title" style={{ marginTop: 0 }}>Environments</h2>
+          <table className="compact">
+            <thead><tr><th>Environment</th><th className="num">Occurrences</th><th>Last seen</th></tr></thead>
+            <tbody>
+              {environments.map((e) => (
+                <tr key={e.environment}>
+                  <td><Link to={`${base}/issues?status=all&environment=${encodeURIComponent(e.environment)}`}>{e.environment}</Link></td>
+                  <td className="num">{num(e.count)}</td>
+                  <td className="small"><Ago d={e.last_seen} now={now} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+        <section className="panel" aria-labelledby="versions-title">
+          <h2 id="versions-title" style={{ marginTop: 0 }}>Versions</h2>
+          {versions.length === 0 ? (
+            <p className="muted small">No event of this issue carried a <code>game_version</code>.</p>
+          ) : (
+            <table className="compact" data-testid="versions">
+              <thead><tr><th>Version</th><th className="num">Occurrences</th><th>First seen</th></tr></thead>
+              <tbody>
+                {versions.map((v) => (
+                  <tr key={v.version}>
+                    <td>{v.version}{v.version === group.first_version ? <span className="small muted"> · first</span> : null}</td>
+                    <td className="num">{num(v.count)}</td>
+                    <td className="small"><Ago d={v.first_seen} now={now} /></td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      </div>
+
+      <section className="panel" aria-labelledby="players-title">
+        <h2 id="players-title" style={{ marginTop: 0 }}>Affected players {group.user_count > players.length ? <span className="muted small">(latest {players.length} of {num(group.user_count)})</span> : null}</h2>
+        {players.length === 0 ? (
+          <p className="muted small">No event of this issue carried a <code>user_id</code>.</p>
+        ) : (
+          <ul className="chips" data-testid="affected-players">
+            {players.map((p) => (
+              <li key={p.user_id}>
+                <Link to={`${base}/players/${p.user_id}`}>{p.player_name ?? "unknown name"}</Link> <span className="muted small">{p.user_id}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      {tags.tags.length ? (
+        <section className="panel" aria-labelledby="tags-title">
+          <h2 id="tags-title" style={{ marginTop: 0 }}>Tags <span className="muted small">(latest {num(tags.sampled)} stored events)</span></h2>
+          <div className="tag-grid" data-testid="tag-breakdown">
+            {tags.tags.map((t) => (
+              <div key={t.key}>
+                <h3 className="small">{t.key}</h3>
+                {t.values.map((v) => {
+                  const pct = t.total ? Math.round((v.count / t.total) * 100) : 0;
+                  return (
+                    <div key={v.value} className="tag-row" title={`${num(v.count)} of ${num(t.total)}`}>
+                      <span className="tag-value">{v.value}</span>
+                      <span className="tag-pct">{pct}%</span>
+                      <span className="tag-bar" style={{ width: `${pct}%` }} />
+                    </div>
+                  );
+                })}
+              </div>
+            ))}
+          </div>
         </section>
       ) : null}
 
-      <section className="panel">
-        <h2 style={{ marginTop: 0 }}>Latest events</h2>
-        <EventList events={events} now={now} traceHref={(t) => `${base}/traces/${t}`} />
+      {latestStack ? (
+        <section className="panel">
+          <h2 style={{ marginTop: 0 }}>Stack trace <span className="muted small">(latest event)</span></h2>
+          <pre>{latestStack}</pre>
+        </section>
+      ) : null}
+
+      <section className="panel" aria-labelledby="events-title">
+        <div className="row between">
+          <h2 id="events-title" style={{ margin: 0 }}>{paged ? "Events" : "Latest events"}</h2>
+          <nav className="row small" aria-label="Event pages">
+            {newer ? <Link to={`?after=${newer}`}>← Newer</Link> : <span className="muted">← Newer</span>}
+            {paged ? <Link to="?">Latest</Link> : null}
+            {older ? <Link to={`?before=${older}`}>Older →</Link> : <span className="muted">Older →</span>}
+          </nav>
+        </div>
+        <EventList events={events} now={now} traceHref={(t) => `${base}/traces/${t}`} playerHref={(u) => `${base}/players/${u}`} />
       </section>
 
       <section className="panel">
@@ -118,7 +255,7 @@ export default function Issue() {
             Copy it now, it is shown only once: <code className="secret" data-testid="share-url">{created}</code>
           </p>
         ) : null}
-        <Form method="post" className="row">
+        <Form method="post" className="row" ref={shareForm}>
           <input type="hidden" name="intent" value="share-create" />
           <label htmlFor="share-role" style={{ margin: 0 }}>Role</label>
           <select id="share-role" name="role" defaultValue="viewer">
@@ -132,7 +269,7 @@ export default function Issue() {
             <option value="30">in 30 days</option>
             <option value="">never</option>
           </select>
-          <button type="submit">Create share link</button>
+          <Submit pending="Creating…">Create share link</Submit>
         </Form>
         {links.length ? (
           <table style={{ marginTop: 12 }}>
@@ -143,15 +280,14 @@ export default function Issue() {
                 return (
                   <tr key={l.id}>
                     <td>{l.role}</td>
-                    <td className="small">{utc(l.created_at)} <span className="muted">by {l.created_by_email ?? "a former user"}</span></td>
-                    <td className="small">{l.expires_at ? utc(l.expires_at) : "never"}</td>
+                    <td className="small"><At d={l.created_at} /> <span className="muted">by {l.created_by_email ?? "a former user"}</span></td>
+                    <td className="small">{l.expires_at ? <At d={l.expires_at} /> : "never"}</td>
                     <td className="small">{l.revoked_at ? "revoked" : expired ? "expired" : "active"}</td>
                     <td>
                       {!l.revoked_at && !expired ? (
                         <Form method="post" className="inline">
                           <input type="hidden" name="intent" value="share-revoke" />
-                          <input type="hidden" name="link_id" value={l.id} />
-                          <button className="danger" type="submit">Revoke</button>
+                          <Submit className="danger" name="link_id" value={l.id} pending="Revoking…" confirm="Revoke this share link? Anyone using it loses access at once.">Revoke</Submit>
                         </Form>
                       ) : null}
                     </td>
@@ -168,9 +304,9 @@ export default function Issue() {
           <h2 style={{ marginTop: 0 }}>Delete this issue</h2>
           <p className="muted small">Removes the issue with all its stored events and chart data. If the error happens again, it starts a new issue.</p>
           <ActionMessage data={result} intent="delete" />
-          <Form method="post" onSubmit={(e) => { if (!confirm("Delete this issue and all its events?")) e.preventDefault(); }}>
+          <Form method="post">
             <input type="hidden" name="intent" value="delete" />
-            <button className="danger" type="submit">Delete issue</button>
+            <Submit className="danger" pending="Deleting…" confirm="Delete this issue and all its events?">Delete issue</Submit>
           </Form>
         </section>
       ) : null}

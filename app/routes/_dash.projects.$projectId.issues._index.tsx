@@ -1,11 +1,12 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData, useParams, useSearchParams } from "@remix-run/react";
+import { Form, Link, useActionData, useLoaderData, useNavigation, useParams, useSearchParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
-import { issuesData } from "~/dashboard/views.server";
+import { filterBody, issueFilters, issuesData } from "~/dashboard/views.server";
 import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
-import { bulkGroupStatus } from "~/team/groups.server";
-import { ago, num } from "~/components/format";
-import { ActionMessage, LevelBadge, StatusBadge } from "~/components/ui";
+import { bulkGroupStatus, bulkGroupStatusByFilter } from "~/team/groups.server";
+import { num } from "~/components/format";
+import { Ago } from "~/components/time";
+import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit } from "~/components/ui";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -15,28 +16,53 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   }));
 };
 
-/** Bulk resolve / ignore / reopen of the ticked issues: the Team API's bulk verb. */
+const VERBS: Record<string, [string, string]> = { resolved: ["Resolve", "Resolved"], ignored: ["Ignore", "Ignored"], open: ["Reopen", "Reopened"] };
+
+/**
+ * Bulk resolve / ignore / reopen: of the ticked issues, or (after a confirmation that shows the count)
+ * of every issue matching the filters, through the Team API's verbs.
+ */
 export const action = ({ request, params, context }: ActionFunctionArgs) =>
   pageAct("bulk", async () => {
     const user = await requirePageUser(context.services, request);
     const form = formObject(await request.formData(), ["ids"]);
+    if (form.scope === "filter") {
+      const filters = issueFilters(new URLSearchParams(String(form.filter ?? "")));
+      const r = await bulkGroupStatusByFilter(context.services.sql, user, params.projectId, {
+        filter: filterBody(filters),
+        status: form.intent,
+        as_of: typeof form.as_of === "string" && form.as_of ? form.as_of : undefined,
+      });
+      const updated = ("updated" in r ? r.updated : undefined) ?? 0;
+      return { ok: true as const, message: `${VERBS[r.status][1]} ${num(updated)} issue${updated === 1 ? "" : "s"} matching the filters.`, intent: "bulk" };
+    }
     if (!Array.isArray(form.ids) || form.ids.length === 0) return { ok: false as const, error: "Tick at least one issue first.", intent: "bulk" };
     const r = await bulkGroupStatus(context.services.sql, user, params.projectId, { ids: form.ids, status: form.intent });
-    const verb = r.status === "open" ? "Reopened" : r.status === "resolved" ? "Resolved" : "Ignored";
+    const verb = VERBS[r.status][1];
     return { ok: true as const, message: `${verb} ${r.updated} issue${r.updated === 1 ? "" : "s"}.`, intent: "bulk" };
   });
 
 export default function Issues() {
-  const { filters, page, pageSize, total, groups, environments, now } = useLoaderData<typeof loader>();
+  const { filters, page, pageSize, total, groups, environments, versions, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const [params] = useSearchParams();
+  const nav = useNavigation();
   const base = `/projects/${useParams().projectId}/issues`;
-  const pageHref = (p: number) => {
+  const withParams = (set: Record<string, string | null>) => {
     const q = new URLSearchParams(params);
-    q.set("page", String(p));
+    for (const [k, v] of Object.entries(set)) {
+      if (v === null) q.delete(k);
+      else q.set(k, v);
+    }
     return `?${q}`;
   };
-  const pages = Math.max(1, Math.ceil(total / pageSize));
+  const confirming = params.get("confirm");
+  const filterQuery = (() => {
+    const q = new URLSearchParams(params);
+    for (const k of ["page", "confirm", "index"]) q.delete(k);
+    return q.toString();
+  })();
+  const loading = nav.state === "loading" && nav.location?.pathname === base;
   return (
     <>
       <Form method="get" className="filters panel" role="search">
@@ -70,6 +96,13 @@ export default function Issues() {
           </select>
         </div>
         <div>
+          <label htmlFor="version">New in version</label>
+          <select id="version" name="version" defaultValue={filters.version}>
+            <option value="">Any</option>
+            {versions.map((v) => <option key={v} value={v}>{v}</option>)}
+          </select>
+        </div>
+        <div>
           <label htmlFor="sort">Sort by</label>
           <select id="sort" name="sort" defaultValue={filters.sort}>
             <option value="last_seen">Last seen</option>
@@ -77,60 +110,95 @@ export default function Issues() {
             <option value="count">Occurrences</option>
           </select>
         </div>
-        <button type="submit">Apply</button>
+        <div className="check">
+          <input id="regressed" name="regressed" type="checkbox" value="1" defaultChecked={filters.regressed} />
+          <label htmlFor="regressed">Regressed only</label>
+        </div>
+        <button type="submit" disabled={loading} aria-busy={loading || undefined}>{loading ? "Loading…" : "Apply"}</button>
       </Form>
 
       <ActionMessage data={result} intent="bulk" />
+      {confirming && VERBS[confirming] && total > 0 ? (
+        <div className="panel confirm" role="alertdialog" aria-labelledby="confirm-title">
+          <p id="confirm-title" style={{ marginTop: 0 }}>
+            <strong>{VERBS[confirming][0]} all {num(total)} issue{total === 1 ? "" : "s"} matching these filters?</strong>{" "}
+            <span className="muted small">Not only this page. Issues that appear after now are left alone.</span>
+          </p>
+          <Form method="post" className="row" action={`${base}?index&${filterQuery}`}>
+            <input type="hidden" name="scope" value="filter" />
+            <input type="hidden" name="filter" value={filterQuery} />
+            <input type="hidden" name="as_of" value={new Date(now).toISOString()} />
+            <Submit className="primary" name="intent" value={confirming} pending="Working…">
+              {VERBS[confirming][0]} {num(total)} issue{total === 1 ? "" : "s"}
+            </Submit>
+            <Link to={withParams({ confirm: null })}>Cancel</Link>
+          </Form>
+        </div>
+      ) : null}
       <Form method="post">
-        <div className="row between" style={{ marginBottom: 8 }}>
-          <span className="muted small">{num(total)} issue{total === 1 ? "" : "s"}</span>
+        <div className="row between bulkbar">
+          <span className="muted small" data-testid="issue-total">{num(total)} issue{total === 1 ? "" : "s"}</span>
           <div className="row">
             <span className="small muted">With ticked:</span>
-            <button type="submit" name="intent" value="resolved">Resolve</button>
-            <button type="submit" name="intent" value="ignored">Ignore</button>
-            <button type="submit" name="intent" value="open">Reopen</button>
+            <Submit name="intent" value="resolved" pending="Resolving…">Resolve</Submit>
+            <Submit name="intent" value="ignored" pending="Ignoring…">Ignore</Submit>
+            <Submit name="intent" value="open" pending="Reopening…">Reopen</Submit>
           </div>
         </div>
+        {total > 0 ? (
+          <div className="row small bulkbar">
+            <span className="muted">All {num(total)} matching:</span>
+            {filters.status !== "resolved" ? <Link to={withParams({ confirm: "resolved" })}>Resolve all…</Link> : null}
+            {filters.status !== "ignored" ? <Link to={withParams({ confirm: "ignored" })}>Ignore all…</Link> : null}
+            {filters.status !== "open" ? <Link to={withParams({ confirm: "open" })}>Reopen all…</Link> : null}
+          </div>
+        ) : null}
         {groups.length === 0 ? (
-          <div className="panel"><p className="muted">No issues match these filters.</p></div>
+          page === 1 ? <div className="panel"><p className="muted">No issues match these filters.</p></div> : null
         ) : (
-          <table className="panel">
-            <thead>
-              <tr>
-                <th aria-label="Select" />
-                <th>Issue</th>
-                <th>Level</th>
-                <th>Status</th>
-                <th className="num">Events</th>
-                <th className="num">Players</th>
-                <th>Last seen</th>
-              </tr>
-            </thead>
-            <tbody>
-              {groups.map((g) => (
-                <tr key={g.id}>
-                  <td><input type="checkbox" name="ids" value={g.id} aria-label={`Select ${g.message}`} /></td>
-                  <td>
-                    <Link className="msg" to={`${base}/${g.id}`}>{g.message}</Link>
-                    {g.culprit ? <div className="culprit">{g.culprit}</div> : null}
-                    <div className="small muted">{g.environment}</div>
-                  </td>
-                  <td><LevelBadge level={g.level} /></td>
-                  <td><StatusBadge status={g.status} /></td>
-                  <td className="num">{num(g.count)}</td>
-                  <td className="num">{num(g.user_count)}</td>
-                  <td className="muted small">{ago(g.last_seen, now)}</td>
+          <div className="table-wrap">
+            <table className="panel issues">
+              <thead>
+                <tr>
+                  <th aria-label="Select" />
+                  <th>Issue</th>
+                  <th className="hide-narrow">Level</th>
+                  <th className="hide-narrow">Status</th>
+                  <th className="num">{filters.environment ? `In ${filters.environment}` : "Events"}</th>
+                  <th className="num hide-narrow">Players</th>
+                  <th className="hide-narrow">Last seen</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {groups.map((g) => (
+                  <tr key={g.id}>
+                    <td><input type="checkbox" name="ids" value={g.id} aria-label={`Select ${g.message}`} /></td>
+                    <td>
+                      <Link className="msg" to={`${base}/${g.id}`}>{g.message}</Link>
+                      {g.culprit ? <div className="culprit">{g.culprit}</div> : null}
+                      <div className="small muted row tight">
+                        <span>{g.environment}</span>
+                        {g.last_version ? <span>v{g.last_version}</span> : null}
+                        {g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}
+                        <span className="show-narrow"><LevelBadge level={g.level} /> <StatusBadge status={g.status} /> · <Ago d={g.last_seen} now={now} /></span>
+                      </div>
+                    </td>
+                    <td className="hide-narrow"><LevelBadge level={g.level} /></td>
+                    <td className="hide-narrow"><StatusBadge status={g.status} /></td>
+                    <td className="num">
+                      {num(filters.environment ? g.environment_count ?? 0 : g.count)}
+                      {filters.environment ? <div className="small muted">of {num(g.count)}</div> : null}
+                    </td>
+                    <td className="num hide-narrow">{num(g.user_count)}</td>
+                    <td className="muted small hide-narrow"><Ago d={g.last_seen} now={now} /></td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </Form>
-      <nav className="pager" aria-label="Pages">
-        {page > 1 ? <Link to={pageHref(page - 1)}>← Previous</Link> : null}
-        <span className="muted small">Page {page} of {pages}</span>
-        {page < pages ? <Link to={pageHref(page + 1)}>Next →</Link> : null}
-      </nav>
+      <Pager page={page} total={total} pageSize={pageSize} href={(p) => withParams({ page: String(p), confirm: null })} noun="issue" />
     </>
   );
 }

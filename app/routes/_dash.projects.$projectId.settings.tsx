@@ -7,8 +7,8 @@ import { createKey, revokeKey } from "~/team/keys.server";
 import { addMember, changeRole, removeMember } from "~/team/members.server";
 import { deleteProject, getProjectFor, renameProject } from "~/team/projects.server";
 import { revokeShare } from "~/team/share-links.server";
-import { ago, utc } from "~/components/format";
-import { ActionMessage } from "~/components/ui";
+import { Ago, At } from "~/components/time";
+import { Submit, ActionMessage, useResetOnSuccess } from "~/components/ui";
 import { DsnKeysPanel } from "~/components/dsn-keys";
 import { createDsnKey, listDsnKeysFor, revokeDsnKeyFor } from "~/team/dsn-keys.server";
 import { baseUrl } from "~/team/api.server";
@@ -95,6 +95,8 @@ export default function Settings() {
   const result = useActionData<typeof action>();
   const manager = role === "owner" || role === "admin";
   const base = `/projects/${useParams().projectId}`;
+  const keyForm = useResetOnSuccess("key-create");
+  const memberForm = useResetOnSuccess("member-add");
   const secret = result && "apiKey" in result ? result.apiKey : undefined;
   const temp = result && "temporaryPassword" in result ? result.temporaryPassword : undefined;
   return (
@@ -114,14 +116,14 @@ export default function Settings() {
                   <tr key={k.id}>
                     <td>{k.name ?? <span className="muted">unnamed</span>}</td>
                     <td><code>{k.prefix}…</code></td>
-                    <td className="small">{utc(k.created_at)}</td>
-                    <td className="small">{ago(k.last_used_at, now)}</td>
-                    <td className="small">{k.revoked_at ? `revoked ${utc(k.revoked_at)}` : "active"}</td>
+                    <td className="small"><At d={k.created_at} /></td>
+                    <td className="small"><Ago d={k.last_used_at} now={now} /></td>
+                    <td className="small">{k.revoked_at ? `revoked $<At d={k.revoked_at} />` : "active"}</td>
                     <td>
                       {!k.revoked_at ? (
                         <Form method="post" className="inline">
                           <Hidden intent="key-revoke" key_id={k.id} />
-                          <button className="danger" type="submit">Revoke</button>
+                          <Submit className="danger" when={["key_id", k.id]} pending="Revoking…" confirm={`Revoke the key ${k.prefix}…? Game servers using it are refused at once.`}>Revoke</Submit>
                         </Form>
                       ) : null}
                     </td>
@@ -129,10 +131,10 @@ export default function Settings() {
                 ))}
               </tbody>
             </table>
-            <Form method="post" className="row" style={{ marginTop: 12 }}>
+            <Form method="post" className="row" style={{ marginTop: 12 }} ref={keyForm}>
               <Hidden intent="key-create" />
               <input name="name" placeholder="Key name (optional)" maxLength={100} aria-label="Key name" />
-              <button type="submit">Create key</button>
+              <Submit pending="Creating…">Create key</Submit>
             </Form>
           </>
         ) : (
@@ -163,18 +165,25 @@ export default function Settings() {
                         <option value="admin">admin</option>
                         <option value="member">member</option>
                       </select>
-                      <button type="submit">Change</button>
+                      <Submit when={["user_id", m.user_id]} pending="Saving…">Change</Submit>
                     </Form>
                   ) : (
                     m.role
                   )}
                 </td>
-                <td className="small">{utc(m.created_at)}</td>
+                <td className="small"><At d={m.created_at} /></td>
                 <td>
                   {(manager && (role === "owner" || m.role !== "owner")) || m.user_id === me ? (
                     <Form method="post" className="inline">
                       <Hidden intent="member-remove" user_id={m.user_id} />
-                      <button className="danger" type="submit">{m.user_id === me ? "Leave" : "Remove"}</button>
+                      <Submit
+                        className="danger"
+                        when={["user_id", m.user_id]}
+                        pending={m.user_id === me ? "Leaving…" : "Removing…"}
+                        confirm={m.user_id === me ? "Leave this project? You lose access to it." : `Remove ${m.email} from this project?`}
+                      >
+                        {m.user_id === me ? "Leave" : "Remove"}
+                      </Submit>
                     </Form>
                   ) : null}
                 </td>
@@ -183,7 +192,7 @@ export default function Settings() {
           </tbody>
         </table>
         {manager ? (
-          <Form method="post" className="row" style={{ marginTop: 12 }}>
+          <Form method="post" className="row" style={{ marginTop: 12 }} ref={memberForm}>
             <Hidden intent="member-add" />
             <input name="email" type="email" placeholder="teammate@studio.com" required aria-label="Email" />
             <select name="role" defaultValue="member" aria-label="Role">
@@ -191,7 +200,7 @@ export default function Settings() {
               <option value="admin">admin</option>
               <option value="member">member</option>
             </select>
-            <button type="submit">Add member</button>
+            <Submit pending="Adding…">Add member</Submit>
           </Form>
         ) : null}
         <p className="muted small">Owners manage everything; admins manage keys, members and share links; members read and triage.</p>
@@ -213,13 +222,13 @@ export default function Settings() {
                     <td><Link to={`${base}/issues/${l.group_id}`}>{l.message.slice(0, 80) || l.group_id}</Link></td>
                     <td>{l.role}</td>
                     <td className="small">{l.created_by_email ?? "—"}</td>
-                    <td className="small">{l.expires_at ? utc(l.expires_at) : "never"}</td>
+                    <td className="small">{l.expires_at ? <At d={l.expires_at} /> : "never"}</td>
                     <td className="small">{l.revoked_at ? "revoked" : expired ? "expired" : "active"}</td>
                     <td>
                       {!l.revoked_at && !expired && (manager || l.created_by === me) ? (
                         <Form method="post" className="inline">
                           <Hidden intent="share-revoke" link_id={l.id} />
-                          <button className="danger" type="submit">Revoke</button>
+                          <Submit className="danger" when={["link_id", l.id]} pending="Revoking…" confirm="Revoke this share link? Anyone using it loses access at once.">Revoke</Submit>
                         </Form>
                       ) : null}
                     </td>
@@ -238,7 +247,7 @@ export default function Settings() {
           <Form method="post" className="row">
             <Hidden intent="rename" />
             <input name="name" defaultValue={project.name} maxLength={200} required aria-label="Project name" />
-            <button type="submit">Rename</button>
+            <Submit pending="Renaming…">Rename</Submit>
           </Form>
           {role === "owner" ? (
             <>
@@ -248,7 +257,7 @@ export default function Settings() {
               <Form method="post" className="row">
                 <Hidden intent="delete-project" />
                 <input name="confirm" placeholder={`Type "${project.name}" to confirm`} aria-label="Confirm project name" />
-                <button className="danger" type="submit">Delete project</button>
+                <Submit className="danger" pending="Deleting…">Delete project</Submit>
               </Form>
             </>
           ) : null}

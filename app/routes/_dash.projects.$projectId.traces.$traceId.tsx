@@ -3,7 +3,8 @@ import { Link, useLoaderData, useParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { traceData } from "~/dashboard/views.server";
 import { pageLoad } from "~/dashboard/page.server";
-import { num, utc } from "~/components/format";
+import { num } from "~/components/format";
+import { At } from "~/components/time";
 import { EventList } from "~/components/ui";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
@@ -17,21 +18,22 @@ export default function Trace() {
   const base = `/projects/${useParams().projectId}`;
   return (
     <>
+      <p className="small"><Link to={`${base}/traces`}>← Traces</Link></p>
       <div className="panel">
         <h2 style={{ marginTop: 0 }}>Trace <code>{trace.trace_id}</code></h2>
         <dl className="facts">
           <dt>Events</dt><dd>{num(trace.event_count)}</dd>
           <dt>Issues involved</dt><dd>{trace.group_ids.length}</dd>
-          <dt>First event</dt><dd>{utc(trace.first_seen, true)}</dd>
-          <dt>Last event</dt><dd>{utc(trace.last_seen, true)}</dd>
+          <dt>First event</dt><dd><At d={trace.first_seen} seconds /></dd>
+          <dt>Last event</dt><dd><At d={trace.last_seen} seconds /></dd>
         </dl>
       </div>
       <table className="panel">
-        <thead><tr><th>Time (UTC)</th><th>Issue</th><th>Player</th></tr></thead>
+        <thead><tr><th>Time</th><th>Issue</th><th>Player</th></tr></thead>
         <tbody>
           {events.map((e) => (
             <tr key={e.id}>
-              <td className="small">{utc(e.timestamp, true)}</td>
+              <td className="small"><At d={e.timestamp} seconds /></td>
               <td><Link className="msg" to={`${base}/issues/${e.group_id}`}>{e.message}</Link> <span className="small muted">{e.level}</span></td>
               <td className="small">{e.player_name ?? (e.user_id ? String(e.user_id) : "—")}</td>
             </tr>
@@ -39,7 +41,7 @@ export default function Trace() {
         </tbody>
       </table>
       <h2>Details</h2>
-      <EventList events={events} now={now} />
+      <EventList events={events} now={now} playerHref={(u) => `${base}/players/${u}`} />
     </>
   );
 }

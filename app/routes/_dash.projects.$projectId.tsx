@@ -20,6 +20,9 @@ export default function ProjectLayout() {
       <nav className="tabs">
         <NavLink to={base} end className={({ isActive }) => (isActive ? "active" : "")}>Overview</NavLink>
         <NavLink to={`${base}/issues`} className={({ isActive }) => (isActive ? "active" : "")}>Issues</NavLink>
+        <NavLink to={`${base}/releases`} className={({ isActive }) => (isActive ? "active" : "")}>Releases</NavLink>
+        <NavLink to={`${base}/players`} className={({ isActive }) => (isActive ? "active" : "")}>Players</NavLink>
+        <NavLink to={`${base}/traces`} className={({ isActive }) => (isActive ? "active" : "")}>Traces</NavLink>
         <NavLink to={`${base}/economy`} className={({ isActive }) => (isActive ? "active" : "")}>Economy</NavLink>
         <NavLink to={`${base}/alerts`} className={({ isActive }) => (isActive ? "active" : "")}>Alerts</NavLink>
         <NavLink to={`${base}/settings`} className={({ isActive }) => (isActive ? "active" : "")}>Settings</NavLink>

@@ -4,7 +4,7 @@ import { requirePageUser } from "~/accounts/sessions.server";
 import { createProject } from "~/team/projects.server";
 import { baseUrl } from "~/team/api.server";
 import { formObject, pageAct } from "~/dashboard/page.server";
-import { ActionMessage } from "~/components/ui";
+import { ActionMessage, Submit } from "~/components/ui";
 
 export const meta: MetaFunction = () => [{ title: "New project · Roblox Monitor" }];
 
@@ -51,7 +51,7 @@ export default function NewProject() {
         <label htmlFor="name">Name</label>
         <input id="name" name="name" required maxLength={200} placeholder="My Roblox game" />
         <p>
-          <button className="primary" type="submit">Create project</button>
+          <Submit className="primary" pending="Creating…">Create project</Submit>
         </p>
       </Form>
     </div>

@@ -1,18 +1,20 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link, Outlet, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
+import { TimeZoneContext } from "~/components/time";
+import { timeZoneOf } from "~/dashboard/preferences.server";
 
 /** The signed-in frame. Every child loader checks the session itself too (loaders run in parallel). */
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   // the frame also wraps the Account page, where a temporary password is changed
   const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
-  return { user: { id: user.id, email: user.email, mustChangePassword: user.must_change_password } };
+  return { user: { id: user.id, email: user.email, mustChangePassword: user.must_change_password }, timeZone: timeZoneOf(request) };
 };
 
 export default function Dashboard() {
-  const { user } = useLoaderData<typeof loader>();
+  const { user, timeZone } = useLoaderData<typeof loader>();
   return (
-    <>
+    <TimeZoneContext.Provider value={timeZone}>
       <header className="topbar">
         <Link to="/projects" className="brand">Roblox Monitor</Link>
         <Link to="/projects">Projects</Link>
@@ -25,6 +27,6 @@ export default function Dashboard() {
       <div className="page">
         <Outlet />
       </div>
-    </>
+    </TimeZoneContext.Provider>
   );
 }

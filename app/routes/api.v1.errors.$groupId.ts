@@ -1,6 +1,7 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { getGroup, groupHourlySeries, latestGroupEvents } from "../../db/errors.js";
 import { asUuid } from "~/errors/params.server";
+import { groupFacets } from "~/errors/triage.server";
 import { getOnly, handle, json, notFound } from "~/http.server";
 
 export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
@@ -10,11 +11,12 @@ export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
     const groupId = asUuid(params.groupId);
     const group = groupId && (await getGroup(sql, projectId, groupId));
     if (!groupId || !group) throw notFound("No error group with that id in this project.");
-    const [series, events] = await Promise.all([
+    const [series, events, facets] = await Promise.all([
       groupHourlySeries(sql, projectId, groupId),
       latestGroupEvents(sql, projectId, groupId),
+      groupFacets(sql, projectId, groupId),
     ]);
-    return json({ group, series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })), events });
+    return json({ group, series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })), events, ...facets });
   });
 
 export const action = getOnly;

@@ -5,7 +5,7 @@ import { authenticator } from "~/accounts/login.server";
 import { currentUser, startSession } from "~/accounts/sessions.server";
 import { setupNeeded } from "~/accounts/users.server";
 import { pageAct, safeNext } from "~/dashboard/page.server";
-import { ActionMessage } from "~/components/ui";
+import { ActionMessage, Submit } from "~/components/ui";
 
 export const meta: MetaFunction = () => [{ title: "Sign in · Roblox Monitor" }];
 
@@ -40,7 +40,7 @@ export default function Login() {
           <label htmlFor="password">Password</label>
           <input id="password" name="password" type="password" autoComplete="current-password" required />
           <p>
-            <button className="primary" type="submit">Sign in</button>
+            <Submit className="primary" pending="Signing in…">Sign in</Submit>
           </p>
         </Form>
       </div>

@@ -4,7 +4,7 @@ import { assertSameOrigin } from "~/accounts/csrf.server";
 import { startSession } from "~/accounts/sessions.server";
 import { createFirstUser, setupNeeded } from "~/accounts/users.server";
 import { formObject, pageAct } from "~/dashboard/page.server";
-import { ActionMessage } from "~/components/ui";
+import { ActionMessage, Submit } from "~/components/ui";
 
 export const meta: MetaFunction = () => [{ title: "Set up · Roblox Monitor" }];
 
@@ -40,7 +40,7 @@ export default function Setup() {
           <label htmlFor="confirm">Repeat the password</label>
           <input id="confirm" name="confirm" type="password" autoComplete="new-password" minLength={8} required />
           <p>
-            <button className="primary" type="submit">Create account</button>
+            <Submit className="primary" pending="Creating…">Create account</Submit>
           </p>
         </Form>
       </div>

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { getGroup } from "../../db/errors.js";
-import { deleteGroup as dbDelete, setGroupStatus } from "../../db/groups.js";
+import { countGroups, type GroupMatch } from "../../db/errors.js";
+import { deleteGroup as dbDelete, setGroupStatus, setStatusWhere, type Snooze } from "../../db/groups.js";
 import { asUuid } from "~/errors/params.server";
 import { notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
@@ -9,25 +10,76 @@ import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 export const STATUSES = ["open", "resolved", "ignored"] as const;
 export const statusSchema = z.enum(STATUSES, { error: "must be open, resolved or ignored" });
-const StatusInput = z.object({ status: statusSchema });
-const BulkInput = z.object({
+const count = (max: number) =>
+  z.number({ error: "must be a whole number" }).int("must be a whole number").min(1, "must be at least 1").max(max, `must be at most ${max}`);
+/** An ignore that ends by itself; any of the three ends it, whichever comes first. */
+export const snoozeSchema = z
+  .object({
+    until: z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone" }).optional(),
+    minutes: count(525_600).optional(),
+    occurrences: count(1_000_000_000).optional(),
+    users: count(1_000_000_000).optional(),
+  }, { error: "must be an object" })
+  .strict()
+  .refine((s) => s.until || s.minutes || s.occurrences || s.users, "needs until, minutes, occurrences or users")
+  .refine((s) => !(s.until && s.minutes), "takes until or minutes, not both")
+  .refine((s) => !s.until || Date.parse(s.until) > Date.now(), { message: "must end in the future", path: ["until"] });
+const StatusBase = z.object({ status: statusSchema, snooze: snoozeSchema.optional() });
+const snoozeOnlyIgnored = (v: { status: string; snooze?: unknown }) => !v.snooze || v.status === "ignored";
+const SNOOZE_RULE = { message: "only goes with status ignored", path: ["snooze"] };
+const StatusInput = StatusBase.refine(snoozeOnlyIgnored, SNOOZE_RULE);
+const BulkInput = StatusBase.extend({
   ids: z.array(z.uuid({ error: "must be a group id" }), { error: "is required" }).min(1, "must hold at least one id").max(100, "holds at most 100 ids"),
-  status: statusSchema,
+}).refine(snoozeOnlyIgnored, SNOOZE_RULE);
+/** The issues-list filter, as the Team API takes it. */
+export const filterSchema = z
+  .object({
+    status: statusSchema.optional(),
+    level: z.enum(["error", "warn", "info"], { error: "must be error, warn or info" }).optional(),
+    search: z.string({ error: "must be a string" }).max(200, "must be at most 200 characters").optional(),
+    environment: z.string({ error: "must be a string" }).max(256, "must be at most 256 characters").optional(),
+    regressed: z.boolean({ error: "must be true or false" }).optional(),
+    new_in_version: z.string({ error: "must be a string" }).max(256, "must be at most 256 characters").optional(),
+  }, { error: "must be an object" })
+  .strict();
+const FilterBulkInput = StatusBase.extend({
+  filter: filterSchema,
+  /** answer the number matching without changing anything */
+  dry_run: z.boolean({ error: "must be true or false" }).optional(),
+  /** act only on groups that existed at this time (the time of the count the user confirmed) */
+  as_of: z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone" }).optional(),
+}).refine(snoozeOnlyIgnored, SNOOZE_RULE);
+
+export type FilterInput = z.input<typeof filterSchema>;
+
+export const toMatch = (f: z.output<typeof filterSchema>): GroupMatch => ({
+  status: f.status,
+  level: f.level,
+  search: f.search || undefined,
+  environment: f.environment || undefined,
+  regressed: f.regressed || undefined,
+  newInVersion: f.new_in_version || undefined,
 });
+
+export function snoozeOf(s: z.output<typeof snoozeSchema> | undefined): Snooze | undefined {
+  if (!s) return undefined;
+  const until = s.until ? new Date(s.until) : s.minutes ? new Date(Date.now() + s.minutes * 60_000) : undefined;
+  return { until, occurrences: s.occurrences, users: s.users };
+}
 
 const noGroup = () => notFound("No error group with that id in this project.");
 
 /** Triage is every member's job: open, resolved (stamps resolved_at) or ignored. */
 export async function updateGroupStatus(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined, input: unknown) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
-  const { status } = parseOr400(StatusInput, input);
-  return setStatusOf(sql, projectId, groupIdParam, status);
+  const { status, snooze } = parseOr400(StatusInput, input);
+  return setStatusOf(sql, projectId, groupIdParam, status, snoozeOf(snooze));
 }
 
 /** Shared with editor share links: the status change of one group, then the group as it now is. */
-export async function setStatusOf(sql: Sql, projectId: string, groupIdParam: string | undefined, status: (typeof STATUSES)[number]) {
+export async function setStatusOf(sql: Sql, projectId: string, groupIdParam: string | undefined, status: (typeof STATUSES)[number], snooze?: Snooze) {
   const groupId = asUuid(groupIdParam);
-  if (!groupId || (await setGroupStatus(sql, projectId, [groupId], status)).length === 0) throw noGroup();
+  if (!groupId || (await setGroupStatus(sql, projectId, [groupId], status, snooze)).length === 0) throw noGroup();
   const group = await getGroup(sql, projectId, groupId);
   if (!group) throw noGroup();
   return group;
@@ -36,9 +88,24 @@ export async function setStatusOf(sql: Sql, projectId: string, groupIdParam: str
 /** Bulk triage; ids that are not groups of this project are skipped (the answer lists what changed). */
 export async function bulkGroupStatus(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
-  const { ids, status } = parseOr400(BulkInput, input);
-  const rows = await setGroupStatus(sql, projectId, [...new Set(ids.map((i) => i.toLowerCase()))], status);
+  const { ids, status, snooze } = parseOr400(BulkInput, input);
+  const rows = await setGroupStatus(sql, projectId, [...new Set(ids.map((i) => i.toLowerCase()))], status, snoozeOf(snooze));
   return { updated: rows.length, ids: rows.map((r) => r.id).sort(), status };
+}
+
+/**
+ * Triage of every group matching a filter, not only a page of them. A dry run answers how many match
+ * and the time of that count; sending that time back as `as_of` limits the change to groups that
+ * existed then, so the number confirmed is the number changed (minus any that left the filter since).
+ */
+export async function bulkGroupStatusByFilter(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown) {
+  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
+  const { filter, status, snooze, dry_run, as_of } = parseOr400(FilterBulkInput, input);
+  const asOf = as_of ? new Date(as_of) : new Date();
+  const match = { ...toMatch(filter), createdBefore: asOf };
+  if (dry_run) return { matched: await countGroups(sql, projectId, match), as_of: asOf.toISOString(), status };
+  const rows = await setStatusWhere(sql, projectId, match, status, snoozeOf(snooze));
+  return { updated: rows.length, as_of: asOf.toISOString(), status };
 }
 
 /** Owners and admins: the group and all its rows, in one transaction. */

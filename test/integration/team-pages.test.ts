@@ -15,9 +15,16 @@ const pages = () => [
   `/projects/${projectId}/issues?status=all&level=error&search=nil&sort=count&page=1`,
   `/projects/${projectId}/issues/${groupId}`,
   `/projects/${projectId}/traces/${TRACE}`,
+  `/projects/${projectId}/traces`,
+  `/projects/${projectId}/releases`,
+  `/projects/${projectId}/players`,
+  `/projects/${projectId}/players?search=builder`,
+  `/projects/${projectId}/players/5`,
   `/projects/${projectId}/settings`,
 ];
 
+/** Page text without React's markers between adjacent text parts. */
+const text = async (r: Response) => (await r.text()).replaceAll("<!-- -->", "");
 const get = (path: string, cookie?: string) => app.request(path, { headers: cookie ? { cookie } : {}, redirect: "manual" });
 const post = (path: string, form: Record<string, string>, cookie: string) =>
   app.request(path, {
@@ -61,6 +68,44 @@ describe("dashboard pages", () => {
     const detail = await (await get(`/projects/${projectId}/issues/${groupId}`, cookies.member)).text();
     expect(detail).toContain("attempt to index nil");
     expect(detail).toContain("builderman");
+    // affected players link to the player's page, which links back to the issue
+    expect(detail).toContain(`/projects/${projectId}/players/5`);
+    const player = await (await get(`/projects/${projectId}/players/5`, cookies.member)).text();
+    expect(player).toContain(`/projects/${projectId}/issues/${groupId}`);
+    const traces = await (await get(`/projects/${projectId}/traces`, cookies.member)).text();
+    expect(traces).toContain(`/projects/${projectId}/traces/${TRACE}`);
+  });
+
+  it("say so when a page number is past the last page", async () => {
+    const r = await get(`/projects/${projectId}/issues?page=999`, cookies.member);
+    expect(r.status).toBe(200);
+    const html = await text(r);
+    expect(html).toContain("There is no page 999");
+    expect(html).toContain("Go to the last page");
+    expect(html).not.toContain("No issues match these filters");
+  });
+
+  it("bulk-change every issue matching the filters after a confirmation that shows the count", async () => {
+    const confirm = await text(await get(`/projects/${projectId}/issues?status=open&confirm=ignored`, cookies.member));
+    expect(confirm).toMatch(/Ignore all 1 issue matching these filters\?/);
+    const asOf = /name="as_of" value="([^"]+)"/.exec(confirm)![1];
+    const r = await post(`/projects/${projectId}/issues?index`, { scope: "filter", filter: "status=open", as_of: asOf, intent: "ignored" }, cookies.member);
+    expect(r.status).toBe(200);
+    expect(await text(r)).toContain("Ignored 1 issue matching the filters.");
+    const [{ status }] = await app.sql`select status from error_groups where id = ${groupId}`;
+    expect(status).toBe("ignored");
+    await app.sql`update error_groups set status = 'open' where id = ${groupId}`;
+  });
+
+  it("the account page stores a local time zone for this browser", async () => {
+    const r = await post("/account", { intent: "time-zone", mode: "local", zone: "Europe/Berlin" }, cookies.member);
+    expect(r.status).toBe(200);
+    const cookie = r.headers.get("set-cookie")!;
+    expect(cookie).toMatch(/^rm_tz=Europe%2FBerlin;/);
+    const page = await (await get(`/projects/${projectId}/issues/${groupId}`, `${cookies.member}; ${cookie.split(";")[0]}`)).text();
+    expect(page).toMatch(/GMT\+[12]/);
+    const bad = await post("/account", { intent: "time-zone", mode: "local", zone: "Mars/Olympus" }, cookies.member);
+    expect(bad.status).toBe(400);
   });
 
   it("answer 404 to a user of another project", async () => {

@@ -48,13 +48,13 @@ describe("projects", () => {
     const other = await makeProject(app.sql, owner.id, [], "Keeps its data");
     const events = [
       { message: "boom", user_id: 7, trace_id: "{6F9619FF-8B86-D011-B42D-00CF4FC964FF}" },
-      { message: "bang", user_id: 8, level: "warn" },
+      { message: "bang", user_id: 8, level: "warn", game_version: "12" },
     ];
     await ingest(app, apiKey, { errors: events });
     await ingest(app, other.apiKey, { errors: events });
     const r = await call(app, "DELETE", `/api/team/projects/${projectId}`, { cookie: owner.cookie });
     expect(r.status).toBe(200);
-    for (const table of ["projects", "api_keys", "project_members", "error_groups", "events", "group_users", "project_users", "traces", "rollup_minute", "rollup_hour", "share_links"]) {
+    for (const table of ["projects", "api_keys", "project_members", "error_groups", "events", "group_users", "group_environments", "group_versions", "project_users", "traces", "rollup_minute", "rollup_hour", "share_links"]) {
       const col = table === "projects" ? "id" : "project_id";
       const [{ n }] = await app.sql`select count(*)::int as n from ${app.sql(table)} where ${app.sql(col)} = ${projectId}`;
       expect(n, table).toBe(0);
@@ -212,7 +212,7 @@ describe("group status and delete", () => {
     const solo = "2b4e28ba-2fa1-11d2-883f-0016d3cca427";
     await ingest(app, apiKey, {
       errors: [
-        { message: "doomed", user_id: 1, trace_id: shared },
+        { message: "doomed", user_id: 1, trace_id: shared, game_version: "3" },
         { message: "doomed", user_id: 2, trace_id: solo },
         { message: "survivor", user_id: 3, trace_id: shared },
       ],
@@ -222,7 +222,7 @@ describe("group status and delete", () => {
     const link = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie: owner.cookie, body: { group_id: doomed.id, role: "viewer" } });
     const r = await call(app, "DELETE", `/api/team/projects/${projectId}/groups/${doomed.id}`, { cookie: owner.cookie });
     expect(r.status).toBe(200);
-    for (const table of ["error_groups", "events", "group_users", "rollup_minute", "rollup_hour", "share_links"]) {
+    for (const table of ["error_groups", "events", "group_users", "group_environments", "group_versions", "rollup_minute", "rollup_hour", "share_links"]) {
       const col = table === "error_groups" ? "id" : "group_id";
       const [{ n }] = await app.sql`select count(*)::int as n from ${app.sql(table)} where project_id = ${projectId} and ${app.sql(col)} = ${doomed.id}`;
       expect(n, table).toBe(0);

@@ -1,0 +1,98 @@
+import type { Sql } from "../../db/client.js";
+import { getGroup, groupEventPage, groupTagBreakdown, listEvents, listTraces } from "../../db/errors.js";
+import { findPlayers, getPlayer, groupPlayers, playerGroups } from "../../db/players.js";
+import { groupEnvironments, groupVersions, listReleases } from "../../db/versions.js";
+import { notFound } from "~/http.server";
+import { asUuid, fail, integer } from "./params.server";
+
+/** The reads behind releases, players, event paging, tag breakdowns and trace lists (API and dashboard). */
+
+const noGroup = () => notFound("No error group with that id in this project.");
+
+async function groupIn(sql: Sql, projectId: string, groupIdParam: string | undefined) {
+  const groupId = asUuid(groupIdParam);
+  const group = groupId ? await getGroup(sql, projectId, groupId) : undefined;
+  if (!groupId || !group) throw noGroup();
+  return { groupId, group };
+}
+
+const eventId = (q: URLSearchParams, name: string) => {
+  const raw = q.get(name);
+  if (raw === null || raw === "") return undefined;
+  if (!/^\d{1,18}$/.test(raw.trim())) fail(name, "must be an event id");
+  return raw.trim();
+};
+
+/** Paging through every stored event of a group: `before`/`after` an event id, `limit` 1..100. */
+export async function groupEvents(sql: Sql, projectId: string, groupIdParam: string | undefined, q: URLSearchParams) {
+  const { groupId } = await groupIn(sql, projectId, groupIdParam);
+  const before = eventId(q, "before");
+  const after = eventId(q, "after");
+  if (before && after) fail("after", "cannot be combined with before");
+  const limit = Math.min(100, integer(q, "limit", 20, 1));
+  const page = await groupEventPage(sql, projectId, groupId, { before, after }, limit);
+  return { data: page.events, newer: page.newer, older: page.older, limit };
+}
+
+/** Per environment and per version figures of one group, with its affected players. */
+export async function groupFacets(sql: Sql, projectId: string, groupId: string) {
+  const [environments, versions, players] = await Promise.all([
+    groupEnvironments(sql, projectId, groupId),
+    groupVersions(sql, projectId, groupId),
+    groupPlayers(sql, projectId, groupId),
+  ]);
+  return {
+    environments: environments.map((e) => ({ ...e, count: Number(e.count) })),
+    versions: versions.map((v) => ({ ...v, count: Number(v.count) })),
+    players,
+  };
+}
+
+export async function groupTags(sql: Sql, projectId: string, groupIdParam: string | undefined) {
+  const { groupId } = await groupIn(sql, projectId, groupIdParam);
+  return groupTagBreakdown(sql, projectId, groupId);
+}
+
+export async function releases(sql: Sql, projectId: string, q: URLSearchParams) {
+  const limit = Math.min(100, integer(q, "limit", 50, 1));
+  const offset = integer(q, "offset", 0, 0, 1_000_000);
+  const { data, total } = await listReleases(sql, projectId, limit, offset);
+  return {
+    data: data.map((r) => ({
+      ...r,
+      occurrences: Number(r.occurrences),
+      issues: Number(r.issues),
+      new_issues: Number(r.new_issues),
+      regressions: Number(r.regressions),
+    })),
+    total,
+    limit,
+    offset,
+  };
+}
+
+export async function players(sql: Sql, projectId: string, q: URLSearchParams) {
+  const search = (q.get("search") ?? "").trim();
+  if (search.length > 256) fail("search", "must be at most 256 characters");
+  const limit = Math.min(100, integer(q, "limit", 50, 1));
+  const data = await findPlayers(sql, projectId, search, limit);
+  return { data: data.map((p) => ({ ...p, issues: Number(p.issues) })), search, limit };
+}
+
+/** A player's issues and latest stored events; 404 when the id never ran into an error. */
+export async function player(sql: Sql, projectId: string, userIdParam: string | undefined) {
+  const userId = /^\d{1,19}$/.test(userIdParam ?? "") && BigInt(userIdParam!) <= 9223372036854775807n ? userIdParam! : undefined;
+  const found = userId ? await getPlayer(sql, projectId, userId) : undefined;
+  if (!userId || !found) throw notFound("No player with that user id ran into an error in this project.");
+  const [issues, events] = await Promise.all([
+    playerGroups(sql, projectId, userId),
+    listEvents(sql, projectId, { userId, limit: 20, offset: 0 }),
+  ]);
+  return { player: found, issues, events: events.data };
+}
+
+export async function traces(sql: Sql, projectId: string, q: URLSearchParams) {
+  const limit = Math.min(100, integer(q, "limit", 50, 1));
+  const offset = integer(q, "offset", 0, 0, 1_000_000);
+  return { ...(await listTraces(sql, projectId, limit, offset)), limit, offset };
+}

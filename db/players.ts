@@ -1,0 +1,46 @@
+import type { Sql } from "./client.js";
+import { likePattern } from "./errors.js";
+
+export type PlayerRow = { user_id: string; player_name: string | null; last_seen: Date; issues: string };
+
+/**
+ * Players who ran into errors, found by user id (exact) or by name (case-insensitive prefix of the
+ * latest name seen, then substring), most recently affected first.
+ */
+export async function findPlayers(sql: Sql, projectId: string, query: string, limit = 50) {
+  const q = query.trim();
+  const id = /^\d{1,19}$/.test(q) && BigInt(q) <= 9223372036854775807n ? q : null;
+  return sql<PlayerRow[]>`
+    select pu.user_id::text, pu.player_name, pu.last_seen,
+      (select count(*) from group_users gu where gu.project_id = pu.project_id and gu.user_id = pu.user_id)::bigint as issues
+    from project_users pu
+    where pu.project_id = ${projectId}
+      and (${q} = '' or pu.player_name ilike ${likePattern(q)} or pu.user_id = ${id}::bigint)
+    order by (pu.user_id = ${id}::bigint) desc nulls last, (lower(pu.player_name) = lower(${q})) desc nulls last,
+      pu.last_seen desc, pu.user_id desc
+    limit ${limit}`;
+}
+
+export async function getPlayer(sql: Sql, projectId: string, userId: string) {
+  const [p] = await sql<{ user_id: string; player_name: string | null; last_seen: Date }[]>`
+    select user_id::text, player_name, last_seen from project_users where project_id = ${projectId} and user_id = ${userId}`;
+  return p;
+}
+
+/** The groups a player ran into, most recent first (the group's last occurrence). */
+export async function playerGroups(sql: Sql, projectId: string, userId: string, limit = 100) {
+  return sql`
+    select g.id, g.message, g.level, g.status, g.count, g.user_count, g.last_seen, g.first_seen, g.culprit, g.regressed_at
+    from group_users gu join error_groups g on g.project_id = gu.project_id and g.id = gu.group_id
+    where gu.project_id = ${projectId} and gu.user_id = ${userId}
+    order by g.last_seen desc, g.id desc limit ${limit}`;
+}
+
+/** The players a group affected, most recently active first. */
+export async function groupPlayers(sql: Sql, projectId: string, groupId: string, limit = 50) {
+  return sql<{ user_id: string; player_name: string | null; last_seen: Date }[]>`
+    select pu.user_id::text, pu.player_name, pu.last_seen
+    from group_users gu join project_users pu on pu.project_id = gu.project_id and pu.user_id = gu.user_id
+    where gu.project_id = ${projectId} and gu.group_id = ${groupId}
+    order by pu.last_seen desc, pu.user_id desc limit ${limit}`;
+}
