@@ -5,7 +5,8 @@ import { listApiKeys } from "../../db/projects.js";
 import { listShareLinks } from "../../db/share-links.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
 import { listMembers } from "../../db/members.js";
-import { asUuid } from "~/errors/params.server";
+import { asUuid, text } from "~/errors/params.server";
+import { cutText } from "~/text.server";
 import { notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 
@@ -70,8 +71,8 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
   const filters = {
     status: pick(q.get("status"), STATUS_FILTERS, "open"),
     level: pick(q.get("level"), LEVELS, ""),
-    environment: (q.get("environment") ?? "").slice(0, 256),
-    search: (q.get("search") ?? "").slice(0, 200),
+    environment: cutText(text(q, "environment") ?? "", 256),
+    search: cutText(text(q, "search") ?? "", 200),
     sort: pick(q.get("sort"), SORTS, "last_seen"),
   };
   const page = Math.max(1, Math.min(10_000, Number.parseInt(q.get("page") ?? "1", 10) || 1));
