@@ -168,3 +168,17 @@ describe("Team API text", () => {
     expect(row.n).toBe(0);
   });
 });
+
+describe("malformed percent-escapes in a path", () => {
+  it("name nothing: an API answers 404 with the error body, a page 404, never a stack trace", async () => {
+    for (const path of ["/api/v1/errors/%FF", "/api/v1/errors/%ED%A0%80", "/api/v1/traces/%", "/api/nothing/%E0%A4%A"]) {
+      const res = await app.request(path, { headers: { "x-api-key": apiKey } });
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get("content-type"), path).toContain("application/json");
+      expect((await res.json()).error, path).toBe("not_found");
+    }
+    const page = await app.request(`/projects/${projectId}/issues/%FF`, { headers: { cookie } });
+    expect(page.status).toBe(404);
+    expect(await page.text()).not.toContain("URIError");
+  });
+});
