@@ -115,6 +115,8 @@ export const hostileArbitrary: fc.Arbitrary<unknown> = fc.oneof(
   fc.double(),
   fc.bigInt().map((n) => new Raw(n.toString())),
   fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+  // text that is not JSON at all, spliced in as is
+  fc.string({ unit: "binary", maxLength: 20 }).map((s) => new Raw(s)),
 );
 
 /** Every path into a template: object keys and the first element of arrays, parents before children. */
