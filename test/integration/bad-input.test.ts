@@ -122,6 +122,22 @@ describe("POST /api/economy/ingest", () => {
   });
 });
 
+describe("extreme balances", () => {
+  it("an anomaly whose factor no double can hold (5e-324 to 1e308) lists with factor null instead of a 500", async () => {
+    const push = (cash: number) =>
+      postJson(app, "/api/economy/ingest", { players: [{ user_id: 531, profile: { RPCharacterOne: { Cash: cash } } }] }, apiKey);
+    expect((await push(5e-324)).body).toEqual({ stored: 1, skipped: 0 });
+    expect((await push(1e308)).body).toEqual({ stored: 1, skipped: 0 });
+    const res = await app.request("/api/v1/economy/anomalies?min_amount=1.5", { headers: { "x-api-key": apiKey } });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    const row = body.data.find((a: any) => a.user_id === "531");
+    expect(row).toMatchObject({ factor: null, to_total: "1" + "0".repeat(308) });
+    const page = await app.request(`/projects/${projectId}/economy`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+  });
+});
+
 describe("NUL in a query", () => {
   const get = (path: string, headers: Record<string, string>) => app.request(path, { headers, redirect: "manual" });
   const api = ["/api/v1/errors", "/api/v1/errors?grouped=true", "/api/v1/economy/players"];
