@@ -25,11 +25,10 @@ export function integer(q: URLSearchParams, name: string, def: number, min: numb
  * A free-text filter (`search`, `environment`); empty counts as absent. A NUL can match nothing
  * stored (stored text never holds one) and PostgreSQL refuses it in a query, so it is a 400.
  */
-export function text(q: URLSearchParams, name: string, max?: number): string | undefined {
+export function text(q: URLSearchParams, name: string): string | undefined {
   const raw = q.get(name);
   if (!raw) return undefined;
   if (raw.includes("\u0000")) fail(name, "must not contain NUL characters");
-  if (max !== undefined && raw.length > max) fail(name, `must be at most ${max} characters`);
   return raw;
 }
 
