@@ -91,7 +91,22 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   const getLoadContext = (req: express.Request) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
   // known /api paths go straight to their resource route; everything else through Remix's matcher
   if (typeof build !== "function") app.use(apiDispatch(build, getLoadContext));
-  app.all("*", createRequestHandler({ build, getLoadContext }));
+  // app.use, not app.all("*"): a route pattern makes Express decode the path first, and a malformed
+  // escape (`/api/v1/errors/%FF`) would end there as an HTML 400 with a stack trace; Remix tolerates it
+  app.use(createRequestHandler({ build, getLoadContext }));
+  // whatever still reaches Express's own handler gets the one error body, never a stack trace
+  app.use((err: { status?: number }, req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    const status = typeof err.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) console.error("[http] unexpected error:", err);
+    if (res.headersSent) return res.destroy();
+    res.status(status).json(
+      status === 500
+        ? { error: "internal", message: "Something went wrong on our side; the request was not completed." }
+        : status === 413
+          ? { error: "payload_too_large", message: "The request is larger than this server accepts." }
+          : { error: "invalid_payload", message: "The request could not be read." },
+    );
+  });
 
   const server: Server = createServer(app);
   server.keepAliveTimeout = 65_000;

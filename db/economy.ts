@@ -226,7 +226,8 @@ export async function listAnomalies(sql: Sql, projectId: string, f: AnomalyFilte
     sql`
       select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names,
         a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
-        case when a.prev_total > 0 then round(a.total / a.prev_total, 2)::float8 end as factor,
+        -- a ratio past what a double holds (5e-324 to 1e308 is a valid push) has no finite factor either
+        case when a.prev_total > 0 and a.total / a.prev_total < 1e300 then round(a.total / a.prev_total, 2)::float8 end as factor,
         a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source
       from (${rows}) a
       left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id

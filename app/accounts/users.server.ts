@@ -6,6 +6,7 @@ import { deleteOtherSessions } from "../../db/sessions.js";
 import { conflict, invalidPayload, issuePath, notFound, ApiError } from "~/http.server";
 import { hashPassword, verifyPassword } from "./passwords.server";
 import { isCommonPassword } from "./common-passwords.server";
+import { assertStorableText } from "~/text.server";
 
 export const emailSchema = z
   .string({ error: "is required" })
@@ -23,10 +24,13 @@ export const newPasswordSchema = z
 
 const NewUser = z.object({ email: emailSchema, password: newPasswordSchema });
 
-/** zod input -> value, or the 400 with details naming each bad field. */
+/** zod input -> value, or the 400 with details naming each bad field (text PostgreSQL cannot store included). */
 export function parseOr400<T extends z.ZodType>(schema: T, input: unknown, what = "The request body"): z.output<T> {
   const r = schema.safeParse(input);
-  if (r.success) return r.data;
+  if (r.success) {
+    assertStorableText(r.data, what);
+    return r.data;
+  }
   const details = r.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message }));
   const first = details[0];
   throw invalidPayload(`${what} is invalid: ${first.path} ${first.message}.`, details);

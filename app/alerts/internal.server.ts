@@ -17,7 +17,8 @@ export function checkInternalKey(services: Services, given: string | null): void
 
 const DispatchInput = z.object({
   project_id: z.uuid({ error: "must be a UUID" }).transform((s) => s.toLowerCase()),
-  fingerprints: z.array(z.string().min(1).max(200)).min(1, "must hold at least one fingerprint").max(1000, "must hold at most 1000 fingerprints"),
+  // an empty list is a valid no-op ({sent: 0, failed: 0}), so callers need not special-case it
+  fingerprints: z.array(z.string().min(1).max(200)).max(1000, "must hold at most 1000 fingerprints"),
 });
 
 export async function dispatchFromRequest(services: Services, input: unknown): Promise<DispatchResult> {

@@ -8,7 +8,8 @@ import { listMembers } from "../../db/members.js";
 import { listVersionNames } from "../../db/versions.js";
 import { getPlayer as getEconomyPlayer } from "../../db/economy.js";
 import { groupEvents, groupFacets, groupTags, player, players, releases, traces } from "~/errors/triage.server";
-import { asUuid } from "~/errors/params.server";
+import { asUuid, text } from "~/errors/params.server";
+import { cutText } from "~/text.server";
 import { notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 
@@ -94,11 +95,11 @@ export function issueFilters(q: URLSearchParams) {
   return {
     status: pick(q.get("status"), STATUS_FILTERS, "open"),
     level: pick(q.get("level"), LEVELS, ""),
-    environment: (q.get("environment") ?? "").slice(0, 256),
-    search: (q.get("search") ?? "").slice(0, 200),
+    environment: cutText(text(q, "environment") ?? "", 256),
+    search: cutText(text(q, "search") ?? "", 200),
     sort: pick(q.get("sort"), SORTS, "last_seen"),
     regressed: q.get("regressed") === "1" || q.get("regressed") === "true",
-    version: (q.get("version") ?? "").slice(0, 256),
+    version: cutText(text(q, "version") ?? "", 256),
   };
 }
 export type IssueFilters = ReturnType<typeof issueFilters>;

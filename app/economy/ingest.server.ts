@@ -2,6 +2,7 @@ import { writeObservations, type Observation } from "../../db/economy.js";
 import { invalidPayload, type ErrorDetail } from "~/http.server";
 import type { Services } from "~/services.server";
 import { parseProfile, parseUserId } from "./profile.server";
+import { cutText, isStorable } from "~/text.server";
 
 export const MAX_PLAYERS = 100;
 const MAX_NAME = 256;
@@ -11,7 +12,7 @@ type Entry = Omit<Observation, "observedAt" | "revisionTime">;
 function optionalName(v: unknown): string | null {
   if (typeof v !== "string") return null;
   const s = v.trim();
-  return s === "" ? null : s.slice(0, MAX_NAME);
+  return s === "" ? null : cutText(s, MAX_NAME);
 }
 
 /** One push entry, or the reason it is skipped (seed rule 1). */
@@ -23,6 +24,12 @@ export function parseEntry(item: unknown): Entry | string {
   if (e.profile === undefined || e.profile === null) return "profile is missing";
   const p = parseProfile(e.profile);
   if (!p) return "profile has neither RPCharacterOne nor RPCharacterTwo";
+  const username = optionalName(e.username);
+  const displayName = optionalName(e.display_name);
+  // a name PostgreSQL cannot store would fail the whole batch's transaction: only this player is skipped
+  if (![...p.display_names, username ?? "", displayName ?? ""].every(isStorable)) {
+    return "names must not contain NUL characters or unpaired surrogates";
+  }
   return {
     userId,
     cash: p.cash,
@@ -30,9 +37,9 @@ export function parseEntry(item: unknown): Entry | string {
     darkCoin: p.dark_coin,
     displayNames: p.display_names,
     dataCode: p.data_code,
-    // optional metadata never costs a player their balances: a bad name is dropped, not the entry
-    username: optionalName(e.username),
-    displayName: optionalName(e.display_name),
+    // optional metadata of the wrong type is dropped, not the entry
+    username,
+    displayName,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { AnomalyFilter, PlayerFilter, PlayerSort } from "../../db/economy.js";
-import { fail, integer, oneOf } from "~/errors/params.server";
+import { fail, integer, oneOf, text } from "~/errors/params.server";
 
 const SORTS = new Set(["cash", "bank", "dark_coin", "total"]);
 const ORDERS = new Set(["asc", "desc"]);
@@ -11,7 +11,7 @@ function page(q: URLSearchParams) {
 
 /** GET /api/v1/economy/players: sort (default total), order (default desc), search, limit, offset. */
 export function parsePlayerParams(q: URLSearchParams): PlayerFilter {
-  const search = q.get("search")?.trim() || undefined;
+  const search = text(q, "search")?.trim() || undefined;
   if (search && search.length > 200) fail("search", "must be at most 200 characters");
   return {
     sort: (oneOf(q, "sort", SORTS, (s) => s.toLowerCase()) ?? "total") as PlayerSort,

@@ -10,6 +10,8 @@
  * and added exactly.
  */
 
+import { cutText } from "~/text.server";
+
 export const CHARACTER_KEYS = ["RPCharacterOne", "RPCharacterTwo"] as const;
 const NAME_KEYS = ["Name", "DisplayName", "CharacterName", "FullName"] as const;
 const MAX_NAME = 200;
@@ -91,7 +93,7 @@ export function numberToDecimal(v: unknown): string | null {
 function clean(v: unknown): string | null {
   if (typeof v !== "string") return null;
   const s = v.trim();
-  return s === "" ? null : s.slice(0, MAX_NAME);
+  return s === "" ? null : cutText(s, MAX_NAME);
 }
 
 /** A character's name: Name, DisplayName, CharacterName or FullName, else FirstName + LastName. */
@@ -101,7 +103,7 @@ export function characterName(ch: Table): string | null {
     if (s) return s;
   }
   const parts = [clean(ch.FirstName), clean(ch.LastName)].filter((p): p is string => p !== null);
-  return parts.length ? parts.join(" ").slice(0, MAX_NAME) : null;
+  return parts.length ? cutText(parts.join(" "), MAX_NAME) : null;
 }
 
 // ---- the profile ---------------------------------------------------------------------------------

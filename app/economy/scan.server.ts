@@ -4,6 +4,7 @@ import { beginRun, finishSync, getOpenCloudKey, savePage } from "../../db/econom
 import { openKey } from "./crypto.server";
 import { Interrupted, OpenCloudAuthError, OpenCloudClient, OpenCloudError, Pacer } from "./open-cloud.server";
 import { parseProfile, userIdFromKey } from "./profile.server";
+import { isStorable } from "~/text.server";
 
 export type ScanDeps = {
   sql: Sql;
@@ -84,6 +85,10 @@ export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: st
           throw err;
         }
         const profile = value && parseProfile(value.value);
+        if (profile && !profile.display_names.every(isStorable)) {
+          skipped++; // a name PostgreSQL cannot store (NUL, lone surrogate) would fail the whole page
+          continue;
+        }
         if (!value || !profile || !value.revisionCreateTime) {
           if (value && profile && !value.revisionCreateTime) failed++;
           else skipped++;

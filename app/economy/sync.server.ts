@@ -14,6 +14,7 @@ import { z } from "zod";
 import { ApiError, conflict, invalidPayload, issuePath, notFound } from "~/http.server";
 import type { Services } from "~/services.server";
 import { sealKey } from "./crypto.server";
+import { assertStorableText } from "~/text.server";
 
 export const SYNC_QUEUE = "economy-sync";
 /**
@@ -96,6 +97,7 @@ export async function putKey(services: Services, projectId: string, body: unknow
     throw invalidPayload(`Invalid body: ${details[0].path} ${details[0].message}.`, details);
   }
   const k = parsed.data;
+  assertStorableText(k);
   if (BigInt(k.universe_id) === 0n || BigInt(k.universe_id) > 9223372036854775807n) {
     throw invalidPayload("Invalid body: universe_id must be a positive integer.", [{ path: "universe_id", message: "must be a positive integer" }]);
   }

@@ -21,6 +21,17 @@ export function integer(q: URLSearchParams, name: string, def: number, min: numb
   return n;
 }
 
+/**
+ * A free-text filter (`search`, `environment`); empty counts as absent. A NUL can match nothing
+ * stored (stored text never holds one) and PostgreSQL refuses it in a query, so it is a 400.
+ */
+export function text(q: URLSearchParams, name: string): string | undefined {
+  const raw = q.get(name);
+  if (!raw) return undefined;
+  if (raw.includes("\u0000")) fail(name, "must not contain NUL characters");
+  return raw;
+}
+
 function digits(q: URLSearchParams, name: string): string | undefined {
   const raw = q.get(name);
   if (raw === null || raw === "") return undefined;
@@ -51,8 +62,8 @@ export function parseListParams(q: URLSearchParams): ListParams {
   // past 2^53 the number is no longer exact and past 2^63 PostgreSQL rejects it (a 500)
   const offset = integer(q, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
   const level = oneOf(q, "level", LEVELS, levelOf);
-  const search = q.get("search") || undefined;
-  const environment = q.get("environment") || undefined;
+  const search = text(q, "search");
+  const environment = text(q, "environment");
   if (grouped) {
     for (const p of ["user_id", "place_id"]) {
       if (q.get(p)) fail(p, "filters raw events only; drop it or use grouped=false");

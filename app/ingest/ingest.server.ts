@@ -2,6 +2,7 @@ import type { EventRow } from "../../db/events.js";
 import type { Services } from "~/services.server";
 import { culpritFor, fingerprintFor } from "./fingerprint.server";
 import { parseIngestBody, type ValidEvent } from "./validate.server";
+import { storable } from "~/text.server";
 
 const MESSAGE_BYTES = 8 * 1024;
 const STACK_BYTES = 64 * 1024;
@@ -14,10 +15,6 @@ export function truncateUtf8(s: string, max: number): string {
   return buf.toString("utf8").replace(/\uFFFD$/, "");
 }
 
-// PostgreSQL text and jsonb cannot hold NUL, and JSON with a lone surrogate escape is rejected by
-// its parser: both are valid in the request JSON (Luau strings are bytes), so they become U+FFFD.
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const storable = (s: string) => s.replace(UNSTORABLE, "\ufffd");
 const storableOpt = (s: string | null | undefined) => (s == null ? null : storable(s));
 
 function storableJson(v: unknown): unknown {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { invalidPayload, issuePath } from "~/http.server";
+import { jsonDepth, MAX_JSON_DEPTH } from "~/text.server";
 
 export const LEVELS = ["error", "warn", "info"] as const;
 export type Level = (typeof LEVELS)[number];
@@ -40,10 +41,18 @@ const traceId = z.string().transform((v, ctx) => {
   return m[2].toLowerCase();
 });
 
+// Roblox servers keep UTC time: anything before the Unix epoch is a broken clock or a hostile value
+// (and year 0000 is not a date PostgreSQL accepts). The future is clamped at ingest, not here.
+export const MIN_TIMESTAMP_MS = Date.UTC(1970, 0, 1);
+
 const timestamp = z.string().transform((v, ctx) => {
   const ms = ISO_RE.test(v.trim()) ? Date.parse(v.trim()) : NaN;
   if (Number.isNaN(ms)) {
     ctx.addIssue({ code: "custom", message: "must be an ISO 8601 date-time such as 2026-11-22T10:00:00.000Z" });
+    return z.NEVER;
+  }
+  if (ms < MIN_TIMESTAMP_MS) {
+    ctx.addIssue({ code: "custom", message: "must not be before 1970-01-01T00:00:00Z" });
     return z.NEVER;
   }
   return ms;
@@ -52,7 +61,10 @@ const timestamp = z.string().transform((v, ctx) => {
 const count = z.number().transform((v) => Math.min(1000, Math.max(1, Math.trunc(v))));
 
 const context = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
-  if (Buffer.byteLength(JSON.stringify(v)) > 16 * 1024) {
+  // checked first: serializing (here, and again for PostgreSQL) recurses once per level
+  if (jsonDepth(v, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    ctx.addIssue({ code: "custom", message: `must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep` });
+  } else if (Buffer.byteLength(JSON.stringify(v)) > 16 * 1024) {
     ctx.addIssue({ code: "custom", message: "must be at most 16 KiB when serialized" });
   }
 });

@@ -309,13 +309,30 @@ describe("POST /api/notifications/dispatch", () => {
     expect(d.error).toContain("Unknown Webhook");
   });
 
+  it("an empty fingerprints array is a valid no-op: {sent: 0, failed: 0}, nothing delivered", async () => {
+    const { projectId, fp } = await frequencyProject();
+    const r = await dispatch({ project_id: projectId, fingerprints: [] });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ sent: 0, failed: 0 });
+    expect(await deliveries(projectId)).toEqual([]);
+    // the same project does alert for its fingerprint, so the no-op is not an empty rule set
+    expect((await dispatch({ project_id: projectId, fingerprints: [fp] })).body).toEqual({ sent: 1, failed: 0 });
+  });
+
   it("401 without the right x-internal-key, 400 on a bad body", async () => {
     const good = { project_id: randomUUID(), fingerprints: ["abc"] };
     expect((await dispatch(good, null)).status).toBe(401);
     const wrong = await dispatch(good, "not-the-secret-at-all");
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe("unauthorized");
-    for (const bad of [{}, { project_id: "nope", fingerprints: ["a"] }, { ...good, fingerprints: [] }, { ...good, fingerprints: Array(1001).fill("a") }, "{oops"]) {
+    for (const bad of [
+      {},
+      { project_id: "nope", fingerprints: ["a"] },
+      { ...good, fingerprints: [""] },
+      { ...good, fingerprints: ["a\u0000b"] },
+      { ...good, fingerprints: Array(1001).fill("a") },
+      "{oops",
+    ]) {
       const r = await dispatch(bad);
       expect(r.status, JSON.stringify(bad).slice(0, 60)).toBe(400);
       expect(r.body.error).toBe("invalid_payload");

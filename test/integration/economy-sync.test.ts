@@ -230,6 +230,38 @@ describe("/api/economy/sync", () => {
     }
   });
 
+  it("skips a scanned player whose name PostgreSQL cannot store (NUL, lone surrogate); the rest of the page is stored", async () => {
+    const owner = await makeUser(app.sql);
+    const p = await makeProject(app.sql, owner.id, [], "Hostile Names Game");
+    const cookie = await login(app, owner.email);
+    const at = "2026-11-03T00:00:00.000Z";
+    const named = (name: string, cash: number) => ({ RPCharacterOne: { Name: name, Cash: cash } });
+    const saved = new Map(fake.entries);
+    fake.entries.clear();
+    for (const e of [
+      { id: "Player_7001", value: named("Fine Name", 1), revisionCreateTime: at },
+      { id: "Player_7002", value: named("Bad\u0000Name", 2), revisionCreateTime: at },
+      { id: "Player_7003", value: named("Half\ud800", 3), revisionCreateTime: at },
+    ]) fake.entries.set(e.id, e);
+    try {
+      await call(app, "PUT", "/api/economy/key", { body: { ...keyBody(), project_id: p.projectId }, cookie });
+      const r = await call(app, "POST", "/api/economy/sync", { body: { project_id: p.projectId }, headers: internal });
+      expect(r.status).toBe(202);
+      let s: any;
+      for (let i = 0; i < 600; i++) {
+        s = (await call(app, "GET", `/api/economy/sync?project_id=${p.projectId}`, { headers: internal })).body;
+        if (s.state === "succeeded" || s.state === "failed") break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(s).toMatchObject({ state: "succeeded", scanned: 3, stored: 1, skipped: 2, failed: 0 });
+      const rows = await app.sql`select user_id::text from economy_snapshots where project_id = ${p.projectId}`;
+      expect(rows.map((r) => r.user_id)).toEqual(["7001"]);
+    } finally {
+      fake.entries.clear();
+      for (const [k, v] of saved) fake.entries.set(k, v);
+    }
+  });
+
   it("lets a new scan replace one whose process died (no progress for 30 minutes)", async () => {
     const owner = await makeUser(app.sql);
     const p = await makeProject(app.sql, owner.id, [], "Crashed Game");

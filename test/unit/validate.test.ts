@@ -231,6 +231,17 @@ describe("timestamp", () => {
       rejectsField("timestamp", v);
     }
   });
+
+  it("accepts the Unix epoch onwards and rejects anything earlier (year 0000 included)", () => {
+    expect(one({ timestamp: "1970-01-01T00:00:00Z" }).timestamp).toBe(0);
+    expect(one({ timestamp: "1970-01-01T01:00:00+01:00" }).timestamp).toBe(0);
+    expect(one({ timestamp: "9999-12-31T23:59:59.999Z" }).timestamp).toBe(Date.UTC(9999, 11, 31, 23, 59, 59, 999));
+    for (const v of ["0000-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "1969-12-31T23:59:59.999Z", "1970-01-01T00:59:59+01:00"]) {
+      rejectsField("timestamp", v);
+    }
+    // years outside 0000-9999 are not ISO 8601 date-times here
+    for (const v of ["-271821-04-20T00:00:00Z", "+275760-09-13T00:00:00.000Z", "10000-01-01T00:00:00Z"]) rejectsField("timestamp", v);
+  });
 });
 
 describe("strings", () => {
@@ -280,6 +291,11 @@ describe("context and tags", () => {
     // bytes, not characters: 6000 three-byte characters are 18000 bytes
     rejectsField("context", { a: "\u20ac".repeat(6000) });
     rejectsField("context", "text");
+    // nesting is bounded before serializing: 20 levels, the context object included
+    const nest = (depth: number): unknown => (depth === 0 ? 1 : { a: nest(depth - 1) });
+    expect(one({ context: nest(20) as Record<string, unknown> }).context).toEqual(nest(20));
+    rejectsField("context", nest(21));
+    rejectsField("context", JSON.parse(`{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}`));
     rejectsField("context", [1, 2]);
   });
 

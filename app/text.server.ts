@@ -1,0 +1,74 @@
+import { invalidPayload, issuePath } from "~/http.server";
+
+/**
+ * Text PostgreSQL cannot hold. `text` and `jsonb` refuse NUL, and `jsonb` refuses a lone surrogate
+ * escape (JSON.stringify writes one as `\ud800`). Both are valid in request JSON, so every path
+ * that stores client text decides what to do with them: ingest replaces them, the economy push skips
+ * the player, the Team API answers 400.
+ */
+const UNSTORABLE_SOURCE = "\\u0000|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]";
+const UNSTORABLE_ALL = new RegExp(UNSTORABLE_SOURCE, "g");
+const UNSTORABLE_ONE = new RegExp(UNSTORABLE_SOURCE);
+
+export const isStorable = (s: string) => !UNSTORABLE_ONE.test(s);
+
+/** NUL and unpaired surrogates become U+FFFD. */
+export const storable = (s: string) => s.replace(UNSTORABLE_ALL, "\ufffd");
+
+/** The first `max` UTF-16 units, without keeping half of a surrogate pair at the cut. */
+export function cutText(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const code = s.charCodeAt(max - 1);
+  return s.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/** How deep objects and arrays may nest in stored JSON (`context`); deeper input is a 400. */
+export const MAX_JSON_DEPTH = 20;
+
+/** Nesting depth of a parsed JSON value (a scalar is 0), counted without recursion. */
+export function jsonDepth(value: unknown, stopAt = Infinity): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (d + 1 > max) max = d + 1;
+    if (max > stopAt) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+/**
+ * Throws the 400 naming the first string (value or key) PostgreSQL could not store, walking the
+ * parsed body without recursion so any nesting depth is safe.
+ */
+export function assertStorableText(input: unknown, what = "The request body"): void {
+  // a path is built only for the failing string: nodes point at their parent
+  type Node = { value: unknown; key?: PropertyKey; parent?: Node };
+  const stack: Node[] = [{ value: input }];
+  while (stack.length) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (typeof v === "string") {
+      if (!isStorable(v)) fail(node);
+      continue;
+    }
+    if (v === null || typeof v !== "object") continue;
+    if (Array.isArray(v)) v.forEach((x, i) => stack.push({ value: x, key: i, parent: node }));
+    else {
+      for (const [k, x] of Object.entries(v)) {
+        if (!isStorable(k)) fail({ value: k, key: k, parent: node });
+        stack.push({ value: x, key: k, parent: node });
+      }
+    }
+  }
+
+  function fail(node: Node): never {
+    const path: PropertyKey[] = [];
+    for (let n: Node | undefined = node; n?.key !== undefined; n = n.parent) path.unshift(n.key);
+    const where = issuePath(path);
+    const message = "must not contain NUL characters or unpaired surrogates";
+    throw invalidPayload(`${what} is invalid: ${where} ${message}.`, [{ path: where, message }]);
+  }
+}

@@ -1,0 +1,449 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeOpenCloud, type FakeOpenCloud } from "../support/fake-open-cloud.js";
+import { startTestApp, type TestApp } from "../support/server.js";
+import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
+import { HOSTILE_QUERY, HOSTILE_SEGMENTS, HOSTILE_VALUES, hostileArbitrary, pathsOf, toJson, withValue } from "../support/hostile.js";
+
+/**
+ * Every public endpoint, fed hostile bodies, queries and path ids: the answer is never a 5xx (a
+ * retrying client would resend it forever), and an API 4xx carries the one error body.
+ * Table-driven (each hostile value in each field of a valid body, each parameter, each path id),
+ * then property-based (random combinations, shrunk to the smallest failing body by fast-check).
+ */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const INTERNAL_KEY = "fuzz-internal-key-0123456789abcdef";
+const CONCURRENCY = 4;
+
+let app: TestApp;
+let sink: Server;
+let openCloud: FakeOpenCloud;
+let sinkUrl: string;
+const ids: Record<string, string> = {};
+let cookie: string;
+let apiKey: string;
+
+type Auth = "key" | "session" | "internal" | "none";
+/** `values`: labels of HOSTILE_VALUES to use where each accepted-looking request costs a password hash */
+type BodyEndpoint = { method: string; path: () => string; auth: Auth; template: () => unknown; values?: string[] };
+const HASHED = ["NUL inside", "lone high surrogate", "lone low surrogate", "70k string", "1e400 literal", "true", "null", "[]", "{}", "object 5,000 deep", "array 10,000 deep", "__proto__"];
+
+const headersFor = (auth: Auth): Record<string, string> =>
+  auth === "key" ? { "x-api-key": apiKey } : auth === "session" ? { cookie } : auth === "internal" ? { "x-internal-key": INTERNAL_KEY } : {};
+
+/** One request; the failure message says what was sent. */
+async function send(method: string, path: string, auth: Auth, body?: string, form?: boolean) {
+  const res = await app.request(path, {
+    method,
+    headers: {
+      ...headersFor(auth),
+      ...(body !== undefined ? { "content-type": form ? "application/x-www-form-urlencoded" : "application/json" } : {}),
+      ...(form ? { origin: app.url } : {}),
+    },
+    body,
+    redirect: "manual",
+  });
+  const text = await res.text();
+  return { status: res.status, text, type: res.headers.get("content-type") ?? "" };
+}
+
+function check(r: { status: number; text: string; type: string }, what: string, api: boolean) {
+  expect(r.status, `${what} -> ${r.status} ${r.text.slice(0, 300)}`).toBeLessThan(500);
+  if (api && r.status >= 400) {
+    expect(r.type, what).toContain("application/json");
+    const body = JSON.parse(r.text);
+    expect(typeof body.error, `${what}: ${r.text.slice(0, 200)}`).toBe("string");
+    expect(typeof body.message, `${what}: ${r.text.slice(0, 200)}`).toBe("string");
+  }
+}
+
+/** Runs `jobs` a few at a time (the server, not the client, is under test). */
+async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
+}
+
+const P = () => `/api/team/projects/${ids.project}`;
+
+const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
+  "POST /api/ingest": {
+    method: "POST",
+    path: () => "/api/ingest",
+    auth: "key",
+    template: () => ({
+      message: "ServerScriptService.Combat:12: attempt to index nil",
+      level: "error",
+      stack_trace: "ServerScriptService.Combat:12",
+      user_id: 261,
+      player_name: "Builderman",
+      trace_id: "{0A1B2C3D-1111-2222-3333-444455556666}",
+      job_id: "job",
+      place_id: "1818",
+      game_version: 42,
+      environment: "production",
+      context: { weapon: { name: "sword", level: 3 } },
+      tags: ["combat"],
+      timestamp: new Date().toISOString(),
+      count: 2,
+      fingerprint: ["{{ default }}", "combat"],
+    }),
+  },
+  "POST /api/ingest (batch)": {
+    method: "POST",
+    path: () => "/api/ingest",
+    auth: "key",
+    template: () => ({ errors: [{ message: "first", level: "warn" }, { message: "second", context: { a: [1] } }] }),
+  },
+  "POST /api/economy/ingest": {
+    method: "POST",
+    path: () => "/api/economy/ingest",
+    auth: "key",
+    template: () => ({
+      players: [
+        {
+          user_id: 123,
+          username: "bob",
+          display_name: "Bob",
+          profile: {
+            RPCharacterOne: { Name: "Bob", Cash: 100, InATM: 5000, DarkCoin: 1, FirstName: "Bo", LastName: "B" },
+            RPCharacterTwo: { DisplayName: "Robert", Cash: 1.5 },
+            DataCode: 4,
+          },
+        },
+        { user_id: "456", profile: { Data: { RPCharacterOne: { Cash: 7 } }, MetaData: {} } },
+      ],
+    }),
+  },
+  "POST /api/notifications/dispatch": {
+    method: "POST",
+    path: () => "/api/notifications/dispatch",
+    auth: "internal",
+    template: () => ({ project_id: ids.project, fingerprints: [ids.fingerprint] }),
+  },
+  "POST /api/economy/sync": {
+    method: "POST",
+    path: () => "/api/economy/sync",
+    auth: "internal",
+    template: () => ({ project_id: ids.project, restart: false }),
+  },
+  "PUT /api/economy/key": {
+    method: "PUT",
+    path: () => "/api/economy/key",
+    auth: "session",
+    template: () => ({
+      project_id: ids.project,
+      api_key: openCloud.apiKey,
+      universe_id: openCloud.universeId,
+      datastore_name: openCloud.datastoreName,
+      scope: "global",
+      key_prefix: "Player_",
+    }),
+  },
+  "POST /api/auth/login": {
+    method: "POST",
+    path: () => "/api/auth/login",
+    auth: "none",
+    template: () => ({ email: "nobody@example.test", password: "not the password" }),
+    values: HASHED,
+  },
+  "POST /api/auth/password": {
+    method: "POST",
+    path: () => "/api/auth/password",
+    auth: "session",
+    template: () => ({ current_password: "not the current one", new_password: "a new long password" }),
+    values: HASHED,
+  },
+  "POST /api/team/projects": { method: "POST", path: () => "/api/team/projects", auth: "session", template: () => ({ name: "Fuzzed Game" }) },
+  "PATCH /api/team/projects/:id": { method: "PATCH", path: P, auth: "session", template: () => ({ name: "Renamed Game" }) },
+  "POST …/keys": { method: "POST", path: () => `${P()}/keys`, auth: "session", template: () => ({ name: "ci" }) },
+  "POST …/members": {
+    method: "POST",
+    path: () => `${P()}/members`,
+    auth: "session",
+    template: () => ({ email: "teammate@example.test", role: "member" }),
+  },
+  "PATCH …/members/:user_id": { method: "PATCH", path: () => `${P()}/members/${ids.member}`, auth: "session", template: () => ({ role: "admin" }) },
+  "PATCH …/groups/:group_id": { method: "PATCH", path: () => `${P()}/groups/${ids.group}`, auth: "session", template: () => ({ status: "resolved" }) },
+  "POST …/groups/status": {
+    method: "POST",
+    path: () => `${P()}/groups/status`,
+    auth: "session",
+    template: () => ({ ids: [ids.group], status: "open" }),
+  },
+  "POST …/share-links": {
+    method: "POST",
+    path: () => `${P()}/share-links`,
+    auth: "session",
+    template: () => ({ group_id: ids.group, role: "viewer", expires_in_days: 7 }),
+  },
+  "POST …/channels": {
+    method: "POST",
+    path: () => `${P()}/channels`,
+    auth: "session",
+    template: () => ({ name: "#errors", kind: "webhook", url: sinkUrl, secret: "a-webhook-secret-1234", enabled: true }),
+  },
+  "PATCH …/channels/:id": {
+    method: "PATCH",
+    path: () => `${P()}/channels/${ids.channel}`,
+    auth: "session",
+    template: () => ({ name: "#renamed", url: sinkUrl, secret: "another-secret-1234", enabled: true }),
+  },
+  "POST …/rules": {
+    method: "POST",
+    path: () => `${P()}/rules`,
+    auth: "session",
+    template: () => ({
+      name: "Spikes",
+      trigger: "frequency",
+      threshold_count: 5,
+      window_minutes: 10,
+      levels: ["error"],
+      environments: ["production"],
+      message_contains: "nil",
+      channel_ids: [ids.channel],
+      cooldown_minutes: 30,
+      enabled: true,
+    }),
+  },
+  "PATCH …/rules/:id": {
+    method: "PATCH",
+    path: () => `${P()}/rules/${ids.rule}`,
+    auth: "session",
+    template: () => ({ name: "Renamed rule", threshold_count: 9, window_minutes: 5, environments: ["staging"], message_contains: "x", cooldown_minutes: 1 }),
+  },
+  "POST /api/notifications/test": { method: "POST", path: () => "/api/notifications/test", auth: "session", template: () => ({ channel_id: ids.channel }) },
+  "POST /api/share/:token": { method: "POST", path: () => `/api/share/${ids.editorToken}`, auth: "none", template: () => ({ status: "open" }) },
+};
+
+type QueryEndpoint = { path: () => string; auth: Auth; params: string[]; api: boolean };
+
+const QUERY_ENDPOINTS: QueryEndpoint[] = [
+  { path: () => "/api/v1/errors", auth: "key", params: ["limit", "offset", "grouped", "level", "user_id", "place_id", "search", "environment"], api: true },
+  { path: () => "/api/v1/errors?grouped=true", auth: "key", params: ["limit", "offset", "level", "status", "sort", "search", "environment"], api: true },
+  { path: () => "/api/v1/stats", auth: "key", params: ["timeframe"], api: true },
+  { path: () => `/api/v1/errors/${ids.group}`, auth: "key", params: ["limit"], api: true },
+  { path: () => "/api/v1/economy/players", auth: "key", params: ["sort", "order", "search", "limit", "offset"], api: true },
+  { path: () => "/api/v1/economy/summary", auth: "key", params: ["days"], api: true },
+  { path: () => "/api/v1/economy/anomalies", auth: "key", params: ["factor", "min_amount", "days", "limit", "offset"], api: true },
+  { path: () => "/api/economy/key", auth: "session", params: ["project_id"], api: true },
+  { path: () => "/api/economy/sync", auth: "session", params: ["project_id"], api: true },
+  { path: () => "/api/economy/sync", auth: "internal", params: ["project_id"], api: true },
+  { path: () => `${P()}/share-links`, auth: "session", params: ["group_id"], api: true },
+  { path: () => `${P()}/deliveries`, auth: "session", params: ["limit", "offset", "status", "channel_id", "rule_id"], api: true },
+  { path: () => `/projects/${ids.project}`, auth: "session", params: ["timeframe"], api: false },
+  { path: () => `/projects/${ids.project}/issues`, auth: "session", params: ["status", "level", "environment", "search", "sort", "page"], api: false },
+  { path: () => `/projects/${ids.project}/economy`, auth: "session", params: ["search", "sort", "order", "limit", "offset"], api: false },
+  { path: () => `/projects/${ids.project}/deliveries`, auth: "session", params: ["limit", "offset", "status"], api: false },
+  { path: () => "/login", auth: "none", params: ["next"], api: false },
+  // no parameters of their own: unknown ones are ignored
+  { path: () => "/api/ingest", auth: "none", params: ["x"], api: true },
+  { path: () => "/api/ready", auth: "none", params: ["x"], api: true },
+  { path: () => "/api/auth/me", auth: "session", params: ["x"], api: true },
+  { path: () => `${P()}/members`, auth: "session", params: ["x"], api: true },
+  { path: () => `/api/share/${ids.editorToken}`, auth: "none", params: ["x"], api: true },
+  { path: () => `/share/${ids.editorToken}`, auth: "none", params: ["x"], api: false },
+];
+
+/** Paths with one id replaced by each hostile segment (`{}` marks it). */
+const PATH_TEMPLATES: { path: () => string; auth: Auth; method: string; api: boolean }[] = [
+  { method: "GET", path: () => "/api/v1/errors/{}", auth: "key", api: true },
+  { method: "GET", path: () => "/api/v1/traces/{}", auth: "key", api: true },
+  { method: "GET", path: () => "/api/v1/economy/players/{}", auth: "key", api: true },
+  { method: "GET", path: () => "/api/share/{}", auth: "none", api: true },
+  { method: "GET", path: () => "/api/team/projects/{}", auth: "session", api: true },
+  { method: "GET", path: () => "/api/team/projects/{}/keys", auth: "session", api: true },
+  { method: "DELETE", path: () => `${P()}/keys/{}`, auth: "session", api: true },
+  { method: "DELETE", path: () => `${P()}/members/{}`, auth: "session", api: true },
+  { method: "DELETE", path: () => `${P()}/groups/{}`, auth: "session", api: true },
+  { method: "DELETE", path: () => `${P()}/share-links/{}`, auth: "session", api: true },
+  { method: "DELETE", path: () => `${P()}/channels/{}`, auth: "session", api: true },
+  { method: "DELETE", path: () => `${P()}/rules/{}`, auth: "session", api: true },
+  { method: "GET", path: () => `/projects/{}`, auth: "session", api: false },
+  { method: "GET", path: () => `/projects/${ids.project}/issues/{}`, auth: "session", api: false },
+  { method: "GET", path: () => `/projects/${ids.project}/traces/{}`, auth: "session", api: false },
+  { method: "GET", path: () => `/projects/${ids.project}/economy/players/{}`, auth: "session", api: false },
+  { method: "GET", path: () => "/share/{}", auth: "none", api: false },
+];
+
+/** Dashboard form posts: every field but `intent` gets each hostile text (forms carry only strings). */
+const FORMS: { path: () => string; fields: Record<string, string> }[] = [
+  { path: () => "/login", fields: { email: "nobody@example.test", password: "not the password" } },
+  { path: () => "/setup", fields: { email: "first@example.test", password: "long enough password", confirm: "long enough password" } },
+  { path: () => "/projects/new", fields: { name: "Form Game" } },
+  { path: () => "/account", fields: { current_password: "not the current one", new_password: "another long password" } },
+  { path: () => `/projects/${ids.project}/settings`, fields: { intent: "rename", name: "Form rename" } },
+  { path: () => `/projects/${ids.project}/settings`, fields: { intent: "key-create", name: "form key" } },
+  { path: () => `/projects/${ids.project}/settings`, fields: { intent: "key-revoke", key_id: "x" } },
+  { path: () => `/projects/${ids.project}/settings`, fields: { intent: "member-add", email: "formmate@example.test", role: "member" } },
+  { path: () => `/projects/${ids.project}/settings`, fields: { intent: "member-role", user_id: "x", role: "admin" } },
+  { path: () => `/projects/${ids.project}/settings`, fields: { intent: "share-revoke", link_id: "x" } },
+  { path: () => `/projects/${ids.project}/issues`, fields: { intent: "resolved", ids: "x" } },
+  { path: () => `/projects/${ids.project}/issues/${ids.group}`, fields: { intent: "status", status: "open" } },
+  { path: () => `/projects/${ids.project}/issues/${ids.group}`, fields: { intent: "share-create", role: "viewer", expires_in_days: "7" } },
+  { path: () => `/projects/${ids.project}/alerts`, fields: { intent: "channel-create", name: "form", kind: "webhook", url: "http://127.0.0.1:1/", secret: "" } },
+  { path: () => `/projects/${ids.project}/alerts`, fields: { intent: "channel-edit", id: "x", name: "n", url: "http://127.0.0.1:1/" } },
+  {
+    path: () => `/projects/${ids.project}/alerts`,
+    fields: { intent: "rule-create", name: "r", trigger: "frequency", threshold_count: "5", window_minutes: "5", environments: "a, b", message_contains: "m", channel_ids: "x", cooldown_minutes: "3" },
+  },
+  { path: () => `/projects/${ids.project}/alerts`, fields: { intent: "rule-enable", id: "x", enabled: "true" } },
+  { path: () => `/projects/${ids.project}/economy/settings`, fields: { intent: "save-key", api_key: "k-123456789", universe_id: "1", datastore_name: "d", scope: "global", key_prefix: "p" } },
+  { path: () => `/share/${ids.editorToken}`, fields: { status: "open" } },
+];
+const FORM_VALUES = ["a\u0000b", "x".repeat(5000), "1e309"];
+/** Pages render a whole document per request: they get the values that reach SQL or parsing */
+const PAGE_QUERY = ["%00", "a%00b", "%ED%A0%80", "%FF%FE", "%", "9".repeat(400), "-1", "1e309", "x".repeat(5000)];
+
+beforeAll(async () => {
+  sink = createServer((_req, res) => res.writeHead(204).end());
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`;
+  openCloud = await startFakeOpenCloud({ entries: [{ id: "Player_1", value: { RPCharacterOne: { Cash: 1 } }, revisionCreateTime: new Date().toISOString() }] });
+  // jobs on, so the scan and alert endpoints run their real path (against local fakes)
+  app = await startTestApp({
+    JOBS_ENABLED: "true",
+    OPEN_CLOUD_BASE_URL: openCloud.url,
+    OPEN_CLOUD_REQUESTS_PER_MINUTE: "60000",
+    NOTIFICATION_SECRET: INTERNAL_KEY,
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    SHARE_RATE_LIMIT: "10000",
+  });
+  const owner = await makeUser(app.sql);
+  const member = await makeUser(app.sql);
+  const project = await makeProject(app.sql, owner.id, [{ userId: member.id, role: "member" }]);
+  ids.project = project.projectId;
+  ids.member = member.id;
+  apiKey = project.apiKey;
+  cookie = await login(app, owner.email);
+  await ingest(app, apiKey, { message: "attempt to index nil", user_id: 5, trace_id: "0a1b2c3d-1111-2222-3333-444455556666" });
+  const [g] = await app.sql<{ id: string; fingerprint: string }[]>`select id, fingerprint from error_groups where project_id = ${ids.project}`;
+  ids.group = g.id;
+  ids.fingerprint = g.fingerprint;
+  const channel = await call(app, "POST", `${P()}/channels`, { cookie, body: { name: "sink", kind: "webhook", url: sinkUrl } });
+  ids.channel = channel.body.id ?? channel.body.channel?.id;
+  const rule = await call(app, "POST", `${P()}/rules`, { cookie, body: { name: "new", trigger: "new_group", channel_ids: [ids.channel] } });
+  ids.rule = rule.body.id ?? rule.body.rule?.id;
+  const link = await call(app, "POST", `${P()}/share-links`, { cookie, body: { group_id: ids.group, role: "editor" } });
+  ids.editorToken = link.body.token;
+  const key = await call(app, "PUT", "/api/economy/key", { cookie, body: BODY_ENDPOINTS["PUT /api/economy/key"].template() });
+  expect(key.status).toBe(200);
+  for (const [name, v] of Object.entries(ids)) expect(v, name).toBeTruthy();
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await new Promise((resolve) => sink?.close(resolve));
+  await openCloud?.close();
+});
+
+describe("hostile bodies, table-driven: each value in each field of a valid body", () => {
+  for (const [name, ep] of Object.entries(BODY_ENDPOINTS)) {
+    it(`${name} never answers 5xx`, { timeout: 600_000 }, async () => {
+      const template = ep.template();
+      const paths = [[], ...pathsOf(template), ["unknown_field"]];
+      const values = ep.values ? HOSTILE_VALUES.filter(([label]) => ep.values!.includes(label)) : HOSTILE_VALUES;
+      expect(values.length).toBe(ep.values?.length ?? HOSTILE_VALUES.length);
+      const cases = paths.flatMap((path) => values.map(([label, value]) => ({ path, label, value })));
+      await inParallel(cases, async ({ path, label, value }) => {
+        const body = toJson(withValue(ep.template(), path, value));
+        const r = await send(ep.method, ep.path(), ep.auth, body);
+        check(r, `${name} with ${path.join(".") || "(body)"} = ${label}`, true);
+      });
+    });
+  }
+});
+
+describe("hostile bodies, property-based: random values at random places, several at once", () => {
+  for (const [name, ep] of Object.entries(BODY_ENDPOINTS)) {
+    it(`${name} never answers 5xx`, { timeout: 600_000 }, async () => {
+      const paths = [[], ...pathsOf(ep.template())];
+      const mutation = fc.array(fc.tuple(fc.constantFrom(...paths), hostileArbitrary), { minLength: 1, maxLength: 3 });
+      await fc.assert(
+        fc.asyncProperty(mutation, async (changes) => {
+          const body = toJson(changes.reduce<unknown>((b, [path, value]) => withValue(b, path, value), ep.template()));
+          const r = await send(ep.method, ep.path(), ep.auth, body);
+          check(r, `${name} with ${body.slice(0, 300)}`, true);
+        }),
+        { numRuns: RUNS },
+      );
+    });
+  }
+});
+
+describe("hostile queries and path ids", () => {
+  it("no query parameter of an API or page answers 5xx", { timeout: 600_000 }, async () => {
+    const cases = QUERY_ENDPOINTS.flatMap((ep) =>
+      ep.params.flatMap((param) => [
+        ...(ep.api ? HOSTILE_QUERY : PAGE_QUERY).map((value) => ({ ep, query: `${param}=${value}` })),
+        { ep, query: `${param}=1&${param}=2` },
+        { ep, query: `${param}%5B%5D=1` },
+      ]),
+    );
+    await inParallel(cases, async ({ ep, query }) => {
+      const base = ep.path();
+      const url = `${base}${base.includes("?") ? "&" : "?"}${query}`;
+      check(await send("GET", url, ep.auth), `GET ${url.slice(0, 200)} (${ep.auth})`, ep.api);
+    });
+  });
+
+  it("no hostile id in a path answers 5xx", { timeout: 600_000 }, async () => {
+    const cases = PATH_TEMPLATES.flatMap((t) => HOSTILE_SEGMENTS.map((segment) => ({ t, segment })));
+    await inParallel(cases, async ({ t, segment }) => {
+      const url = t.path().replace("{}", segment);
+      const r = await send(t.method, url, t.auth, t.method === "DELETE" ? "" : undefined);
+      check(r, `${t.method} ${url.slice(0, 200)}`, t.api);
+    });
+  });
+
+  it("no hostile credential or content-type header answers 5xx", { timeout: 600_000 }, async () => {
+    const junk = ["", "%00", "\u00ff\u00fe", "x".repeat(8000), "rbx_" + "0".repeat(48), "; ; ;", "=", "\"quoted\""];
+    const targets: { method: string; path: string; body?: string; api: boolean }[] = [
+      { method: "POST", path: "/api/ingest", body: '{"message":"h"}', api: true },
+      { method: "GET", path: "/api/v1/errors", api: true },
+      { method: "POST", path: "/api/economy/ingest", body: '{"players":[]}', api: true },
+      { method: "POST", path: "/api/notifications/dispatch", body: "{}", api: true },
+      { method: "GET", path: "/api/economy/sync?project_id=x", api: true },
+      { method: "GET", path: "/api/team/projects", api: true },
+      { method: "POST", path: "/api/team/projects", body: '{"name":"h"}', api: true },
+      { method: "GET", path: "/projects", api: false },
+    ];
+    const variants = junk.flatMap((v): Record<string, string>[] => [
+      { "x-api-key": v },
+      { "x-internal-key": v },
+      { cookie: `rm_session=${v}` },
+      { cookie: v },
+      { "content-type": v },
+      { "content-type": `application/json; charset=${v}` },
+    ]);
+    const cases = targets.flatMap((t) => variants.map((headers) => ({ t, headers })));
+    await inParallel(cases, async ({ t, headers }) => {
+      const res = await app.request(t.path, {
+        method: t.method,
+        headers: { ...(t.body ? { "content-type": "application/json" } : {}), ...headers },
+        body: t.body,
+        redirect: "manual",
+      });
+      const text = await res.text();
+      check({ status: res.status, text, type: res.headers.get("content-type") ?? "" }, `${t.method} ${t.path} with ${JSON.stringify(headers).slice(0, 80)}`, t.api);
+    });
+  });
+
+  it("no dashboard form field answers 5xx", { timeout: 600_000 }, async () => {
+    const cases = FORMS.flatMap((f) =>
+      Object.keys(f.fields)
+        .filter((k) => k !== "intent")
+        .flatMap((field) => FORM_VALUES.map((value) => ({ f, field, value }))),
+    );
+    await inParallel(cases, async ({ f, field, value }) => {
+      const form = new URLSearchParams({ ...f.fields, [field]: value }).toString();
+      const r = await send("POST", f.path(), "session", form, true);
+      check(r, `POST ${f.path()} with ${field} = ${JSON.stringify(value.slice(0, 20))}`, false);
+    });
+  });
+});
