@@ -22,7 +22,7 @@ export type EventFilter = {
 
 const GROUP_COLUMNS = (sql: Sql) => sql`
   id, fingerprint, message, level, status, count, user_count, first_seen, last_seen, culprit, environment,
-  regressed_at, resolved_at`;
+  regressed_at, resolved_at, grouping_version, merged_into`;
 
 const EVENT_COLUMNS = (sql: Sql) => sql`
   e.id::text as id, e.group_id, e.message, e.level, e.stack_trace, e.user_id, e.player_name, e.trace_id, e.job_id,
@@ -32,8 +32,9 @@ const EVENT_COLUMNS = (sql: Sql) => sql`
 export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
+  // members of a merged issue are listed through it, not on their own
   const where = sql`
-    project_id = ${projectId}
+    project_id = ${projectId} and merged_into is null
     ${f.level ? sql`and level = ${f.level}` : sql``}
     ${f.status ? sql`and status = ${f.status}` : sql``}
     ${f.environment ? sql`and environment = ${f.environment}` : sql``}

@@ -1,89 +1,184 @@
 import { createHash } from "node:crypto";
+import { culpritFor, fingerprintFor as fingerprintForV1 } from "./fingerprint-v1.server";
+
+export { culpritFor };
 
 /**
- * Default grouping: a hash of the normalized message and the normalized stack frames.
- * Normalization keeps what identifies code (script paths and their line numbers) and drops what
- * identifies one occurrence (player names inside instance paths, UUIDs, hex addresses, other numbers).
+ * Grouping version 2: stack first.
+ *
+ * An event is grouped by the normalized frames of its stack (script path, line, function name) plus
+ * the normalized *template* of its message; without a usable stack, by the template and the script
+ * location the message starts with. When the message starts with the location of the top frame (a
+ * Luau runtime error always does), that location stands for the stack, so the same error reported
+ * with and without a stack lands in one issue.
+ *
+ * The template keeps what identifies code and replaces what identifies one occurrence: player names,
+ * numbered instances in data paths (`Workspace.Map.Spawns.Spawn7` -> `Spawn<n>`), data store and
+ * memory store keys, the child name of `is not a valid member of`, asset ids, URLs' query strings,
+ * vectors, durations, UUIDs, addresses and other numbers. Numbers that name a kind of failure (HTTP
+ * status, Roblox error codes, argument positions) are kept.
  */
+export const GROUPING_VERSION = 2;
 
 const UUID = /\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?/gi;
 const HEX_ADDRESS = /\b0x[0-9a-f]+\b/gi;
-// `Players.Builderman.PlayerGui` -> `Players.<player>.PlayerGui`; the name runs to the next dot,
-// colon, quote, comma or space. `Players.LocalPlayer` is code, not a name, so it is kept.
-const PLAYER_IN_PATH = /\bPlayers\.(?!LocalPlayer\b)[^.\s:'",]+/g;
-// A script location: `Path.To.Script:123` (before a colon, space or end) or `, line 123` / `Line 123`.
-// The lookbehind starts a path only at a token boundary, which keeps the scan linear on long dotted text.
+const ASSET_ID = /\b(rbxassetid:\/\/|rbxthumb:\/\/[^\s'"]*?id=|[?&]id=)\d+/gi;
+const URL = /\bhttps?:\/\/([^\s?#'"()]+)(\?[^\s'"()]*)?/gi;
+// `Key = Player_261`, `key: 42`, `key "Queue_7"`: the value is data, not code
+const KEY_VALUE = /\b(keys?)(\s*[=:]\s*|\s+)(?:"[^"\n]*"|'[^'\n]*'|[^\s,;)'"]*\d[^\s,;)'"]*)/gi;
+const NOT_A_MEMBER = /(^|[\s:])(?:"[^"\n]*"|[^\s"]+) is not a valid member of\b/g;
+const DURATION = /(?<![\w.<])\d+(?:\.\d+)?\s?(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)\b/gi;
+const NUM = String.raw`-?\d+(?:\.\d+)?(?:e[-+]?\d+)?`;
+// Vector3/CFrame/UDim2 values: two to twelve comma-separated numbers, with or without parentheses
+const VECTOR = new RegExp(String.raw`(?<![\w.<])\(?\s*${NUM}(?:\s*,\s*${NUM}){1,11}\s*\)?(?![\w])`, "gi");
+// numbers that identify a kind of failure rather than an occurrence
+const KEPT_NUMBER =
+  /^\d{3}(?=:\s)|\bHTTP(?:\/\d\.\d)?\s+\d{3}\b|\b(?:error\s*code|code|status(?:\s*code)?)\s*[:=]?\s*\d+\b|#\d+\b|\bArgument\s+\d+\b/gi;
+// A dotted instance path or script location; starts only at a token boundary, so the scan stays linear.
+const PATH = /(?<![\w.<>])(?:game\.)?[A-Za-z_][\w]*(?:\.[\w<>]+)+/g;
 const LOCATION = /((?<![\w.<>])[A-Za-z_][\w.<>]*:\d+)(?=[:\s]|$)|((?:,\s*|\b)[Ll]ine\s+\d+)/g;
 const NUMBER = /(?<![\w.<])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w<])/gi;
+const DATA_ROOTS = new Set(["Workspace", "workspace"]);
+const PLACEHOLDER = /[\ue000-\uefff]/g;
 
-function normalizeText(text: string): string {
-  const kept: string[] = [];
+/**
+ * One instance path: the player's segment of `Players.<name>` is replaced; under `Workspace` (a data
+ * path: maps, spawned parts, characters) a number ending a segment is a placeholder, `Spawn7` -> `Spawn<n>`.
+ */
+export function normalizePath(path: string, playerName?: string | null): string {
+  const segs = path.split(".");
+  const start = segs[0] === "game" ? 1 : 0;
+  const data = DATA_ROOTS.has(segs[start] ?? "");
+  for (let i = start; i < segs.length; i++) {
+    const s = segs[i];
+    if (i === start + 1 && segs[start] === "Players" && s !== "LocalPlayer") segs[i] = "<player>";
+    else if (playerName && s === playerName && i > start) segs[i] = "<player>";
+    else if (data && i > start) segs[i] = s.replace(/^(\d+)$|(?<=[A-Za-z_])\d+$/, "<n>");
+  }
+  return segs.join(".");
+}
+
+/** Protects pieces of text from later replacements: each becomes one private-use character. */
+class Keeper {
+  private kept: string[] = [];
+  keep = (s: string) => {
+    this.kept.push(s);
+    return String.fromCharCode(0xe000 + this.kept.length - 1);
+  };
+  restore = (s: string) => s.replace(PLACEHOLDER, (c) => this.kept[c.charCodeAt(0) - 0xe000] ?? "");
+}
+
+function normalizeV2(text: string, playerName?: string | null): string {
+  const k = new Keeper();
   let out = text
     .slice(0, 8192)
-    .replace(/[\ue000-\uefff]/g, "")
+    .replace(PLACEHOLDER, "")
     .replace(UUID, "<uuid>")
     .replace(HEX_ADDRESS, "<addr>")
-    .replace(PLAYER_IN_PATH, "Players.<player>")
-    .replace(LOCATION, (m) => {
-      kept.push(m);
-      // a private-use character stands in for the kept location while numbers are replaced
-      return String.fromCharCode(0xe000 + kept.length - 1);
-    });
-  out = out.replace(NUMBER, "<n>");
-  return out
-    .replace(/[\ue000-\uefff]/g, (c) => kept[c.charCodeAt(0) - 0xe000] ?? "")
-    .replace(/\s+/g, " ")
-    .trim();
+    .replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`)
+    .replace(URL, (_m, rest: string, query?: string) =>
+      k.keep(`https://${rest.replace(/\/\d+(?=\/|$)/g, "/<n>")}${query ? "?<query>" : ""}`),
+    )
+    .replace(KEY_VALUE, (_m, word: string, sep: string) => k.keep(`${word}${sep}<key>`))
+    .replace(NOT_A_MEMBER, (_m, lead: string) => `${lead}<child> is not a valid member of`)
+    // `Parent:WaitForChild("Spawn7")` under a data path: the child is a path segment too
+    .replace(/((?:game\.)?[Ww]orkspace[\w.<>]*):WaitForChild\("([^"\n]*)"\)/g, (_m, parent: string, child: string) =>
+      `${parent}:WaitForChild("${normalizePath(`Workspace.${child}`, playerName).slice("Workspace.".length)}")`,
+    )
+    .replace(PATH, (p) => normalizePath(p, playerName))
+    .replace(LOCATION, k.keep)
+    .replace(KEPT_NUMBER, k.keep)
+    .replace(DURATION, "<duration>")
+    .replace(VECTOR, "<vector>")
+    .replace(NUMBER, "<n>");
+  out = k.restore(out);
+  return out.replace(/\s+/g, " ").trim();
 }
 
-export function normalizeMessage(message: string): string {
-  return normalizeText(message);
+// `ServerScriptService.Combat:123: text` or `ServerScriptService.Combat, line 123: text`
+const LEADING_LOCATION = /^\s*(?:Script\s+')?([A-Za-z_][\w.<> ]*?)(?::(\d+)|'?,\s*[Ll]ine\s+(\d+))\s*:?\s*/;
+
+/** The message's template (without a leading script location) and that location, if any. */
+export function messageTemplate(message: string, playerName?: string | null): { template: string; location: string | null } {
+  const norm = normalizeV2(message, playerName);
+  const m = LEADING_LOCATION.exec(norm);
+  if (m && m[1].includes(".")) {
+    return { template: norm.slice(m[0].length), location: `${m[1].trim()}:${m[2] ?? m[3]}` };
+  }
+  return { template: norm, location: null };
 }
 
-/** Stack lines normalized; blank lines and the `Stack Begin`/`Stack End` markers dropped. */
-export function normalizeStack(stack: string | null | undefined): string[] {
+// `Path:123 function name`, `Script 'Path', Line 123 - function name`, `Path, line 123 - function name`
+const FRAME =
+  /^(?:Script\s+'([^']+)',\s*Line\s+(\d+)|([A-Za-z_][\w.<> ]*?):(\d+)|([A-Za-z_][\w<>]*(?:\.[\w<> ]+)+?)\s*,\s*[Ll]ine\s+(\d+))(?:\s*[-:]?\s*(?:function\s+|in\s+function\s+)?'?([^'\s()]+)'?)?/i;
+const MAX_FRAMES = 32;
+
+/**
+ * The usable frames of a stack, top first, as `path:line function`; lines without a script location
+ * (`[C]` frames, `Stack Begin`/`Stack End`) are not frames.
+ */
+export function stackFrames(stack: string | null | undefined, playerName?: string | null): string[] {
   if (!stack) return [];
-  return stack
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== "" && !/^Stack (Begin|End)$/i.test(line))
-    .map(normalizeText);
+  const frames: string[] = [];
+  for (const raw of stack.slice(0, 65536).split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("[C]") || /^Stack (Begin|End)$/i.test(line)) continue;
+    const m = FRAME.exec(line);
+    if (!m) continue;
+    const path = normalizePath((m[1] ?? m[3] ?? m[5]).trim(), playerName);
+    const lineNo = m[2] ?? m[4] ?? m[6];
+    const fn = m[7] && !/^\d/.test(m[7]) ? ` ${m[7]}` : "";
+    frames.push(`${path}:${lineNo}${fn}`);
+    if (frames.length >= MAX_FRAMES) break;
+  }
+  return frames;
 }
 
 const hash = (parts: string[]) => createHash("sha256").update(parts.join("\u001f")).digest("hex").slice(0, 32);
 
-export function defaultFingerprint(message: string, stack: string | null | undefined): string {
-  return hash(["default", normalizeMessage(message), ...normalizeStack(stack)]);
+/** The parts a version-2 fingerprint is a hash of (exported for tests and for the README's examples). */
+export function groupingKey(message: string, stack: string | null | undefined, playerName?: string | null): string[] {
+  const { template, location } = messageTemplate(message, playerName);
+  const frames = stackFrames(stack, playerName);
+  const at = (f: string) => f.split(" ", 1)[0];
+  if (frames.length > 0) {
+    // the message names the top frame: that location is the error's identity, whatever called it
+    if (location && at(frames[0]) === location) return ["v2", template, location];
+    return ["v2", template, ...frames];
+  }
+  return location ? ["v2", template, location] : ["v2", template];
 }
+
+export function defaultFingerprint(message: string, stack: string | null | undefined, playerName?: string | null): string {
+  return hash(groupingKey(message, stack, playerName));
+}
+
+export type Fingerprints = {
+  /** the fingerprint of the current grouping version */
+  fingerprint: string;
+  /** the previous version's fingerprint when it differs: an event without a current group joins that one's group */
+  secondary: string | null;
+};
 
 /**
  * A client fingerprint (string or array) replaces the default grouping; `{{ default }}` inside the
  * array stands for the default fingerprint. The result is always a hash, so it has a fixed length.
  */
-export function fingerprintFor(
+export function fingerprintsFor(
   message: string,
   stack: string | null | undefined,
   custom?: string | string[] | null,
-): string {
-  if (custom == null) return defaultFingerprint(message, stack);
+  playerName?: string | null,
+): Fingerprints {
+  const v1 = fingerprintForV1(message, stack, custom);
+  if (custom == null) return { fingerprint: defaultFingerprint(message, stack, playerName), secondary: v1 };
   const parts = Array.isArray(custom) ? custom : [custom];
-  const expanded = parts.map((p) => (p.trim() === "{{ default }}" || p.trim() === "{{default}}" ? defaultFingerprint(message, stack) : p));
-  return hash(["custom", ...expanded]);
+  const expanded = parts.map((p) =>
+    p.trim() === "{{ default }}" || p.trim() === "{{default}}" ? defaultFingerprint(message, stack, playerName) : p,
+  );
+  const fingerprint = hash(["custom", ...expanded]);
+  return { fingerprint, secondary: fingerprint === v1 ? null : v1 };
 }
 
-// Roblox frames look like `ServerScriptService.Combat:123 function attack`,
-// `Script 'ServerScriptService.Combat', Line 123 - function attack` or (older debug.traceback)
-// `ServerScriptService.Combat, line 123 - function attack`; the last form needs a dotted path so
-// prose such as `something broke, line 5` is not taken for a script.
-const FRAME_PATH =
-  /^(?:(?:Script\s+')?([A-Za-z_][\w.<> ]*?)(?:'\s*,\s*[Ll]ine\s+\d+|:\d+)|([A-Za-z_][\w<>]*(?:\.[\w<>]+)+)\s*,\s*[Ll]ine\s+\d+)/;
-
-/** The script path of the top stack frame (player names replaced), or of the message when there is no stack. */
-export function culpritFor(message: string, stack: string | null | undefined): string | null {
-  for (const line of normalizeStack(stack)) {
-    const m = FRAME_PATH.exec(line);
-    if (m) return (m[1] ?? m[2]).trim();
-  }
-  const m = FRAME_PATH.exec(normalizeMessage(message));
-  return m ? (m[1] ?? m[2]).trim() : null;
-}
+export const fingerprintFor = (message: string, stack: string | null | undefined, custom?: string | string[] | null) =>
+  fingerprintsFor(message, stack, custom).fingerprint;

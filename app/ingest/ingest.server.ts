@@ -1,6 +1,6 @@
 import type { EventRow } from "../../db/events.js";
 import type { Services } from "~/services.server";
-import { culpritFor, fingerprintFor } from "./fingerprint.server";
+import { culpritFor, fingerprintsFor } from "./fingerprint.server";
 import { parseIngestBody, type ValidEvent } from "./validate.server";
 
 const MESSAGE_BYTES = 8 * 1024;
@@ -33,14 +33,17 @@ export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number)
   const message = truncateUtf8(storable(e.message), MESSAGE_BYTES);
   const stackTrace = e.stack_trace == null ? null : truncateUtf8(storable(e.stack_trace), STACK_BYTES);
   const ts = e.timestamp ?? receivedAt;
+  const playerName = storableOpt(e.player_name);
+  const { fingerprint, secondary } = fingerprintsFor(message, stackTrace, e.fingerprint, playerName);
   return {
     projectId,
-    fingerprint: fingerprintFor(message, stackTrace, e.fingerprint),
+    fingerprint,
+    secondaryFingerprint: secondary,
     message,
     level: e.level ?? "error",
     stackTrace,
     userId: e.user_id ?? null,
-    playerName: storableOpt(e.player_name),
+    playerName,
     traceId: e.trace_id ?? null,
     jobId: storableOpt(e.job_id),
     placeId: e.place_id ?? null,

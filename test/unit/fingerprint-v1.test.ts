@@ -5,9 +5,9 @@ import {
   fingerprintFor,
   normalizeMessage,
   normalizeStack,
-} from "../../app/ingest/fingerprint.server.js";
+} from "../../app/ingest/fingerprint-v1.server.js";
 
-// SPEC.md section 2: normalization keeps what identifies code (script paths and their line numbers)
+// Grouping version 1 (still used to find the groups it made). SPEC.md section 2: normalization keeps what identifies code (script paths and their line numbers)
 // and drops what identifies one occurrence (player names in instance paths, UUIDs, hex addresses,
 // other standalone numbers).
 
