@@ -13,8 +13,8 @@ export { culpritFor };
  * with and without a stack lands in one issue.
  *
  * The template keeps what identifies code and replaces what identifies one occurrence: player names,
- * numbered instances in data paths (`Workspace.Map.Spawns.Spawn7` -> `Spawn<n>`), data store and
- * memory store keys, the child name of `is not a valid member of`, asset ids, URLs' query strings,
+ * numbered instances in data paths (`Workspace.Map.Spawns.Spawn7` -> `Spawn<n>`), data store keys,
+ * messaging topics and memory store queue/map names, the child name of `is not a valid member of`, asset ids, URLs' query strings,
  * vectors, durations, UUIDs, addresses and other numbers. Numbers that name a kind of failure (HTTP
  * status, Roblox error codes, argument positions) are kept.
  */
@@ -23,9 +23,9 @@ export const GROUPING_VERSION = 2;
 const UUID = /\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?/gi;
 const HEX_ADDRESS = /\b0x[0-9a-f]+\b/gi;
 const ASSET_ID = /\b(rbxassetid:\/\/|rbxthumb:\/\/[^\s'"]*?id=|[?&]id=)\d+/gi;
-const URL = /\bhttps?:\/\/([^\s?#'"()]+)(\?[^\s'"()]*)?/gi;
-// `Key = Player_261`, `key: 42`, `key "Queue_7"`: the value is data, not code
-const KEY_VALUE = /\b(keys?)(\s*[=:]\s*|\s+)(?:"[^"\n]*"|'[^'\n]*'|[^\s,;)'"]*\d[^\s,;)'"]*)/gi;
+const URL = /\bhttps?:\/\/([^\s?#'"()]+)(?:\?[^\s'"()]*)?/gi;
+// `Key = Player_261`, `key: 42`, `key "Queue_7"`, `topic 'Party_48213'`: the value is data, not code
+const KEY_VALUE = /\b(keys?|topic|queue|(?:sorted\s+)?map)(\s*[=:]\s*|\s+)(?:"[^"\n]*"|'[^'\n]*'|[^\s,;)'"]*\d[^\s,;)'"]*)/gi;
 const NOT_A_MEMBER = /(^|[\s:])(?:"[^"\n]*"|[^\s"]+) is not a valid member of\b/g;
 const DURATION = /(?<![\w.<])\d+(?:\.\d+)?\s?(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)\b/gi;
 const NUM = String.raw`-?\d+(?:\.\d+)?(?:e[-+]?\d+)?`;
@@ -76,9 +76,8 @@ function normalizeV2(text: string, playerName?: string | null): string {
     .replace(UUID, "<uuid>")
     .replace(HEX_ADDRESS, "<addr>")
     .replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`)
-    .replace(URL, (_m, rest: string, query?: string) =>
-      k.keep(`https://${rest.replace(/\/\d+(?=\/|$)/g, "/<n>")}${query ? "?<query>" : ""}`),
-    )
+    // a URL keeps its host and path (numeric segments replaced); its query string is dropped
+    .replace(URL, (_m, rest: string) => k.keep(`https://${rest.replace(/\/\d+(?=\/|$)/g, "/<n>")}`))
     .replace(KEY_VALUE, (_m, word: string, sep: string) => k.keep(`${word}${sep}<key>`))
     .replace(NOT_A_MEMBER, (_m, lead: string) => `${lead}<child> is not a valid member of`)
     // `Parent:WaitForChild("Spawn7")` under a data path: the child is a path segment too

@@ -1,0 +1,297 @@
+import { describe, expect, it } from "vitest";
+import {
+  defaultFingerprint,
+  fingerprintsFor,
+  GROUPING_VERSION,
+  groupingKey,
+  messageTemplate,
+  normalizePath,
+  stackFrames,
+} from "../../app/ingest/fingerprint.server.js";
+import { defaultFingerprint as v1 } from "../../app/ingest/fingerprint-v1.server.js";
+
+/**
+ * Grouping version 2. Each engine-message case lists variants that must land in one issue and
+ * variants that must not land in the first one's issue.
+ */
+
+type Ev = string | { message: string; stack?: string; player?: string };
+const fp = (e: Ev) => (typeof e === "string" ? defaultFingerprint(e, null) : defaultFingerprint(e.message, e.stack, e.player));
+const label = (e: Ev) => (typeof e === "string" ? e : `${e.message} | ${e.stack ?? ""} | ${e.player ?? ""}`);
+
+type Case = { name: string; same: Ev[]; different: Ev[] };
+
+const DS_QUEUE =
+  "DataStore request was added to queue. If request queue fills, further requests will be dropped. Try sending fewer requests.Key = ";
+
+const ENGINE_MESSAGES: Case[] = [
+  {
+    name: "DataStore queue warning: the key is data",
+    same: [`${DS_QUEUE}Player_261`, `${DS_QUEUE}Player_9`, `${DS_QUEUE}123`, `${DS_QUEUE}4815162342`, `${DS_QUEUE}Player_261_inventory2`],
+    different: ["DataStore request was dropped. Key = Player_261", "ServerScriptService.Data:20: DataStore request was added to queue"],
+  },
+  {
+    name: "DataStore errors keep their Roblox error code and HTTP status",
+    same: [
+      "502: API Services rejected request with error. HTTP 429 (Too Many Requests)",
+      "502: API Services rejected request with error.  HTTP 429 (Too Many Requests) ",
+    ],
+    different: [
+      "502: API Services rejected request with error. HTTP 500 (Internal Server Error)",
+      "503: API Services rejected request with error. HTTP 429 (Too Many Requests)",
+    ],
+  },
+  {
+    name: "DataStore UpdateAsync on a key",
+    same: [
+      `DataStoreService: ValueNotUpdated: The value for key "Player_8812" was not updated. API: UpdateAsync, Data Store: PlayerData`,
+      `DataStoreService: ValueNotUpdated: The value for key "Player_77" was not updated. API: UpdateAsync, Data Store: PlayerData`,
+    ],
+    different: [`DataStoreService: ValueNotUpdated: The value for key "Player_77" was not updated. API: UpdateAsync, Data Store: Inventory`],
+  },
+  {
+    name: "HTTP 429 and 5xx: the status is kept, URLs lose their query and numeric path segments",
+    same: [
+      "HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://api.trello.com/1/cards?key=abc&token=def",
+      "HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://api.trello.com/1/cards?key=zzz",
+      "HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://api.trello.com/2/cards",
+    ],
+    different: [
+      "HttpService:RequestAsync() failed: HTTP 503 (Service Unavailable) https://api.trello.com/1/cards",
+      "HttpService:RequestAsync() failed: HTTP 500 (Internal Server Error) https://api.trello.com/1/cards",
+      "HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://discord.com/api/webhooks",
+    ],
+  },
+  {
+    name: "Infinite yield on a player's child: the player is data, the child is code",
+    same: [
+      `Infinite yield possible on 'Players.Builderman:WaitForChild("leaderstats")'`,
+      `Infinite yield possible on 'Players.xX_Noob_Xx:WaitForChild("leaderstats")'`,
+    ],
+    different: [`Infinite yield possible on 'Players.Builderman:WaitForChild("Data")'`, `Infinite yield possible on 'ReplicatedStorage:WaitForChild("leaderstats")'`],
+  },
+  {
+    name: "Infinite yield on a numbered instance under Workspace",
+    same: [
+      `Infinite yield possible on 'Workspace.Map.Spawns:WaitForChild("Spawn7")'`,
+      `Infinite yield possible on 'Workspace.Map.Spawns:WaitForChild("Spawn1")'`,
+    ],
+    different: [`Infinite yield possible on 'Workspace.Map.Doors:WaitForChild("Door1")'`, `Infinite yield possible on 'ReplicatedStorage.Remotes:WaitForChild("Spawn7")'`],
+  },
+  {
+    name: "is not a valid member of: class and parent kept, the child name is not",
+    same: [
+      `Spawn7 is not a valid member of Folder "Workspace.Map.Spawns"`,
+      `Spawn1 is not a valid member of Folder "Workspace.Map.Spawns"`,
+      `Spawn8 is not a valid member of Folder "Workspace.Map.Spawns"`,
+    ],
+    different: [`Spawn7 is not a valid member of Model "Workspace.Map.Spawns"`, `Spawn7 is not a valid member of Folder "Workspace.Map.Doors"`],
+  },
+  {
+    name: "is not a valid member of a numbered instance under Workspace",
+    same: [`Seat is not a valid member of Model "Workspace.Cars.Car12"`, `Seat is not a valid member of Model "Workspace.Cars.Car3"`],
+    different: [`Seat is not a valid member of Model "ReplicatedStorage.Cars.Car12"`],
+  },
+  {
+    name: "is not a valid member of a player's character (the player name is known)",
+    same: [
+      { message: `Humanoid is not a valid member of Model "Workspace.Builderman"`, player: "Builderman" },
+      { message: `Humanoid is not a valid member of Model "Workspace.Roblox"`, player: "Roblox" },
+    ],
+    different: [{ message: `Humanoid is not a valid member of Model "Workspace.Roblox"`, player: "Builderman" }],
+  },
+  {
+    name: "attempt to index nil with: the field is code; the same location with and without a stack",
+    same: [
+      "ServerScriptService.Combat:123: attempt to index nil with 'Health'",
+      { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "ServerScriptService.Combat:123 function attack\nServerScriptService.Combat:40" },
+      { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "ServerScriptService.Combat:123 function attack\nServerScriptService.Tools:9 function swing" },
+      { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "Stack Begin\nScript 'ServerScriptService.Combat', Line 123 - function attack\nStack End" },
+    ],
+    different: [
+      "ServerScriptService.Combat:123: attempt to index nil with 'Mana'",
+      "ServerScriptService.Combat:124: attempt to index nil with 'Health'",
+      "ServerScriptService.Magic:123: attempt to index nil with 'Health'",
+      "ServerScriptService.Combat:123: attempt to index number with 'Health'",
+    ],
+  },
+  {
+    name: "attempt to perform arithmetic: the operation and operand types are code",
+    same: [
+      "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on nil and number",
+      { message: "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on nil and number", stack: "ReplicatedStorage.Modules.Economy:57 function deposit\nServerScriptService.Shop:12" },
+    ],
+    different: [
+      "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (sub) on nil and number",
+      "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on number and nil",
+    ],
+  },
+  {
+    name: "invalid argument #n: the position is code",
+    same: [
+      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:88 function equip" },
+      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Bob.PlayerScripts.Client.Weapons:88 function equip" },
+    ],
+    different: [
+      { message: "invalid argument #2 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:88 function equip" },
+      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:90 function equip" },
+    ],
+  },
+  {
+    name: "Script timeout in scripts of numbered models under Workspace",
+    same: [
+      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car12.DriveScript:40 function step\nWorkspace.Cars.Car12.DriveScript:10" },
+      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car3.DriveScript:40 function step\nWorkspace.Cars.Car3.DriveScript:10" },
+    ],
+    different: [
+      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car3.DriveScript:41 function step\nWorkspace.Cars.Car3.DriveScript:10" },
+      "Script timeout: exhausted allowed execution time",
+    ],
+  },
+  {
+    name: "Teleport failures: place ids are data, the Roblox error code is not",
+    same: [
+      "Teleport to place 4483381587 failed: The server is full (Error Code: 772)",
+      "Teleport to place 920587237 failed: The server is full (Error Code: 772)",
+    ],
+    different: ["Teleport to place 4483381587 failed: Unauthorized (Error Code: 773)"],
+  },
+  {
+    name: "MessagingService and MemoryStore limits: topic, queue and map names are data",
+    same: [
+      `MessagingService: PublishAsync rate limit exceeded for topic "Party_48213"`,
+      `MessagingService: PublishAsync rate limit exceeded for topic "Party_7"`,
+    ],
+    different: [`MessagingService: SubscribeAsync rate limit exceeded for topic "Party_7"`, `MemoryStoreService: RequestThrottled: request rate exceeded for queue "Party_7"`],
+  },
+  {
+    name: "MemoryStore queue throttling",
+    same: [
+      `MemoryStoreService: RequestThrottled: request rate exceeded for queue "matchmaking_4412"`,
+      `MemoryStoreService: RequestThrottled: request rate exceeded for queue 'matchmaking_9'`,
+    ],
+    different: [`MemoryStoreService: RequestThrottled: request rate exceeded for sorted map "leaderboard_9"`],
+  },
+  {
+    name: "asset ids",
+    same: [
+      "Failed to load sound rbxassetid://12345678: Unable to download sound data",
+      "Failed to load sound rbxassetid://9: Unable to download sound data",
+    ],
+    different: ["Failed to load animation rbxassetid://12345678: Unable to download sound data"],
+  },
+  {
+    name: "coordinates, vectors and durations",
+    same: ["Anti-cheat: teleport detected to (120.5, 4, -33.2) after 0.25s", "Anti-cheat: teleport detected to (-4, 10.75, 88) after 3s"],
+    different: ["Anti-cheat: speed detected to (120.5, 4, -33.2) after 0.25s"],
+  },
+  {
+    name: "user ids and UUIDs",
+    same: [
+      "Failed to load data for UserId 261 in server {0A1B2C3D-1111-2222-3333-444455556666}",
+      "Failed to load data for UserId 99817723 in server 7c9e6679-7425-40de-944b-e07fc1f90ae7",
+    ],
+    different: ["Failed to save data for UserId 261 in server {0A1B2C3D-1111-2222-3333-444455556666}"],
+  },
+];
+
+describe("engine messages: variants that group and variants that do not", () => {
+  for (const c of ENGINE_MESSAGES) {
+    it(c.name, () => {
+      const first = fp(c.same[0]);
+      for (const e of c.same.slice(1)) expect(fp(e), label(e)).toBe(first);
+      for (const e of c.different) expect(fp(e), label(e)).not.toBe(first);
+    });
+  }
+});
+
+describe("stack first", () => {
+  const msg = "attempt to call a nil value";
+
+  it("groups by the frames when the message does not name the top frame", () => {
+    const a = { message: msg, stack: "ServerScriptService.Quests:10 function start\nServerScriptService.Main:5" };
+    expect(fp(a)).toBe(fp({ message: msg, stack: "Script 'ServerScriptService.Quests', Line 10 - function start\nScript 'ServerScriptService.Main', Line 5" }));
+    expect(fp(a)).not.toBe(fp({ message: msg, stack: "ServerScriptService.Quests:10 function start\nServerScriptService.Main:6" }));
+    expect(fp(a)).not.toBe(fp({ message: msg, stack: "ServerScriptService.Quests:10 function begin\nServerScriptService.Main:5" }));
+    expect(fp(a)).not.toBe(fp(msg));
+  });
+
+  it("a stack of only [C] frames and markers is not a usable stack", () => {
+    expect(fp({ message: msg, stack: "Stack Begin\n[C]: in function 'error'\nStack End" })).toBe(fp(msg));
+  });
+
+  it("player names inside frames do not split", () => {
+    expect(fp({ message: msg, stack: "Players.Alice.PlayerGui.Hud.Main:5 function draw" })).toBe(
+      fp({ message: msg, stack: "Players.Bob.PlayerGui.Hud.Main:5 function draw" }),
+    );
+  });
+
+  it("does not let message text and stack text run together", () => {
+    expect(fp({ message: "a", stack: "Workspace.B:1" })).not.toBe(fp("a Workspace.B:1"));
+  });
+});
+
+describe("pieces", () => {
+  it("messageTemplate strips the leading location and reports it", () => {
+    expect(messageTemplate("Players.Builderman.PlayerScripts.Client:5: oops 42")).toEqual({
+      template: "oops <n>",
+      location: "Players.<player>.PlayerScripts.Client:5",
+    });
+    expect(messageTemplate("ServerScriptService.Combat, line 12: boom")).toEqual({ template: "boom", location: "ServerScriptService.Combat:12" });
+    expect(messageTemplate("Warning: 3 things").location).toBeNull();
+  });
+
+  it("normalizePath replaces numbers only in data paths, and keeps Players.LocalPlayer", () => {
+    expect(normalizePath("Workspace.Map.Spawns.Spawn7")).toBe("Workspace.Map.Spawns.Spawn<n>");
+    expect(normalizePath("game.Workspace.Lobby.Pad12.Touch")).toBe("game.Workspace.Lobby.Pad<n>.Touch");
+    expect(normalizePath("ReplicatedStorage.Maps.Map2")).toBe("ReplicatedStorage.Maps.Map2");
+    expect(normalizePath("Players.LocalPlayer.PlayerGui")).toBe("Players.LocalPlayer.PlayerGui");
+    expect(normalizePath("Workspace.Builderman.Animate", "Builderman")).toBe("Workspace.<player>.Animate");
+  });
+
+  it("stackFrames reads the three Roblox frame forms the same way", () => {
+    expect(stackFrames("Script 'Workspace.A', Line 3 - function f\nWorkspace.A:3 function f\nWorkspace.A, line 3 - function f")).toEqual([
+      "Workspace.A:3 f",
+      "Workspace.A:3 f",
+      "Workspace.A:3 f",
+    ]);
+  });
+
+  it("groupingKey shows what the fingerprint is a hash of", () => {
+    expect(groupingKey("ServerScriptService.Combat:123: attempt to index nil with 'Health'", null)).toEqual([
+      "v2",
+      "attempt to index nil with 'Health'",
+      "ServerScriptService.Combat:123",
+    ]);
+  });
+
+  it("stays linear on long adversarial text", () => {
+    const long = `${"a.".repeat(4000)}:${"1 ".repeat(2000)}${"x is not a valid member of ".repeat(100)}`;
+    const t = Date.now();
+    defaultFingerprint(long, long);
+    expect(Date.now() - t).toBeLessThan(2000);
+  });
+});
+
+describe("fingerprintsFor: versions and custom fingerprints", () => {
+  it("returns the v2 fingerprint and the v1 fingerprint as the secondary", () => {
+    const r = fingerprintsFor("index 57 out of range", null);
+    expect(GROUPING_VERSION).toBe(2);
+    expect(r.fingerprint).toMatch(/^[0-9a-f]{32}$/);
+    expect(r.secondary).toBe(v1("index 57 out of range", null));
+    expect(r.fingerprint).not.toBe(r.secondary);
+  });
+
+  it("a custom fingerprint is the same in both versions, so there is no secondary", () => {
+    expect(fingerprintsFor("m", null, "checkout-failed").secondary).toBeNull();
+    expect(fingerprintsFor("a", null, "x").fingerprint).toBe(fingerprintsFor("b", "Workspace.X:1", ["x"]).fingerprint);
+  });
+
+  it("`{{ default }}` expands to the v2 default, and the secondary to the v1 one", () => {
+    const a = fingerprintsFor(`Spawn1 is not a valid member of Folder "Workspace.Map.Spawns"`, null, ["{{ default }}", "lobby"]);
+    const b = fingerprintsFor(`Spawn2 is not a valid member of Folder "Workspace.Map.Spawns"`, null, ["{{default}}", "lobby"]);
+    expect(a.fingerprint).toBe(b.fingerprint);
+    expect(a.secondary).not.toBeNull();
+    expect(a.secondary).not.toBe(b.secondary);
+  });
+});
