@@ -184,7 +184,7 @@ export type MemberRow = {
 };
 
 /** The groups merged into a group, largest first (empty for a group that holds none). */
-export function listMembers(sql: Sql, projectId: string, groupId: string) {
+export function listMergedGroups(sql: Sql, projectId: string, groupId: string) {
   return sql<MemberRow[]>`
     select id, fingerprint, message, level, status, count, user_count, first_seen, last_seen, culprit, merged_own as own
     from error_groups where project_id = ${projectId} and merged_into = ${groupId}

@@ -26,6 +26,8 @@ import { loadConfig } from "../app/env.server.js";
 import { seal, maskUrl } from "../app/alerts/seal.server.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { economyPushBody } from "./bench-economy.js";
+import { groupEvent } from "../app/ingest/fingerprint.server.js";
+import { CORPUS } from "../test/support/grouping-corpus.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const envInt = (name: string, def: number) => (process.env[name] ? Math.max(1, Number.parseInt(process.env[name]!, 10) || def) : def);
@@ -278,6 +280,34 @@ async function createProject(databaseUrl: string, name: string): Promise<{ proje
 
 // ---------------------------------------------------------------- report
 
+/**
+ * (g) What grouping costs an event, as the ingest computes it (fingerprint and culprit), in this
+ * process, over the benchmark's events and the grouping corpus: in the steady state (the fingerprint
+ * has been written before, so the previous version's fingerprint is not needed) and on a fingerprint's
+ * first sighting (both versions). Repeated for about a second each; microseconds per event.
+ */
+function groupingCost(): { usPerEvent: number; firstSightingUs: number; events: number } {
+  const sample = [
+    ...Array.from({ length: 200 }, (_, k) => event(`Single${k}`, 10 + (k % 7), k)),
+    ...CORPUS.map((c) => ({ message: c.message, stack_trace: c.stack, player_name: c.player })),
+  ];
+  const run = (secondary: boolean) => {
+    let events = 0;
+    const start = process.hrtime.bigint();
+    let elapsed = 0n;
+    while (elapsed < 1_000_000_000n) {
+      for (const e of sample) groupEvent(e.message, e.stack_trace, null, e.player_name, () => secondary);
+      events += sample.length;
+      elapsed = process.hrtime.bigint() - start;
+    }
+    return { us: Number(elapsed) / 1000 / events, events };
+  };
+  run(false); // warm-up
+  const steady = run(false);
+  const first = run(true);
+  return { usPerEvent: steady.us, firstSightingUs: first.us, events: steady.events + first.events };
+}
+
 type Row = { scenario: string; figure: string; detail: string; ratio: string; target: string; result: "PASS" | "MISS" | "" };
 const fmt = (n: number, d = 0) => (!Number.isFinite(n) ? "n/a" : n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }));
 const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
@@ -352,6 +382,8 @@ async function main() {
       await cannon({ url, path: "/api/ingest", seconds: 3, connections: 10 });
       await cannon({ url, path: "/api/ingest", key: ingestProject.api_key, body: () => warm, seconds: 3, connections: 10 });
     });
+    const grouping = groupingCost();
+    log(`  grouping: ${fmt(grouping.usPerEvent, 1)} µs per event (${fmt(grouping.firstSightingUs, 1)} µs on a fingerprint's first sighting)`);
     const ceiling = await step("(a) ceiling: GET /api/ingest", () => cannon({ url, path: "/api/ingest", seconds: DURATION, connections: CONNECTIONS }));
 
     await step("(e) loading 10,000 raw events for the query project", () => load(url, queryProject.api_key, 0, 10_000, 120));
@@ -410,6 +442,14 @@ async function main() {
       { scenario: "(d) batches of 100, 1k fingerprints", figure: `${fmt(batched.rps * 100)} events/s`, detail: `${fmt(batched.rps)} req/s, ${health(batched)}`, ratio: fmt(batched.rps / ceiling.rps, 2), target: ">= 30,000 events/s", result: verdict(batched.rps * 100 >= 30_000) },
       { scenario: "(d2) batches of 100, all stored", figure: `${fmt(stored.rps * 100)} rows/s`, detail: `${fmt(stored.rps)} req/s, ${health(stored)}`, ratio: fmt((stored.rps * 100) / raw.rowsPerSec, 2), target: ">= 0.7 of raw insert", result: verdict((stored.rps * 100) / raw.rowsPerSec >= 0.7) },
       { scenario: "(d2-ceiling) raw INSERT 100 rows", figure: `${fmt(raw.rowsPerSec)} rows/s`, detail: `${RAW_WRITERS} writers, ${fmt(raw.rows)} rows`, ratio: "1.00", target: "", result: "" },
+      {
+        scenario: "(g) grouping: fingerprints per event",
+        figure: `${fmt(grouping.usPerEvent, 1)} µs/event`,
+        detail: `first sighting ${fmt(grouping.firstSightingUs, 1)} µs; write: ${fmt(1e6 / (batched.rps * 100), 1)} µs/event in (d), ${fmt(1e6 / single.rps, 1)} µs/request in (b)`,
+        ratio: fmt(grouping.usPerEvent / (1e6 / (batched.rps * 100)), 3),
+        target: "<= 0.05 of (d)'s time per event",
+        result: verdict(grouping.usPerEvent / (1e6 / (batched.rps * 100)) <= 0.05),
+      },
       { scenario: "(f) economy push, 100 players", figure: `${fmt(push.rps * 100)} players/s`, detail: `${fmt(push.rps)} req/s, ${health(push)}`, ratio: fmt(push.rps / ceiling.rps, 2), target: "(vs (a), reported)", result: "" },
     ];
     for (const q of QUERIES) {
@@ -439,7 +479,7 @@ async function main() {
     const serverErrors = logText.split("\n").filter((l) => /error|fail|exception/i.test(l));
     if (serverErrors.length) console.log(`\nServer log has ${serverErrors.length} error lines, first: ${serverErrors.slice(0, 3).join(" | ")}`);
     const file = path.join(outDir, `bench-${stamp}.json`);
-    const results = { ceiling, single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check, q10k, qBig, loaded: { ...loaded, small, large }, bloatSmall, bloatLarge };
+    const results = { grouping, ceiling, single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check, q10k, qBig, loaded: { ...loaded, small, large }, bloatSmall, bloatLarge };
     const meta = { stamp, loadavgBefore: loadBefore, loadavgAfter: loadavg()[0], node: process.version, cpus: cpus().length, postgres: settings, database: db.embedded ? "embedded" : "external", duration: DURATION, connections: CONNECTIONS, targetEvents: TARGET_EVENTS };
     writeFileSync(file, JSON.stringify({ meta, table: rows, results, serverLog, serverErrorLines: serverErrors.length }, null, 2));
     console.log(`\nResults: ${file}`);

@@ -25,6 +25,8 @@ export type GroupRow = {
   environment: string;
   regressed_at: Date | null;
   resolved_at: Date | null;
+  grouping_version: number;
+  merged_into: string | null;
 };
 export type EventRow = {
   id: string;

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash as digest } from "node:crypto";
 
 /**
  * Grouping version 1, kept unchanged: fingerprints of groups made before grouping version 2 are still
@@ -52,7 +52,7 @@ export function normalizeStack(stack: string | null | undefined): string[] {
     .map(normalizeText);
 }
 
-const hash = (parts: string[]) => createHash("sha256").update(parts.join("\u001f")).digest("hex").slice(0, 32);
+const hash = (parts: string[]) => digest("sha256", parts.join("\u001f"), "hex").slice(0, 32);
 
 export function defaultFingerprint(message: string, stack: string | null | undefined): string {
   return hash(["default", normalizeMessage(message), ...normalizeStack(stack)]);

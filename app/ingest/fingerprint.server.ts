@@ -1,7 +1,5 @@
-import { createHash } from "node:crypto";
-import { culpritFor, fingerprintFor as fingerprintForV1 } from "./fingerprint-v1.server";
-
-export { culpritFor };
+import { hash as digest } from "node:crypto";
+import { fingerprintFor as fingerprintForV1 } from "./fingerprint-v1.server";
 
 /**
  * Grouping version 2: stack first.
@@ -40,6 +38,8 @@ const LOCATION = /((?<![\w.<>])[A-Za-z_][\w.<>]*:\d+)(?=[:\s]|$)|((?:,\s*|\b)[Ll
 const NUMBER = /(?<![\w.<])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w<])/gi;
 const DATA_ROOTS = new Set(["Workspace", "workspace"]);
 const PLACEHOLDER = /[\ue000-\uefff]/g;
+const DIGIT = /\d/;
+const KEY_WORD = /key|topic|queue|map/i;
 
 /**
  * One instance path: the player's segment of `Players.<name>` is replaced; under `Workspace` (a data
@@ -70,27 +70,30 @@ class Keeper {
 
 function normalizeV2(text: string, playerName?: string | null): string {
   const k = new Keeper();
-  let out = text
-    .slice(0, 8192)
-    .replace(PLACEHOLDER, "")
-    .replace(UUID, "<uuid>")
-    .replace(HEX_ADDRESS, "<addr>")
-    .replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`)
-    // a URL keeps its host and path (numeric segments replaced); its query string is dropped
-    .replace(URL, (_m, rest: string) => k.keep(`https://${rest.replace(/\/\d+(?=\/|$)/g, "/<n>")}`))
-    .replace(KEY_VALUE, (_m, word: string, sep: string) => k.keep(`${word}${sep}<key>`))
-    .replace(NOT_A_MEMBER, (_m, lead: string) => `${lead}<child> is not a valid member of`)
+  // each pass runs only when its marker is present: most messages need few of them
+  let out = text.slice(0, 8192).replace(PLACEHOLDER, "");
+  if (out.includes("-")) out = out.replace(UUID, "<uuid>");
+  if (out.includes("0x") || out.includes("0X")) out = out.replace(HEX_ADDRESS, "<addr>");
+  if (out.includes("://")) {
+    out = out
+      .replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`)
+      // a URL keeps its host and path (numeric segments replaced); its query string is dropped
+      .replace(URL, (_m, rest: string) => k.keep(`https://${rest.replace(/\/\d+(?=\/|$)/g, "/<n>")}`));
+  } else if (out.includes("id=")) out = out.replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`);
+  if (KEY_WORD.test(out)) out = out.replace(KEY_VALUE, (_m, word: string, sep: string) => k.keep(`${word}${sep}<key>`));
+  if (out.includes(" is not a valid member of")) out = out.replace(NOT_A_MEMBER, (_m, lead: string) => `${lead}<child> is not a valid member of`);
+  if (out.includes(":WaitForChild(")) {
     // `Parent:WaitForChild("Spawn7")` under a data path: the child is a path segment too
-    .replace(/((?:game\.)?[Ww]orkspace[\w.<>]*):WaitForChild\("([^"\n]*)"\)/g, (_m, parent: string, child: string) =>
+    out = out.replace(/((?:game\.)?[Ww]orkspace[\w.<>]*):WaitForChild\("([^"\n]*)"\)/g, (_m, parent: string, child: string) =>
       `${parent}:WaitForChild("${normalizePath(`Workspace.${child}`, playerName).slice("Workspace.".length)}")`,
-    )
-    .replace(PATH, (p) => normalizePath(p, playerName))
-    .replace(LOCATION, k.keep)
-    .replace(KEPT_NUMBER, k.keep)
-    .replace(DURATION, "<duration>")
-    .replace(VECTOR, "<vector>")
-    .replace(NUMBER, "<n>");
-  out = k.restore(out);
+    );
+  }
+  if (out.includes(".")) out = out.replace(PATH, (p) => normalizePath(p, playerName));
+  if (DIGIT.test(out)) {
+    out = out.replace(LOCATION, k.keep).replace(KEPT_NUMBER, k.keep).replace(DURATION, "<duration>");
+    if (out.includes(",")) out = out.replace(VECTOR, "<vector>");
+    out = k.restore(out.replace(NUMBER, "<n>"));
+  } else out = k.restore(out);
   return out.replace(/\s+/g, " ").trim();
 }
 
@@ -133,51 +136,89 @@ export function stackFrames(stack: string | null | undefined, playerName?: strin
   return frames;
 }
 
-const hash = (parts: string[]) => createHash("sha256").update(parts.join("\u001f")).digest("hex").slice(0, 32);
+const hash = (parts: string[]) => digest("sha256", parts.join("\u001f"), "hex").slice(0, 32);
 
-/** The parts a version-2 fingerprint is a hash of (exported for tests and for the README's examples). */
-export function groupingKey(message: string, stack: string | null | undefined, playerName?: string | null): string[] {
+type Analysis = { key: string[]; culprit: string | null };
+
+function analyze(message: string, stack: string | null | undefined, playerName?: string | null): Analysis {
   const { template, location } = messageTemplate(message, playerName);
   const frames = stackFrames(stack, playerName);
   const at = (f: string) => f.split(" ", 1)[0];
+  const pathOf = (loc: string) => loc.slice(0, loc.lastIndexOf(":"));
   if (frames.length > 0) {
+    const culprit = pathOf(at(frames[0]));
     // the message names the top frame: that location is the error's identity, whatever called it
-    if (location && at(frames[0]) === location) return ["v2", template, location];
-    return ["v2", template, ...frames];
+    if (location && at(frames[0]) === location) return { key: ["v2", template, location], culprit };
+    return { key: ["v2", template, ...frames], culprit };
   }
-  return location ? ["v2", template, location] : ["v2", template];
+  return location ? { key: ["v2", template, location], culprit: pathOf(location) } : { key: ["v2", template], culprit: null };
+}
+
+/** The parts a version-2 fingerprint is a hash of (exported for tests and for the README's examples). */
+export function groupingKey(message: string, stack: string | null | undefined, playerName?: string | null): string[] {
+  return analyze(message, stack, playerName).key;
 }
 
 export function defaultFingerprint(message: string, stack: string | null | undefined, playerName?: string | null): string {
   return hash(groupingKey(message, stack, playerName));
 }
 
-export type Fingerprints = {
+/** The script path of the top frame (player names and data-path numbers replaced), or of the location the message starts with. */
+export function culpritFor(message: string, stack: string | null | undefined, playerName?: string | null): string | null {
+  return analyze(message, stack, playerName).culprit;
+}
+
+export type Grouping = {
   /** the fingerprint of the current grouping version */
   fingerprint: string;
-  /** the previous version's fingerprint when it differs: an event without a current group joins that one's group */
+  /** the previous version's fingerprint when it differs and was asked for: an event without a current group joins that one's group */
   secondary: string | null;
+  culprit: string | null;
 };
 
 /**
  * A client fingerprint (string or array) replaces the default grouping; `{{ default }}` inside the
  * array stands for the default fingerprint. The result is always a hash, so it has a fixed length.
+ * `needsSecondary(fingerprint)` says whether the previous version's fingerprint is worth computing:
+ * once a fingerprint has a group or an alias it is never consulted again.
  */
-export function fingerprintsFor(
+export function groupEvent(
   message: string,
   stack: string | null | undefined,
   custom?: string | string[] | null,
   playerName?: string | null,
-): Fingerprints {
+  needsSecondary: (fingerprint: string) => boolean = () => true,
+): Grouping {
+  const a = analyze(message, stack, playerName);
+  const defaultFp = hash(a.key);
+  let fingerprint = defaultFp;
+  if (custom != null) {
+    const parts = Array.isArray(custom) ? custom : [custom];
+    fingerprint = hash(["custom", ...parts.map((p) => (p.trim() === "{{ default }}" || p.trim() === "{{default}}" ? defaultFp : p))]);
+  }
+  if (!needsSecondary(fingerprint)) return { fingerprint, secondary: null, culprit: a.culprit };
   const v1 = fingerprintForV1(message, stack, custom);
-  if (custom == null) return { fingerprint: defaultFingerprint(message, stack, playerName), secondary: v1 };
-  const parts = Array.isArray(custom) ? custom : [custom];
-  const expanded = parts.map((p) =>
-    p.trim() === "{{ default }}" || p.trim() === "{{default}}" ? defaultFingerprint(message, stack, playerName) : p,
-  );
-  const fingerprint = hash(["custom", ...expanded]);
-  return { fingerprint, secondary: fingerprint === v1 ? null : v1 };
+  return { fingerprint, secondary: v1 === fingerprint ? null : v1, culprit: a.culprit };
 }
 
+export const fingerprintsFor = (message: string, stack: string | null | undefined, custom?: string | string[] | null, playerName?: string | null) =>
+  groupEvent(message, stack, custom, playerName);
+
 export const fingerprintFor = (message: string, stack: string | null | undefined, custom?: string | string[] | null) =>
-  fingerprintsFor(message, stack, custom).fingerprint;
+  groupEvent(message, stack, custom).fingerprint;
+
+/**
+ * (project, fingerprint) pairs this process has written: each has a group or an alias from then on,
+ * so its previous-version fingerprint need not be computed again. Bounded; forgetting is harmless.
+ */
+export class KnownFingerprints {
+  private seen = new Set<string>();
+  constructor(private readonly max = 100_000) {}
+  has(projectId: string, fingerprint: string) {
+    return this.seen.has(`${projectId}:${fingerprint}`);
+  }
+  add(projectId: string, fingerprint: string) {
+    if (this.seen.size >= this.max) this.seen.delete(this.seen.values().next().value!);
+    this.seen.add(`${projectId}:${fingerprint}`);
+  }
+}

@@ -4,6 +4,7 @@ import { requirePageUser } from "~/accounts/sessions.server";
 import { issuesData } from "~/dashboard/views.server";
 import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
 import { bulkGroupStatus } from "~/team/groups.server";
+import { mergeIssues } from "~/team/merge.server";
 import { ago, num } from "~/components/format";
 import { ActionMessage, LevelBadge, StatusBadge } from "~/components/ui";
 
@@ -15,12 +16,16 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   }));
 };
 
-/** Bulk resolve / ignore / reopen of the ticked issues: the Team API's bulk verb. */
+/** Bulk resolve / ignore / reopen, or merge, of the ticked issues: the Team API's verbs. */
 export const action = ({ request, params, context }: ActionFunctionArgs) =>
   pageAct("bulk", async () => {
     const user = await requirePageUser(context.services, request);
     const form = formObject(await request.formData(), ["ids"]);
     if (!Array.isArray(form.ids) || form.ids.length === 0) return { ok: false as const, error: "Tick at least one issue first.", intent: "bulk" };
+    if (form.intent === "merge") {
+      const m = await mergeIssues(context.services.sql, user, params.projectId, { ids: form.ids });
+      return { ok: true as const, message: `Merged ${m.merged.length + 1} issues into “${m.group.message.slice(0, 80)}”.`, intent: "bulk" };
+    }
     const r = await bulkGroupStatus(context.services.sql, user, params.projectId, { ids: form.ids, status: form.intent });
     const verb = r.status === "open" ? "Reopened" : r.status === "resolved" ? "Resolved" : "Ignored";
     return { ok: true as const, message: `${verb} ${r.updated} issue${r.updated === 1 ? "" : "s"}.`, intent: "bulk" };
@@ -89,6 +94,7 @@ export default function Issues() {
             <button type="submit" name="intent" value="resolved">Resolve</button>
             <button type="submit" name="intent" value="ignored">Ignore</button>
             <button type="submit" name="intent" value="open">Reopen</button>
+            <button type="submit" name="intent" value="merge" title="Merge the ticked issues into one; the issue page can split them out again">Merge</button>
           </div>
         </div>
         {groups.length === 0 ? (

@@ -34,7 +34,7 @@ async function resolve(services: Services, clientAddress: string, token: string 
 }
 
 /** A group as a share view shows it: the dashboard's row without its fingerprint or regression time. */
-export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at">;
+export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into">;
 
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */
 const publicGroup = (g: Record<string, unknown>): SharedGroup => ({

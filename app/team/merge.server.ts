@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { getGroup } from "../../db/errors.js";
-import { listMembers, mergeGroups, MergeRefused, pickMergeTarget, unmergeGroups } from "../../db/merge.js";
+import { listMergedGroups, mergeGroups, MergeRefused, pickMergeTarget, unmergeGroups } from "../../db/merge.js";
 import { asUuid } from "~/errors/params.server";
 import { conflict, invalidPayload, notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
@@ -73,5 +73,5 @@ export async function mergedInto(sql: Sql, actor: Actor, projectIdParam: string 
   const groupId = asUuid(groupIdParam);
   const group = groupId ? await getGroup(sql, projectId, groupId) : undefined;
   if (!group) throw noGroup();
-  return { members: await listMembers(sql, projectId, group.id) };
+  return { members: await listMergedGroups(sql, projectId, group.id) };
 }

@@ -20,12 +20,12 @@ const groups = async (apiKey: string) =>
     fingerprint: string;
   }[];
 
-/** A group as grouping v1 made it before the upgrade: its fingerprint is v1's. */
-async function makeV1Group(projectId: string, apiKey: string, message: string, stack?: string) {
-  await ingest(app, apiKey, { message, ...(stack ? { stack_trace: stack } : {}) });
+/** A group as grouping v1 made it before the upgrade: its fingerprint is v1's, its version 1. */
+async function makeV1Group(projectId: string, message: string, stack?: string) {
   const [g] = await app.sql<{ id: string }[]>`
-    update error_groups set fingerprint = ${v1(message, stack)}, grouping_version = 1
-    where project_id = ${projectId} and message = ${message} returning id`;
+    insert into error_groups (project_id, fingerprint, message, level, count, first_seen, last_seen, environment, grouping_version)
+    values (${projectId}, ${v1(message, stack)}, ${message}, 'error', 1, now() - interval '1 hour', now() - interval '1 hour', 'production', 1)
+    returning id`;
   return g.id;
 }
 
@@ -61,7 +61,7 @@ describe("upgrading from grouping v1", () => {
     const { projectId, apiKey } = await createProject(app.sql);
     const msg = "ServerScriptService.Shop:40: attempt to index nil with 'Price'";
     const stack = "ServerScriptService.Shop:40 function buy\nServerScriptService.Main:3";
-    const old = await makeV1Group(projectId, apiKey, msg, stack);
+    const old = await makeV1Group(projectId, msg, stack);
     await ingest(app, apiKey, { errors: [{ message: msg, stack_trace: stack }, { message: msg, stack_trace: stack, count: 4 }] });
     const list = await groups(apiKey);
     expect(list).toHaveLength(1);
@@ -79,8 +79,8 @@ describe("upgrading from grouping v1", () => {
   it("issues v1 split are not split further: the first one v2 reaches takes the later events", async () => {
     const { projectId, apiKey } = await createProject(app.sql);
     const spawn = (n: number) => `Spawn${n} is not a valid member of Folder "Workspace.Map.Spawns"`;
-    const s1 = await makeV1Group(projectId, apiKey, spawn(1));
-    const s3 = await makeV1Group(projectId, apiKey, spawn(3));
+    const s1 = await makeV1Group(projectId, spawn(1));
+    const s3 = await makeV1Group(projectId, spawn(3));
     await ingest(app, apiKey, { message: spawn(3) });
     await ingest(app, apiKey, { errors: [{ message: spawn(1) }, { message: spawn(5) }] });
     const list = await groups(apiKey);

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   defaultFingerprint,
   fingerprintsFor,
+  groupEvent,
+  KnownFingerprints,
   GROUPING_VERSION,
   groupingKey,
   messageTemplate,
@@ -293,5 +295,36 @@ describe("fingerprintsFor: versions and custom fingerprints", () => {
     expect(a.fingerprint).toBe(b.fingerprint);
     expect(a.secondary).not.toBeNull();
     expect(a.secondary).not.toBe(b.secondary);
+  });
+});
+
+describe("groupEvent: culprit and the previous version's fingerprint", () => {
+  it("the culprit is the top frame's path, else the message's leading location, else null", () => {
+    expect(groupEvent("boom", "[C]: in function 'error'\nWorkspace.Cars.Car12.DriveScript:40 function step").culprit).toBe("Workspace.Cars.Car<n>.DriveScript");
+    expect(groupEvent("Players.Bob.PlayerGui.Hud:5: oops", null).culprit).toBe("Players.<player>.PlayerGui.Hud");
+    expect(groupEvent("ServerScriptService.Combat, line 123: boom", null).culprit).toBe("ServerScriptService.Combat");
+    expect(groupEvent("something broke, line 5", null).culprit).toBeNull();
+    expect(groupEvent("something broke", "[C]: in function 'error'").culprit).toBeNull();
+  });
+
+  it("skips the previous version's fingerprint when told it is not needed", () => {
+    const seen: string[] = [];
+    const g = groupEvent("index 57 out of range", null, null, null, (fp) => {
+      seen.push(fp);
+      return false;
+    });
+    expect(seen).toEqual([g.fingerprint]);
+    expect(g.secondary).toBeNull();
+    expect(groupEvent("index 57 out of range", null).secondary).toBe(v1("index 57 out of range", null));
+  });
+
+  it("KnownFingerprints remembers per project and forgets the oldest past its bound", () => {
+    const k = new KnownFingerprints(2);
+    k.add("p1", "a");
+    expect(k.has("p1", "a")).toBe(true);
+    expect(k.has("p2", "a")).toBe(false);
+    k.add("p1", "b");
+    k.add("p1", "c");
+    expect([k.has("p1", "a"), k.has("p1", "b"), k.has("p1", "c")]).toEqual([false, true, true]);
   });
 });
