@@ -98,19 +98,22 @@ export default function Issue() {
         </p>
       ) : null}
 
+      <ActionMessage data={result} intent="unmerge" />
       {members.length > 0 ? (
         <section className="panel" aria-label="Merged issues">
           <h2 style={{ marginTop: 0 }}>Merged issues</h2>
           <p className="muted small">Events of each of these fingerprints land in this issue. Unmerge gives an issue back its own events and counts.</p>
-          <ActionMessage data={result} intent="unmerge" />
           <table>
-            <thead><tr><th>Issue</th><th className="num">Events</th><th>Last seen</th><th /></tr></thead>
+            <thead><tr><th>Issue</th><th aria-label="Actions" /></tr></thead>
             <tbody>
               {members.map((m) => (
                 <tr key={m.id}>
-                  <td className="msg">{m.message}{m.own ? <span className="muted small"> (this issue's own)</span> : null}</td>
-                  <td className="num">{num(m.count)}</td>
-                  <td className="muted small">{ago(m.last_seen, now)}</td>
+                  <td>
+                    <div className="msg">{m.message}</div>
+                    <div className="small muted">
+                      {m.own ? "this issue's own · " : ""}{num(m.count)} event{m.count === 1 ? "" : "s"} · last seen {ago(m.last_seen, now)}
+                    </div>
+                  </td>
                   <td>
                     {m.own ? null : (
                       <Form method="post" className="inline">
