@@ -154,18 +154,39 @@ function analyze(message: string, stack: string | null | undefined, playerName?:
   return location ? { key: ["v2", template, location], culprit: pathOf(location) } : { key: ["v2", template], culprit: null };
 }
 
+// Game servers send the same few messages and stacks over and over (a storm is one text thousands of
+// times), so the analysis of recent texts is kept: a bounded map, oldest entries dropped first, and
+// only for texts short enough that the map stays small (at most MEMO_ENTRIES x MEMO_CHARS characters).
+const MEMO_ENTRIES = 5000;
+const MEMO_CHARS = 4096;
+const memo = new Map<string, Analysis & { fingerprint: string }>();
+
+function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null) {
+  const long = message.length + (stack?.length ?? 0) > MEMO_CHARS;
+  const k = long ? "" : `${playerName ?? ""}\u0000${message}\u0000${stack ?? ""}`;
+  const hit = long ? undefined : memo.get(k);
+  if (hit) return hit;
+  const a = analyze(message, stack, playerName);
+  const done = { ...a, fingerprint: hash(a.key) };
+  if (!long) {
+    if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
+    memo.set(k, done);
+  }
+  return done;
+}
+
 /** The parts a version-2 fingerprint is a hash of (exported for tests and for the README's examples). */
 export function groupingKey(message: string, stack: string | null | undefined, playerName?: string | null): string[] {
   return analyze(message, stack, playerName).key;
 }
 
 export function defaultFingerprint(message: string, stack: string | null | undefined, playerName?: string | null): string {
-  return hash(groupingKey(message, stack, playerName));
+  return analyzeMemo(message, stack, playerName).fingerprint;
 }
 
 /** The script path of the top frame (player names and data-path numbers replaced), or of the location the message starts with. */
 export function culpritFor(message: string, stack: string | null | undefined, playerName?: string | null): string | null {
-  return analyze(message, stack, playerName).culprit;
+  return analyzeMemo(message, stack, playerName).culprit;
 }
 
 export type Grouping = {
@@ -189,8 +210,8 @@ export function groupEvent(
   playerName?: string | null,
   needsSecondary: (fingerprint: string) => boolean = () => true,
 ): Grouping {
-  const a = analyze(message, stack, playerName);
-  const defaultFp = hash(a.key);
+  const a = analyzeMemo(message, stack, playerName);
+  const defaultFp = a.fingerprint;
   let fingerprint = defaultFp;
   if (custom != null) {
     const parts = Array.isArray(custom) ? custom : [custom];
