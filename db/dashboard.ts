@@ -41,7 +41,7 @@ export async function projectSeries(sql: Sql, projectId: string, timeframe: Time
 
 export async function listEnvironments(sql: Sql, projectId: string): Promise<string[]> {
   const rows = await sql<{ environment: string }[]>`
-    select distinct environment from error_groups where project_id = ${projectId} order by environment limit 50`;
+    select distinct environment from error_groups where project_id = ${projectId} and merged_into is null order by environment limit 50`;
   return rows.map((r) => r.environment);
 }
 

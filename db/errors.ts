@@ -33,12 +33,13 @@ export type EventFilter = {
 
 const GROUP_COLUMNS = (sql: Sql) => sql`
   id, fingerprint, message, level, status, count, user_count, first_seen, last_seen, culprit, environment,
-  regressed_at, resolved_at, first_version, last_version, regressed_version, snooze_until, snooze_count, snooze_users`;
+  regressed_at, resolved_at, first_version, last_version, regressed_version, snooze_until, snooze_count, snooze_users,
+  grouping_version, merged_into`;
 
 /** The where clause of a group filter over `error_groups g` (the project's groups only). */
 export function groupWhere(sql: Sql, projectId: string, f: GroupMatch) {
   return sql`
-    g.project_id = ${projectId}
+    g.project_id = ${projectId} and g.merged_into is null
     ${f.level ? sql`and g.level = ${f.level}` : sql``}
     ${f.status ? sql`and g.status = ${f.status}` : sql``}
     ${f.environment ? sql`and exists (select 1 from group_environments ge where ge.project_id = g.project_id and ge.group_id = g.id and ge.environment = ${f.environment})` : sql``}
@@ -61,6 +62,7 @@ const EVENT_COLUMNS = (sql: Sql) => sql`
 export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
+  // members of a merged issue are listed through it, not on their own (groupWhere leaves them out)
   const where = groupWhere(sql, projectId, f);
   // with an environment selected, each group carries its figures there and "count" sorts by them
   const env = f.environment
@@ -83,7 +85,7 @@ export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
 const groupColumns = (sql: Sql) => sql`
   g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
   g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
-  g.snooze_count, g.snooze_users`;
+  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into`;
 
 
 /**

@@ -1,5 +1,6 @@
 import type { Sql } from "./client.js";
 import { groupWhere, type GroupMatch } from "./errors.js";
+import { mergeLockKey } from "./events.js";
 
 export type GroupStatus = "open" | "resolved" | "ignored";
 
@@ -57,13 +58,20 @@ export async function reopenExpiredSnoozes(sql: Sql): Promise<number> {
  * those: the group leaves their group_ids and its events leave their event_count; a trace left with
  * no group is deleted. Share links go through their foreign key. project_users is left alone (it
  * only remembers a user's latest occurrence, which ages out of every window).
- * The group row is deleted first: an ingest on the same group holds that row's lock until it
- * commits, so no event of the group can land after the delete has read the events table.
+ * The project's merge lock is held exclusively, so no ingest is writing meanwhile and no event of
+ * the group can land after the delete has read the events table. Groups merged into it go with it.
  */
 export async function deleteGroup(sql: Sql, projectId: string, groupId: string): Promise<boolean> {
   return sql.begin(async (tx) => {
-    const gone = await tx`delete from error_groups where project_id = ${projectId} and id = ${groupId} returning id`;
+    await tx`select pg_advisory_xact_lock(hashtextextended(${mergeLockKey(projectId)}, 0))`;
+    const members = await tx<{ id: string }[]>`
+      select id from error_groups where project_id = ${projectId} and merged_into = ${groupId}`;
+    const gone = await tx`delete from error_groups where project_id = ${projectId} and id = ${groupId} and merged_into is null returning id`;
     if (gone.length === 0) return false;
+    // member rows went through their foreign key; their own distinct users go here
+    if (members.length > 0) {
+      await tx`delete from group_users where project_id = ${projectId} and group_id = any(${members.map((m) => m.id)}::uuid[])`;
+    }
     const traced = await tx<{ trace_id: string; n: number }[]>`
       with del as (
         delete from events where project_id = ${projectId} and group_id = ${groupId} returning trace_id

@@ -49,7 +49,7 @@ export async function windowStats(sql: Sql, projectId: string, timeframe: Timefr
       order by s.count desc, g.last_seen desc, g.id desc limit 10`,
     sql<{ open_groups: number }[]>`
       select count(*)::bigint as open_groups from error_groups
-      where project_id = ${projectId} and status = 'open' and last_seen >= ${start}`,
+      where project_id = ${projectId} and status = 'open' and merged_into is null and last_seen >= ${start}`,
     sql<{ affected_users: number }[]>`
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,

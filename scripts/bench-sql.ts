@@ -55,12 +55,12 @@ export async function generateEvents(sql: Sql, projectId: string, events: number
     progress(to);
   }
   await sql`
-    insert into rollup_hour (project_id, bucket, group_id, level, count)
-    select project_id, date_trunc('hour', "timestamp"), group_id, level, sum(count) from events
+    insert into rollup_hour (project_id, bucket, group_id, level, origin_id, count)
+    select project_id, date_trunc('hour', "timestamp"), group_id, level, group_id, sum(count) from events
     where project_id = ${projectId} group by 1, 2, 3, 4`;
   await sql`
-    insert into rollup_minute (project_id, bucket, group_id, level, count)
-    select project_id, date_trunc('minute', "timestamp"), group_id, level, sum(count) from events
+    insert into rollup_minute (project_id, bucket, group_id, level, origin_id, count)
+    select project_id, date_trunc('minute', "timestamp"), group_id, level, group_id, sum(count) from events
     where project_id = ${projectId} and "timestamp" >= now() - interval '2 days' group by 1, 2, 3, 4`;
   await sql`
     insert into project_users (project_id, user_id, last_seen)

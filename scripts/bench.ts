@@ -30,6 +30,8 @@ import { seal, maskUrl } from "../app/alerts/seal.server.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { economyPushBody } from "./bench-economy.js";
 import { generateEconomy, generateEvents, generateGroups } from "./bench-sql.js";
+import { groupEvent } from "../app/ingest/fingerprint.server.js";
+import { CORPUS } from "../test/support/grouping-corpus.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const envInt = (name: string, def: number) => (process.env[name] ? Math.max(1, Number.parseInt(process.env[name]!, 10) || def) : def);
@@ -324,6 +326,39 @@ async function createProject(databaseUrl: string, name: string): Promise<{ proje
 
 // ---------------------------------------------------------------- report
 
+/**
+ * (g) What grouping costs an event, as the ingest computes it (fingerprint and culprit), in this
+ * process, over the benchmark's events and the grouping corpus: for texts seen recently (the
+ * analysis is kept for recent texts, as in a storm or the repeated events of (b)-(d)), and for texts
+ * never seen before, whose previous-version fingerprint is computed too (a fingerprint's first
+ * sighting). Repeated for about a second each; microseconds per event.
+ */
+function groupingCost(): { usPerEvent: number; firstSightingUs: number; events: number } {
+  const sample = [
+    ...Array.from({ length: 200 }, (_, k) => event(`Single${k}`, 10 + (k % 7), k)),
+    ...CORPUS.map((c) => ({ message: c.message, stack_trace: c.stack, player_name: c.player })),
+  ];
+  let unique = 0;
+  const run = (fresh: boolean) => {
+    let events = 0;
+    const start = process.hrtime.bigint();
+    let elapsed = 0n;
+    while (elapsed < 1_000_000_000n) {
+      for (const e of sample) {
+        const message = fresh ? `${e.message} (${++unique})` : e.message;
+        groupEvent(message, e.stack_trace, null, e.player_name, () => fresh);
+      }
+      events += sample.length;
+      elapsed = process.hrtime.bigint() - start;
+    }
+    return { us: Number(elapsed) / 1000 / events, events };
+  };
+  run(false); // warm-up
+  const repeated = run(false);
+  const first = run(true);
+  return { usPerEvent: repeated.us, firstSightingUs: first.us, events: repeated.events + first.events };
+}
+
 type Row = { scenario: string; figure: string; detail: string; ratio: string; target: string; result: "PASS" | "MISS" | "" };
 const fmt = (n: number, d = 0) => (!Number.isFinite(n) ? "n/a" : n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }));
 const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
@@ -400,6 +435,8 @@ async function main() {
     });
     // (a) and (a0) alternate, twice each, and each keeps its better run: load from outside the bench
     // then skews both alike instead of whichever happened to run during it
+    const grouping = groupingCost();
+    log(`  grouping: ${fmt(grouping.usPerEvent, 1)} µs per event (${fmt(grouping.firstSightingUs, 1)} µs for a text never seen)`);
     const noopServer = await startNoop();
     await cannon({ url: noopServer.url, path: "/api/ingest", seconds: 3, connections: 10 });
     const better = (x: Measured, y: Measured) => (x.rps >= y.rps ? x : y);
@@ -418,7 +455,7 @@ async function main() {
       { scenario: "(a0) plain Express no-op route", figure: `${fmt(noop.rps)} req/s`, detail: health(noop), ratio: "", target: "", result: "" },
       { scenario: "(a) ceiling GET /api/ingest", figure: `${fmt(ceiling.rps)} req/s`, detail: health(ceiling), ratio: `${fmt(ceiling.rps / noop.rps, 2)} of (a0)`, target: ">= 0.6 of (a0)", result: verdict(ceiling.rps / noop.rps >= 0.6) },
     ];
-    const results: Record<string, unknown> = { ceiling, noop };
+    const results: Record<string, unknown> = { grouping, ceiling, noop };
     /** Rows comparing each query's latency at a small and a large size, measured in this run. */
     const compare = (prefix: string, names: string[], a: Record<string, Measured>, b: Record<string, Measured>, targeted: (name: string) => boolean) => {
       for (const name of names) {
@@ -517,6 +554,14 @@ async function main() {
         { scenario: "(c) storm, 1 fingerprint", figure: `${fmt(storm.rps)} req/s`, detail: health(storm), ratio: fmt(storm.rps / ceiling.rps, 2), target: ">= 0.6 of (a), 0 errors", result: verdict(storm.rps / ceiling.rps >= 0.6 && storm.non2xx + storm.errors === 0) },
         { scenario: "(c-alerts) storm, alert rules on", figure: `${fmt(stormAlerts.rps)} req/s`, detail: `${health(stormAlerts)}, ${alertJobs} alert jobs`, ratio: fmt(stormAlerts.rps / storm.rps, 2), target: ">= 0.9 of (c)", result: verdict(stormAlerts.rps / storm.rps >= 0.9) },
         { scenario: "(d) batches of 100, 1k fingerprints", figure: `${fmt(batched.rps * 100)} events/s`, detail: `${fmt(batched.rps)} req/s, ${health(batched)}`, ratio: fmt(batched.rps / ceiling.rps, 2), target: ">= 20,000 events/s", result: verdict(batched.rps * 100 >= 20_000) },
+        {
+          scenario: "(fp) grouping: fingerprints per event",
+          figure: `${fmt(grouping.usPerEvent, 1)} µs/event`,
+          detail: `new text ${fmt(grouping.firstSightingUs, 1)} µs; write: ${fmt(1e6 / (batched.rps * 100), 1)} µs/event in (d), ${fmt(1e6 / single.rps, 1)} µs/request in (b)`,
+          ratio: fmt(grouping.usPerEvent / (1e6 / (batched.rps * 100)), 3),
+          target: "<= 0.05 of (d)'s time per event",
+          result: verdict(grouping.usPerEvent / (1e6 / (batched.rps * 100)) <= 0.05),
+        },
         { scenario: "(d2) batches of 100, all stored", figure: `${fmt(stored.rps * 100)} rows/s`, detail: `${fmt(stored.rps)} req/s, ${health(stored)}`, ratio: fmt((stored.rps * 100) / raw.rowsPerSec, 2), target: ">= 0.35 of raw insert", result: verdict((stored.rps * 100) / raw.rowsPerSec >= 0.35) },
         { scenario: "(d2-ceiling) raw INSERT 100 rows", figure: `${fmt(raw.rowsPerSec)} rows/s`, detail: `${RAW_WRITERS} writers, ${fmt(raw.rows)} rows`, ratio: "1.00", target: "", result: "" },
         { scenario: "(f) economy push, 100 players", figure: `${fmt(push.rps * 100)} players/s`, detail: `${fmt(push.rps)} req/s, ${health(push)}`, ratio: fmt(push.rps / ceiling.rps, 2), target: "(vs (a), reported)", result: "" },

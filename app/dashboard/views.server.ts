@@ -37,6 +37,8 @@ export type GroupRow = {
   snooze_users: number | null;
   /** with an environment selected: the group's occurrences there */
   environment_count?: number;
+  grouping_version: number;
+  merged_into: string | null;
 };
 export type EventRow = {
   id: string;

@@ -1,6 +1,6 @@
 import type { EventRow } from "../../db/events.js";
 import type { Services } from "~/services.server";
-import { culpritFor, fingerprintFor } from "./fingerprint.server";
+import { groupEvent, KnownFingerprints } from "./fingerprint.server";
 import { parseIngestBody, type ValidEvent } from "./validate.server";
 import { storable } from "~/text.server";
 
@@ -26,18 +26,23 @@ function storableJson(v: unknown): unknown {
   return v;
 }
 
+const known = new KnownFingerprints();
+
 export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number): EventRow {
   const message = truncateUtf8(storable(e.message), MESSAGE_BYTES);
   const stackTrace = e.stack_trace == null ? null : truncateUtf8(storable(e.stack_trace), STACK_BYTES);
   const ts = e.timestamp ?? receivedAt;
+  const playerName = storableOpt(e.player_name);
+  const { fingerprint, secondary, culprit } = groupEvent(message, stackTrace, e.fingerprint, playerName, (fp) => !known.has(projectId, fp));
   return {
     projectId,
-    fingerprint: fingerprintFor(message, stackTrace, e.fingerprint),
+    fingerprint,
+    secondaryFingerprint: secondary,
     message,
     level: e.level ?? "error",
     stackTrace,
     userId: e.user_id ?? null,
-    playerName: storableOpt(e.player_name),
+    playerName,
     traceId: e.trace_id ?? null,
     jobId: storableOpt(e.job_id),
     placeId: e.place_id ?? null,
@@ -47,7 +52,7 @@ export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number)
     tags: e.tags?.map(storable) ?? null,
     timestamp: ts > receivedAt + FUTURE_TOLERANCE_MS ? receivedAt : ts,
     count: e.count ?? 1,
-    culprit: culpritFor(message, stackTrace),
+    culprit,
   };
 }
 
@@ -59,6 +64,7 @@ export async function ingestEvents(services: Services, projectId: string, body: 
   const receivedAt = Date.now();
   const rows = events.map((e) => toEventRow(projectId, e, receivedAt));
   const { throttled } = await services.writer.submit(rows);
+  for (const r of rows) known.add(projectId, r.fingerprint);
   return {
     success: true,
     count: rows.length,

@@ -4,6 +4,7 @@ import { requirePageUser } from "~/accounts/sessions.server";
 import { issueData } from "~/dashboard/views.server";
 import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
 import { deleteGroup, updateGroupStatus } from "~/team/groups.server";
+import { mergedInto, unmergeIssues } from "~/team/merge.server";
 import { createShareLink, revokeShare } from "~/team/share-links.server";
 import { baseUrl } from "~/team/api.server";
 import { BarChart } from "~/components/bar-chart";
@@ -17,6 +18,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   const user = await requirePageUser(context.services, request);
   return pageLoad(async () => ({
     ...(await issueData(context.services.sql, user, params.projectId, params.groupId, new URL(request.url).searchParams)),
+    ...(await mergedInto(context.services.sql, user, params.projectId, params.groupId)),
     now: new Date(),
   }));
 };
@@ -48,6 +50,10 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
         const link = await createShareLink(sql, user, params.projectId, { group_id: params.groupId, role: form.role, expires_in_days: days }, baseUrl(services, request));
         return { ok: true as const, intent, message: `New ${link.role} link created.`, url: link.url };
       }
+      case "unmerge": {
+        const u = await unmergeIssues(sql, user, params.projectId, params.groupId, { ids: [form.member_id] });
+        return { ok: true as const, intent, message: `Split out ${u.unmerged.length} issue; it is listed on its own again.` };
+      }
       case "share-revoke":
         await revokeShare(sql, user, params.projectId, String(form.link_id ?? ""));
         return { ok: true as const, intent, message: "Share link revoked." };
@@ -61,7 +67,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
 };
 
 export default function Issue() {
-  const { role, group, series, events, newer, older, paged, latestStack, links, environments, versions, players, tags, now } = useLoaderData<typeof loader>();
+  const { role, group, series, events, newer, older, paged, latestStack, links, environments, versions, players, tags, members, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const created = result && "url" in result ? result.url : undefined;
   const manager = role === "owner" || role === "admin";
@@ -140,6 +146,44 @@ export default function Issue() {
           </details>
         ) : null}
       </div>
+
+      {group.merged_into ? (
+        <p className="panel" data-testid="merged-into">
+          This issue is merged into <Link to={`${base}/issues/${group.merged_into}`}>another issue</Link>, which counts its events.
+        </p>
+      ) : null}
+
+      <ActionMessage data={result} intent="unmerge" />
+      {members.length > 0 ? (
+        <section className="panel" aria-label="Merged issues">
+          <h2 style={{ marginTop: 0 }}>Merged issues</h2>
+          <p className="muted small">Events of each of these fingerprints land in this issue. Unmerge gives an issue back its own events and counts.</p>
+          <table>
+            <thead><tr><th>Issue</th><th aria-label="Actions" /></tr></thead>
+            <tbody>
+              {members.map((m) => (
+                <tr key={m.id}>
+                  <td>
+                    <div className="msg">{m.message}</div>
+                    <div className="small muted">
+                      {m.own ? "this issue's own · " : ""}{num(m.count)} event{m.count === 1 ? "" : "s"} · last seen <Ago d={m.last_seen} now={now} />
+                    </div>
+                  </td>
+                  <td>
+                    {m.own ? null : (
+                      <Form method="post" className="inline">
+                        <input type="hidden" name="intent" value="unmerge" />
+                        <input type="hidden" name="member_id" value={m.id} />
+                        <Submit pending="Unmerging…">Unmerge</Submit>
+                      </Form>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      ) : null}
 
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Occurrences per hour, last 7 days <span className="muted small">(UTC)</span></h2>

@@ -7,6 +7,7 @@ import { bulkGroupStatus, bulkGroupStatusByFilter } from "~/team/groups.server";
 import { num } from "~/components/format";
 import { Ago } from "~/components/time";
 import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit } from "~/components/ui";
+import { mergeIssues } from "~/team/merge.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -19,7 +20,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
 const VERBS: Record<string, [string, string]> = { resolved: ["Resolve", "Resolved"], ignored: ["Ignore", "Ignored"], open: ["Reopen", "Reopened"] };
 
 /**
- * Bulk resolve / ignore / reopen: of the ticked issues, or (after a confirmation that shows the count)
+ * Bulk resolve / ignore / reopen (or merge, of ticked issues only): of the ticked issues, or (after a confirmation that shows the count)
  * of every issue matching the filters, through the Team API's verbs.
  */
 export const action = ({ request, params, context }: ActionFunctionArgs) =>
@@ -37,6 +38,10 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
       return { ok: true as const, message: `${VERBS[r.status][1]} ${num(updated)} issue${updated === 1 ? "" : "s"} matching the filters.`, intent: "bulk" };
     }
     if (!Array.isArray(form.ids) || form.ids.length === 0) return { ok: false as const, error: "Tick at least one issue first.", intent: "bulk" };
+    if (form.intent === "merge") {
+      const m = await mergeIssues(context.services.sql, user, params.projectId, { ids: form.ids });
+      return { ok: true as const, message: `Merged ${m.merged.length + 1} issues into “${m.group.message.slice(0, 80)}”.`, intent: "bulk" };
+    }
     const r = await bulkGroupStatus(context.services.sql, user, params.projectId, { ids: form.ids, status: form.intent });
     const verb = VERBS[r.status][1];
     return { ok: true as const, message: `${verb} ${r.updated} issue${r.updated === 1 ? "" : "s"}.`, intent: "bulk" };
@@ -143,6 +148,7 @@ export default function Issues() {
             <Submit name="intent" value="resolved" pending="Resolving…">Resolve</Submit>
             <Submit name="intent" value="ignored" pending="Ignoring…">Ignore</Submit>
             <Submit name="intent" value="open" pending="Reopening…">Reopen</Submit>
+            <Submit name="intent" value="merge" pending="Merging…">Merge</Submit>
           </div>
         </div>
         {total > 0 ? (

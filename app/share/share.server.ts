@@ -35,7 +35,7 @@ async function resolve(services: Services, clientAddress: string, token: string 
 }
 
 /** A group as a share view shows it: the dashboard's row without its fingerprint or regression time. */
-export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | keyof TriageFields>;
+export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | keyof TriageFields>;
 type TriageFields = Pick<GroupRow, "first_version" | "last_version" | "regressed_version" | "snooze_until" | "snooze_count" | "snooze_users" | "environment_count">;
 
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */

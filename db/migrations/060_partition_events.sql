@@ -65,6 +65,8 @@ create table events (
   count integer not null default 1,
   "timestamp" timestamptz not null,
   received_at timestamptz not null default now(),
+  -- the member group an event came from when it differs from group_id (merged issues)
+  origin_group_id uuid,
   -- the partition key must be part of every unique key; ids stay unique through the sequence
   primary key (project_id, id, "timestamp")
 ) partition by range ("timestamp");
@@ -94,7 +96,9 @@ create table rollup_minute (
   group_id uuid not null,
   level text not null,
   count bigint not null,
-  primary key (project_id, bucket, group_id, level)
+  -- the member group the occurrences came from (group_id unless merged; see 030_grouping_v2.sql)
+  origin_id uuid not null,
+  primary key (project_id, bucket, group_id, level, origin_id)
 ) partition by range (bucket);
 create table rollup_minute_default partition of rollup_minute default;
 

@@ -41,9 +41,9 @@ beforeAll(async () => {
       insert into events (project_id, group_id, message, level, environment, "timestamp", tags, context)
       values (${project}, ${group}, ${`at -${ago}`}, 'error', 'production', ${ts}, ${["a", "b"]}, ${sql.json({ k: ago })})`;
     await sql`
-      insert into rollup_minute (project_id, bucket, group_id, level, count)
-      values (${project}, date_trunc('minute', ${ts}::timestamptz), ${group}, 'error', 1)
-      on conflict (project_id, bucket, group_id, level) do update set count = rollup_minute.count + 1`;
+      insert into rollup_minute (project_id, bucket, group_id, level, origin_id, count)
+      values (${project}, date_trunc('minute', ${ts}::timestamptz), ${group}, 'error', ${group}, 1)
+      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = rollup_minute.count + 1`;
   }
 });
 afterAll(async () => {

@@ -1,252 +1,330 @@
 import { describe, expect, it } from "vitest";
 import {
-  culpritFor,
   defaultFingerprint,
-  fingerprintFor,
-  normalizeMessage,
-  normalizeStack,
+  fingerprintsFor,
+  groupEvent,
+  KnownFingerprints,
+  GROUPING_VERSION,
+  groupingKey,
+  messageTemplate,
+  normalizePath,
+  stackFrames,
 } from "../../app/ingest/fingerprint.server.js";
+import { defaultFingerprint as v1 } from "../../app/ingest/fingerprint-v1.server.js";
 
-// SPEC.md section 2: normalization keeps what identifies code (script paths and their line numbers)
-// and drops what identifies one occurrence (player names in instance paths, UUIDs, hex addresses,
-// other standalone numbers).
+/**
+ * Grouping version 2. Each engine-message case lists variants that must land in one issue and
+ * variants that must not land in the first one's issue.
+ */
 
-describe("normalizeMessage: keeps what identifies code", () => {
-  it("keeps a script path with its line number in the `Path:123:` form", () => {
-    expect(normalizeMessage("ServerScriptService.Combat:123: attempt to index nil with 'Health'")).toBe(
+type Ev = string | { message: string; stack?: string; player?: string };
+const fp = (e: Ev) => (typeof e === "string" ? defaultFingerprint(e, null) : defaultFingerprint(e.message, e.stack, e.player));
+const label = (e: Ev) => (typeof e === "string" ? e : `${e.message} | ${e.stack ?? ""} | ${e.player ?? ""}`);
+
+type Case = { name: string; same: Ev[]; different: Ev[] };
+
+const DS_QUEUE =
+  "DataStore request was added to queue. If request queue fills, further requests will be dropped. Try sending fewer requests.Key = ";
+
+const ENGINE_MESSAGES: Case[] = [
+  {
+    name: "DataStore queue warning: the key is data",
+    same: [`${DS_QUEUE}Player_261`, `${DS_QUEUE}Player_9`, `${DS_QUEUE}123`, `${DS_QUEUE}4815162342`, `${DS_QUEUE}Player_261_inventory2`],
+    different: ["DataStore request was dropped. Key = Player_261", "ServerScriptService.Data:20: DataStore request was added to queue"],
+  },
+  {
+    name: "DataStore errors keep their Roblox error code and HTTP status",
+    same: [
+      "502: API Services rejected request with error. HTTP 429 (Too Many Requests)",
+      "502: API Services rejected request with error.  HTTP 429 (Too Many Requests) ",
+    ],
+    different: [
+      "502: API Services rejected request with error. HTTP 500 (Internal Server Error)",
+      "503: API Services rejected request with error. HTTP 429 (Too Many Requests)",
+    ],
+  },
+  {
+    name: "DataStore UpdateAsync on a key",
+    same: [
+      `DataStoreService: ValueNotUpdated: The value for key "Player_8812" was not updated. API: UpdateAsync, Data Store: PlayerData`,
+      `DataStoreService: ValueNotUpdated: The value for key "Player_77" was not updated. API: UpdateAsync, Data Store: PlayerData`,
+    ],
+    different: [`DataStoreService: ValueNotUpdated: The value for key "Player_77" was not updated. API: UpdateAsync, Data Store: Inventory`],
+  },
+  {
+    name: "HTTP 429 and 5xx: the status is kept, URLs lose their query and numeric path segments",
+    same: [
+      "HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://api.trello.com/1/cards?key=abc&token=def",
+      "HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://api.trello.com/1/cards?key=zzz",
+      "HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://api.trello.com/2/cards",
+    ],
+    different: [
+      "HttpService:RequestAsync() failed: HTTP 503 (Service Unavailable) https://api.trello.com/1/cards",
+      "HttpService:RequestAsync() failed: HTTP 500 (Internal Server Error) https://api.trello.com/1/cards",
+      "HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://discord.com/api/webhooks",
+    ],
+  },
+  {
+    name: "Infinite yield on a player's child: the player is data, the child is code",
+    same: [
+      `Infinite yield possible on 'Players.Builderman:WaitForChild("leaderstats")'`,
+      `Infinite yield possible on 'Players.xX_Noob_Xx:WaitForChild("leaderstats")'`,
+    ],
+    different: [`Infinite yield possible on 'Players.Builderman:WaitForChild("Data")'`, `Infinite yield possible on 'ReplicatedStorage:WaitForChild("leaderstats")'`],
+  },
+  {
+    name: "Infinite yield on a numbered instance under Workspace",
+    same: [
+      `Infinite yield possible on 'Workspace.Map.Spawns:WaitForChild("Spawn7")'`,
+      `Infinite yield possible on 'Workspace.Map.Spawns:WaitForChild("Spawn1")'`,
+    ],
+    different: [`Infinite yield possible on 'Workspace.Map.Doors:WaitForChild("Door1")'`, `Infinite yield possible on 'ReplicatedStorage.Remotes:WaitForChild("Spawn7")'`],
+  },
+  {
+    name: "is not a valid member of: class and parent kept, the child name is not",
+    same: [
+      `Spawn7 is not a valid member of Folder "Workspace.Map.Spawns"`,
+      `Spawn1 is not a valid member of Folder "Workspace.Map.Spawns"`,
+      `Spawn8 is not a valid member of Folder "Workspace.Map.Spawns"`,
+    ],
+    different: [`Spawn7 is not a valid member of Model "Workspace.Map.Spawns"`, `Spawn7 is not a valid member of Folder "Workspace.Map.Doors"`],
+  },
+  {
+    name: "is not a valid member of a numbered instance under Workspace",
+    same: [`Seat is not a valid member of Model "Workspace.Cars.Car12"`, `Seat is not a valid member of Model "Workspace.Cars.Car3"`],
+    different: [`Seat is not a valid member of Model "ReplicatedStorage.Cars.Car12"`],
+  },
+  {
+    name: "is not a valid member of a player's character (the player name is known)",
+    same: [
+      { message: `Humanoid is not a valid member of Model "Workspace.Builderman"`, player: "Builderman" },
+      { message: `Humanoid is not a valid member of Model "Workspace.Roblox"`, player: "Roblox" },
+    ],
+    different: [{ message: `Humanoid is not a valid member of Model "Workspace.Roblox"`, player: "Builderman" }],
+  },
+  {
+    name: "attempt to index nil with: the field is code; the same location with and without a stack",
+    same: [
       "ServerScriptService.Combat:123: attempt to index nil with 'Health'",
-    );
-  });
+      { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "ServerScriptService.Combat:123 function attack\nServerScriptService.Combat:40" },
+      { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "ServerScriptService.Combat:123 function attack\nServerScriptService.Tools:9 function swing" },
+      { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "Stack Begin\nScript 'ServerScriptService.Combat', Line 123 - function attack\nStack End" },
+    ],
+    different: [
+      "ServerScriptService.Combat:123: attempt to index nil with 'Mana'",
+      "ServerScriptService.Combat:124: attempt to index nil with 'Health'",
+      "ServerScriptService.Magic:123: attempt to index nil with 'Health'",
+      "ServerScriptService.Combat:123: attempt to index number with 'Health'",
+    ],
+  },
+  {
+    name: "attempt to perform arithmetic: the operation and operand types are code",
+    same: [
+      "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on nil and number",
+      { message: "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on nil and number", stack: "ReplicatedStorage.Modules.Economy:57 function deposit\nServerScriptService.Shop:12" },
+    ],
+    different: [
+      "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (sub) on nil and number",
+      "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on number and nil",
+    ],
+  },
+  {
+    name: "invalid argument #n: the position is code",
+    same: [
+      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:88 function equip" },
+      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Bob.PlayerScripts.Client.Weapons:88 function equip" },
+    ],
+    different: [
+      { message: "invalid argument #2 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:88 function equip" },
+      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:90 function equip" },
+    ],
+  },
+  {
+    name: "Script timeout in scripts of numbered models under Workspace",
+    same: [
+      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car12.DriveScript:40 function step\nWorkspace.Cars.Car12.DriveScript:10" },
+      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car3.DriveScript:40 function step\nWorkspace.Cars.Car3.DriveScript:10" },
+    ],
+    different: [
+      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car3.DriveScript:41 function step\nWorkspace.Cars.Car3.DriveScript:10" },
+      "Script timeout: exhausted allowed execution time",
+    ],
+  },
+  {
+    name: "Teleport failures: place ids are data, the Roblox error code is not",
+    same: [
+      "Teleport to place 4483381587 failed: The server is full (Error Code: 772)",
+      "Teleport to place 920587237 failed: The server is full (Error Code: 772)",
+    ],
+    different: ["Teleport to place 4483381587 failed: Unauthorized (Error Code: 773)"],
+  },
+  {
+    name: "MessagingService and MemoryStore limits: topic, queue and map names are data",
+    same: [
+      `MessagingService: PublishAsync rate limit exceeded for topic "Party_48213"`,
+      `MessagingService: PublishAsync rate limit exceeded for topic "Party_7"`,
+    ],
+    different: [`MessagingService: SubscribeAsync rate limit exceeded for topic "Party_7"`, `MemoryStoreService: RequestThrottled: request rate exceeded for queue "Party_7"`],
+  },
+  {
+    name: "MemoryStore queue throttling",
+    same: [
+      `MemoryStoreService: RequestThrottled: request rate exceeded for queue "matchmaking_4412"`,
+      `MemoryStoreService: RequestThrottled: request rate exceeded for queue 'matchmaking_9'`,
+    ],
+    different: [`MemoryStoreService: RequestThrottled: request rate exceeded for sorted map "leaderboard_9"`],
+  },
+  {
+    name: "asset ids",
+    same: [
+      "Failed to load sound rbxassetid://12345678: Unable to download sound data",
+      "Failed to load sound rbxassetid://9: Unable to download sound data",
+    ],
+    different: ["Failed to load animation rbxassetid://12345678: Unable to download sound data"],
+  },
+  {
+    name: "coordinates, vectors and durations",
+    same: ["Anti-cheat: teleport detected to (120.5, 4, -33.2) after 0.25s", "Anti-cheat: teleport detected to (-4, 10.75, 88) after 3s"],
+    different: ["Anti-cheat: speed detected to (120.5, 4, -33.2) after 0.25s"],
+  },
+  {
+    name: "user ids and UUIDs",
+    same: [
+      "Failed to load data for UserId 261 in server {0A1B2C3D-1111-2222-3333-444455556666}",
+      "Failed to load data for UserId 99817723 in server 7c9e6679-7425-40de-944b-e07fc1f90ae7",
+    ],
+    different: ["Failed to save data for UserId 261 in server {0A1B2C3D-1111-2222-3333-444455556666}"],
+  },
+];
 
-  it("keeps a script path with its line number in the `Path, line 123` form", () => {
-    expect(normalizeMessage("ServerScriptService.Combat, line 123")).toBe("ServerScriptService.Combat, line 123");
-    expect(normalizeMessage("Script 'ServerScriptService.Combat', Line 123 - function attack")).toBe(
-      "Script 'ServerScriptService.Combat', Line 123 - function attack",
-    );
-  });
-
-  it("keeps digits that are part of an instance name", () => {
-    expect(normalizeMessage("Workspace.Map2.Door3 is not a valid member")).toBe("Workspace.Map2.Door3 is not a valid member");
-  });
-
-  it("keeps Players.LocalPlayer, which is code and not a player name", () => {
-    expect(normalizeMessage("Players.LocalPlayer.PlayerGui.Main:7: oops")).toBe("Players.LocalPlayer.PlayerGui.Main:7: oops");
-  });
+describe("engine messages: variants that group and variants that do not", () => {
+  for (const c of ENGINE_MESSAGES) {
+    it(c.name, () => {
+      const first = fp(c.same[0]);
+      for (const e of c.same.slice(1)) expect(fp(e), label(e)).toBe(first);
+      for (const e of c.different) expect(fp(e), label(e)).not.toBe(first);
+    });
+  }
 });
 
-describe("normalizeMessage: drops what identifies an occurrence", () => {
-  it("replaces the player name inside an instance path", () => {
-    expect(normalizeMessage("Players.Builderman.PlayerGui.Hud:5:")).toBe("Players.<player>.PlayerGui.Hud:5:");
-    expect(normalizeMessage("Players.Builderman.PlayerGui.Hud:5: attempt to call a nil value")).toBe(
-      "Players.<player>.PlayerGui.Hud:5: attempt to call a nil value",
-    );
+describe("stack first", () => {
+  const msg = "attempt to call a nil value";
+
+  it("groups by the frames when the message does not name the top frame", () => {
+    const a = { message: msg, stack: "ServerScriptService.Quests:10 function start\nServerScriptService.Main:5" };
+    expect(fp(a)).toBe(fp({ message: msg, stack: "Script 'ServerScriptService.Quests', Line 10 - function start\nScript 'ServerScriptService.Main', Line 5" }));
+    expect(fp(a)).not.toBe(fp({ message: msg, stack: "ServerScriptService.Quests:10 function start\nServerScriptService.Main:6" }));
+    expect(fp(a)).not.toBe(fp({ message: msg, stack: "ServerScriptService.Quests:10 function begin\nServerScriptService.Main:5" }));
+    expect(fp(a)).not.toBe(fp(msg));
   });
 
-  it("replaces UUIDs with and without braces, in any case", () => {
-    expect(normalizeMessage("session 0f8fad5b-d9cb-469f-a165-70867728950e expired")).toBe("session <uuid> expired");
-    expect(normalizeMessage("session {0F8FAD5B-D9CB-469F-A165-70867728950E} expired")).toBe("session <uuid> expired");
+  it("a stack of only [C] frames and markers is not a usable stack", () => {
+    expect(fp({ message: msg, stack: "Stack Begin\n[C]: in function 'error'\nStack End" })).toBe(fp(msg));
   });
 
-  it("replaces hex addresses", () => {
-    expect(normalizeMessage("invalid argument (table: 0x1a2b3c)")).toBe("invalid argument (table: <addr>)");
-    expect(normalizeMessage("attempt to call a function: 0x00007FFDEADBEEF value")).toBe("attempt to call a function: <addr> value");
-  });
-
-  it("replaces standalone numbers in the message", () => {
-    expect(normalizeMessage("index 57 out of range")).toBe("index <n> out of range");
-    expect(normalizeMessage("value was 12.5, expected -3")).toBe("value was <n>, expected <n>");
-  });
-
-  it("replaces numbers in the message but not the line number of the script location", () => {
-    expect(normalizeMessage("ReplicatedStorage.Modules.Util:42: bad value 42")).toBe(
-      "ReplicatedStorage.Modules.Util:42: bad value <n>",
-    );
-  });
-
-  it("collapses runs of whitespace and trims", () => {
-    expect(normalizeMessage("  index   57\tout of range \n")).toBe("index <n> out of range");
-  });
-
-  it("is not confused by private-use characters in the input", () => {
-    // the normalizer uses private-use characters as placeholders internally
-    expect(normalizeMessage("Workspace.Part:5: \ue000 index 7")).toBe("Workspace.Part:5: index <n>");
-  });
-});
-
-describe("normalizeStack", () => {
-  it("drops blank lines and the Stack Begin / Stack End markers and normalizes each frame", () => {
-    const stack = [
-      "Stack Begin",
-      "Script 'Players.Builderman.Backpack.Sword.Handler', Line 9 - function swing",
-      "",
-      "Script 'ServerScriptService.Combat', Line 123 - function attack",
-      "Stack End",
-      "",
-    ].join("\n");
-    expect(normalizeStack(stack)).toEqual([
-      "Script 'Players.<player>.Backpack.Sword.Handler', Line 9 - function swing",
-      "Script 'ServerScriptService.Combat', Line 123 - function attack",
-    ]);
-  });
-
-  it("handles CRLF line endings and the `Path:123 function` form", () => {
-    expect(normalizeStack("ServerScriptService.Combat:123 function attack\r\n  Workspace.Tool:9\r\n")).toEqual([
-      "ServerScriptService.Combat:123 function attack",
-      "Workspace.Tool:9",
-    ]);
-  });
-
-  it("is empty for a missing or empty stack", () => {
-    expect(normalizeStack(null)).toEqual([]);
-    expect(normalizeStack(undefined)).toEqual([]);
-    expect(normalizeStack("")).toEqual([]);
-  });
-});
-
-describe("defaultFingerprint: grouping", () => {
-  const fp = (m: string, s?: string) => defaultFingerprint(m, s);
-
-  it("is a fixed-length hex hash", () => {
-    expect(fp("anything")).toMatch(/^[0-9a-f]{32}$/);
-  });
-
-  it("groups messages that differ only by player name", () => {
-    expect(fp("Players.Builderman.PlayerGui.Hud:5: attempt to index nil")).toBe(
-      fp("Players.Roblox.PlayerGui.Hud:5: attempt to index nil"),
-    );
-  });
-
-  it("groups messages that differ only by a number", () => {
-    expect(fp("index 57 out of range")).toBe(fp("index 3 out of range"));
-  });
-
-  it("groups messages that differ only by an address or a UUID", () => {
-    expect(fp("bad table: 0x1a2b3c")).toBe(fp("bad table: 0xffee00"));
-    expect(fp("trade {0F8FAD5B-D9CB-469F-A165-70867728950E} failed")).toBe(
-      fp("trade 7c9e6679-7425-40de-944b-e07fc1f90ae7 failed"),
-    );
-  });
-
-  it("separates messages that differ by script line", () => {
-    expect(fp("ServerScriptService.Combat:123: attempt to index nil")).not.toBe(
-      fp("ServerScriptService.Combat:124: attempt to index nil"),
-    );
-    expect(fp("ServerScriptService.Combat, line 123")).not.toBe(fp("ServerScriptService.Combat, line 124"));
-  });
-
-  it("separates messages that differ by script path", () => {
-    expect(fp("ServerScriptService.Combat:5: boom")).not.toBe(fp("ServerScriptService.Trade:5: boom"));
-  });
-
-  it("separates messages that differ in words", () => {
-    expect(fp("attempt to index nil with 'Health'")).not.toBe(fp("attempt to index nil with 'Mana'"));
-  });
-
-  it("takes the stack into account: same message, different frames are different groups", () => {
-    const msg = "attempt to index nil";
-    expect(fp(msg, "ServerScriptService.Combat:123 function attack")).not.toBe(
-      fp(msg, "ServerScriptService.Combat:200 function attack"),
-    );
-    expect(fp(msg, "ServerScriptService.Combat:123 function attack")).not.toBe(fp(msg));
-  });
-
-  it("groups stacks that differ only by player name, blank lines or markers", () => {
-    const msg = "attempt to index nil";
-    expect(fp(msg, "Stack Begin\nScript 'Players.Alice.Backpack.Sword', Line 9\nStack End")).toBe(
-      fp(msg, "Script 'Players.Bob.Backpack.Sword', Line 9\n\n"),
+  it("player names inside frames do not split", () => {
+    expect(fp({ message: msg, stack: "Players.Alice.PlayerGui.Hud.Main:5 function draw" })).toBe(
+      fp({ message: msg, stack: "Players.Bob.PlayerGui.Hud.Main:5 function draw" }),
     );
   });
 
   it("does not let message text and stack text run together", () => {
-    expect(fp("a", "b")).not.toBe(fp("a b"));
+    expect(fp({ message: "a", stack: "Workspace.B:1" })).not.toBe(fp("a Workspace.B:1"));
   });
 });
 
-describe("fingerprintFor: custom fingerprints", () => {
-  const msg = "index 57 out of range";
-
-  it("uses the default fingerprint when none is given", () => {
-    expect(fingerprintFor(msg, null)).toBe(defaultFingerprint(msg, null));
-    expect(fingerprintFor(msg, null, null)).toBe(defaultFingerprint(msg, null));
-    expect(fingerprintFor(msg, null, undefined)).toBe(defaultFingerprint(msg, null));
+describe("pieces", () => {
+  it("messageTemplate strips the leading location and reports it", () => {
+    expect(messageTemplate("Players.Builderman.PlayerScripts.Client:5: oops 42")).toEqual({
+      template: "oops <n>",
+      location: "Players.<player>.PlayerScripts.Client:5",
+    });
+    expect(messageTemplate("ServerScriptService.Combat, line 12: boom")).toEqual({ template: "boom", location: "ServerScriptService.Combat:12" });
+    expect(messageTemplate("Warning: 3 things").location).toBeNull();
   });
 
-  it("a custom string replaces the default grouping", () => {
-    const a = fingerprintFor("first message", null, "checkout-failed");
-    const b = fingerprintFor("a completely different message", "Workspace.X:1", "checkout-failed");
-    expect(a).toBe(b);
-    expect(a).toMatch(/^[0-9a-f]{32}$/);
-    expect(a).not.toBe(defaultFingerprint("first message", null));
-    expect(fingerprintFor("m", null, "checkout-failed")).not.toBe(fingerprintFor("m", null, "checkout-timeout"));
+  it("normalizePath replaces numbers only in data paths, and keeps Players.LocalPlayer", () => {
+    expect(normalizePath("Workspace.Map.Spawns.Spawn7")).toBe("Workspace.Map.Spawns.Spawn<n>");
+    expect(normalizePath("game.Workspace.Lobby.Pad12.Touch")).toBe("game.Workspace.Lobby.Pad<n>.Touch");
+    expect(normalizePath("ReplicatedStorage.Maps.Map2")).toBe("ReplicatedStorage.Maps.Map2");
+    expect(normalizePath("Players.LocalPlayer.PlayerGui")).toBe("Players.LocalPlayer.PlayerGui");
+    expect(normalizePath("Workspace.Builderman.Animate", "Builderman")).toBe("Workspace.<player>.Animate");
   });
 
-  it("a string and a one-element array with the same value group together", () => {
-    expect(fingerprintFor("m", null, "x")).toBe(fingerprintFor("m", null, ["x"]));
+  it("stackFrames reads the three Roblox frame forms the same way", () => {
+    expect(stackFrames("Script 'Workspace.A', Line 3 - function f\nWorkspace.A:3 function f\nWorkspace.A, line 3 - function f")).toEqual([
+      "Workspace.A:3 f",
+      "Workspace.A:3 f",
+      "Workspace.A:3 f",
+    ]);
   });
 
-  it("array parts are not simply concatenated", () => {
-    expect(fingerprintFor("m", null, ["ab", "c"])).not.toBe(fingerprintFor("m", null, ["a", "bc"]));
+  it("groupingKey shows what the fingerprint is a hash of", () => {
+    expect(groupingKey("ServerScriptService.Combat:123: attempt to index nil with 'Health'", null)).toEqual([
+      "v2",
+      "attempt to index nil with 'Health'",
+      "ServerScriptService.Combat:123",
+    ]);
   });
 
-  it("`{{ default }}` in the array stands for the default fingerprint", () => {
-    const withDefault = (m: string) => fingerprintFor(m, null, ["{{ default }}", "place-1"]);
-    // same default group -> same custom group
-    expect(withDefault("index 57 out of range")).toBe(withDefault("index 3 out of range"));
-    // different default group -> different custom group
-    expect(withDefault("index 57 out of range")).not.toBe(withDefault("key 57 not found"));
-    // the extra part still splits
-    expect(withDefault(msg)).not.toBe(fingerprintFor(msg, null, ["{{ default }}", "place-2"]));
-    // and it differs from the plain default
-    expect(withDefault(msg)).not.toBe(defaultFingerprint(msg, null));
-  });
-
-  it("accepts `{{default}}` without spaces and ignores surrounding whitespace", () => {
-    expect(fingerprintFor(msg, null, ["{{default}}", "x"])).toBe(fingerprintFor(msg, null, [" {{ default }} ", "x"]));
-  });
-
-  it("`{{ default }}` alone groups exactly like the default grouping, not like a fixed string", () => {
-    const only = (m: string, s?: string) => fingerprintFor(m, s, ["{{ default }}"]);
-    expect(only("index 57 out of range")).toBe(only("index 3 out of range"));
-    expect(only("index 57 out of range")).not.toBe(only("key 57 not found"));
-    expect(only("boom", "Workspace.A:1")).not.toBe(only("boom", "Workspace.A:2"));
+  it("stays linear on long adversarial text", () => {
+    const long = `${"a.".repeat(4000)}:${"1 ".repeat(2000)}${"x is not a valid member of ".repeat(100)}`;
+    const t = Date.now();
+    defaultFingerprint(long, long);
+    expect(Date.now() - t).toBeLessThan(2000);
   });
 });
 
-describe("culpritFor: the top frame's script path", () => {
-  it("reads the `Path:123 function` form", () => {
-    expect(culpritFor("boom", "ServerScriptService.Combat:123 function attack\nWorkspace.Tool:9")).toBe(
-      "ServerScriptService.Combat",
-    );
+describe("fingerprintsFor: versions and custom fingerprints", () => {
+  it("returns the v2 fingerprint and the v1 fingerprint as the secondary", () => {
+    const r = fingerprintsFor("index 57 out of range", null);
+    expect(GROUPING_VERSION).toBe(2);
+    expect(r.fingerprint).toMatch(/^[0-9a-f]{32}$/);
+    expect(r.secondary).toBe(v1("index 57 out of range", null));
+    expect(r.fingerprint).not.toBe(r.secondary);
   });
 
-  it("reads the `Script 'Path', Line 123` form and skips Stack Begin", () => {
-    expect(culpritFor("boom", "Stack Begin\nScript 'ServerScriptService.Combat', Line 123 - function attack\nStack End")).toBe(
-      "ServerScriptService.Combat",
-    );
+  it("a custom fingerprint is the same in both versions, so there is no secondary", () => {
+    expect(fingerprintsFor("m", null, "checkout-failed").secondary).toBeNull();
+    expect(fingerprintsFor("a", null, "x").fingerprint).toBe(fingerprintsFor("b", "Workspace.X:1", ["x"]).fingerprint);
   });
 
-  it("reads the `Path, line 123` form", () => {
-    expect(culpritFor("boom", "ServerScriptService.Combat, line 123 - function attack")).toBe("ServerScriptService.Combat");
-    expect(culpritFor("ServerScriptService.Combat, line 123: boom", null)).toBe("ServerScriptService.Combat");
+  it("`{{ default }}` expands to the v2 default, and the secondary to the v1 one", () => {
+    const a = fingerprintsFor(`Spawn1 is not a valid member of Folder "Workspace.Map.Spawns"`, null, ["{{ default }}", "lobby"]);
+    const b = fingerprintsFor(`Spawn2 is not a valid member of Folder "Workspace.Map.Spawns"`, null, ["{{default}}", "lobby"]);
+    expect(a.fingerprint).toBe(b.fingerprint);
+    expect(a.secondary).not.toBeNull();
+    expect(a.secondary).not.toBe(b.secondary);
+  });
+});
+
+describe("groupEvent: culprit and the previous version's fingerprint", () => {
+  it("the culprit is the top frame's path, else the message's leading location, else null", () => {
+    expect(groupEvent("boom", "[C]: in function 'error'\nWorkspace.Cars.Car12.DriveScript:40 function step").culprit).toBe("Workspace.Cars.Car<n>.DriveScript");
+    expect(groupEvent("Players.Bob.PlayerGui.Hud:5: oops", null).culprit).toBe("Players.<player>.PlayerGui.Hud");
+    expect(groupEvent("ServerScriptService.Combat, line 123: boom", null).culprit).toBe("ServerScriptService.Combat");
+    expect(groupEvent("something broke, line 5", null).culprit).toBeNull();
+    expect(groupEvent("something broke", "[C]: in function 'error'").culprit).toBeNull();
   });
 
-  it("replaces the player name in the culprit path", () => {
-    expect(culpritFor("boom", "Players.Builderman.PlayerGui.Hud:5 function update")).toBe("Players.<player>.PlayerGui.Hud");
+  it("skips the previous version's fingerprint when told it is not needed", () => {
+    const seen: string[] = [];
+    const g = groupEvent("index 57 out of range", null, null, null, (fp) => {
+      seen.push(fp);
+      return false;
+    });
+    expect(seen).toEqual([g.fingerprint]);
+    expect(g.secondary).toBeNull();
+    expect(groupEvent("index 57 out of range", null).secondary).toBe(v1("index 57 out of range", null));
   });
 
-  it("skips frames without a script location, such as [C] frames", () => {
-    expect(culpritFor("boom", "[C]: in function 'error'\nServerScriptService.Trade:77 function give")).toBe(
-      "ServerScriptService.Trade",
-    );
-  });
-
-  it("falls back to the location in the message when there is no stack", () => {
-    expect(culpritFor("ServerScriptService.Combat:123: attempt to index nil", null)).toBe("ServerScriptService.Combat");
-  });
-
-  it("is null when neither the stack nor the message names a script", () => {
-    expect(culpritFor("something broke", null)).toBeNull();
-    expect(culpritFor("something broke", "[C]: in function 'error'")).toBeNull();
-    expect(culpritFor("something broke, line 5", null)).toBeNull();
+  it("KnownFingerprints remembers per project and forgets the oldest past its bound", () => {
+    const k = new KnownFingerprints(2);
+    k.add("p1", "a");
+    expect(k.has("p1", "a")).toBe(true);
+    expect(k.has("p2", "a")).toBe(false);
+    k.add("p1", "b");
+    k.add("p1", "c");
+    expect([k.has("p1", "a"), k.has("p1", "b"), k.has("p1", "c")]).toEqual([false, true, true]);
   });
 });

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultFingerprint as v1 } from "../../app/ingest/fingerprint-v1.server.js";
+import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
+import { ingest } from "../support/team.js";
+
+/** Grouping v2 through the real ingest path, and the upgrade from v1 without split issues. */
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+const groups = async (apiKey: string) =>
+  (await getJson(app, "/api/v1/errors?grouped=true&limit=100&sort=count", apiKey)).body.data as {
+    id: string;
+    message: string;
+    count: number;
+    grouping_version: number;
+    fingerprint: string;
+  }[];
+
+/** A group as grouping v1 made it before the upgrade: its fingerprint is v1's, its version 1. */
+async function makeV1Group(projectId: string, message: string, stack?: string) {
+  const [g] = await app.sql<{ id: string }[]>`
+    insert into error_groups (project_id, fingerprint, message, level, count, first_seen, last_seen, environment, grouping_version)
+    values (${projectId}, ${v1(message, stack)}, ${message}, 'error', 1, now() - interval '1 hour', now() - interval '1 hour', 'production', 1)
+    returning id`;
+  return g.id;
+}
+
+describe("grouping v2 at ingest", () => {
+  it("one issue for a runtime error with and without a stack, and for a DataStore warning over many keys", async () => {
+    const { apiKey } = await createProject(app.sql);
+    const msg = "ServerScriptService.Combat:123: attempt to index nil with 'Health'";
+    await ingest(app, apiKey, {
+      errors: [
+        { message: msg, stack_trace: "ServerScriptService.Combat:123 function attack\nServerScriptService.Combat:40", count: 796 },
+        { message: msg },
+        ...[261, 7, 4412].map((id) => ({ message: `DataStore request was added to queue. Try sending fewer requests.Key = Player_${id}`, level: "warn" })),
+      ],
+    });
+    const list = await groups(apiKey);
+    expect(list.map((g) => [g.count, g.grouping_version])).toEqual([
+      [797, 2],
+      [3, 2],
+    ]);
+  });
+
+  it("uses player_name to recognise a character under Workspace", async () => {
+    const { apiKey } = await createProject(app.sql);
+    await ingest(app, apiKey, {
+      errors: ["Builderman", "Roblox"].map((p) => ({ message: `Humanoid is not a valid member of Model "Workspace.${p}"`, player_name: p })),
+    });
+    expect((await groups(apiKey)).map((g) => g.count)).toEqual([2]);
+  });
+});
+
+describe("upgrading from grouping v1", () => {
+  it("an event whose v2 fingerprint has no group joins the group of its v1 fingerprint, which keeps version 1", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const msg = "ServerScriptService.Shop:40: attempt to index nil with 'Price'";
+    const stack = "ServerScriptService.Shop:40 function buy\nServerScriptService.Main:3";
+    const old = await makeV1Group(projectId, msg, stack);
+    await ingest(app, apiKey, { errors: [{ message: msg, stack_trace: stack }, { message: msg, stack_trace: stack, count: 4 }] });
+    const list = await groups(apiKey);
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ id: old, count: 6, grouping_version: 1, fingerprint: v1(msg, stack) });
+    // the v2 fingerprint is now an alias of the group: the stackless form of the error joins it too
+    await ingest(app, apiKey, { message: msg });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 7 }]);
+    const aliases = await app.sql`select group_id from group_aliases where project_id = ${projectId}`;
+    expect(aliases.map((a) => a.group_id)).toEqual([old]);
+    // errors v1 never saw make version-2 groups
+    await ingest(app, apiKey, { message: "Brand new failure" });
+    expect((await groups(apiKey)).find((g) => g.message === "Brand new failure")).toMatchObject({ grouping_version: 2, count: 1 });
+  });
+
+  it("issues v1 split are not split further: the first one v2 reaches takes the later events", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const spawn = (n: number) => `Spawn${n} is not a valid member of Folder "Workspace.Map.Spawns"`;
+    const s1 = await makeV1Group(projectId, spawn(1));
+    const s3 = await makeV1Group(projectId, spawn(3));
+    await ingest(app, apiKey, { message: spawn(3) });
+    await ingest(app, apiKey, { errors: [{ message: spawn(1) }, { message: spawn(5) }] });
+    const list = await groups(apiKey);
+    expect(list.map((g) => [g.id, g.count])).toEqual([
+      [s3, 4],
+      [s1, 1],
+    ]);
+  });
+});

@@ -1,0 +1,279 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getJson, startTestApp, type TestApp } from "../support/server.js";
+import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
+
+/**
+ * Merge and unmerge through the Team API: counts, users, rollups (stats and series) and stored events
+ * move with a merge, later events of a merged fingerprint land in the target, an unmerge gives each
+ * issue back exactly its own, and all of it stays exact while ingest keeps running.
+ */
+
+let app: TestApp;
+let owner: { id: string; email: string; cookie: string };
+let outsider: { cookie: string };
+
+beforeAll(async () => {
+  app = await startTestApp();
+  owner = { ...(await makeUser(app.sql)), cookie: "" };
+  owner.cookie = await login(app, owner.email);
+  const o = await makeUser(app.sql);
+  outsider = { cookie: await login(app, o.email) };
+});
+afterAll(() => app?.close());
+
+type Group = { id: string; fingerprint: string; message: string; count: number; user_count: number; first_seen: string; last_seen: string; level: string };
+
+async function groups(apiKey: string): Promise<Group[]> {
+  const r = await getJson(app, "/api/v1/errors?grouped=true&limit=100&sort=count", apiKey);
+  expect(r.status).toBe(200);
+  return r.body.data;
+}
+const byMessage = async (apiKey: string, message: string) => (await groups(apiKey)).find((g) => g.message === message)!;
+const detail = async (apiKey: string, id: string) => (await getJson(app, `/api/v1/errors/${id}`, apiKey)).body;
+const seriesTotal = (d: { series: { count: number }[] }) => d.series.reduce((n, p) => n + Number(p.count), 0);
+const stats = async (apiKey: string) => (await getJson(app, "/api/v1/stats?timeframe=24h", apiKey)).body;
+
+/** What the tables say about a group, to compare with what the API says. */
+async function rows(projectId: string, groupId: string) {
+  const [r] = await app.sql<{ events: number; rollup_hour: number; rollup_minute: number; stored_count: number }[]>`
+    select (select count(*)::int from events where project_id = ${projectId} and group_id = ${groupId}) as events,
+      (select coalesce(sum(count), 0)::int from rollup_hour where project_id = ${projectId} and group_id = ${groupId}) as rollup_hour,
+      (select coalesce(sum(count), 0)::int from rollup_minute where project_id = ${projectId} and group_id = ${groupId}) as rollup_minute,
+      (select stored_count::int from error_groups where project_id = ${projectId} and id = ${groupId}) as stored_count`;
+  return r;
+}
+
+const merge = (projectId: string, body: unknown, cookie = owner.cookie) =>
+  call(app, "POST", `/api/team/projects/${projectId}/groups/merge`, { cookie, body });
+const unmerge = (projectId: string, groupId: string, body: unknown, cookie = owner.cookie) =>
+  call(app, "POST", `/api/team/projects/${projectId}/groups/${groupId}/unmerge`, { cookie, body });
+
+const A = "Workspace.Map.Door:12: attempt to index nil with 'Open'";
+const B = "ServerScriptService.Doors:40: attempt to call a nil value";
+const C = "ServerScriptService.Shop:7: Purchase failed";
+
+describe("merge and unmerge", () => {
+  it("moves counts, users, rollups and events; later events of a merged fingerprint land in the target; unmerge restores", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    await ingest(app, apiKey, {
+      errors: [
+        ...[1, 2, 3, 4, 5].map((u) => ({ message: A, user_id: u, level: "warn" })),
+        ...[4, 5, 6].map((u) => ({ message: B, user_id: u, count: 3 })),
+        { message: C, user_id: 9 },
+      ],
+    });
+    const a0 = await byMessage(apiKey, A);
+    const b0 = await byMessage(apiKey, B);
+    const c0 = await byMessage(apiKey, C);
+    expect([a0.count, b0.count, c0.count]).toEqual([5, 9, 1]);
+    const before = await stats(apiKey);
+
+    const r = await merge(projectId, { ids: [a0.id, b0.id] });
+    expect(r.status).toBe(200);
+    // no target given: the issue with the most occurrences is the target
+    expect(r.body.group.id).toBe(b0.id);
+    expect(r.body.merged).toEqual([a0.id]);
+    expect(r.body.group).toMatchObject({ count: 14, user_count: 6, level: "error", message: B });
+
+    const listed = await groups(apiKey);
+    expect(listed.map((g) => g.id).sort()).toEqual([b0.id, c0.id].sort());
+    const d = await detail(apiKey, b0.id);
+    expect(seriesTotal(d)).toBe(14);
+    expect(d.events).toHaveLength(8);
+    expect(await rows(projectId, b0.id)).toEqual({ events: 8, rollup_hour: 14, rollup_minute: 14, stored_count: 8 });
+    // the project's figures do not change: the same occurrences, in fewer issues
+    const after = await stats(apiKey);
+    expect(after.total_errors).toBe(before.total_errors);
+    expect(after.by_level).toEqual(before.by_level);
+    expect(after.top_errors[0]).toMatchObject({ id: b0.id, count: 14 });
+    expect(after.open_groups).toBe(2);
+
+    const members = await call(app, "GET", `/api/team/projects/${projectId}/groups/${b0.id}/merged`, { cookie: owner.cookie });
+    expect(members.status).toBe(200);
+    expect(members.body.members.map((m: any) => [m.own, m.message, m.count])).toEqual([
+      [true, B, 9],
+      [false, A, 5],
+    ]);
+
+    // later events of either fingerprint land in the target
+    await ingest(app, apiKey, {
+      errors: [{ message: A, user_id: 7, level: "warn" }, { message: A, user_id: 1, level: "info" }, { message: B, user_id: 7, count: 2 }],
+    });
+    expect(await groups(apiKey)).toHaveLength(2);
+    expect(await byMessage(apiKey, B)).toMatchObject({ id: b0.id, count: 18, user_count: 7 });
+
+    const u = await unmerge(projectId, b0.id, { ids: [a0.id] });
+    expect(u.status).toBe(200);
+    expect(u.body.unmerged).toEqual([a0.id]);
+    const a1 = await byMessage(apiKey, A);
+    const b1 = await byMessage(apiKey, B);
+    expect(a1).toMatchObject({ id: a0.id, fingerprint: a0.fingerprint, count: 7, user_count: 6, level: "warn" });
+    expect(b1).toMatchObject({ id: b0.id, fingerprint: b0.fingerprint, count: 11, user_count: 4, level: "error" });
+    expect(await rows(projectId, a0.id)).toEqual({ events: 7, rollup_hour: 7, rollup_minute: 7, stored_count: 7 });
+    expect(await rows(projectId, b0.id)).toEqual({ events: 4, rollup_hour: 11, rollup_minute: 11, stored_count: 4 });
+    expect(seriesTotal(await detail(apiKey, a0.id))).toBe(7);
+    const done = await stats(apiKey);
+    expect(done.total_errors).toBe(before.total_errors + 4);
+    expect(done.open_groups).toBe(3);
+    const none = await call(app, "GET", `/api/team/projects/${projectId}/groups/${b0.id}/merged`, { cookie: owner.cookie });
+    expect(none.body.members).toEqual([]);
+  });
+
+  it("merges several issues into a chosen target, keeps the target's status, and unmerges one at a time", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    await ingest(app, apiKey, { errors: ["one", "two", "three"].map((w) => ({ message: `Quest ${w} failed to load` })) });
+    await ingest(app, apiKey, { message: "Quest two failed to load" });
+    const [one, two, three] = await Promise.all(["one", "two", "three"].map((w) => byMessage(apiKey, `Quest ${w} failed to load`)));
+    await call(app, "PATCH", `/api/team/projects/${projectId}/groups/${one.id}`, { cookie: owner.cookie, body: { status: "resolved" } });
+    const r = await merge(projectId, { ids: [two.id, three.id, one.id], target_id: one.id });
+    expect(r.status).toBe(200);
+    expect(r.body.group).toMatchObject({ id: one.id, count: 4, status: "resolved" });
+    expect(r.body.merged).toEqual([two.id, three.id].sort());
+    // an occurrence of a member reopens the issue, as any occurrence of a resolved issue does
+    await ingest(app, apiKey, { message: "Quest three failed to load" });
+    expect(await byMessage(apiKey, "Quest one failed to load")).toMatchObject({ count: 5 });
+    expect((await detail(apiKey, one.id)).group.status).toBe("open");
+    expect((await unmerge(projectId, one.id, { ids: [three.id] })).body.group.count).toBe(3);
+    expect(await byMessage(apiKey, "Quest three failed to load")).toMatchObject({ id: three.id, count: 2 });
+    expect((await unmerge(projectId, one.id, { ids: [two.id] })).body.group).toMatchObject({ count: 1, fingerprint: one.fingerprint });
+    expect((await groups(apiKey)).map((g) => [g.message, g.count]).sort()).toEqual([
+      ["Quest one failed to load", 1],
+      ["Quest three failed to load", 2],
+      ["Quest two failed to load", 2],
+    ]);
+  });
+
+  it("moves traces with the events and back", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    const trace = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
+    await ingest(app, apiKey, { errors: [{ message: "Trade step one broke", trace_id: trace }, { message: "Trade step two broke", trace_id: trace }] });
+    const one = await byMessage(apiKey, "Trade step one broke");
+    const two = await byMessage(apiKey, "Trade step two broke");
+    await merge(projectId, { ids: [one.id, two.id], target_id: one.id });
+    expect((await getJson(app, `/api/v1/traces/${trace}`, apiKey)).body.trace.group_ids).toEqual([one.id]);
+    await unmerge(projectId, one.id, { ids: [two.id] });
+    expect((await getJson(app, `/api/v1/traces/${trace}`, apiKey)).body.trace.group_ids).toEqual([one.id, two.id].sort());
+  });
+
+  it("deleting a merged issue deletes its members too", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    await ingest(app, apiKey, { errors: [{ message: "Pet fell through map", user_id: 3 }, { message: "Pet stuck in wall", user_id: 4 }] });
+    const [x, y] = await groups(apiKey);
+    const target = (await merge(projectId, { ids: [x.id, y.id] })).body.group.id;
+    const member = target === x.id ? y.id : x.id;
+    expect((await call(app, "DELETE", `/api/team/projects/${projectId}/groups/${member}`, { cookie: owner.cookie })).status).toBe(404);
+    const del = await call(app, "DELETE", `/api/team/projects/${projectId}/groups/${target}`, { cookie: owner.cookie });
+    expect(del.status).toBe(200);
+    const [{ n, users }] = await app.sql`select (select count(*)::int from error_groups where project_id = ${projectId}) as n,
+      (select count(*)::int from group_users where project_id = ${projectId}) as users`;
+    expect({ n, users }).toEqual({ n: 0, users: 0 });
+  });
+
+  it("refuses bad requests with the error body and changes nothing", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    await ingest(app, apiKey, { errors: [{ message: "Boat sank" }, { message: "Boat flew" }, { message: "Boat vanished" }] });
+    const [p, q, s] = await groups(apiKey);
+    const snapshot = async () => (await app.sql`select id, count, merged_into from error_groups where project_id = ${projectId} order by id`).map((r) => ({ ...r }));
+    const start = await snapshot();
+
+    const bad = [
+      [{}, 400],
+      [{ ids: [] }, 400],
+      [{ ids: [p.id] }, 400],
+      [{ ids: [p.id, p.id] }, 400],
+      [{ ids: ["nope", q.id] }, 400],
+      [{ ids: [p.id, q.id], target_id: 5 }, 400],
+      [{ ids: [p.id, "6f9619ff-8b86-4011-b42d-00cf4fc964ff"] }, 404],
+    ] as const;
+    for (const [body, status] of bad) {
+      const r = await merge(projectId, body);
+      expect(r.status, JSON.stringify(body)).toBe(status);
+      expect(r.body.error).toBe(status === 400 ? "invalid_payload" : "not_found");
+      expect(typeof r.body.message).toBe("string");
+    }
+    expect((await merge(projectId, { ids: [p.id, q.id] }, outsider.cookie)).status).toBe(404);
+    expect((await call(app, "POST", `/api/team/projects/${projectId}/groups/merge`, { body: { ids: [p.id, q.id] } })).status).toBe(401);
+    expect(await snapshot()).toEqual(start);
+
+    const m = await merge(projectId, { ids: [p.id, q.id], target_id: p.id });
+    expect(m.status).toBe(200);
+    // a member is not an issue of its own any more; an issue holding members can only be a target
+    expect((await merge(projectId, { ids: [q.id, s.id] })).status).toBe(404);
+    const nested = await merge(projectId, { ids: [s.id, p.id], target_id: s.id });
+    expect(nested.status).toBe(409);
+    expect(nested.body.error).toBe("conflict");
+    const own = (await call(app, "GET", `/api/team/projects/${projectId}/groups/${p.id}/merged`, { cookie: owner.cookie })).body.members[0];
+    expect(own.own).toBe(true);
+    expect((await unmerge(projectId, p.id, { ids: [own.id] })).status).toBe(409);
+    expect((await unmerge(projectId, p.id, { ids: [s.id] })).status).toBe(404);
+    expect((await unmerge(projectId, p.id, { ids: "x" })).status).toBe(400);
+    expect((await unmerge(projectId, "nope", { ids: [q.id] })).status).toBe(404);
+    expect((await unmerge(projectId, p.id, { ids: [q.id] }, outsider.cookie)).status).toBe(404);
+  });
+});
+
+describe("merge under concurrent ingest", () => {
+  it("counts every occurrence exactly while issues are merged and unmerged again and again", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    const X = "ServerScriptService.Round:88: attempt to compare nil < number";
+    const Y = "ServerScriptService.Round:91: attempt to compare nil < number";
+    await ingest(app, apiKey, { errors: [{ message: X }, { message: Y }] });
+    const x = await byMessage(apiKey, X);
+    const y = await byMessage(apiKey, Y);
+    const sent = { [X]: 1, [Y]: 1 };
+    const users = { [X]: new Set<number>(), [Y]: new Set<number>() };
+
+    let stop = false;
+    let merging = false;
+    let batchesDuringMerges = 0;
+    const writer = async (w: number) => {
+      for (let i = 0; !stop || i < 5; i++) {
+        const errors = Array.from({ length: 10 }, (_, k) => {
+          const message = (i + k + w) % 3 === 0 ? Y : X;
+          const user_id = 1 + ((w * 7 + i * 3 + k) % 40);
+          const count = 1 + ((i + k) % 3);
+          sent[message] += count;
+          users[message].add(user_id);
+          return { message, user_id, count };
+        });
+        await ingest(app, apiKey, { errors });
+        if (merging) batchesDuringMerges++;
+      }
+    };
+    const writers = Array.from({ length: 6 }, (_, w) => writer(w));
+    let merges = 0;
+    merging = true;
+    for (let round = 0; round < 6; round++) {
+      const m = await merge(projectId, { ids: [x.id, y.id], target_id: x.id });
+      expect(m.status).toBe(200);
+      merges++;
+      const u = await unmerge(projectId, x.id, { ids: [y.id] });
+      expect(u.status).toBe(200);
+    }
+    const final = await merge(projectId, { ids: [x.id, y.id], target_id: x.id });
+    expect(final.status).toBe(200);
+    merging = false;
+    stop = true;
+    await Promise.all(writers);
+    expect(merges).toBe(6);
+    // the merges really did run while ingest was writing the same fingerprints
+    expect(batchesDuringMerges).toBeGreaterThan(0);
+
+    const union = new Set([...users[X], ...users[Y]]).size;
+    const merged = (await detail(apiKey, x.id)).group;
+    expect(merged).toMatchObject({ count: sent[X] + sent[Y], user_count: union });
+    expect(await rows(projectId, x.id)).toMatchObject({ rollup_hour: sent[X] + sent[Y], rollup_minute: sent[X] + sent[Y] });
+    const r = await rows(projectId, x.id);
+    expect(r.stored_count).toBe(r.events);
+    expect((await stats(apiKey)).total_errors).toBe(sent[X] + sent[Y]);
+
+    await unmerge(projectId, x.id, { ids: [y.id] });
+    expect(await byMessage(apiKey, X)).toMatchObject({ id: x.id, count: sent[X], user_count: users[X].size });
+    expect(await byMessage(apiKey, Y)).toMatchObject({ id: y.id, count: sent[Y], user_count: users[Y].size });
+    for (const [g, n] of [[x.id, sent[X]], [y.id, sent[Y]]] as const) {
+      const t = await rows(projectId, g);
+      expect(t).toMatchObject({ rollup_hour: n, rollup_minute: n });
+      expect(t.stored_count).toBe(t.events);
+    }
+  });
+});

@@ -1,0 +1,136 @@
+/**
+ * A grouping corpus: Roblox errors and warnings as games report them (ScriptContext.Error with its
+ * stack, LogService.MessageOut warnings without one), written for the tests. `issue` names the issue
+ * each one belongs in: entries with the same `issue` must share a fingerprint, different ones must not.
+ */
+export type CorpusEvent = { issue: string; message: string; stack?: string; player?: string };
+
+const DS_QUEUE =
+  "DataStore request was added to queue. If request queue fills, further requests will be dropped. Try sending fewer requests.Key = ";
+const COMBAT_STACK = (caller: string) =>
+  `ServerScriptService.Combat:123 function attack\n${caller}\nServerScriptService.Main:14`;
+const SPAWN = (n: number) => `Spawn${n} is not a valid member of Folder "Workspace.Map.Spawns"`;
+
+export const CORPUS: CorpusEvent[] = [
+  // DataStore queue warnings: one per player key under v1
+  ...["Player_261", "Player_4412", "Player_98817723", "Player_7", "1818", "Player_261_backup"].map((k) => ({
+    issue: "datastore-queue",
+    message: DS_QUEUE + k,
+  })),
+  // numbered spawns under Workspace: one per spawn under v1
+  ...[1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ issue: "spawn-not-member", message: SPAWN(n) })),
+  { issue: "door-not-member", message: `Door3 is not a valid member of Model "Workspace.Map.Castle"` },
+  { issue: "door-not-member", message: `Door12 is not a valid member of Model "Workspace.Map.Castle"` },
+  // the same runtime error with and without a stack, through different callers
+  ...["ServerScriptService.Combat:88 function onHit", "ServerScriptService.Abilities:31 function fireball", "ServerScriptService.Combat:201"].map((caller) => ({
+    issue: "combat-health",
+    message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'",
+    stack: COMBAT_STACK(caller),
+  })),
+  { issue: "combat-health", message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'" },
+  {
+    issue: "combat-health",
+    message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'",
+    stack: "Stack Begin\nScript 'ServerScriptService.Combat', Line 123 - function attack\nScript 'ServerScriptService.Main', Line 14\nStack End",
+  },
+  { issue: "combat-mana", message: "ServerScriptService.Combat:140: attempt to index nil with 'Mana'", stack: "ServerScriptService.Combat:140 function cast" },
+  // client scripts under each player's PlayerScripts / PlayerGui
+  ...["Builderman", "xX_Noob_Xx", "Roblox", "kittycat_2009"].map((p) => ({
+    issue: "hud-nil-call",
+    message: `Players.${p}.PlayerGui.Hud.Main:55: attempt to call a nil value`,
+    stack: `Players.${p}.PlayerGui.Hud.Main:55 function refresh\nPlayers.${p}.PlayerGui.Hud.Main:12`,
+    player: p,
+  })),
+  ...["Builderman", "Roblox"].map((p) => ({
+    issue: "leaderstats-yield",
+    message: `Infinite yield possible on 'Players.${p}:WaitForChild("leaderstats")'`,
+    stack: `Players.${p}.PlayerScripts.Client.Stats:8 function init`,
+    player: p,
+  })),
+  ...["Builderman", "Roblox", "Shedletsky"].map((p) => ({
+    issue: "character-humanoid",
+    message: `Humanoid is not a valid member of Model "Workspace.${p}"`,
+    player: p,
+  })),
+  // arithmetic on nil in the economy module, with a stack
+  ...["ServerScriptService.Shop:40 function buy", "ServerScriptService.Jobs:77 function payday"].map((caller) => ({
+    issue: "economy-arith",
+    message: "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on nil and number",
+    stack: `ReplicatedStorage.Modules.Economy:57 function deposit\n${caller}`,
+  })),
+  { issue: "economy-arith-sub", message: "ReplicatedStorage.Modules.Economy:63: attempt to perform arithmetic (sub) on nil and number" },
+  // invalid argument
+  ...["Alice_01", "Bob"].map((p) => ({
+    issue: "clone-arg",
+    message: "invalid argument #1 to 'Clone' (Instance expected, got nil)",
+    stack: `Players.${p}.PlayerScripts.Client.Weapons:88 function equip\nPlayers.${p}.PlayerScripts.Client:20`,
+    player: p,
+  })),
+  { issue: "clone-arg-2", message: "invalid argument #2 to 'SetPrimaryPartCFrame' (CFrame expected, got nil)", stack: "ServerScriptService.Build:19 function place" },
+  // script timeout inside numbered cars
+  ...[3, 12, 40].map((n) => ({
+    issue: "car-timeout",
+    message: "Script timeout: exhausted allowed execution time",
+    stack: `Workspace.Cars.Car${n}.DriveScript:40 function step\nWorkspace.Cars.Car${n}.DriveScript:10`,
+  })),
+  // HTTP failures: the status decides
+  ...["?key=abc&token=1", "?key=def&token=2", ""].map((q) => ({
+    issue: "trello-429",
+    message: `HttpService:RequestAsync() failed: HTTP 429 (Too Many Requests) https://api.trello.com/1/cards${q}`,
+  })),
+  { issue: "trello-503", message: "HttpService:RequestAsync() failed: HTTP 503 (Service Unavailable) https://api.trello.com/1/cards?key=abc" },
+  { issue: "http-limit", message: "Number of requests exceeded limit" },
+  { issue: "http-limit", message: "Number of requests exceeded limit " },
+  // DataStore API errors: Roblox's error code is kept
+  { issue: "ds-502-429", message: "502: API Services rejected request with error. HTTP 429 (Too Many Requests)" },
+  { issue: "ds-502-429", message: "502: API Services rejected request with error. HTTP 429 (Too Many Requests)" },
+  { issue: "ds-502-500", message: "502: API Services rejected request with error. HTTP 500 (Internal Server Error)" },
+  ...["Player_8812", "Player_77", "Player_1"].map((k) => ({
+    issue: "ds-not-updated",
+    message: `DataStoreService: ValueNotUpdated: The value for key "${k}" was not updated. API: UpdateAsync, Data Store: PlayerData`,
+  })),
+  // teleports
+  ...["4483381587", "920587237"].map((place) => ({
+    issue: "teleport-full",
+    message: `Teleport to place ${place} failed: The server is full (Error Code: 772)`,
+  })),
+  { issue: "teleport-unauthorized", message: "Teleport to place 4483381587 failed: Unauthorized (Error Code: 773)" },
+  // MessagingService / MemoryStore limits
+  ...["Party_48213", "Party_7", "Party_100200"].map((t) => ({
+    issue: "messaging-publish",
+    message: `MessagingService: PublishAsync rate limit exceeded for topic "${t}"`,
+  })),
+  ...["matchmaking_4412", "matchmaking_9"].map((q) => ({
+    issue: "memorystore-queue",
+    message: `MemoryStoreService: RequestThrottled: request rate exceeded for queue "${q}"`,
+  })),
+  // assets, coordinates, durations, ids
+  ...["12345678", "9", "66123"].map((id) => ({
+    issue: "sound-load",
+    message: `Failed to load sound rbxassetid://${id}: Unable to download sound data`,
+  })),
+  ...["(120.5, 4, -33.2) after 0.25s", "(-4, 10.75, 88) after 3s", "(0, 0, 0) after 12.5 seconds"].map((tail) => ({
+    issue: "anticheat-teleport",
+    message: `Anti-cheat: teleport detected to ${tail}`,
+  })),
+  ...["261 in server {0A1B2C3D-1111-2222-3333-444455556666}", "99817723 in server 7c9e6679-7425-40de-944b-e07fc1f90ae7"].map((tail) => ({
+    issue: "load-data",
+    message: `Failed to load data for UserId ${tail}`,
+  })),
+  { issue: "save-data", message: "Failed to save data for UserId 261 in server {0A1B2C3D-1111-2222-3333-444455556666}" },
+  // infinite yields on numbered spawns and on remotes
+  ...[1, 5, 9].map((n) => ({
+    issue: "spawn-yield",
+    message: `Infinite yield possible on 'Workspace.Map.Spawns:WaitForChild("Spawn${n}")'`,
+  })),
+  { issue: "remotes-yield", message: `Infinite yield possible on 'ReplicatedStorage:WaitForChild("Remotes")'` },
+  // custom errors thrown by game code, with their stacks
+  ...["ServerScriptService.Trade:210 function confirm\nServerScriptService.Trade:150", "Script 'ServerScriptService.Trade', Line 210 - function confirm\nScript 'ServerScriptService.Trade', Line 150"].map((stack) => ({
+    issue: "trade-error",
+    message: "Trade rejected: item no longer in inventory",
+    stack,
+  })),
+  { issue: "trade-error-other-path", message: "Trade rejected: item no longer in inventory", stack: "ServerScriptService.Trade:233 function cancel" },
+  { issue: "quest-error", message: "ServerScriptService.Quests:12: Quest 4 has no reward table", stack: "ServerScriptService.Quests:12 function reward" },
+  { issue: "quest-error", message: "ServerScriptService.Quests:12: Quest 17 has no reward table" },
+];
