@@ -1,4 +1,5 @@
 import type { Sql, TxSql } from "./client.js";
+import { announceKeysChanged } from "./key-events.js";
 
 export type DsnKeyRow = {
   id: string;
@@ -29,7 +30,10 @@ export async function revokeDsnKey(sql: Sql, projectId: string, keyId: string): 
   const rows = await sql`
     update dsn_keys set revoked_at = now()
     where id = ${keyId} and project_id = ${projectId} and revoked_at is null returning id`;
-  if (rows.length) await sql`select pg_notify('api_keys_changed', ${keyId})`;
+  if (rows.length) {
+    announceKeysChanged();
+    await sql`select pg_notify('api_keys_changed', ${keyId})`;
+  }
   return rows.length > 0;
 }
 

@@ -2,6 +2,7 @@ import type { Sql } from "../../db/client.js";
 import { findActiveDsnKey, projectDsnId, touchDsnKey } from "../../db/sentry.js";
 import type { ApiKeyAuth } from "~/auth/api-keys.server";
 import { ApiError, unauthorized } from "~/http.server";
+import { apiKeyEvents } from "../../db/key-events.js";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -52,7 +53,10 @@ export class SentryKeyAuth {
     private readonly sql: Sql,
     private readonly apiKeys: ApiKeyAuth,
     private readonly ttlSeconds: number,
-  ) {}
+  ) {
+    // this instance forgets revoked keys before it answers again; other instances hear of it by NOTIFY
+    apiKeyEvents.addEventListener("changed", () => this.cache.clear());
+  }
 
   private async dsnKey(key: string): Promise<Cached | undefined> {
     this.listening ??= this.sql.listen("api_keys_changed", () => this.cache.clear()).catch((err) => {
