@@ -1,0 +1,101 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sql } from "../../db/client.js";
+import { connect, createProject, freshDatabaseUrl } from "../support/server.js";
+import { spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
+
+/**
+ * Faults a production install meets: database connections dropped under load, SIGTERM under load,
+ * instances starting together. The service runs as its own process here (signals and crashes are
+ * about the process), and only its own test database is touched.
+ */
+
+type Outcome = { status: number; traceIds: string[] } | { error: string; traceIds: string[] };
+
+async function postEvents(baseUrl: string, apiKey: string, traceIds: string[], init: RequestInit = {}): Promise<Outcome> {
+  const body = JSON.stringify({ errors: traceIds.map((t, i) => ({ message: `Fault load ${i % 3}`, trace_id: t })) });
+  try {
+    const res = await fetch(`${baseUrl}/api/ingest`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": apiKey },
+      body,
+      ...init,
+    });
+    await res.arrayBuffer();
+    return { status: res.status, traceIds };
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause;
+    return { error: cause?.code ?? String(err), traceIds };
+  }
+}
+
+/** Trace ids among `ids` that have a stored raw row (traced events are never throttled). */
+async function storedTraceIds(sql: Sql, projectId: string, ids: string[]): Promise<Set<string>> {
+  const rows = await sql<{ trace_id: string }[]>`
+    select distinct trace_id::text from events where project_id = ${projectId} and trace_id = any(${ids}::uuid[])`;
+  return new Set(rows.map((r) => r.trace_id));
+}
+
+const acknowledged = (outcomes: Outcome[]) => outcomes.filter((o) => "status" in o && o.status === 200).flatMap((o) => o.traceIds);
+
+describe("database connections terminated during concurrent ingest", () => {
+  let databaseUrl: string;
+  let sql: Sql;
+  let instance: Instance;
+
+  beforeAll(async () => {
+    databaseUrl = await freshDatabaseUrl();
+    instance = await spawnInstance(databaseUrl, { JOBS_ENABLED: "true" });
+    await waitHealthy(instance);
+    sql = connect(databaseUrl);
+  });
+
+  afterAll(async () => {
+    await stopInstance(instance);
+    await sql?.end();
+  });
+
+  it("keeps the process alive: in-flight requests get 500 at worst, every acknowledged event is stored, later requests succeed", async () => {
+    const { apiKey, projectId } = await createProject(sql);
+    const database = new URL(databaseUrl).pathname.slice(1);
+    const outcomes: Outcome[] = [];
+    let loading = true;
+    const clients = Array.from({ length: 12 }, async () => {
+      while (loading) outcomes.push(await postEvents(instance.url, apiKey, Array.from({ length: 1 + (outcomes.length % 4) }, () => randomUUID())));
+    });
+
+    // what a PostgreSQL restart, a failover or a pooler recycle does to the service's connections
+    let terminated = 0;
+    for (let round = 0; round < 8; round++) {
+      const before = outcomes.length;
+      while (outcomes.length < before + 15) await new Promise((r) => setTimeout(r, 20));
+      const rows = await sql`
+        select pg_terminate_backend(pid) from pg_stat_activity
+        where datname = ${database} and pid <> pg_backend_pid() and backend_type = 'client backend'`;
+      terminated += rows.length;
+    }
+    loading = false;
+    await Promise.all(clients);
+
+    expect(terminated).toBeGreaterThan(0);
+    expect(instance.child.exitCode, instance.output()).toBeNull();
+    // a request whose transaction lost its connection answers 500; nothing else goes wrong
+    const statuses = new Set(outcomes.map((o) => ("status" in o ? o.status : o.error)));
+    for (const s of statuses) expect([200, 500]).toContain(s);
+
+    // every event answered 200 was stored
+    const acked = acknowledged(outcomes);
+    expect(acked.length).toBeGreaterThan(0);
+    const stored = await storedTraceIds(sql, projectId, acked);
+    expect(acked.filter((t) => !stored.has(t))).toEqual([]);
+
+    // the service recovered without a restart: the next requests all succeed at once
+    const after: Outcome[] = [];
+    for (let i = 0; i < 20; i++) after.push(await postEvents(instance.url, apiKey, [randomUUID()]));
+    expect(after.map((o) => ("status" in o ? o.status : o.error))).toEqual(Array(20).fill(200));
+    const ready = await fetch(`${instance.url}/api/ready`);
+    expect(ready.status).toBe(200);
+    expect(instance.child.exitCode).toBeNull();
+    expect(instance.stderr()).not.toMatch(/TypeError|uncaught/i);
+  }, 240_000);
+});
