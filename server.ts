@@ -47,6 +47,12 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
 
   const app = express();
   app.disable("x-powered-by");
+  // while shutting down, answer what is in flight and close each connection after its response
+  let shuttingDown = false;
+  app.use((_req, res, next) => {
+    if (shuttingDown) res.set("Connection", "close");
+    next();
+  });
   // behind N proxies, req.ip (rate limits) and req.protocol come from X-Forwarded-* of the last N hops
   if (config.trustProxy > 0) app.set("trust proxy", config.trustProxy);
   let build: ServerBuild | (() => Promise<ServerBuild>);
@@ -97,7 +103,9 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      // stop accepting, let in-flight requests finish, then drain writes and jobs before the pool closes
+      // stop accepting, let in-flight requests finish, then drain writes and jobs before the pool
+      // closes; the embedded server (if any) stops last, in db.close()
+      shuttingDown = true;
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       const force = setTimeout(() => server.closeAllConnections(), 10_000);

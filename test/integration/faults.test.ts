@@ -1,8 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
+import { startEmbeddedPostgres } from "../../db/embedded.js";
 import { connect, createProject, freshDatabaseUrl } from "../support/server.js";
-import { spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
+import { freePort, spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
 
 /**
  * Faults a production install meets: database connections dropped under load, SIGTERM under load,
@@ -98,4 +102,116 @@ describe("database connections terminated during concurrent ingest", () => {
     expect(instance.child.exitCode).toBeNull();
     expect(instance.stderr()).not.toMatch(/TypeError|uncaught/i);
   }, 240_000);
+});
+
+const eventsBody = (traceIds: string[]) => JSON.stringify({ errors: traceIds.map((t) => ({ message: "Shutdown load", trace_id: t })) });
+
+/**
+ * One POST on its own connection (no keep-alive reuse, so a connection the server closes while idle
+ * cannot be mistaken for a cut request). `hold` sends the headers and half the body, then waits for it
+ * before sending the rest: a request that is in flight for as long as the caller wants.
+ */
+function postOnce(baseUrl: string, apiKey: string, traceIds: string[], hold?: Promise<void>): Promise<Outcome> {
+  const body = Buffer.from(eventsBody(traceIds));
+  return new Promise((resolve) => {
+    const req = http.request(`${baseUrl}/api/ingest`, {
+      method: "POST",
+      agent: false,
+      headers: { "content-type": "application/json", "x-api-key": apiKey, "content-length": body.length },
+    });
+    req.on("response", (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode!, traceIds }));
+      res.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, traceIds }));
+    });
+    req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, traceIds }));
+    if (!hold) return req.end(body);
+    req.write(body.subarray(0, body.length >> 1));
+    void hold.then(() => req.end(body.subarray(body.length >> 1)));
+  });
+}
+
+describe.each([
+  { mode: "DATABASE_URL", embedded: false },
+  { mode: "embedded PostgreSQL", embedded: true },
+])("SIGTERM under ingest load ($mode)", ({ embedded }) => {
+  let instance: Instance;
+  let sql: Sql;
+  let databaseUrl: string;
+  let pgPort = 0;
+
+  beforeAll(async () => {
+    if (embedded) {
+      pgPort = await freePort();
+      instance = await spawnInstance("", { JOBS_ENABLED: "true", EMBEDDED_PG_PORT: String(pgPort) });
+    } else {
+      databaseUrl = await freshDatabaseUrl();
+      instance = await spawnInstance(databaseUrl, { JOBS_ENABLED: "true" });
+    }
+    await waitHealthy(instance);
+    if (embedded) {
+      const password = readFileSync(path.join(instance.dataDir, "postgres-password"), "utf8").trim();
+      databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/postgres`;
+    }
+    sql = connect(databaseUrl);
+  });
+
+  afterAll(async () => {
+    await stopInstance(instance);
+    await sql?.end();
+    if (instance) rmSync(instance.dataDir, { recursive: true, force: true });
+  });
+
+  it("answers what is in flight, stores every acknowledged event, stops the database last and exits 0", async () => {
+    const { apiKey, projectId } = await createProject(sql);
+    await sql.end();
+
+    const outcomes: Outcome[] = [];
+    let loading = true;
+    const clients = Array.from({ length: 8 }, async () => {
+      while (loading) {
+        const o = await postOnce(instance.url, apiKey, Array.from({ length: 1 + (outcomes.length % 5) }, () => randomUUID()));
+        outcomes.push(o);
+        // the listener is closed: the shutdown has begun and nothing more is accepted
+        if ("error" in o && o.error === "ECONNREFUSED") break;
+      }
+    });
+    while (outcomes.length < 40) await new Promise((r) => setTimeout(r, 20));
+
+    // three requests in the middle of their bodies when the signal arrives
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const inFlight = Array.from({ length: 3 }, () => postOnce(instance.url, apiKey, [randomUUID(), randomUUID()], held));
+    await new Promise((r) => setTimeout(r, 300));
+    instance.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    const slow = await Promise.all(inFlight);
+    loading = false;
+    await Promise.all(clients);
+    const exit = await instance.exited;
+
+    expect(exit, instance.output()).toEqual({ code: 0, signal: null });
+    expect(slow.map((o) => ("status" in o ? o.status : o.error))).toEqual([200, 200, 200]);
+    // no request was answered with an error: each got its answer or found the listener closed
+    const statuses = new Set(outcomes.map((o) => ("status" in o ? o.status : o.error)));
+    for (const s of statuses) expect([200, "ECONNREFUSED", "ECONNRESET"]).toContain(s);
+    expect(instance.stderr()).not.toMatch(/pg-boss error|unexpected error|Error:/);
+
+    if (embedded) {
+      // the embedded server was stopped cleanly, after the app
+      expect(existsSync(path.join(instance.dataDir, "postgres", "postmaster.pid"))).toBe(false);
+    }
+    const db = embedded ? await startEmbeddedPostgres(instance.dataDir, pgPort) : null;
+    const check = connect(databaseUrl);
+    try {
+      const acked = [...acknowledged(outcomes), ...acknowledged(slow)];
+      const stored = await storedTraceIds(check, projectId, acked);
+      expect(acked.filter((t) => !stored.has(t))).toEqual([]);
+      console.info(`SIGTERM under load: ${acked.length} acknowledged events stored, ${outcomes.length} requests, ${[...statuses].join("/")}`);
+    } finally {
+      await check.end();
+      await db?.stop();
+    }
+  }, 300_000);
 });
