@@ -10,6 +10,7 @@ import type { ServerBuild } from "@remix-run/node";
 import express from "express";
 import type PgBoss from "pg-boss";
 import { openDatabase, type Database } from "./db/connect.js";
+import { withSetupLock } from "./db/migrate.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import { createServices, type Services } from "./app/services.server.js";
 import { assertSameOrigin, isMutation } from "./app/accounts/csrf.server.js";
@@ -32,17 +33,21 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     }));
   let boss: PgBoss | null = null;
   if (config.jobsEnabled) {
-    boss = await startJobs(db.url, db.sql, {
-      retentionDays: config.retentionDays,
-      economy: {
-        appSecret: config.appSecret,
-        openCloudBaseUrl: config.openCloudBaseUrl,
-        requestsPerMinute: config.openCloudRequestsPerMinute,
-      },
+    // one instance at a time sets up pg-boss (schema, queues, schedules)
+    boss = await withSetupLock(db.sql, async () => {
+      const b = await startJobs(db.url, db.sql, {
+        retentionDays: config.retentionDays,
+        economy: {
+          appSecret: config.appSecret,
+          openCloudBaseUrl: config.openCloudBaseUrl,
+          requestsPerMinute: config.openCloudRequestsPerMinute,
+        },
+      });
+      await startAlertWorker(b, { sql: db.sql, config });
+      return b;
     });
   }
   const services = createServices(config, db.sql, boss);
-  if (boss) await startAlertWorker(boss, { sql: db.sql, config });
   await services.apiKeys.listen();
 
   const app = express();

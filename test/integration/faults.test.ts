@@ -5,7 +5,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
 import { startEmbeddedPostgres } from "../../db/embedded.js";
-import { connect, createProject, freshDatabaseUrl } from "../support/server.js";
+import { startServer, type RunningServer } from "../../server.js";
+import { connect, createProject, freshDatabaseUrl, testConfig } from "../support/server.js";
 import { freePort, spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
 
 /**
@@ -212,6 +213,27 @@ describe.each([
     } finally {
       await check.end();
       await db?.stop();
+    }
+  }, 300_000);
+});
+
+describe("instances starting together on an empty database", () => {
+  it("two instances with jobs, started at once, both come up healthy (4 rounds)", async () => {
+    for (let round = 0; round < 4; round++) {
+      const url = await freshDatabaseUrl();
+      const configs = [0, 1].map(() => testConfig(url, { JOBS_ENABLED: "true" }));
+      const started = await Promise.allSettled(configs.map((c) => startServer(c)));
+      const running = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+      try {
+        expect(started.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))).toEqual(["ok", "ok"]);
+        for (const r of running) {
+          const ready = await fetch(`${r.url}/api/ready`);
+          expect(ready.status).toBe(200);
+        }
+      } finally {
+        await Promise.all(running.map((r: RunningServer) => r.close()));
+        for (const c of configs) rmSync(c.dataDir, { recursive: true, force: true });
+      }
     }
   }, 300_000);
 });
