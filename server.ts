@@ -113,7 +113,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       shuttingDown = true;
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), 10_000);
+      const force = setTimeout(() => server.closeAllConnections(), 15_000);
       await closed;
       clearTimeout(force);
       await services.writer.drain();
