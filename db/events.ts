@@ -151,9 +151,15 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
     //    the window (their times live in the locked group row); untraced events take them in arrival
     //    order (row_number), traced events are always kept;
     //  - traces, and occurrences per group and level by minute and by hour (stats read only these).
+    // Receive time is the clock when this statement runs, after the group locks were granted, not the
+    // transaction's start (now()): transactions on one group then hold the lock in the order of their
+    // receive times, so each one judges the window with every earlier row already in it, from any
+    // instance, however long it waited for the lock.
     const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
     const kept = await tx<{ seq: number }[]>`
-      with input as (
+      with clock as materialized (
+        select clock_timestamp() as received_at
+      ), input as (
         select * from json_to_recordset(${tx.json(events as never)}::json) as t(
           seq int, project_id uuid, group_id uuid, message text, level text, stack_trace text, user_id bigint,
           player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
@@ -175,7 +181,7 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
         -- rows the group already stored in the window (one primary-key probe per event, no join of
         -- two derived sets, which the planner would run as a nested loop)
         select i.*, row_number() over (partition by i.project_id, i.group_id order by i.seq) as rn,
-          (select count(*) from unnest(g.throttle_times) t where t > now() - ${window}) as used
+          (select count(*) from unnest(g.throttle_times) t where t > (select received_at from clock) - ${window}) as used
         from input i join error_groups g on g.project_id = i.project_id and g.id = i.group_id
         where i.trace_id is null
       ), kept as (
@@ -189,11 +195,11 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
         where r.rn + r.used <= ${throttle.limit}
       ), stored as (
         insert into events (project_id, group_id, message, level, stack_trace, user_id, player_name, trace_id,
-          job_id, place_id, game_version, environment, context, tags, count, "timestamp")
+          job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at)
         select project_id, group_id, message, level, stack_trace, user_id, player_name, trace_id,
           job_id, place_id, game_version, environment, context,
           case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
-          count, ts
+          count, ts, (select received_at from clock)
         from kept order by seq
       ), traced as (
         insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
@@ -220,7 +226,8 @@ export async function writeEvents(sql: Sql, rows: EventRow[], throttle: Throttle
           user_count = g.user_count + coalesce(nu.n, 0),
           stored_count = g.stored_count + coalesce(k.n, 0),
           throttle_times = case when coalesce(k.untraced, 0) = 0 then g.throttle_times
-            else array(select t from unnest(g.throttle_times) t where t > now() - ${window}) || array_fill(now(), array[k.untraced::int]) end
+            else array(select t from unnest(g.throttle_times) t where t > (select received_at from clock) - ${window})
+              || array_fill((select received_at from clock), array[k.untraced::int]) end
         from (select distinct project_id, group_id from input) a
         left join (select project_id, group_id, count(*) as n from new_pairs group by 1, 2) nu
           on nu.project_id = a.project_id and nu.group_id = a.group_id
