@@ -1,3 +1,4 @@
+import { isConnectionLoss } from "../db/client.js";
 import { ApiError } from "~/http.server";
 
 /**
@@ -14,24 +15,6 @@ export const databaseUnavailable = () =>
     "Retry-After": String(RETRY_AFTER_SECONDS),
   });
 
-// the driver's codes for a connection that could not be opened or was lost, and PostgreSQL's for a
-// server that is shutting down, starting up or out of connections
-const CONNECTION_ERRORS = new Set([
-  "CONNECT_TIMEOUT",
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED",
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "57P01",
-  "57P02",
-  "57P03",
-  "53300",
-]);
-
-export const isConnectionError = (err: unknown) =>
-  typeof err === "object" && err !== null && CONNECTION_ERRORS.has(String((err as { code?: unknown }).code));
-
 /**
  * Resolves as `work` does; rejects with the 503 when `work` has not settled after `ms` (it runs on:
  * a write that commits later is kept, so a 503 means "unknown", never "lost") or failed because the
@@ -43,7 +26,7 @@ export function withinDatabaseDeadline<T>(work: Promise<T>, ms: number): Promise
     timer = setTimeout(() => reject(databaseUnavailable()), ms);
   });
   const settled = work.catch((err: unknown) => {
-    throw isConnectionError(err) ? databaseUnavailable() : err;
+    throw isConnectionLoss(err) ? databaseUnavailable() : err;
   });
   return Promise.race([settled, deadline]).finally(() => clearTimeout(timer));
 }
