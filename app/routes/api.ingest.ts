@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs } from "@remix-run/node";
 import { ingestEvents } from "~/ingest/ingest.server";
 import { handle, json, methodNotAllowed, readJson } from "~/http.server";
-import { INGEST_TIMEOUT_MS, withinDatabaseDeadline } from "~/db-deadline.server";
+import { withinDatabaseDeadline } from "~/db-deadline.server";
 
 /** Health check: no key needed. */
 export const loader = () => json({ status: "ok" });
@@ -10,7 +10,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
   handle(async () => {
     if (request.method !== "POST") throw methodNotAllowed(["GET", "POST"]);
     const { services } = context;
-    const { projectId } = await withinDatabaseDeadline(services.apiKeys.projectFor(request), INGEST_TIMEOUT_MS);
+    const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
     const body = await readJson(request, services.config.maxBodyBytes);
-    return json(await withinDatabaseDeadline(ingestEvents(services, projectId, body), INGEST_TIMEOUT_MS));
+    return json(await withinDatabaseDeadline(services.sql, ingestEvents(services, projectId, body)));
   });
