@@ -2,7 +2,7 @@
  * The process: validate the environment, open the database (embedded when DATABASE_URL is unset),
  * start pg-boss, serve the Remix app on Express, and shut down gracefully on SIGTERM/SIGINT.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequestHandler } from "@remix-run/express";
@@ -52,12 +52,6 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
 
   const app = express();
   app.disable("x-powered-by");
-  // while shutting down, answer what is in flight and close each connection after its response
-  let shuttingDown = false;
-  app.use((_req, res, next) => {
-    if (shuttingDown) res.set("Connection", "close");
-    next();
-  });
   // behind N proxies, req.ip (rate limits) and req.protocol come from X-Forwarded-* of the last N hops
   if (config.trustProxy > 0) app.set("trust proxy", config.trustProxy);
   let build: ServerBuild | (() => Promise<ServerBuild>);
@@ -97,6 +91,15 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   app.all("*", createRequestHandler({ build, getLoadContext: (req) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" }) }));
 
   const server: Server = createServer(app);
+  // while shutting down, in-flight requests are answered and each connection closes after its
+  // response (a keep-alive connection would otherwise hold the shutdown until it idles out)
+  let shuttingDown = false;
+  const inFlight = new Set<ServerResponse>();
+  server.on("request", (_req, res: ServerResponse) => {
+    if (shuttingDown) res.setHeader("Connection", "close");
+    inFlight.add(res);
+    res.on("close", () => inFlight.delete(res));
+  });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -111,6 +114,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       // stop accepting, let in-flight requests finish, then drain writes and jobs before the pool
       // closes; the embedded server (if any) stops last, in db.close()
       shuttingDown = true;
+      for (const res of inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       const force = setTimeout(() => server.closeAllConnections(), 15_000);

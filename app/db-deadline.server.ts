@@ -6,10 +6,12 @@ import { ApiError } from "~/http.server";
  * a request would wait for as long as the stall lasts. Requests that need the database wait for it
  * a bounded time and then answer 503 with Retry-After, which every retrying client understands.
  * A database that is merely busy is not stalled: a request that has waited INGEST_WAIT_MS asks it
- * `select 1` and goes on waiting when that answers within READY_TIMEOUT_MS.
+ * `select 1` and goes on waiting when that answers within PROBE_TIMEOUT_MS (generous, as the probe
+ * waits for a pool connection behind the load).
  */
 export const READY_TIMEOUT_MS = 2_000;
-export const INGEST_WAIT_MS = 10_000;
+export const INGEST_WAIT_MS = 15_000;
+const PROBE_TIMEOUT_MS = 5_000;
 const RETRY_AFTER_SECONDS = 5;
 
 export const databaseUnavailable = () =>
@@ -49,6 +51,6 @@ export async function withinDatabaseDeadline<T>(sql: Sql, work: Promise<T>, wait
   for (;;) {
     const r = await settleWithin(work, waitMs);
     if (r !== TIMED_OUT) return r;
-    if (!(await databaseAnswers(sql))) throw databaseUnavailable();
+    if (!(await databaseAnswers(sql, PROBE_TIMEOUT_MS))) throw databaseUnavailable();
   }
 }

@@ -17,7 +17,7 @@ import { INGEST_WAIT_MS } from "../../app/db-deadline.server.js";
  * about the process), and only its own test database is touched.
  */
 
-type Outcome = { status: number; traceIds: string[] } | { error: string; traceIds: string[] };
+type Outcome = { status: number; traceIds: string[]; connection?: string } | { error: string; traceIds: string[] };
 
 async function postEvents(baseUrl: string, apiKey: string, traceIds: string[], init: RequestInit = {}): Promise<Outcome> {
   const body = JSON.stringify({ errors: traceIds.map((t, i) => ({ message: `Fault load ${i % 3}`, trace_id: t })) });
@@ -111,28 +111,39 @@ describe("database connections terminated during concurrent ingest", () => {
 
 const eventsBody = (traceIds: string[]) => JSON.stringify({ errors: traceIds.map((t) => ({ message: "Shutdown load", trace_id: t })) });
 
+type Hold = { agent: http.Agent; taken: () => void; released: Promise<void> };
+
 /**
  * One POST on its own connection (no keep-alive reuse, so a connection the server closes while idle
- * cannot be mistaken for a cut request). `hold` sends the headers and half the body, then waits for it
- * before sending the rest: a request that is in flight for as long as the caller wants.
+ * cannot be mistaken for a cut request). With `hold`, the headers go first with
+ * `Expect: 100-continue`: `taken()` is called once the server has read them and answered 100 Continue
+ * (the request is then in the server's hands), and the body follows when `released` resolves.
  */
-function postOnce(baseUrl: string, apiKey: string, traceIds: string[], hold?: Promise<void>): Promise<Outcome> {
+function postOnce(baseUrl: string, apiKey: string, traceIds: string[], hold?: Hold): Promise<Outcome> {
   const body = Buffer.from(eventsBody(traceIds));
   return new Promise((resolve) => {
     const req = http.request(`${baseUrl}/api/ingest`, {
       method: "POST",
-      agent: false,
-      headers: { "content-type": "application/json", "x-api-key": apiKey, "content-length": body.length },
+      agent: hold?.agent ?? false,
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": apiKey,
+        "content-length": body.length,
+        ...(hold ? { expect: "100-continue" } : {}),
+      },
     });
     req.on("response", (res) => {
       res.resume();
-      res.on("end", () => resolve({ status: res.statusCode!, traceIds }));
+      res.on("end", () => resolve({ status: res.statusCode!, traceIds, connection: res.headers.connection }));
       res.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, traceIds }));
     });
     req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, traceIds }));
     if (!hold) return req.end(body);
-    req.write(body.subarray(0, body.length >> 1));
-    void hold.then(() => req.end(body.subarray(body.length >> 1)));
+    req.on("continue", () => {
+      hold.taken();
+      void hold.released.then(() => req.end(body));
+    });
+    req.flushHeaders();
   });
 }
 
@@ -183,11 +194,16 @@ describe.each([
     });
     while (outcomes.length < 40) await new Promise((r) => setTimeout(r, 20));
 
-    // three requests in the middle of their bodies when the signal arrives
+    // three requests the server has taken in, their bodies not yet sent, when the signal arrives
+    // (on keep-alive connections)
     let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const inFlight = Array.from({ length: 3 }, () => postOnce(instance.url, apiKey, [randomUUID(), randomUUID()], held));
-    await new Promise((r) => setTimeout(r, 300));
+    const released = new Promise<void>((r) => (release = r));
+    const keepAlive = new http.Agent({ keepAlive: true });
+    let taken = 0;
+    const inFlight = Array.from({ length: 3 }, () =>
+      postOnce(instance.url, apiKey, [randomUUID(), randomUUID()], { agent: keepAlive, released, taken: () => taken++ }),
+    );
+    while (taken < 3) await new Promise((r) => setTimeout(r, 20));
     const signalled = performance.now();
     instance.child.kill("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
@@ -200,6 +216,9 @@ describe.each([
 
     expect(exit, instance.output()).toEqual({ code: 0, signal: null });
     expect(slow.map((o) => ("status" in o ? o.status : o.error))).toEqual([200, 200, 200]);
+    // their connections close after the answer, so the shutdown does not wait for them to idle out
+    expect(slow.map((o) => ("status" in o ? o.connection : o.error))).toEqual(["close", "close", "close"]);
+    keepAlive.destroy();
     // no request was answered with an error: each got its answer or found the listener closed
     const statuses = new Set(outcomes.map((o) => ("status" in o ? o.status : o.error)));
     for (const s of statuses) expect([200, "ECONNREFUSED", "ECONNRESET"]).toContain(s);
@@ -215,6 +234,9 @@ describe.each([
       const acked = [...acknowledged(outcomes), ...acknowledged(slow)];
       const stored = await storedTraceIds(check, projectId, acked);
       expect(acked.filter((t) => !stored.has(t))).toEqual([]);
+      // a request that got no answer was never taken in: nothing of it was stored
+      const unanswered = outcomes.filter((o) => "error" in o).flatMap((o) => o.traceIds);
+      expect([...(await storedTraceIds(check, projectId, unanswered))]).toEqual([]);
       console.info(`SIGTERM under load: exit 0 after ${shutdownMs.toFixed(0)} ms; ${acked.length} acknowledged events all stored; ${outcomes.length} requests: ${[...statuses].join("/")}`);
     } finally {
       await check.end();
