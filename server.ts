@@ -2,7 +2,7 @@
  * The process: validate the environment, open the database (embedded when DATABASE_URL is unset),
  * start pg-boss, serve the Remix app on Express, and shut down gracefully on SIGTERM/SIGINT.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequestHandler } from "@remix-run/express";
@@ -10,6 +10,7 @@ import type { ServerBuild } from "@remix-run/node";
 import express from "express";
 import type PgBoss from "pg-boss";
 import { openDatabase, type Database } from "./db/connect.js";
+import { withSetupLock } from "./db/migrate.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import { createServices, type Services } from "./app/services.server.js";
 import { assertSameOrigin, isMutation } from "./app/accounts/csrf.server.js";
@@ -34,17 +35,21 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     }));
   let boss: PgBoss | null = null;
   if (config.jobsEnabled) {
-    boss = await startJobs(db.url, db.sql, {
-      retentionDays: config.retentionDays,
-      economy: {
-        appSecret: config.appSecret,
-        openCloudBaseUrl: config.openCloudBaseUrl,
-        requestsPerMinute: config.openCloudRequestsPerMinute,
-      },
+    // one instance at a time sets up pg-boss (schema, queues, schedules)
+    boss = await withSetupLock(db.sql, async () => {
+      const b = await startJobs(db.url, db.sql, {
+        retentionDays: config.retentionDays,
+        economy: {
+          appSecret: config.appSecret,
+          openCloudBaseUrl: config.openCloudBaseUrl,
+          requestsPerMinute: config.openCloudRequestsPerMinute,
+        },
+      });
+      await startAlertWorker(b, { sql: db.sql, config });
+      return b;
     });
   }
   const services = createServices(config, db.sql, boss);
-  if (boss) await startAlertWorker(boss, { sql: db.sql, config });
   await services.apiKeys.listen();
 
   const app = express();
@@ -109,6 +114,15 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   });
 
   const server: Server = createServer(app);
+  // while shutting down, in-flight requests are answered and each connection closes after its
+  // response (a keep-alive connection would otherwise hold the shutdown until it idles out)
+  let shuttingDown = false;
+  const inFlight = new Set<ServerResponse>();
+  server.on("request", (_req, res: ServerResponse) => {
+    if (shuttingDown) res.setHeader("Connection", "close");
+    inFlight.add(res);
+    res.on("close", () => inFlight.delete(res));
+  });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -120,10 +134,13 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      // stop accepting, let in-flight requests finish, then drain writes and jobs before the pool closes
+      // stop accepting, let in-flight requests finish, then drain writes and jobs before the pool
+      // closes; the embedded server (if any) stops last, in db.close()
+      shuttingDown = true;
+      for (const res of inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), 10_000);
+      const force = setTimeout(() => server.closeAllConnections(), 15_000);
       await closed;
       clearTimeout(force);
       await services.writer.drain();

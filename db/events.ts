@@ -1,4 +1,4 @@
-import type { Sql, TxSql } from "./client.js";
+import { isConnectionLoss, type Sql, type TxSql } from "./client.js";
 import { claimEventIds } from "./sentry.js";
 
 export type Level = "error" | "warn" | "info";
@@ -181,238 +181,262 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
   // a snoozed (ignored) group reopens on the first occurrence past its time or its occurrence target
   const snoozeOver = sql`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
 
-  return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
-             from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`;
-    // events already received under their id are left out before anything is counted
-    const fresh = hasEventIds ? await claimEventIds(tx, input) : null;
-    const rows = fresh ? input.filter((_, i) => fresh[i]) : input;
-    if (rows.length === 0) return { stored: input.map(() => false), groups: [] };
-    const res = await resolveGroups(tx, rows);
-    const at = (e: EventRow) => res.get(`${e.projectId}\u0000${e.fingerprint}`)!;
-    // the key (fingerprint) of the group an event lands in, and of its own member row when merged
-    const targetKey = (e: EventRow) => {
-      const r = at(e);
-      return r.target_fp ?? r.own_fp ?? e.fingerprint;
-    };
-    const groups = aggregateGroups(rows, (e) => {
-      const r = at(e);
-      return r.target_fp ? [r.target_fp, r.own_fp!] : [targetKey(e)];
-    });
-
-    // fingerprints that joined a group through the previous version's fingerprint
-    const aliases = [...res.values()]
-      .filter((r) => r.via === 3)
-      .map((r) => ({ project_id: r.project_id, fingerprint: r.fp, group_id: r.row_id }))
-      .sort((a, b) => (a.project_id + a.fingerprint < b.project_id + b.fingerprint ? -1 : 1));
-    if (aliases.length > 0) {
-      await tx`
-        insert into group_aliases (project_id, fingerprint, group_id)
-        select project_id, fingerprint, group_id
-        from json_to_recordset(${tx.json(aliases as never)}::json) as t(project_id uuid, fingerprint text, group_id uuid)
-        order by project_id, fingerprint
-        on conflict do nothing`;
-    }
-
-    const upserted = await tx<(TouchedGroup & { merged_into: string | null })[]>`
-      insert into error_groups as g
-        (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version, grouping_version)
-      select project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version, ${groupingVersion}
-      from json_to_recordset(${tx.json(groups.map((g) => ({ ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen) })) as never)}::json)
-        as t(project_id uuid, fingerprint text, message text, level text, count bigint,
-             first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text)
-      order by project_id, fingerprint
-      on conflict (project_id, fingerprint) do update set
-        count = g.count + excluded.count,
-        first_seen = least(g.first_seen, excluded.first_seen),
-        last_seen = greatest(g.last_seen, excluded.last_seen),
-        environment = case when excluded.last_seen >= g.last_seen then excluded.environment else g.environment end,
-        level = case when level_rank(excluded.level) > level_rank(g.level) then excluded.level else g.level end,
-        culprit = coalesce(g.culprit, excluded.culprit),
-        first_version = coalesce(g.first_version, excluded.first_version),
-        last_version = case when excluded.last_version is not null and (g.last_version is null or excluded.last_seen >= g.last_seen)
-          then excluded.last_version else g.last_version end,
-        -- a member of a merged issue keeps its status: the issue it is merged into has the live one
-        status = case when g.merged_into is null and (g.status = 'resolved' or ${snoozeOver}) then 'open' else g.status end,
-        regressed_at = case when g.status = 'resolved' and g.merged_into is null then now() else g.regressed_at end,
-        regressed_version = case when g.status = 'resolved' and g.merged_into is null then excluded.last_version else g.regressed_version end,
-        resolved_at = case when g.status = 'resolved' and g.merged_into is null then null else g.resolved_at end,
-        snooze_until = case when ${snoozeOver} then null else g.snooze_until end,
-        snooze_count = case when ${snoozeOver} then null else g.snooze_count end,
-        snooze_users = case when ${snoozeOver} then null else g.snooze_users end
-      returning project_id, fingerprint, id, (xmax = 0) as created,
-        coalesce(regressed_at = now(), false) as regressed, status, merged_into`;
-    const touched: TouchedGroup[] = upserted
-      .filter((g) => g.merged_into == null)
-      .map(({ merged_into: _, ...g }) => g);
-
-    const groupId = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g.id]));
-    const events = rows.map((e, seq) => {
-      const r = at(e);
-      const group_id = groupId.get(`${e.projectId}\u0000${targetKey(e)}`)!;
-      return {
-        seq,
-        project_id: e.projectId,
-        group_id,
-        origin_id: r.target_fp ? r.own_id : group_id,
-        family: r.family,
-        message: e.message,
-        level: e.level,
-        stack_trace: e.stackTrace,
-        user_id: e.userId,
-        player_name: e.playerName,
-        trace_id: e.traceId,
-        job_id: e.jobId,
-        place_id: e.placeId,
-        game_version: e.gameVersion,
-        environment: e.environment,
-        context: e.context ?? null,
-        tags: e.tags,
-        count: e.count,
-        ts: iso(e.timestamp),
+  let commitSent = false;
+  try {
+    return await sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
+               from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`;
+      // events already received under their id are left out before anything is counted
+      const fresh = hasEventIds ? await claimEventIds(tx, input) : null;
+      const rows = fresh ? input.filter((_, i) => fresh[i]) : input;
+      if (rows.length === 0) return { stored: input.map(() => false), groups: [] };
+      const res = await resolveGroups(tx, rows);
+      const at = (e: EventRow) => res.get(`${e.projectId}\u0000${e.fingerprint}`)!;
+      // the key (fingerprint) of the group an event lands in, and of its own member row when merged
+      const targetKey = (e: EventRow) => {
+        const r = at(e);
+        return r.target_fp ?? r.own_fp ?? e.fingerprint;
       };
+      const groups = aggregateGroups(rows, (e) => {
+        const r = at(e);
+        return r.target_fp ? [r.target_fp, r.own_fp!] : [targetKey(e)];
+      });
+
+      // fingerprints that joined a group through the previous version's fingerprint
+      const aliases = [...res.values()]
+        .filter((r) => r.via === 3)
+        .map((r) => ({ project_id: r.project_id, fingerprint: r.fp, group_id: r.row_id }))
+        .sort((a, b) => (a.project_id + a.fingerprint < b.project_id + b.fingerprint ? -1 : 1));
+      if (aliases.length > 0) {
+        await tx`
+          insert into group_aliases (project_id, fingerprint, group_id)
+          select project_id, fingerprint, group_id
+          from json_to_recordset(${tx.json(aliases as never)}::json) as t(project_id uuid, fingerprint text, group_id uuid)
+          order by project_id, fingerprint
+          on conflict do nothing`;
+      }
+
+      const upserted = await tx<(TouchedGroup & { merged_into: string | null })[]>`
+        insert into error_groups as g
+          (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version, grouping_version)
+        select project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version, ${groupingVersion}
+        from json_to_recordset(${tx.json(groups.map((g) => ({ ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen) })) as never)}::json)
+          as t(project_id uuid, fingerprint text, message text, level text, count bigint,
+               first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text)
+        order by project_id, fingerprint
+        on conflict (project_id, fingerprint) do update set
+          count = g.count + excluded.count,
+          first_seen = least(g.first_seen, excluded.first_seen),
+          last_seen = greatest(g.last_seen, excluded.last_seen),
+          environment = case when excluded.last_seen >= g.last_seen then excluded.environment else g.environment end,
+          level = case when level_rank(excluded.level) > level_rank(g.level) then excluded.level else g.level end,
+          culprit = coalesce(g.culprit, excluded.culprit),
+          first_version = coalesce(g.first_version, excluded.first_version),
+          last_version = case when excluded.last_version is not null and (g.last_version is null or excluded.last_seen >= g.last_seen)
+            then excluded.last_version else g.last_version end,
+          -- a member of a merged issue keeps its status: the issue it is merged into has the live one
+          status = case when g.merged_into is null and (g.status = 'resolved' or ${snoozeOver}) then 'open' else g.status end,
+          regressed_at = case when g.status = 'resolved' and g.merged_into is null then now() else g.regressed_at end,
+          regressed_version = case when g.status = 'resolved' and g.merged_into is null then excluded.last_version else g.regressed_version end,
+          resolved_at = case when g.status = 'resolved' and g.merged_into is null then null else g.resolved_at end,
+          snooze_until = case when ${snoozeOver} then null else g.snooze_until end,
+          snooze_count = case when ${snoozeOver} then null else g.snooze_count end,
+          snooze_users = case when ${snoozeOver} then null else g.snooze_users end
+        returning project_id, fingerprint, id, (xmax = 0) as created,
+          coalesce(regressed_at = now(), false) as regressed, status, merged_into`;
+      const touched: TouchedGroup[] = upserted
+        .filter((g) => g.merged_into == null)
+        .map(({ merged_into: _, ...g }) => g);
+
+      const groupId = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g.id]));
+      const events = rows.map((e, seq) => {
+        const r = at(e);
+        const group_id = groupId.get(`${e.projectId}\u0000${targetKey(e)}`)!;
+        return {
+          seq,
+          project_id: e.projectId,
+          group_id,
+          origin_id: r.target_fp ? r.own_id : group_id,
+          family: r.family,
+          message: e.message,
+          level: e.level,
+          stack_trace: e.stackTrace,
+          user_id: e.userId,
+          player_name: e.playerName,
+          trace_id: e.traceId,
+          job_id: e.jobId,
+          place_id: e.placeId,
+          game_version: e.gameVersion,
+          environment: e.environment,
+          context: e.context ?? null,
+          tags: e.tags,
+          count: e.count,
+          ts: iso(e.timestamp),
+        };
+      });
+
+      // Everything else in one statement, run after the group locks above were taken. Each part locks
+      // its rows in key order (users, traces, rollups), and each group row is written once more at most.
+      // group_id is the issue an event lands in; origin_id the group row of its own fingerprint (the
+      // same unless the fingerprint belongs to an issue merged into another one).
+      //  - group_users: distinct users per origin; a group's user_count grows by the users new to it
+      //    (for a merged issue: new to all its members); project_users: each user's latest occurrence
+      //    to the minute (a write is skipped while the stored time is less than a minute older);
+      //  - the throttle, per origin (fingerprint): free places are the limit minus its stored untraced
+      //    rows received in the window (their times live in the locked row); untraced events take them
+      //    in arrival order (row_number), traced events are always kept;
+      //  - traces, and occurrences per group, level and origin by minute and by hour (stats read only these).
+      // Receive time is the clock when this statement runs, after the group locks were granted, not the
+      // transaction's start (now()): transactions on one group then hold the lock in the order of their
+      // receive times, so each one judges the window with every earlier row already in it, from any
+      // instance, however long it waited for the lock.
+      const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
+      const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
+      const kept = await tx<{ seq: number }[]>`
+        with clock as materialized (
+          select clock_timestamp() as received_at
+        ), input as (
+          select * from json_to_recordset(${tx.json(events as never)}::json) as t(
+            seq int, project_id uuid, group_id uuid, origin_id uuid, family uuid[], message text, level text, stack_trace text,
+            user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
+            context jsonb, tags jsonb, count int, ts timestamptz)
+        ), new_pairs as (
+          insert into group_users (project_id, group_id, user_id)
+          select distinct project_id, origin_id, user_id from input where user_id is not null
+          order by 1, 2, 3
+          on conflict do nothing
+          returning project_id, group_id as origin_id, user_id
+        ), new_users as (
+          -- per group an event lands in: users new to it; per member row: users new to that member
+          select i.project_id, i.group_id as id, count(distinct np.user_id) filter (
+              where i.family is null or not exists (
+                select 1 from group_users x
+                where x.project_id = i.project_id and x.group_id = any(i.family) and x.user_id = np.user_id)) as n
+          from new_pairs np
+          join (select distinct project_id, group_id, origin_id, family from input) i
+            on i.project_id = np.project_id and i.origin_id = np.origin_id
+          group by 1, 2
+          union all
+          select np.project_id, np.origin_id, count(*) from new_pairs np
+          where exists (select 1 from input i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
+          group by 1, 2
+        ), seen_users as (
+          insert into project_users as pu (project_id, user_id, last_seen, player_name)
+          select project_id, user_id, max(ts), (array_agg(player_name order by ts desc) filter (where player_name is not null))[1]
+          from input where user_id is not null
+          group by 1, 2 order by 1, 2
+          on conflict (project_id, user_id) do update set
+            last_seen = greatest(pu.last_seen, excluded.last_seen),
+            player_name = coalesce(excluded.player_name, pu.player_name)
+          where pu.last_seen < excluded.last_seen - interval '1 minute'
+            or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
+        ), by_environment as (
+          insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
+          select project_id, group_id, environment, sum(count), min(ts), max(ts) from input
+          group by 1, 2, 3 order by 1, 2, 3
+          on conflict (project_id, group_id, environment) do update set
+            count = ge.count + excluded.count,
+            first_seen = least(ge.first_seen, excluded.first_seen),
+            last_seen = greatest(ge.last_seen, excluded.last_seen)
+        ), by_version as (
+          insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
+          select project_id, group_id, game_version, sum(count), min(ts), max(ts) from input
+          where game_version is not null
+          group by 1, 2, 3 order by 1, 2, 3
+          on conflict (project_id, group_id, version) do update set
+            count = gv.count + excluded.count,
+            first_seen = least(gv.first_seen, excluded.first_seen),
+            last_seen = greatest(gv.last_seen, excluded.last_seen)
+        ), ranked as (
+          -- each untraced event with its place in arrival order within its fingerprint's row and the
+          -- number of rows that row already stored in the window (one primary-key probe per event, no
+          -- join of two derived sets, which the planner would run as a nested loop)
+          select i.*, row_number() over (partition by i.project_id, i.origin_id order by i.seq) as rn,
+            (select count(*) from unnest(g.throttle_times) t where t > (select received_at from clock) - ${window}) as used
+          from input i join error_groups g on g.project_id = i.project_id and g.id = i.origin_id
+          where i.trace_id is null
+        ), kept as (
+          select seq, project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
+            job_id, place_id, game_version, environment, context, tags, count, ts
+          from input where trace_id is not null
+          union all
+          select r.seq, r.project_id, r.group_id, r.origin_id, r.message, r.level, r.stack_trace, r.user_id, r.player_name, r.trace_id,
+            r.job_id, r.place_id, r.game_version, r.environment, r.context, r.tags, r.count, r.ts
+          from ranked r
+          where r.rn + r.used <= ${throttle.limit}
+        ), stored as (
+          insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
+            job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at)
+          select project_id, group_id, nullif(origin_id, group_id), message, level, stack_trace, user_id, player_name, trace_id,
+            job_id, place_id, game_version, environment, context,
+            case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
+            count, ts, (select received_at from clock)
+          from kept order by seq
+        ), traced as (
+          insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
+          select project_id, trace_id, min(ts), max(ts), count(*), array_agg(distinct group_id order by group_id)
+          from input where trace_id is not null
+          group by 1, 2 order by 1, 2
+          on conflict (project_id, trace_id) do update set
+            first_seen = least(tr.first_seen, excluded.first_seen),
+            last_seen = greatest(tr.last_seen, excluded.last_seen),
+            event_count = tr.event_count + excluded.event_count,
+            group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
+        ), by_minute as (
+          insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
+          select project_id, date_trunc('minute', ts), group_id, level, origin_id, sum(count) from input
+          group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+          on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+        ), by_hour as (
+          insert into rollup_hour as r (project_id, bucket, group_id, level, origin_id, count)
+          select project_id, date_trunc('hour', ts), group_id, level, origin_id, sum(count) from input
+          group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+          on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+        ), per_row as (
+          select project_id, id, sum(users) as users, sum(stored) as stored, sum(untraced) as untraced from (
+            select project_id, id, n as users, 0 as stored, 0 as untraced from new_users
+            union all
+            select project_id, group_id, 0, count(*), 0 from kept group by 1, 2
+            union all
+            select project_id, origin_id, 0, 0, count(*) from kept where trace_id is null group by 1, 2
+          ) u group by 1, 2
+        ), bump as (
+          update error_groups g set
+            user_count = g.user_count + p.users,
+            -- a group snoozed until N more users reopens when the N-th new user arrives
+            status = case when ${usersOver} then 'open' else g.status end,
+            snooze_until = case when ${usersOver} then null else g.snooze_until end,
+            snooze_count = case when ${usersOver} then null else g.snooze_count end,
+            snooze_users = case when ${usersOver} then null else g.snooze_users end,
+            stored_count = g.stored_count + p.stored,
+            throttle_times = case when p.untraced = 0 then g.throttle_times
+              else array(select t from unnest(g.throttle_times) t where t > (select received_at from clock) - ${window})
+                || array_fill((select received_at from clock), array[p.untraced::int]) end
+          from per_row p
+          where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0 or p.untraced > 0)
+        )
+        select seq from kept`;
+
+      const keptSeqs = new Set(kept.map((r) => r.seq));
+      commitSent = true;
+      const storedRows = rows.map((_, i) => keptSeqs.has(i));
+      if (!fresh) return { stored: storedRows, groups: touched };
+      // back to the caller's order: a dropped repeat of an event id was not stored
+      let k = 0;
+      return { stored: fresh.map((f) => (f ? storedRows[k++] : false)), groups: touched };
     });
+  } catch (err) {
+    // lost before COMMIT was sent, the server rolled the transaction back: safe to write again
+    if (!commitSent && isConnectionLoss(err)) throw new NotCommittedError(err);
+    throw err;
+  }
+}
 
-    // Everything else in one statement, run after the group locks above were taken. Each part locks
-    // its rows in key order (users, traces, rollups), and each group row is written once more at most.
-    // group_id is the issue an event lands in; origin_id the group row of its own fingerprint (the
-    // same unless the fingerprint belongs to an issue merged into another one).
-    //  - group_users: distinct users per origin; a group's user_count grows by the users new to it
-    //    (for a merged issue: new to all its members); project_users: each user's latest occurrence
-    //    to the minute (a write is skipped while the stored time is less than a minute older);
-    //  - the throttle, per origin (fingerprint): free places are the limit minus its stored untraced
-    //    rows received in the window (their times live in the locked row); untraced events take them
-    //    in arrival order (row_number), traced events are always kept;
-    //  - traces, and occurrences per group, level and origin by minute and by hour (stats read only these).
-    const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
-    const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
-    const kept = await tx<{ seq: number }[]>`
-      with input as (
-        select * from json_to_recordset(${tx.json(events as never)}::json) as t(
-          seq int, project_id uuid, group_id uuid, origin_id uuid, family uuid[], message text, level text, stack_trace text,
-          user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
-          context jsonb, tags jsonb, count int, ts timestamptz)
-      ), new_pairs as (
-        insert into group_users (project_id, group_id, user_id)
-        select distinct project_id, origin_id, user_id from input where user_id is not null
-        order by 1, 2, 3
-        on conflict do nothing
-        returning project_id, group_id as origin_id, user_id
-      ), new_users as (
-        -- per group an event lands in: users new to it; per member row: users new to that member
-        select i.project_id, i.group_id as id, count(distinct np.user_id) filter (
-            where i.family is null or not exists (
-              select 1 from group_users x
-              where x.project_id = i.project_id and x.group_id = any(i.family) and x.user_id = np.user_id)) as n
-        from new_pairs np
-        join (select distinct project_id, group_id, origin_id, family from input) i
-          on i.project_id = np.project_id and i.origin_id = np.origin_id
-        group by 1, 2
-        union all
-        select np.project_id, np.origin_id, count(*) from new_pairs np
-        where exists (select 1 from input i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
-        group by 1, 2
-      ), seen_users as (
-        insert into project_users as pu (project_id, user_id, last_seen, player_name)
-        select project_id, user_id, max(ts), (array_agg(player_name order by ts desc) filter (where player_name is not null))[1]
-        from input where user_id is not null
-        group by 1, 2 order by 1, 2
-        on conflict (project_id, user_id) do update set
-          last_seen = greatest(pu.last_seen, excluded.last_seen),
-          player_name = coalesce(excluded.player_name, pu.player_name)
-        where pu.last_seen < excluded.last_seen - interval '1 minute'
-          or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
-      ), by_environment as (
-        insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
-        select project_id, group_id, environment, sum(count), min(ts), max(ts) from input
-        group by 1, 2, 3 order by 1, 2, 3
-        on conflict (project_id, group_id, environment) do update set
-          count = ge.count + excluded.count,
-          first_seen = least(ge.first_seen, excluded.first_seen),
-          last_seen = greatest(ge.last_seen, excluded.last_seen)
-      ), by_version as (
-        insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
-        select project_id, group_id, game_version, sum(count), min(ts), max(ts) from input
-        where game_version is not null
-        group by 1, 2, 3 order by 1, 2, 3
-        on conflict (project_id, group_id, version) do update set
-          count = gv.count + excluded.count,
-          first_seen = least(gv.first_seen, excluded.first_seen),
-          last_seen = greatest(gv.last_seen, excluded.last_seen)
-      ), ranked as (
-        -- each untraced event with its place in arrival order within its fingerprint's row and the
-        -- number of rows that row already stored in the window (one primary-key probe per event, no
-        -- join of two derived sets, which the planner would run as a nested loop)
-        select i.*, row_number() over (partition by i.project_id, i.origin_id order by i.seq) as rn,
-          (select count(*) from unnest(g.throttle_times) t where t > now() - ${window}) as used
-        from input i join error_groups g on g.project_id = i.project_id and g.id = i.origin_id
-        where i.trace_id is null
-      ), kept as (
-        select seq, project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
-          job_id, place_id, game_version, environment, context, tags, count, ts
-        from input where trace_id is not null
-        union all
-        select r.seq, r.project_id, r.group_id, r.origin_id, r.message, r.level, r.stack_trace, r.user_id, r.player_name, r.trace_id,
-          r.job_id, r.place_id, r.game_version, r.environment, r.context, r.tags, r.count, r.ts
-        from ranked r
-        where r.rn + r.used <= ${throttle.limit}
-      ), stored as (
-        insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
-          job_id, place_id, game_version, environment, context, tags, count, "timestamp")
-        select project_id, group_id, nullif(origin_id, group_id), message, level, stack_trace, user_id, player_name, trace_id,
-          job_id, place_id, game_version, environment, context,
-          case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
-          count, ts
-        from kept order by seq
-      ), traced as (
-        insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
-        select project_id, trace_id, min(ts), max(ts), count(*), array_agg(distinct group_id order by group_id)
-        from input where trace_id is not null
-        group by 1, 2 order by 1, 2
-        on conflict (project_id, trace_id) do update set
-          first_seen = least(tr.first_seen, excluded.first_seen),
-          last_seen = greatest(tr.last_seen, excluded.last_seen),
-          event_count = tr.event_count + excluded.event_count,
-          group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
-      ), by_minute as (
-        insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
-        select project_id, date_trunc('minute', ts), group_id, level, origin_id, sum(count) from input
-        group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-        on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
-      ), by_hour as (
-        insert into rollup_hour as r (project_id, bucket, group_id, level, origin_id, count)
-        select project_id, date_trunc('hour', ts), group_id, level, origin_id, sum(count) from input
-        group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-        on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
-      ), per_row as (
-        select project_id, id, sum(users) as users, sum(stored) as stored, sum(untraced) as untraced from (
-          select project_id, id, n as users, 0 as stored, 0 as untraced from new_users
-          union all
-          select project_id, group_id, 0, count(*), 0 from kept group by 1, 2
-          union all
-          select project_id, origin_id, 0, 0, count(*) from kept where trace_id is null group by 1, 2
-        ) u group by 1, 2
-      ), bump as (
-        update error_groups g set
-          user_count = g.user_count + p.users,
-          -- a group snoozed until N more users reopens when the N-th new user arrives
-          status = case when ${usersOver} then 'open' else g.status end,
-          snooze_until = case when ${usersOver} then null else g.snooze_until end,
-          snooze_count = case when ${usersOver} then null else g.snooze_count end,
-          snooze_users = case when ${usersOver} then null else g.snooze_users end,
-          stored_count = g.stored_count + p.stored,
-          throttle_times = case when p.untraced = 0 then g.throttle_times
-            else array(select t from unnest(g.throttle_times) t where t > now() - ${window}) || array_fill(now(), array[p.untraced::int]) end
-        from per_row p
-        where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0 or p.untraced > 0)
-      )
-      select seq from kept`;
-
-    const keptSeqs = new Set(kept.map((r) => r.seq));
-    const storedRows = rows.map((_, i) => keptSeqs.has(i));
-    if (!fresh) return { stored: storedRows, groups: touched };
-    // back to the caller's order: a dropped repeat of an event id was not stored
-    let k = 0;
-    return { stored: fresh.map((f) => (f ? storedRows[k++] : false)), groups: touched };
-  });
+/** The connection was lost before the batch's COMMIT was sent: nothing of it was written. */
+export class NotCommittedError extends Error {
+  readonly code: string;
+  constructor(readonly cause: unknown) {
+    super(`Write not committed: ${(cause as Error)?.message ?? cause}`);
+    this.code = String((cause as { code?: unknown }).code);
+  }
 }

@@ -5,6 +5,9 @@ import type { Sql } from "./client.js";
 
 const migrationsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
 
+/** Held while an instance changes the schema: its own migrations, then pg-boss's set-up. */
+const SETUP_LOCK = 727274;
+
 /**
  * Applies the ordered SQL files in db/migrations that have not run yet, each in its own transaction.
  * An advisory lock keeps two instances starting at once from applying the same file twice.
@@ -15,7 +18,7 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
     .sort();
   const applied: string[] = [];
   await sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(727274)`;
+    await tx`select pg_advisory_xact_lock(${SETUP_LOCK})`;
     await tx`create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())`;
     const done = new Set((await tx<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name));
     for (const file of files) {
@@ -31,4 +34,23 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
     }
   });
   return applied;
+}
+
+/**
+ * Runs `fn` while holding the set-up lock on one connection, so instances starting together take
+ * turns: pg-boss creates its schema, queues and partitions in statements that deadlock each other
+ * when two processes run them at once on an empty database.
+ */
+export async function withSetupLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+  const conn = await sql.reserve();
+  try {
+    await conn`select pg_advisory_lock(${SETUP_LOCK})`;
+    try {
+      return await fn();
+    } finally {
+      await conn`select pg_advisory_unlock(${SETUP_LOCK})`;
+    }
+  } finally {
+    conn.release();
+  }
 }

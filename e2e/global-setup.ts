@@ -14,7 +14,10 @@ import { startServer } from "../server.js";
 export default async function globalSetup() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-e2e-"));
   let adminUrl = process.env.TEST_DATABASE_URL;
-  const embedded = adminUrl ? null : await startEmbeddedPostgres(path.join(dataDir, "pg"), 55000 + Math.floor(Math.random() * 900));
+  // a folder of its own: startEmbeddedPostgres opens it to the `postgres` user (when run as root),
+  // which could not pass through dataDir (mkdtemp makes it private)
+  const pgDir = adminUrl ? null : mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-e2e-pg-"));
+  const embedded = pgDir ? await startEmbeddedPostgres(pgDir, 55000 + Math.floor(Math.random() * 900)) : null;
   adminUrl ??= embedded!.url;
   const name = `e2e_${randomBytes(5).toString("hex")}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -35,5 +38,6 @@ export default async function globalSetup() {
     }
     await embedded?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (pgDir) rmSync(pgDir, { recursive: true, force: true });
   };
 }

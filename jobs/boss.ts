@@ -15,7 +15,8 @@ export async function startJobs(
   opts: { retentionDays: number; economy?: EconomySyncOptions },
 ): Promise<PgBoss> {
   const boss = new PgBoss({ connectionString: databaseUrl, max: 4, schema: "pgboss" });
-  boss.on("error", (err) => console.error("[jobs] pg-boss error:", err));
+  // one line per error: the error object carries the whole database client
+  boss.on("error", (err) => console.error(`[jobs] pg-boss error: ${describeError(err)}`));
   await boss.start();
   await boss.createQueue(QUEUES.retention);
   // hourly; pg-boss makes sure only one instance runs a scheduled job per slot
@@ -50,4 +51,10 @@ const stoppers = new WeakMap<PgBoss, () => void>();
 export async function stopJobs(boss: PgBoss, opts: { timeoutMs: number }): Promise<void> {
   stoppers.get(boss)?.();
   await boss.stop({ graceful: true, timeout: opts.timeoutMs, wait: true });
+}
+
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" ? `${err.message} (${code})` : err.message;
 }

@@ -1,5 +1,5 @@
 import type { Sql } from "../../db/client.js";
-import { writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from "../../db/events.js";
+import { NotCommittedError, writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from "../../db/events.js";
 
 export type SubmitResult = { stored: number; throttled: number };
 type Pending = { rows: EventRow[]; resolve: (r: SubmitResult) => void; reject: (e: unknown) => void };
@@ -92,8 +92,11 @@ export class EventWriter {
         this.opts.afterCommit?.(result.groups);
         return result;
       } catch (err) {
+        // a connection lost before COMMIT left nothing behind: write again on a fresh connection
+        const lost = err instanceof NotCommittedError;
         const code = (err as { code?: string }).code;
-        if (attempt >= 3 || !code || !RETRYABLE.has(code)) throw err;
+        if (attempt >= 3 || !(lost || (code && RETRYABLE.has(code)))) throw err;
+        if (lost) await new Promise((r) => setTimeout(r, 50 * attempt));
       }
     }
   }

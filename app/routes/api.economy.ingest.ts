@@ -1,6 +1,7 @@
 import type { ActionFunctionArgs } from "@remix-run/node";
 import { pushBalances } from "~/economy/ingest.server";
 import { handle, json, methodNotAllowed, readJson } from "~/http.server";
+import { withinDatabaseDeadline } from "~/db-deadline.server";
 
 /** Game servers push balances here from Players.PlayerRemoving (seed: POST /api/economy/ingest). */
 export const loader = () =>
@@ -12,7 +13,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
   handle(async () => {
     if (request.method !== "POST") throw methodNotAllowed(["POST"]);
     const { services } = context;
-    const { projectId } = await services.apiKeys.projectFor(request);
+    const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
     const body = await readJson(request, services.config.economyMaxBodyBytes);
-    return json(await pushBalances(services, projectId, body));
+    return json(await withinDatabaseDeadline(services.sql, pushBalances(services, projectId, body)));
   });

@@ -1,6 +1,7 @@
 import type { ActionFunctionArgs } from "@remix-run/node";
 import { ingestEvents } from "~/ingest/ingest.server";
 import { handle, json, methodNotAllowed, readJson } from "~/http.server";
+import { withinDatabaseDeadline } from "~/db-deadline.server";
 
 /** Health check: no key needed. */
 export const loader = () => json({ status: "ok" });
@@ -9,7 +10,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
   handle(async () => {
     if (request.method !== "POST") throw methodNotAllowed(["GET", "POST"]);
     const { services } = context;
-    const { projectId } = await services.apiKeys.projectFor(request);
+    const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
     const body = await readJson(request, services.config.maxBodyBytes);
-    return json(await ingestEvents(services, projectId, body));
+    return json(await withinDatabaseDeadline(services.sql, ingestEvents(services, projectId, body)));
   });

@@ -1,13 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
 import { revokeApiKey } from "../../db/projects.js";
 import { connect, createProject, freshDatabaseUrl, startTestApp, type TestApp } from "../support/server.js";
+import { spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
 
 /**
  * The throttle and the counters are decided in SQL, so they must hold under concurrent requests
@@ -179,69 +175,6 @@ describe("concurrent requests on one instance", () => {
     await assertConsistent(app.sql, projectId, sent, outcomes, elapsed, () => GROUP);
   }, 180_000);
 });
-
-/** A free TCP port on loopback (closed again before use). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-type Instance = { child: ChildProcess; url: string; output: () => string; stderr: () => string };
-
-/** `node --import tsx server.ts` with the production build, as `npm run serve` runs it. */
-async function spawnInstance(databaseUrl: string): Promise<Instance> {
-  const root = path.resolve(import.meta.dirname, "../..");
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
-    cwd: root,
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      JOBS_ENABLED: "false",
-      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-instance-")),
-      DB_POOL_SIZE: "10",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (err += d));
-  return { child, url: `http://127.0.0.1:${port}`, output: () => out + err, stderr: () => err };
-}
-
-async function waitHealthy(instance: Instance, deadlineMs = 90_000) {
-  const until = Date.now() + deadlineMs;
-  while (Date.now() < until) {
-    if (instance.child.exitCode !== null) throw new Error(`instance exited with ${instance.child.exitCode}:\n${instance.output()}`);
-    try {
-      const res = await fetch(`${instance.url}/api/ingest`);
-      if (res.status === 200 && (await res.json()).status === "ok") return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`instance at ${instance.url} did not become healthy:\n${instance.output()}`);
-}
-
-async function stopInstance(instance: Instance | undefined) {
-  if (!instance || instance.child.exitCode !== null || instance.child.signalCode !== null) return;
-  const exited = new Promise<void>((r) => instance.child.once("exit", () => r()));
-  instance.child.kill("SIGTERM");
-  const timer = setTimeout(() => instance.child.kill("SIGKILL"), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 describe("two server processes on one database", () => {
   let databaseUrl: string;

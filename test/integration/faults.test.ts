@@ -1,0 +1,415 @@
+import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sql } from "../../db/client.js";
+import { startEmbeddedPostgres } from "../../db/embedded.js";
+import { startServer, type RunningServer } from "../../server.js";
+import { connect, createProject, freshDatabaseUrl, startTestApp, testConfig, type TestApp } from "../support/server.js";
+import { freePort, spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
+import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
+import { INGEST_WAIT_MS } from "../../app/db-deadline.server.js";
+
+/**
+ * Faults a production install meets: database connections dropped under load, SIGTERM under load,
+ * instances starting together. The service runs as its own process here (signals and crashes are
+ * about the process), and only its own test database is touched.
+ */
+
+type Outcome = { status: number; traceIds: string[]; connection?: string } | { error: string; traceIds: string[] };
+
+async function postEvents(baseUrl: string, apiKey: string, traceIds: string[], init: RequestInit = {}): Promise<Outcome> {
+  const body = JSON.stringify({ errors: traceIds.map((t, i) => ({ message: `Fault load ${i % 3}`, trace_id: t })) });
+  try {
+    const res = await fetch(`${baseUrl}/api/ingest`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": apiKey },
+      body,
+      ...init,
+    });
+    await res.arrayBuffer();
+    return { status: res.status, traceIds };
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause;
+    return { error: cause?.code ?? String(err), traceIds };
+  }
+}
+
+/** Trace ids among `ids` that have a stored raw row (traced events are never throttled). */
+async function storedTraceIds(sql: Sql, projectId: string, ids: string[]): Promise<Set<string>> {
+  const rows = await sql<{ trace_id: string }[]>`
+    select distinct trace_id::text from events where project_id = ${projectId} and trace_id = any(${ids}::uuid[])`;
+  return new Set(rows.map((r) => r.trace_id));
+}
+
+const acknowledged = (outcomes: Outcome[]) => outcomes.filter((o) => "status" in o && o.status === 200).flatMap((o) => o.traceIds);
+
+describe("database connections terminated during concurrent ingest", () => {
+  let databaseUrl: string;
+  let sql: Sql;
+  let instance: Instance;
+
+  beforeAll(async () => {
+    databaseUrl = await freshDatabaseUrl();
+    instance = await spawnInstance(databaseUrl, { JOBS_ENABLED: "true" });
+    await waitHealthy(instance);
+    sql = connect(databaseUrl);
+  });
+
+  afterAll(async () => {
+    await stopInstance(instance);
+    await sql?.end();
+  });
+
+  it("keeps the process alive: a lost write is retried or answered 503/500, every acknowledged event is stored, later requests succeed at once", async () => {
+    const { apiKey, projectId } = await createProject(sql);
+    const database = new URL(databaseUrl).pathname.slice(1);
+    const outcomes: Outcome[] = [];
+    let loading = true;
+    const clients = Array.from({ length: 12 }, async () => {
+      while (loading) outcomes.push(await postEvents(instance.url, apiKey, Array.from({ length: 1 + (outcomes.length % 4) }, () => randomUUID())));
+    });
+
+    // what a PostgreSQL restart, a failover or a pooler recycle does to the service's connections
+    let terminated = 0;
+    for (let round = 0; round < 8; round++) {
+      const before = outcomes.length;
+      while (outcomes.length < before + 15) await new Promise((r) => setTimeout(r, 20));
+      const rows = await sql`
+        select pg_terminate_backend(pid) from pg_stat_activity
+        where datname = ${database} and pid <> pg_backend_pid() and backend_type = 'client backend'`;
+      terminated += rows.length;
+    }
+    loading = false;
+    await Promise.all(clients);
+
+    expect(terminated).toBeGreaterThan(0);
+    expect(instance.child.exitCode, instance.output()).toBeNull();
+    // a request whose transaction lost its connection answers 503 (retry) or 500; nothing else goes wrong
+    const statuses = outcomes.map((o) => ("status" in o ? o.status : o.error));
+    for (const s of new Set(statuses)) expect([200, 500, 503]).toContain(s);
+    const tally = statuses.reduce<Record<string, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
+    console.info(`terminated ${terminated} backends during ${outcomes.length} requests: ${JSON.stringify(tally)}`);
+
+    // every event answered 200 was stored
+    const acked = acknowledged(outcomes);
+    expect(acked.length).toBeGreaterThan(0);
+    const stored = await storedTraceIds(sql, projectId, acked);
+    expect(acked.filter((t) => !stored.has(t))).toEqual([]);
+
+    // the service recovered without a restart: the next requests all succeed at once
+    const after: Outcome[] = [];
+    for (let i = 0; i < 20; i++) after.push(await postEvents(instance.url, apiKey, [randomUUID()]));
+    expect(after.map((o) => ("status" in o ? o.status : o.error))).toEqual(Array(20).fill(200));
+    const ready = await fetch(`${instance.url}/api/ready`);
+    expect(ready.status).toBe(200);
+    expect(instance.child.exitCode).toBeNull();
+    expect(instance.stderr()).not.toMatch(/TypeError|uncaught/i);
+  }, 240_000);
+});
+
+const eventsBody = (traceIds: string[]) => JSON.stringify({ errors: traceIds.map((t) => ({ message: "Shutdown load", trace_id: t })) });
+
+type Hold = { agent: http.Agent; taken: () => void; released: Promise<void> };
+
+/**
+ * One POST on its own connection (no keep-alive reuse, so a connection the server closes while idle
+ * cannot be mistaken for a cut request). With `hold`, the headers go first with
+ * `Expect: 100-continue`: `taken()` is called once the server has read them and answered 100 Continue
+ * (the request is then in the server's hands), and the body follows when `released` resolves.
+ */
+function postOnce(baseUrl: string, apiKey: string, traceIds: string[], hold?: Hold): Promise<Outcome> {
+  const body = Buffer.from(eventsBody(traceIds));
+  return new Promise((resolve) => {
+    const req = http.request(`${baseUrl}/api/ingest`, {
+      method: "POST",
+      agent: hold?.agent ?? false,
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": apiKey,
+        "content-length": body.length,
+        ...(hold ? { expect: "100-continue" } : {}),
+      },
+    });
+    req.on("response", (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode!, traceIds, connection: res.headers.connection }));
+      res.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, traceIds }));
+    });
+    req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, traceIds }));
+    if (!hold) return req.end(body);
+    req.on("continue", () => {
+      hold.taken();
+      void hold.released.then(() => req.end(body));
+    });
+    req.flushHeaders();
+  });
+}
+
+describe.each([
+  { mode: "DATABASE_URL", embedded: false },
+  { mode: "embedded PostgreSQL", embedded: true },
+])("SIGTERM under ingest load ($mode)", ({ embedded }) => {
+  let instance: Instance;
+  let sql: Sql;
+  let databaseUrl: string;
+  let pgPort = 0;
+
+  beforeAll(async () => {
+    if (embedded) {
+      pgPort = await freePort();
+      instance = await spawnInstance("", { JOBS_ENABLED: "true", EMBEDDED_PG_PORT: String(pgPort) });
+    } else {
+      databaseUrl = await freshDatabaseUrl();
+      instance = await spawnInstance(databaseUrl, { JOBS_ENABLED: "true" });
+    }
+    await waitHealthy(instance);
+    if (embedded) {
+      const password = readFileSync(path.join(instance.dataDir, "postgres-password"), "utf8").trim();
+      databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/postgres`;
+    }
+    sql = connect(databaseUrl);
+  });
+
+  afterAll(async () => {
+    await stopInstance(instance);
+    await sql?.end();
+    if (instance) rmSync(instance.dataDir, { recursive: true, force: true });
+  });
+
+  it("answers what is in flight, stores every acknowledged event, stops the database last and exits 0", async () => {
+    const { apiKey, projectId } = await createProject(sql);
+    await sql.end();
+
+    const outcomes: Outcome[] = [];
+    let loading = true;
+    const clients = Array.from({ length: 8 }, async () => {
+      while (loading) {
+        const o = await postOnce(instance.url, apiKey, Array.from({ length: 1 + (outcomes.length % 5) }, () => randomUUID()));
+        outcomes.push(o);
+        // the listener is closed: the shutdown has begun and nothing more is accepted
+        if ("error" in o && o.error === "ECONNREFUSED") break;
+      }
+    });
+    while (outcomes.length < 40) await new Promise((r) => setTimeout(r, 20));
+
+    // three requests the server has taken in, their bodies not yet sent, when the signal arrives
+    // (on keep-alive connections)
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const keepAlive = new http.Agent({ keepAlive: true });
+    let taken = 0;
+    const inFlight = Array.from({ length: 3 }, () =>
+      postOnce(instance.url, apiKey, [randomUUID(), randomUUID()], { agent: keepAlive, released, taken: () => taken++ }),
+    );
+    while (taken < 3) await new Promise((r) => setTimeout(r, 20));
+    const signalled = performance.now();
+    instance.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    const slow = await Promise.all(inFlight);
+    loading = false;
+    await Promise.all(clients);
+    const exit = await instance.exited;
+    const shutdownMs = performance.now() - signalled;
+
+    expect(exit, instance.output()).toEqual({ code: 0, signal: null });
+    expect(slow.map((o) => ("status" in o ? o.status : o.error))).toEqual([200, 200, 200]);
+    // their connections close after the answer, so the shutdown does not wait for them to idle out
+    expect(slow.map((o) => ("status" in o ? o.connection : o.error))).toEqual(["close", "close", "close"]);
+    keepAlive.destroy();
+    // no request was answered with an error: each got its answer or found the listener closed
+    const statuses = new Set(outcomes.map((o) => ("status" in o ? o.status : o.error)));
+    for (const s of statuses) expect([200, "ECONNREFUSED", "ECONNRESET"]).toContain(s);
+    expect(instance.stderr()).not.toMatch(/pg-boss error|unexpected error|Error:/);
+
+    if (embedded) {
+      // the embedded server was stopped cleanly, after the app
+      expect(existsSync(path.join(instance.dataDir, "postgres", "postmaster.pid"))).toBe(false);
+    }
+    const db = embedded ? await startEmbeddedPostgres(instance.dataDir, pgPort) : null;
+    const check = connect(databaseUrl);
+    try {
+      const acked = [...acknowledged(outcomes), ...acknowledged(slow)];
+      const stored = await storedTraceIds(check, projectId, acked);
+      expect(acked.filter((t) => !stored.has(t))).toEqual([]);
+      // a request that got no answer was never taken in: nothing of it was stored
+      const unanswered = outcomes.filter((o) => "error" in o).flatMap((o) => o.traceIds);
+      expect([...(await storedTraceIds(check, projectId, unanswered))]).toEqual([]);
+      console.info(`SIGTERM under load: exit 0 after ${shutdownMs.toFixed(0)} ms; ${acked.length} acknowledged events all stored; ${outcomes.length} requests: ${[...statuses].join("/")}`);
+    } finally {
+      await check.end();
+      await db?.stop();
+    }
+  }, 300_000);
+});
+
+describe("instances starting together on an empty database", () => {
+  it("two instances with jobs, started at once, both come up healthy (4 rounds)", async () => {
+    for (let round = 0; round < 4; round++) {
+      const url = await freshDatabaseUrl();
+      const configs = [0, 1].map(() => testConfig(url, { JOBS_ENABLED: "true" }));
+      const started = await Promise.allSettled(configs.map((c) => startServer(c)));
+      const running = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+      try {
+        expect(started.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))).toEqual(["ok", "ok"]);
+        for (const r of running) {
+          const ready = await fetch(`${r.url}/api/ready`);
+          expect(ready.status).toBe(200);
+        }
+      } finally {
+        await Promise.all(running.map((r: RunningServer) => r.close()));
+        for (const c of configs) rmSync(c.dataDir, { recursive: true, force: true });
+      }
+    }
+  }, 300_000);
+});
+
+describe("the throttle across two instances with a short window", () => {
+  const WINDOW_SECONDS = 3;
+  const LIMIT = 30;
+  let first: TestApp;
+  let second: RunningServer;
+  let secondConfig: ReturnType<typeof testConfig>;
+
+  beforeAll(async () => {
+    const env = { THROTTLE_WINDOW_SECONDS: String(WINDOW_SECONDS), THROTTLE_LIMIT: String(LIMIT), INGEST_CONCURRENCY: "8" };
+    first = await startTestApp(env);
+    secondConfig = testConfig(first.databaseUrl, env);
+    second = await startServer(secondConfig);
+  });
+
+  afterAll(async () => {
+    await second?.close();
+    await first?.close();
+    if (secondConfig) rmSync(secondConfig.dataDir, { recursive: true, force: true });
+  });
+
+  it("20 clients over 3 fingerprints for several windows: no rolling window of receive time holds more than the limit", async () => {
+    const { apiKey, projectId } = await createProject(first.sql);
+    const until = Date.now() + WINDOW_SECONDS * 4 * 1000;
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, c) => {
+        for (let n = 0; Date.now() < until; n++) {
+          const url = (c + n) % 2 === 0 ? first.url : second.url;
+          const res = await fetch(`${url}/api/ingest`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-api-key": apiKey },
+            body: JSON.stringify({ errors: [0, 1].map((k) => ({ message: `Throttle ${"ABC"[(c + n + k) % 3]} at ${n}` })) }),
+          });
+          await res.arrayBuffer();
+          statuses.push(res.status);
+        }
+      }),
+    );
+    expect(new Set(statuses)).toEqual(new Set([200]));
+
+    // for every stored row: the rows of its group received in the window that ends at it
+    const windows = await first.sql<{ group_id: string; worst: number; stored: number }[]>`
+      select e.group_id, max(w.n)::int as worst, count(*)::int as stored
+      from events e
+      cross join lateral (
+        select count(*) as n from events e2
+        where e2.project_id = e.project_id and e2.group_id = e.group_id
+          and e2.received_at > e.received_at - make_interval(secs => ${WINDOW_SECONDS})
+          and e2.received_at <= e.received_at
+      ) w
+      where e.project_id = ${projectId}
+      group by e.group_id`;
+    expect(windows).toHaveLength(3);
+    for (const w of windows) {
+      // the run spanned several windows, so the check covers windows that followed full ones
+      expect(w.stored).toBeGreaterThan(LIMIT);
+      expect(w.worst, w.group_id).toBeLessThanOrEqual(LIMIT);
+    }
+    console.info(`throttle across instances: ${statuses.length} requests, worst windows ${windows.map((w) => w.worst).join("/")} of ${LIMIT}`);
+  }, 240_000);
+});
+
+describe("a stalled database", () => {
+  let proxy: TcpProxy;
+  let app: TestApp;
+  let check: Sql;
+
+  beforeAll(async () => {
+    const databaseUrl = await freshDatabaseUrl();
+    const u = new URL(databaseUrl);
+    proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port || 5432) });
+    // the service reaches the database only through the proxy; the test reads it directly
+    app = await startTestApp({}, proxy.via(databaseUrl));
+    check = connect(databaseUrl);
+  });
+
+  afterAll(async () => {
+    proxy?.resume();
+    await app?.close();
+    await check?.end();
+    await proxy?.close();
+  });
+
+  it("readiness answers 503 and ingest 503 with Retry-After while it stalls; both recover when it answers again", async () => {
+    const { apiKey, projectId } = await createProject(check);
+    const send = (message: string) =>
+      fetch(`${app.url}/api/ingest`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": apiKey },
+        body: JSON.stringify({ message }),
+      });
+    expect((await send("before the stall")).status).toBe(200);
+
+    proxy.stall();
+    // the stall never ends by itself here, so any answer at all shows the wait is bounded
+    let t = performance.now();
+    const ready = await fetch(`${app.url}/api/ready`);
+    const readyMs = performance.now() - t;
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: "unavailable", database: "unreachable" });
+    t = performance.now();
+    const stalled = await send("during the stall");
+    const ingestMs = performance.now() - t;
+    expect(stalled.status).toBe(503);
+    expect(Number(stalled.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await stalled.json()).toEqual({ error: "unavailable", message: expect.any(String) });
+    console.info(`stalled database: /api/ready answered 503 after ${readyMs.toFixed(0)} ms, ingest 503 after ${ingestMs.toFixed(0)} ms`);
+
+    proxy.resume();
+    let status = 0;
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 100));
+      status = (await fetch(`${app.url}/api/ready`)).status;
+    }
+    expect(status).toBe(200);
+    expect((await send("after the stall")).status).toBe(200);
+    const rows = await check<{ message: string }[]>`select message from events where project_id = ${projectId} order by id`;
+    // the write held up by the stall went on when the database answered: a 503 means "unknown", not "lost"
+    expect(rows.map((r) => r.message).sort()).toEqual(["after the stall", "before the stall", "during the stall"]);
+  }, 120_000);
+
+  it("a busy database is not a stalled one: an ingest held up past the wait by a locked group still answers 200", async () => {
+    const { apiKey, projectId } = await createProject(check);
+    const send = () =>
+      fetch(`${app.url}/api/ingest`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": apiKey },
+        body: JSON.stringify({ message: "Held by a lock" }),
+      });
+    expect((await send()).status).toBe(200);
+    // another transaction holds the group row for longer than the wait; the database itself answers
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const holder = check.begin(async (tx) => {
+      await tx`select 1 from error_groups where project_id = ${projectId} for update`;
+      await released;
+    });
+    const pending = send();
+    await new Promise((r) => setTimeout(r, INGEST_WAIT_MS + 3_000));
+    release();
+    await holder;
+    const res = await pending;
+    expect(res.status).toBe(200);
+    const [{ n }] = await check<{ n: number }[]>`select count(*)::int as n from events where project_id = ${projectId}`;
+    expect(n).toBe(2);
+  }, 120_000);
+});

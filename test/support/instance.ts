@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+/** A free TCP port on loopback (closed again before use). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export type Instance = {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+  output: () => string;
+  stderr: () => string;
+  /** resolves with the exit code (null when ended by a signal) and the signal */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+};
+
+/**
+ * `node --import tsx server.ts` with the production build: the process a deployment runs, with its
+ * own signal handling. `DATABASE_URL: ""` in `env` makes it start its embedded PostgreSQL.
+ */
+export async function spawnInstance(databaseUrl: string, env: Record<string, string> = {}): Promise<Instance> {
+  const root = path.resolve(import.meta.dirname, "../..");
+  const port = await freePort();
+  const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-instance-"));
+  const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
+    cwd: root,
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      JOBS_ENABLED: "false",
+      DATA_DIR: dataDir,
+      DB_POOL_SIZE: "10",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (err += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, url: `http://127.0.0.1:${port}`, dataDir, output: () => out + err, stderr: () => err, exited };
+}
+
+const alive = (i: Instance) => i.child.exitCode === null && i.child.signalCode === null;
+
+export async function waitHealthy(instance: Instance, deadlineMs = 120_000) {
+  const until = Date.now() + deadlineMs;
+  while (Date.now() < until) {
+    if (!alive(instance)) throw new Error(`instance exited with ${instance.child.exitCode ?? instance.child.signalCode}:\n${instance.output()}`);
+    try {
+      const res = await fetch(`${instance.url}/api/ingest`);
+      if (res.status === 200 && (await res.json()).status === "ok") return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`instance at ${instance.url} did not become healthy:\n${instance.output()}`);
+}
+
+/** SIGTERM, then SIGKILL if it has not exited after 30 s; resolves with how it ended. */
+export async function stopInstance(instance: Instance | undefined) {
+  if (!instance) return undefined;
+  if (alive(instance)) instance.child.kill("SIGTERM");
+  const timer = setTimeout(() => alive(instance) && instance.child.kill("SIGKILL"), 30_000);
+  const how = await instance.exited;
+  clearTimeout(timer);
+  return how;
+}
