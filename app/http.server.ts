@@ -69,6 +69,32 @@ export async function handle(fn: () => Promise<Response>): Promise<Response> {
   }
 }
 
+/** 413 past a body limit; the connection closes after it, so the unread rest of the body is not drained. */
+export const payloadTooLarge = (what: string, max: number) =>
+  new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`, undefined, { Connection: "close" });
+
+/** The raw body (empty when there is none), refused with 413 as soon as it passes `max` bytes (declared or streamed). */
+export async function readBody(request: Request, max: number): Promise<Buffer> {
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > max) throw payloadTooLarge("body", max);
+  if (!request.body) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      // cancel() would destroy the socket before the 413 is written: stop reading instead
+      reader.releaseLock();
+      throw payloadTooLarge("body", max);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
 /**
  * Reads a JSON body with a size limit: 415 for another content type, 413 past the limit
  * (checked on Content-Length and again while streaming), 400 for text that is not JSON.
@@ -78,27 +104,7 @@ export async function readJson(request: Request, maxBytes: number): Promise<unkn
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(type.trim())) {
     throw new ApiError(415, "unsupported_media_type", "Send the body as JSON with content-type: application/json.");
   }
-  // the connection closes after the 413, so the unread rest of the body is not drained
-  const tooLarge = () =>
-    new ApiError(413, "payload_too_large", `The body is larger than the ${maxBytes}-byte limit.`, undefined, { Connection: "close" });
-  const declared = Number(request.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
-  if (!request.body) throw invalidPayload("The request body is empty; send a JSON object.");
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      // cancel() would destroy the socket before the 413 is written: stop reading instead
-      reader.releaseLock();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const text = (await readBody(request, maxBytes)).toString("utf8");
   if (text.trim() === "") throw invalidPayload("The request body is empty; send a JSON object.");
   try {
     return JSON.parse(text);

@@ -1,36 +1,11 @@
 import { promisify } from "node:util";
 import zlib from "node:zlib";
-import { ApiError, invalidPayload } from "~/http.server";
+import { ApiError, invalidPayload, payloadTooLarge, readBody } from "~/http.server";
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
 const inflateRaw = promisify(zlib.inflateRaw);
 const brotli = promisify(zlib.brotliDecompress);
-
-const tooLarge = (what: string, max: number) =>
-  new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`, undefined, { Connection: "close" });
-
-/** The raw body, refused with 413 as soon as it passes `max` bytes (declared or streamed). */
-async function readRaw(request: Request, max: number): Promise<Buffer> {
-  const declared = Number(request.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > max) throw tooLarge("body", max);
-  if (!request.body) return Buffer.alloc(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      // cancel() would destroy the socket before the 413 is written: stop reading instead
-      reader.releaseLock();
-      throw tooLarge("body", max);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
-}
 
 const isTooLarge = (err: unknown) => (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || err instanceof RangeError;
 
@@ -60,14 +35,14 @@ async function decode(buf: Buffer, encoding: string, max: number): Promise<Buffe
     }
   } catch (err) {
     if (ApiError.is(err)) throw err;
-    if (isTooLarge(err)) throw tooLarge("decompressed body", max);
+    if (isTooLarge(err)) throw payloadTooLarge("decompressed body", max);
     throw invalidPayload(`The body is not valid ${encoding} data.`);
   }
 }
 
 /** The body with its Content-Encoding removed, within `max` bytes before and after decompression. */
 export async function readSentryBody(request: Request, max: number): Promise<Buffer> {
-  let body = await readRaw(request, max);
+  let body = await readBody(request, max);
   const encodings = (request.headers.get("content-encoding") ?? "")
     .split(",")
     .map((e) => e.trim().toLowerCase())
