@@ -10,6 +10,7 @@ import type { ServerBuild } from "@remix-run/node";
 import express from "express";
 import type PgBoss from "pg-boss";
 import { openDatabase, type Database } from "./db/connect.js";
+import { isConnectionLoss } from "./db/client.js";
 import { withSetupLock } from "./db/migrate.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import { createServices, type Services } from "./app/services.server.js";
@@ -164,6 +165,13 @@ async function main() {
     throw err;
   }
   const dev = process.argv.includes("--dev");
+  // A driver promise that rejects with a lost connection (a restarted or failed-over database, a
+  // terminated backend) and that its library left unhandled must not end the process: requests
+  // handle their own errors and later ones reconnect. Anything else still ends it, as by default.
+  process.on("unhandledRejection", (err) => {
+    if (!isConnectionLoss(err)) throw err;
+    console.error(`[db] connection lost outside a request: ${(err as Error).message ?? err}`);
+  });
   try {
     const running = await startServer(config, { dev });
     console.log(`Roblox Monitor listening on http://${config.host}:${running.port}${config.databaseUrl ? "" : " (embedded PostgreSQL)"}`);
