@@ -15,10 +15,7 @@ export default defineConfig({
     // run after the rest instead of beside tests that measure time
     projects: [
       { extends: true, test: { name: "main", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, FAULTS], sequence: { groupOrder: 0 } } },
-      // retry: the backend-termination test has, rarely, left one request waiting on a connection the
-      // driver lost (an open defect under investigation, see README Operations); a retry keeps that from
-      // failing the suite while the test still fails when it happens twice in a row
-      { extends: true, test: { name: "faults", include: [FAULTS], retry: 1, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "faults", include: [FAULTS], sequence: { groupOrder: 1 } } },
     ],
   },
 });
