@@ -116,14 +116,10 @@ export const matchOf = (f: IssueFilters) => ({
 });
 
 /** The same filter as the Team API's bulk body takes it. */
-export const filterBody = (f: IssueFilters) => ({
-  status: f.status === "all" ? undefined : f.status,
-  level: f.level || undefined,
-  environment: f.environment || undefined,
-  search: f.search || undefined,
-  regressed: f.regressed || undefined,
-  new_in_version: f.version || undefined,
-});
+export const filterBody = (f: IssueFilters) => {
+  const { newInVersion, ...match } = matchOf(f);
+  return { ...match, new_in_version: newInVersion };
+};
 
 export async function issueData(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined, q = new URLSearchParams()) {
   const { projectId, role } = await authorize(sql, actor, projectIdParam, EVERYONE);
