@@ -1,4 +1,5 @@
 import type { Sql } from "./client.js";
+import { ROLLUP_TABLES } from "./stats.js";
 import { groupWhere, type GroupMatch } from "./errors.js";
 import { mergeLockKey } from "./events.js";
 
@@ -80,8 +81,7 @@ export async function deleteGroup(sql: Sql, projectId: string, groupId: string):
     await tx`delete from group_users where project_id = ${projectId} and group_id = ${groupId}`;
     await tx`delete from group_environments where project_id = ${projectId} and group_id = ${groupId}`;
     await tx`delete from group_versions where project_id = ${projectId} and group_id = ${groupId}`;
-    await tx`delete from rollup_minute where project_id = ${projectId} and group_id = ${groupId}`;
-    await tx`delete from rollup_hour where project_id = ${projectId} and group_id = ${groupId}`;
+    for (const t of ROLLUP_TABLES) await tx`delete from ${tx(t)} where project_id = ${projectId} and group_id = ${groupId}`;
     if (traced.length > 0) {
       await tx`select 1 from traces where project_id = ${projectId} and trace_id = any(${traced.map((t) => t.trace_id)}::uuid[])
                order by trace_id for update`;

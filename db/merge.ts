@@ -1,4 +1,5 @@
 import type { TxSql, Sql } from "./client.js";
+import { ROLLUP_TABLES } from "./stats.js";
 import { mergeLockKey } from "./events.js";
 
 /**
@@ -99,8 +100,7 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
       const source = rows.find((r) => r.id === id)!;
       await tx`update events set group_id = ${targetId}, origin_group_id = ${id}
                where project_id = ${projectId} and group_id = ${id}`;
-      await tx`update rollup_minute set group_id = ${targetId} where project_id = ${projectId} and group_id = ${id}`;
-      await tx`update rollup_hour set group_id = ${targetId} where project_id = ${projectId} and group_id = ${id}`;
+      for (const t of ROLLUP_TABLES) await tx`update ${tx(t)} set group_id = ${targetId} where project_id = ${projectId} and group_id = ${id}`;
       await tx`
         update traces set group_ids = array(
           select distinct case when x = ${id}::uuid then ${targetId}::uuid else x end from unnest(group_ids) x order by 1)
@@ -138,8 +138,9 @@ export async function unmergeGroups(sql: Sql, projectId: string, targetId: strin
     for (const id of ids) {
       const back = await tx`update events set group_id = ${id}, origin_group_id = null
                             where project_id = ${projectId} and group_id = ${targetId} and origin_group_id = ${id}`;
-      await tx`update rollup_minute set group_id = ${id} where project_id = ${projectId} and group_id = ${targetId} and origin_id = ${id}`;
-      await tx`update rollup_hour set group_id = ${id} where project_id = ${projectId} and group_id = ${targetId} and origin_id = ${id}`;
+      for (const t of ROLLUP_TABLES) {
+        await tx`update ${tx(t)} set group_id = ${id} where project_id = ${projectId} and group_id = ${targetId} and origin_id = ${id}`;
+      }
       await tx`
         update traces tr set group_ids = array(
           select distinct x from unnest(tr.group_ids || array[${id}::uuid]) x

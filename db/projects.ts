@@ -1,4 +1,5 @@
 import type { Sql } from "./client.js";
+import { ROLLUP_TABLES } from "./stats.js";
 import { announceKeysChanged } from "./key-events.js";
 
 export type Project = { id: string; name: string; created_at: Date };
@@ -105,8 +106,7 @@ export async function deleteProject(sql: Sql, id: string): Promise<boolean> {
     await tx`delete from group_versions where project_id = ${id}`;
     await tx`delete from project_users where project_id = ${id}`;
     await tx`delete from traces where project_id = ${id}`;
-    await tx`delete from rollup_minute where project_id = ${id}`;
-    await tx`delete from rollup_hour where project_id = ${id}`;
+    for (const t of ROLLUP_TABLES) await tx`delete from ${tx(t)} where project_id = ${id}`;
     await tx`delete from projects where id = ${id}`;
     return true;
   });
