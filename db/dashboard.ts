@@ -2,11 +2,11 @@ import type { Sql } from "./client.js";
 import type { Timeframe } from "./stats.js";
 
 /** How each timeframe is drawn: bucket width, and which rollup holds buckets that fine. */
-const SERIES: Record<Timeframe, { table: "rollup_minute" | "rollup_hour"; step: string; points: number; unit: "minute" | "hour" | "day" }> = {
+const SERIES: Record<Timeframe, { table: "rollup_minute" | "rollup_hour" | "rollup_day"; step: string; points: number; unit: "minute" | "hour" | "day" }> = {
   "1h": { table: "rollup_minute", step: "1 minute", points: 60, unit: "minute" },
   "24h": { table: "rollup_hour", step: "1 hour", points: 24, unit: "hour" },
   "7d": { table: "rollup_hour", step: "6 hours", points: 28, unit: "hour" },
-  "30d": { table: "rollup_hour", step: "1 day", points: 30, unit: "day" },
+  "30d": { table: "rollup_day", step: "1 day", points: 30, unit: "day" },
 };
 
 export type SeriesPoint = { bucket: Date; error: number; warn: number; info: number };

@@ -5,7 +5,7 @@ import { dropExpiredPartitions } from "./partitions.js";
  * Raw events older than the retention period go: whole days at a time by dropping their daily
  * partitions (no row deletes, no vacuum work), and the few rows in the default partition (late events
  * older than every partition) by deletes in bounded batches. Each group's stored-row counter follows.
- * Groups, traces and hourly rollups stay; minute rollups older than two days are dropped the same way,
+ * Groups, traces, hourly and daily rollups stay; minute rollups older than two days are dropped the same way,
  * because only the 1h and 24h windows read them.
  *
  * A day's partition goes once the whole day is past the period, so raw events are kept for the

@@ -2,8 +2,8 @@
  * Data for the benchmark's query scenarios, generated inside PostgreSQL (not through HTTP), so tens
  * of millions of rows take minutes instead of hours. The rows look like what ingest and the economy
  * push write (groups with their counters, raw events over the last 30 days in their daily partitions,
- * minute/hour rollups, per-user last-seen times; snapshots and a balance history), so the read paths
- * see the same shapes as in production.
+ * minute/hour/day rollups, per-group users, environments and versions, per-user last-seen times;
+ * snapshots and a balance history), so the read paths see the same shapes as in production.
  */
 import type { Sql } from "../db/client.js";
 
@@ -59,9 +59,25 @@ export async function generateEvents(sql: Sql, projectId: string, events: number
     select project_id, date_trunc('hour', "timestamp"), group_id, level, group_id, sum(count) from events
     where project_id = ${projectId} group by 1, 2, 3, 4`;
   await sql`
+    insert into rollup_day (project_id, bucket, group_id, level, origin_id, count)
+    select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from rollup_hour
+    where project_id = ${projectId} group by 1, 2, 3, 4, 5`;
+  await sql`
     insert into rollup_minute (project_id, bucket, group_id, level, origin_id, count)
     select project_id, date_trunc('minute', "timestamp"), group_id, level, group_id, sum(count) from events
     where project_id = ${projectId} and "timestamp" >= now() - interval '2 days' group by 1, 2, 3, 4`;
+  // what a group's detail page reads besides its events: its users, environments and versions
+  await sql`
+    insert into group_users (project_id, group_id, user_id)
+    select distinct project_id, group_id, user_id from events where project_id = ${projectId} and user_id is not null`;
+  await sql`
+    insert into group_environments (project_id, group_id, environment, count, first_seen, last_seen)
+    select project_id, group_id, environment, sum(count), min("timestamp"), max("timestamp") from events
+    where project_id = ${projectId} group by 1, 2, 3`;
+  await sql`
+    insert into group_versions (project_id, group_id, version, count, first_seen, last_seen)
+    select project_id, group_id, game_version, sum(count), min("timestamp"), max("timestamp") from events
+    where project_id = ${projectId} group by 1, 2, 3`;
   await sql`
     insert into project_users (project_id, user_id, last_seen)
     select project_id, user_id, date_trunc('minute', max("timestamp")) from events

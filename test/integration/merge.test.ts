@@ -35,8 +35,9 @@ const stats = async (apiKey: string) => (await getJson(app, "/api/v1/stats?timef
 
 /** What the tables say about a group, to compare with what the API says. */
 async function rows(projectId: string, groupId: string) {
-  const [r] = await app.sql<{ events: number; rollup_hour: number; rollup_minute: number; stored_count: number }[]>`
+  const [r] = await app.sql<{ events: number; rollup_day: number; rollup_hour: number; rollup_minute: number; stored_count: number }[]>`
     select (select count(*)::int from events where project_id = ${projectId} and group_id = ${groupId}) as events,
+      (select coalesce(sum(count), 0)::int from rollup_day where project_id = ${projectId} and group_id = ${groupId}) as rollup_day,
       (select coalesce(sum(count), 0)::int from rollup_hour where project_id = ${projectId} and group_id = ${groupId}) as rollup_hour,
       (select coalesce(sum(count), 0)::int from rollup_minute where project_id = ${projectId} and group_id = ${groupId}) as rollup_minute,
       (select stored_count::int from error_groups where project_id = ${projectId} and id = ${groupId}) as stored_count`;
@@ -80,7 +81,7 @@ describe("merge and unmerge", () => {
     const d = await detail(apiKey, b0.id);
     expect(seriesTotal(d)).toBe(14);
     expect(d.events).toHaveLength(8);
-    expect(await rows(projectId, b0.id)).toEqual({ events: 8, rollup_hour: 14, rollup_minute: 14, stored_count: 8 });
+    expect(await rows(projectId, b0.id)).toEqual({ events: 8, rollup_day: 14, rollup_hour: 14, rollup_minute: 14, stored_count: 8 });
     // the project's figures do not change: the same occurrences, in fewer issues
     const after = await stats(apiKey);
     expect(after.total_errors).toBe(before.total_errors);
@@ -109,8 +110,8 @@ describe("merge and unmerge", () => {
     const b1 = await byMessage(apiKey, B);
     expect(a1).toMatchObject({ id: a0.id, fingerprint: a0.fingerprint, count: 7, user_count: 6, level: "warn" });
     expect(b1).toMatchObject({ id: b0.id, fingerprint: b0.fingerprint, count: 11, user_count: 4, level: "error" });
-    expect(await rows(projectId, a0.id)).toEqual({ events: 7, rollup_hour: 7, rollup_minute: 7, stored_count: 7 });
-    expect(await rows(projectId, b0.id)).toEqual({ events: 4, rollup_hour: 11, rollup_minute: 11, stored_count: 4 });
+    expect(await rows(projectId, a0.id)).toEqual({ events: 7, rollup_day: 7, rollup_hour: 7, rollup_minute: 7, stored_count: 7 });
+    expect(await rows(projectId, b0.id)).toEqual({ events: 4, rollup_day: 11, rollup_hour: 11, rollup_minute: 11, stored_count: 4 });
     expect(seriesTotal(await detail(apiKey, a0.id))).toBe(7);
     const done = await stats(apiKey);
     expect(done.total_errors).toBe(before.total_errors + 4);
@@ -262,7 +263,7 @@ describe("merge under concurrent ingest", () => {
     const union = new Set([...users[X], ...users[Y]]).size;
     const merged = (await detail(apiKey, x.id)).group;
     expect(merged).toMatchObject({ count: sent[X] + sent[Y], user_count: union });
-    expect(await rows(projectId, x.id)).toMatchObject({ rollup_hour: sent[X] + sent[Y], rollup_minute: sent[X] + sent[Y] });
+    expect(await rows(projectId, x.id)).toMatchObject({ rollup_day: sent[X] + sent[Y], rollup_hour: sent[X] + sent[Y], rollup_minute: sent[X] + sent[Y] });
     const r = await rows(projectId, x.id);
     expect(r.stored_count).toBe(r.events);
     expect((await stats(apiKey)).total_errors).toBe(sent[X] + sent[Y]);
@@ -272,7 +273,7 @@ describe("merge under concurrent ingest", () => {
     expect(await byMessage(apiKey, Y)).toMatchObject({ id: y.id, count: sent[Y], user_count: users[Y].size });
     for (const [g, n] of [[x.id, sent[X]], [y.id, sent[Y]]] as const) {
       const t = await rows(projectId, g);
-      expect(t).toMatchObject({ rollup_hour: n, rollup_minute: n });
+      expect(t).toMatchObject({ rollup_day: n, rollup_hour: n, rollup_minute: n });
       expect(t.stored_count).toBe(t.events);
     }
   });

@@ -4,8 +4,8 @@ import { createProject, getJson, startTestApp, type TestApp } from "../support/s
 import { DAY, HOUR, MINUTE, ingest, iso, list, repeat } from "../support/query-fixtures.js";
 
 /**
- * Retention (jobs/retention.ts): raw events older than the period go, in batches; groups and hourly
- * rollups stay, the stored-row counters behind the raw `total` follow, old minute rollups go.
+ * Retention (jobs/retention.ts): raw events older than the period go, in batches; groups, hourly and
+ * daily rollups stay, the stored-row counters behind the raw `total` follow, old minute rollups go.
  *
  *   project "kept"   X: -40d x4, -31d x3, -29d x2, -26h x1, -5m x1 (count 3)
  *                    Y: -35d x4 (every row goes, the group stays)
@@ -57,6 +57,8 @@ const hourlyTotal = async () => {
   const [{ n }] = await app.sql<{ n: number }[]>`select coalesce(sum(count), 0)::int as n from rollup_hour`;
   return n;
 };
+/** Day rollups per day, the oldest (-45d) included. */
+const daily = async () => app.sql`select bucket, sum(count)::int as n from rollup_day group by bucket order by bucket`;
 const oldMinuteRollups = async () => {
   const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from rollup_minute where bucket < now() - interval '2 days'`;
   return n;
@@ -72,6 +74,9 @@ describe("runRetention", () => {
     const statsBefore = await allStats(key);
     const otherStatsBefore = await allStats(otherKey);
     const hourlyBefore = await hourlyTotal();
+    const dailyBefore = await daily();
+    expect(dailyBefore.reduce((n, d) => n + d.n, 0)).toBe(hourlyBefore);
+    expect(dailyBefore[0].bucket.getTime()).toBeLessThan(now - 44 * DAY);
     const oldMinutesBefore = await oldMinuteRollups();
     expect(oldMinutesBefore).toBeGreaterThan(0);
     const xId = groupsBefore.data.find((g: any) => g.message === "Retention X").id;
@@ -100,7 +105,7 @@ describe("runRetention", () => {
     expect(other.body.total).toBe(1);
     expect(other.body.data[0].message).toBe("Other new");
 
-    // groups, their counters and the hourly rollups stay, so the 7-day series and every stats window do too
+    // groups, their counters and the hourly and daily rollups stay, so the 7-day series and every stats window do too
     const groupsAfter = (await list(app, key, { grouped: true })).body;
     expect(groupsAfter).toEqual(groupsBefore);
     expect(groupsAfter.data.map((g: any) => [g.message, g.count])).toEqual([
@@ -109,6 +114,7 @@ describe("runRetention", () => {
       ["Retention Y", 4],
     ]);
     expect(await hourlyTotal()).toBe(hourlyBefore);
+    expect(await daily()).toEqual(dailyBefore);
     expect((await getJson(app, `/api/v1/errors/${xId}`, key)).body.series).toEqual(seriesBefore);
     expect(await allStats(key)).toEqual(statsBefore);
     expect(await allStats(otherKey)).toEqual(otherStatsBefore);

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { windowStats } from "../../db/stats.js";
+import { createProject, startTestApp, type TestApp } from "../support/server.js";
+import { DAY, HOUR, MINUTE, floorHour, ingest, iso } from "../support/query-fixtures.js";
+
+/**
+ * The 7d and 30d windows read day rollups for whole days and hour rollups only for the day the window
+ * starts in (its later hours, or the whole day less its earlier hours). Whatever hour of the day the
+ * window starts at, the figures must equal those summed from hour buckets alone.
+ *
+ * Fixture: 13 groups, one occurrence every 97 minutes over the last 33 days (counts 1..4, three
+ * levels), so every hour of the day holds occurrences of several groups and the top ten is a real cut.
+ */
+
+let app: TestApp;
+let projectId: string;
+const now = Date.now();
+const LEVELS = ["error", "warn", "info"];
+
+beforeAll(async () => {
+  app = await startTestApp();
+  let apiKey: string;
+  ({ apiKey, projectId } = await createProject(app.sql, "day-edge"));
+  const events = [];
+  for (let i = 0; i * 97 * MINUTE < 33 * DAY; i++) {
+    events.push({ message: `Day edge ${String.fromCharCode(97 + (i % 13))}`, level: LEVELS[i % 3], count: 1 + (i % 4), user_id: 1 + (i % 9), timestamp: iso(now - i * 97 * MINUTE) });
+  }
+  for (let i = 0; i < events.length; i += 100) await ingest(app, apiKey, events.slice(i, i + 100));
+});
+afterAll(() => app?.close());
+
+/** The window's figures from hour buckets only (what the 7d/30d windows read before day rollups). */
+async function fromHours(start: number) {
+  const from = new Date(floorHour(start));
+  const levels = await app.sql<{ level: string; n: number }[]>`
+    select level, sum(count)::int as n from rollup_hour where project_id = ${projectId} and bucket >= ${from} group by level`;
+  const top = await app.sql`
+    select g.id, g.message, s.count::int as count, g.last_seen, g.level, g.status
+    from (select group_id, sum(count) as count from rollup_hour where project_id = ${projectId} and bucket >= ${from} group by 1) s
+    join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
+    order by s.count desc, g.last_seen desc, g.id desc limit 10`;
+  const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
+  for (const l of levels) by_level[l.level] = l.n;
+  return { by_level, top_errors: top.map((t) => ({ ...t })) };
+}
+
+describe("7d and 30d stats across day edges", () => {
+  it("keeps day rollups equal to the hour rollups they summarize", async () => {
+    const [r] = await app.sql<{ days: number; day_total: number; hour_total: number }[]>`
+      select (select count(*)::int from rollup_day where project_id = ${projectId}) as days,
+        (select sum(count)::int from rollup_day where project_id = ${projectId}) as day_total,
+        (select sum(count)::int from rollup_hour where project_id = ${projectId}) as hour_total`;
+    expect(r.days).toBeGreaterThan(13 * 30);
+    expect(r.day_total).toBe(r.hour_total);
+    const mismatched = await app.sql`
+      select d.bucket, d.group_id, d.level, d.count, h.n from rollup_day d
+      full join (
+        select date_trunc('day', bucket, 'UTC') as bucket, group_id, level, origin_id, sum(count) as n from rollup_hour
+        where project_id = ${projectId} group by 1, 2, 3, 4
+      ) h on h.bucket = d.bucket and h.group_id = d.group_id and h.level = d.level and h.origin_id = d.origin_id
+      where d.project_id = ${projectId} and d.count is distinct from h.n`;
+    expect(mismatched).toEqual([]);
+  });
+
+  it("answers every start hour of the day (at, just after and just before midnight) as the hour buckets do", async () => {
+    const startHours = new Set<number>();
+    // 48 "now"s an hour apart, each 20 minutes into its hour: the window starts at every hour of the day, twice
+    for (let k = 0; k < 48; k++) {
+      const at = new Date(floorHour(now) - k * HOUR + 20 * MINUTE);
+      for (const timeframe of ["7d", "30d"] as const) {
+        const start = at.getTime() - (timeframe === "7d" ? 7 : 30) * DAY;
+        startHours.add(new Date(start).getUTCHours());
+        const got = await windowStats(app.sql, projectId, timeframe, at);
+        const want = await fromHours(start);
+        expect({ at: at.toISOString(), timeframe, by_level: got.by_level, top_errors: got.top_errors }).toEqual({
+          at: at.toISOString(),
+          timeframe,
+          ...want,
+        });
+        expect(got.total_errors).toBe(want.by_level.error + want.by_level.warn + want.by_level.info);
+        expect(got.top_errors).toHaveLength(10);
+      }
+    }
+    expect(startHours.size).toBe(24);
+  });
+});
