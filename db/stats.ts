@@ -14,42 +14,49 @@ const WINDOWS: Record<Timeframe, { ms: number; unit: "minute" | "hour" }> = {
 /** The rollups ingest writes (occurrences per group, level and origin); merges and deletes move them all alike. */
 export const ROLLUP_TABLES = ["rollup_minute", "rollup_hour", "rollup_day"] as const;
 
+/** The rollups from finest to coarsest; each bucket of one holds exactly the buckets of the finer one inside it. */
+const LEVELS = [
+  { table: "rollup_minute", ms: MINUTE },
+  { table: "rollup_hour", ms: HOUR },
+  { table: "rollup_day", ms: DAY },
+] as const;
+
+type Part = { table: (typeof LEVELS)[number]["table"]; from: number; to?: number; sign: 1 | -1 };
+
 /**
- * The rollup cells (group, level, count) whose counts sum to the occurrences in [start, now]; a cell
- * may count negatively. Minute-precise windows read minute buckets only up to the first whole hour
- * and hourly buckets from there on (at most 60 + 24 buckets per group).
- * Hour-precise windows read day buckets for whole days and hour buckets only for the day the window
- * starts in: its hours from the start when the start is late in the day, or else the whole day less
- * its hours before the start. So a 30d window reads at most 31 + 12 buckets per group, not 720.
+ * Which buckets sum to the occurrences from `from` (a bucket edge of level `k`) on: coarse buckets for
+ * every whole coarse span, and for the coarse bucket `from` falls in, either its fine buckets from
+ * `from` to its end (none exist after `now`) or the coarse bucket less its fine buckets before
+ * `from`, whichever reads fewer. A group then costs at most half a coarse bucket's fine buckets per
+ * level: a 30d window reads at most 12 hour and 31 day buckets per group instead of 720 hour buckets.
  */
-function windowCells(sql: Sql, projectId: string, start: number, unit: "minute" | "hour") {
-  if (unit === "hour") {
-    const from = Math.floor(start / HOUR) * HOUR;
-    const day = Math.floor(from / DAY) * DAY;
-    const hoursBefore = (from - day) / HOUR;
-    if (hoursBefore === 0) {
-      return sql`select group_id, level, count from rollup_day where project_id = ${projectId} and bucket >= ${new Date(day)}`;
-    }
-    if (hoursBefore <= 12) {
-      return sql`
-        select group_id, level, count from rollup_day where project_id = ${projectId} and bucket >= ${new Date(day)}
-        union all
-        select group_id, level, -count from rollup_hour
-        where project_id = ${projectId} and bucket >= ${new Date(day)} and bucket < ${new Date(from)}`;
-    }
-    return sql`
-      select group_id, level, count from rollup_hour
-      where project_id = ${projectId} and bucket >= ${new Date(from)} and bucket < ${new Date(day + DAY)}
-      union all
-      select group_id, level, count from rollup_day where project_id = ${projectId} and bucket >= ${new Date(day + DAY)}`;
+function cover(from: number, k: number, now: number): Part[] {
+  const fine = LEVELS[k];
+  const coarse = LEVELS[k + 1];
+  if (!coarse) return [{ table: fine.table, from, sign: 1 }];
+  const lo = Math.floor(from / coarse.ms) * coarse.ms;
+  if (lo === from) return cover(from, k + 1, now);
+  const hi = lo + coarse.ms;
+  const after = Math.max(0, Math.min(hi, now) - from) / fine.ms;
+  const before = (from - lo) / fine.ms;
+  if (after <= before) {
+    return hi > now ? [{ table: fine.table, from, sign: 1 }] : [{ table: fine.table, from, to: hi, sign: 1 }, ...cover(hi, k + 1, now)];
   }
-  const from = Math.floor(start / MINUTE) * MINUTE;
-  const hourEdge = Math.ceil(from / HOUR) * HOUR;
-  return sql`
-    select group_id, level, count from rollup_minute
-    where project_id = ${projectId} and bucket >= ${new Date(from)} and bucket < ${new Date(hourEdge)}
-    union all
-    select group_id, level, count from rollup_hour where project_id = ${projectId} and bucket >= ${new Date(hourEdge)}`;
+  return [...cover(lo, k + 1, now), { table: fine.table, from: lo, to: from, sign: -1 }];
+}
+
+/**
+ * The rollup cells (group, level, count) whose counts sum to the occurrences from `start` (rounded
+ * down to the window's unit) on; a cell may count negatively (see `cover`).
+ */
+function windowCells(sql: Sql, projectId: string, start: number, unit: "minute" | "hour", now: number) {
+  const k = unit === "minute" ? 0 : 1;
+  const from = Math.floor(start / LEVELS[k].ms) * LEVELS[k].ms;
+  return cover(from, k, now)
+    .map((p) => sql`
+      select group_id, level, ${p.sign === 1 ? sql`count` : sql`-count`} as count from ${sql(p.table)}
+      where project_id = ${projectId} and bucket >= ${new Date(p.from)} ${p.to === undefined ? sql`` : sql`and bucket < ${new Date(p.to)}`}`)
+    .reduce((all, part) => sql`${all} union all ${part}`);
 }
 
 type Figure = { kind: "level" | "top"; id: string | null; message: string | null; count: number; last_seen: Date | null; level: string; status: string | null };
@@ -65,7 +72,7 @@ type Figure = { kind: "level" | "top"; id: string | null; message: string | null
 export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date()) {
   const w = WINDOWS[timeframe];
   const start = new Date(now.getTime() - w.ms);
-  const cells = windowCells(sql, projectId, start.getTime(), w.unit);
+  const cells = windowCells(sql, projectId, start.getTime(), w.unit, now.getTime());
   const [figures, [{ open_groups }], [{ affected_users }]] = await Promise.all([
     sql<Figure[]>`
       with sums as materialized (

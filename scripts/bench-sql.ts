@@ -54,18 +54,19 @@ export async function generateEvents(sql: Sql, projectId: string, events: number
       from rows`;
     progress(to);
   }
+  // rollups in bucket order, as ingest writes them over time: a window's cells then share heap pages
   await sql`
     insert into rollup_hour (project_id, bucket, group_id, level, origin_id, count)
     select project_id, date_trunc('hour', "timestamp"), group_id, level, group_id, sum(count) from events
-    where project_id = ${projectId} group by 1, 2, 3, 4`;
+    where project_id = ${projectId} group by 1, 2, 3, 4 order by 2, 3`;
   await sql`
     insert into rollup_day (project_id, bucket, group_id, level, origin_id, count)
     select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from rollup_hour
-    where project_id = ${projectId} group by 1, 2, 3, 4, 5`;
+    where project_id = ${projectId} group by 1, 2, 3, 4, 5 order by 2, 3`;
   await sql`
     insert into rollup_minute (project_id, bucket, group_id, level, origin_id, count)
     select project_id, date_trunc('minute', "timestamp"), group_id, level, group_id, sum(count) from events
-    where project_id = ${projectId} and "timestamp" >= now() - interval '2 days' group by 1, 2, 3, 4`;
+    where project_id = ${projectId} and "timestamp" >= now() - interval '2 days' group by 1, 2, 3, 4 order by 2, 3`;
   // what a group's detail page reads besides its events: its users, environments and versions
   await sql`
     insert into group_users (project_id, group_id, user_id)

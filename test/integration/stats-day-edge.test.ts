@@ -4,12 +4,15 @@ import { createProject, startTestApp, type TestApp } from "../support/server.js"
 import { DAY, HOUR, MINUTE, floorHour, ingest, iso } from "../support/query-fixtures.js";
 
 /**
- * The 7d and 30d windows read day rollups for whole days and hour rollups only for the day the window
- * starts in (its later hours, or the whole day less its earlier hours). Whatever hour of the day the
- * window starts at, the figures must equal those summed from hour buckets alone.
+ * Stats windows read the coarsest rollup that fits and correct the bucket the window starts in with
+ * finer ones, added after the start or subtracted before it (db/stats.ts `cover`). Whatever minute
+ * of the hour and hour of the day a window starts at, the figures must equal those summed from the
+ * finest buckets alone: hour buckets for 7d/30d, minute buckets up to the first whole hour and hour
+ * buckets after it for 1h/24h (what those windows read before day rollups existed).
  *
- * Fixture: 13 groups, one occurrence every 97 minutes over the last 33 days (counts 1..4, three
- * levels), so every hour of the day holds occurrences of several groups and the top ten is a real cut.
+ * Fixture: 13 groups, one occurrence every 97 minutes over the last 33 days and one every 7 minutes
+ * over the last 27 hours (counts 1..4, three levels), so every hour of the day and many minutes of
+ * the hour hold occurrences of several groups, and the top ten is a real cut.
  */
 
 let app: TestApp;
@@ -25,18 +28,26 @@ beforeAll(async () => {
   for (let i = 0; i * 97 * MINUTE < 33 * DAY; i++) {
     events.push({ message: `Day edge ${String.fromCharCode(97 + (i % 13))}`, level: LEVELS[i % 3], count: 1 + (i % 4), user_id: 1 + (i % 9), timestamp: iso(now - i * 97 * MINUTE) });
   }
+  for (let i = 0; i * 7 * MINUTE < 27 * HOUR; i++) {
+    events.push({ message: `Day edge ${String.fromCharCode(97 + (i % 13))}`, level: LEVELS[i % 3], count: 1 + (i % 4), timestamp: iso(now - i * 7 * MINUTE - 30_000) });
+  }
   for (let i = 0; i < events.length; i += 100) await ingest(app, apiKey, events.slice(i, i + 100));
 });
 afterAll(() => app?.close());
 
-/** The window's figures from hour buckets only (what the 7d/30d windows read before day rollups). */
-async function fromHours(start: number) {
-  const from = new Date(floorHour(start));
-  const levels = await app.sql<{ level: string; n: number }[]>`
-    select level, sum(count)::int as n from rollup_hour where project_id = ${projectId} and bucket >= ${from} group by level`;
+/** The window's figures from the finest buckets (hours for 7d/30d; minutes, then hours for 1h/24h). */
+async function fromFinest(start: number, unit: "minute" | "hour") {
+  const from = unit === "hour" ? floorHour(start) : Math.floor(start / MINUTE) * MINUTE;
+  const hourEdge = Math.ceil(from / HOUR) * HOUR;
+  const cells = app.sql`
+    select group_id, level, count from rollup_minute
+    where project_id = ${projectId} and bucket >= ${new Date(from)} and bucket < ${new Date(hourEdge)}
+    union all
+    select group_id, level, count from rollup_hour where project_id = ${projectId} and bucket >= ${new Date(hourEdge)}`;
+  const levels = await app.sql<{ level: string; n: number }[]>`select level, sum(count)::int as n from (${cells}) c group by level`;
   const top = await app.sql`
     select g.id, g.message, s.count::int as count, g.last_seen, g.level, g.status
-    from (select group_id, sum(count) as count from rollup_hour where project_id = ${projectId} and bucket >= ${from} group by 1) s
+    from (select group_id, sum(count) as count from (${cells}) c group by 1) s
     join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
     order by s.count desc, g.last_seen desc, g.id desc limit 10`;
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
@@ -44,7 +55,7 @@ async function fromHours(start: number) {
   return { by_level, top_errors: top.map((t) => ({ ...t })) };
 }
 
-describe("7d and 30d stats across day edges", () => {
+describe("stats windows across bucket edges", () => {
   it("keeps day rollups equal to the hour rollups they summarize", async () => {
     const [r] = await app.sql<{ days: number; day_total: number; hour_total: number }[]>`
       select (select count(*)::int from rollup_day where project_id = ${projectId}) as days,
@@ -71,7 +82,7 @@ describe("7d and 30d stats across day edges", () => {
         const start = at.getTime() - (timeframe === "7d" ? 7 : 30) * DAY;
         startHours.add(new Date(start).getUTCHours());
         const got = await windowStats(app.sql, projectId, timeframe, at);
-        const want = await fromHours(start);
+        const want = await fromFinest(start, "hour");
         expect({ at: at.toISOString(), timeframe, by_level: got.by_level, top_errors: got.top_errors }).toEqual({
           at: at.toISOString(),
           timeframe,
@@ -82,5 +93,26 @@ describe("7d and 30d stats across day edges", () => {
       }
     }
     expect(startHours.size).toBe(24);
+  });
+
+  it("answers 1h and 24h windows starting at every kind of minute as the minute and hour buckets do", async () => {
+    const cases = new Set<string>();
+    // "now"s 7 minutes apart over 3 hours, each 10 s into its minute
+    for (let k = 0; k < 26; k++) {
+      const at = new Date(Math.floor(now / MINUTE) * MINUTE - k * 7 * MINUTE + 10_000);
+      for (const timeframe of ["1h", "24h"] as const) {
+        const start = at.getTime() - (timeframe === "1h" ? HOUR : DAY);
+        cases.add(new Date(start).getUTCMinutes() < 30 ? "early" : "late");
+        const got = await windowStats(app.sql, projectId, timeframe, at);
+        const want = await fromFinest(start, "minute");
+        expect({ at: at.toISOString(), timeframe, by_level: got.by_level, top_errors: got.top_errors }).toEqual({
+          at: at.toISOString(),
+          timeframe,
+          ...want,
+        });
+        expect(got.total_errors).toBeGreaterThan(0);
+      }
+    }
+    expect(cases).toEqual(new Set(["early", "late"]));
   });
 });
