@@ -148,13 +148,22 @@ export async function getGroup(sql: Sql, projectId: string, groupId: string) {
   return g;
 }
 
-/** Hourly occurrences of one group over the last `hours` hours, oldest first, zero-filled. */
+/**
+ * Hourly occurrences of one group over the last `hours` hours, oldest first, zero-filled. The rollup
+ * read is bounded to those hours by the index, however long the group's history.
+ */
 export async function groupHourlySeries(sql: Sql, projectId: string, groupId: string, hours = 168) {
+  const first = sql`date_trunc('hour', now()) - make_interval(hours => ${hours - 1})`;
   return sql<{ bucket: Date; count: number }[]>`
-    select b.bucket, coalesce(sum(r.count), 0)::bigint as count
-    from generate_series(date_trunc('hour', now()) - make_interval(hours => ${hours - 1}), date_trunc('hour', now()), interval '1 hour') as b(bucket)
-    left join rollup_hour r on r.project_id = ${projectId} and r.group_id = ${groupId} and r.bucket = b.bucket
-    group by b.bucket order by b.bucket`;
+    with r as (
+      select bucket, sum(count) as count from rollup_hour
+      where project_id = ${projectId} and group_id = ${groupId} and bucket >= ${first} and bucket <= date_trunc('hour', now())
+      group by bucket
+    )
+    select b.bucket, coalesce(r.count, 0)::bigint as count
+    from generate_series(${first}, date_trunc('hour', now()), interval '1 hour') as b(bucket)
+    left join r on r.bucket = b.bucket
+    order by b.bucket`;
 }
 
 export async function latestGroupEvents(sql: Sql, projectId: string, groupId: string, limit = 20) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { windowStats } from "../../db/stats.js";
+import { windowStats, type Timeframe } from "../../db/stats.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { DAY, HOUR, MINUTE, floorHour, ingest, iso } from "../support/query-fixtures.js";
 
@@ -19,6 +19,7 @@ let app: TestApp;
 let projectId: string;
 const now = Date.now();
 const LEVELS = ["error", "warn", "info"];
+const SPAN: Record<Timeframe, number> = { "1h": HOUR, "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY };
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -55,6 +56,17 @@ async function fromFinest(start: number, unit: "minute" | "hour") {
   return { by_level, top_errors: top.map((t) => ({ ...t })) };
 }
 
+/** windowStats at `at` against the finest-bucket figures of the same window; returns what it got. */
+async function expectSameAsFinest(at: Date, timeframe: Timeframe) {
+  const start = at.getTime() - SPAN[timeframe];
+  const got = await windowStats(app.sql, projectId, timeframe, at);
+  const want = await fromFinest(start, timeframe === "1h" || timeframe === "24h" ? "minute" : "hour");
+  // at and timeframe ride along so a failure names the window
+  expect({ at: at.toISOString(), timeframe, by_level: got.by_level, top_errors: got.top_errors }).toEqual({ at: at.toISOString(), timeframe, ...want });
+  expect(got.total_errors).toBe(want.by_level.error + want.by_level.warn + want.by_level.info);
+  return { start, got };
+}
+
 describe("stats windows across bucket edges", () => {
   it("keeps day rollups equal to the hour rollups they summarize", async () => {
     const [r] = await app.sql<{ days: number; day_total: number; hour_total: number }[]>`
@@ -79,16 +91,8 @@ describe("stats windows across bucket edges", () => {
     for (let k = 0; k < 48; k++) {
       const at = new Date(floorHour(now) - k * HOUR + 20 * MINUTE);
       for (const timeframe of ["7d", "30d"] as const) {
-        const start = at.getTime() - (timeframe === "7d" ? 7 : 30) * DAY;
+        const { start, got } = await expectSameAsFinest(at, timeframe);
         startHours.add(new Date(start).getUTCHours());
-        const got = await windowStats(app.sql, projectId, timeframe, at);
-        const want = await fromFinest(start, "hour");
-        expect({ at: at.toISOString(), timeframe, by_level: got.by_level, top_errors: got.top_errors }).toEqual({
-          at: at.toISOString(),
-          timeframe,
-          ...want,
-        });
-        expect(got.total_errors).toBe(want.by_level.error + want.by_level.warn + want.by_level.info);
         expect(got.top_errors).toHaveLength(10);
       }
     }
@@ -101,15 +105,8 @@ describe("stats windows across bucket edges", () => {
     for (let k = 0; k < 26; k++) {
       const at = new Date(Math.floor(now / MINUTE) * MINUTE - k * 7 * MINUTE + 10_000);
       for (const timeframe of ["1h", "24h"] as const) {
-        const start = at.getTime() - (timeframe === "1h" ? HOUR : DAY);
+        const { start, got } = await expectSameAsFinest(at, timeframe);
         cases.add(new Date(start).getUTCMinutes() < 30 ? "early" : "late");
-        const got = await windowStats(app.sql, projectId, timeframe, at);
-        const want = await fromFinest(start, "minute");
-        expect({ at: at.toISOString(), timeframe, by_level: got.by_level, top_errors: got.top_errors }).toEqual({
-          at: at.toISOString(),
-          timeframe,
-          ...want,
-        });
         expect(got.total_errors).toBeGreaterThan(0);
       }
     }
