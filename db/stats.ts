@@ -76,19 +76,19 @@ export async function windowStats(sql: Sql, projectId: string, timeframe: Timefr
   const [figures, [{ open_groups }], [{ affected_users }]] = await Promise.all([
     sql<Figure[]>`
       with sums as materialized (
-        select group_id, level, sum(count) as n from (${cells}) c group by 1, 2
+        select group_id, level, sum(count)::bigint as n from (${cells}) c group by 1, 2
       ), top as (
-        select g.id, g.message, s.count, g.last_seen, g.level, g.status,
-          row_number() over (order by s.count desc, g.last_seen desc, g.id desc) as rank
+        -- ordered by a top-N sort over the groups, ranked after the limit (ten rows)
+        select g.id, g.message, s.count, g.last_seen, g.level, g.status
         from (select group_id, sum(n)::bigint as count from sums group by 1 having sum(n) > 0) s
         join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
-        order by rank limit 10
+        order by s.count desc, g.last_seen desc, g.id desc limit 10
       )
       select 'level' as kind, null::uuid as id, null::text as message, sum(n)::bigint as count, null::timestamptz as last_seen,
         level, null::text as status, 0::bigint as rank
       from sums group by level
       union all
-      select 'top', id, message, count, last_seen, level, status, rank from top
+      select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
       order by kind, rank`,
     sql<{ open_groups: number }[]>`
       select count(*)::bigint as open_groups from error_groups
