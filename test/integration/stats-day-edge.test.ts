@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectSeries } from "../../db/dashboard.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { DAY, HOUR, MINUTE, floorHour, ingest, iso } from "../support/query-fixtures.js";
@@ -111,5 +112,22 @@ describe("stats windows across bucket edges", () => {
       }
     }
     expect(cases).toEqual(new Set(["early", "late"]));
+  });
+
+  it("draws the dashboard's 30-day series from day buckets as from hour buckets", async () => {
+    const series = await projectSeries(app.sql, projectId, "30d");
+    const fromHours = await app.sql<{ bucket: Date; level: string; n: number }[]>`
+      select date_bin('1 day', bucket, timestamptz 'epoch') as bucket, level, sum(count)::int as n from rollup_hour
+      where project_id = ${projectId} and bucket >= date_bin('1 day', now(), timestamptz 'epoch') - interval '29 days'
+      group by 1, 2`;
+    const want = new Map<number, Record<string, number>>();
+    for (const r of fromHours) {
+      const p = want.get(r.bucket.getTime()) ?? { error: 0, warn: 0, info: 0 };
+      p[r.level] = r.n;
+      want.set(r.bucket.getTime(), p);
+    }
+    expect(series).toHaveLength(30);
+    expect(want.size).toBe(30);
+    for (const p of series) expect({ bucket: p.bucket.toISOString(), error: p.error, warn: p.warn, info: p.info }).toEqual({ bucket: p.bucket.toISOString(), ...want.get(p.bucket.getTime()) });
   });
 });
