@@ -285,7 +285,7 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
       //  - the throttle, per origin (fingerprint): free places are the limit minus its stored untraced
       //    rows received in the window (their times live in the locked row); untraced events take them
       //    in arrival order (row_number), traced events are always kept;
-      //  - traces, and occurrences per group, level and origin by minute, hour and day (stats read only these).
+      //  - traces, and occurrences per group, level and origin by minute and by hour (stats read only these).
       // Receive time is the clock when this statement runs, after the group locks were granted, not the
       // transaction's start (now()): transactions on one group then hold the lock in the order of their
       // receive times, so each one judges the window with every earlier row already in it, from any
