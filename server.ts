@@ -23,7 +23,29 @@ import { startAlertWorker } from "./jobs/alerts.js";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
-export type RunningServer = { url: string; port: number; services: Services; close: () => Promise<void> };
+/** `clean`: every in-flight request and pending write finished within the shutdown bound. */
+export type ShutdownReport = { clean: boolean };
+export type RunningServer = { url: string; port: number; services: Services; close: () => Promise<ShutdownReport> };
+
+/**
+ * How long a shutdown waits, from the signal, for in-flight requests, pending ingest writes and
+ * alert triggers together. A write hung on the database must not keep a stopping process alive.
+ */
+export const SHUTDOWN_DRAIN_MS = 10_000;
+
+const shutdownUnavailable = () =>
+  new ApiError(503, "unavailable", "The server shut down before this write was confirmed; send it again.", undefined, {
+    "Retry-After": "5",
+  });
+
+/** Whether `work` resolves within `ms` (it runs on either way); its rejection passes through. */
+function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work.then(() => true),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
 
 export async function startServer(config: Config, opts: { dev?: boolean; database?: Database } = {}): Promise<RunningServer> {
   const db =
@@ -132,23 +154,40 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
 
-  let closing: Promise<void> | undefined;
+  let closing: Promise<ShutdownReport> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      // stop accepting, let in-flight requests finish, then drain writes and jobs before the pool
-      // closes; the embedded server (if any) stops last, in db.close()
+      // stop accepting, let in-flight requests finish and drain writes, within one bound; then stop
+      // jobs and close the pool; the embedded server (if any) stops last, in db.close()
       shuttingDown = true;
       for (const res of inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), 15_000);
-      await closed;
-      clearTimeout(force);
-      await services.writer.drain();
-      await services.alerts.drain();
+      const drained = (async () => {
+        await closed;
+        await services.writer.drain();
+        await services.alerts.drain();
+      })();
+      const clean = await settlesWithin(drained, SHUTDOWN_DRAIN_MS);
+      if (!clean) {
+        // Something still waits on the database past the bound (a lost connection, a lock held
+        // elsewhere). Its submissions are given up: their requests answer 503 (not acknowledged, so
+        // their clients send them again); a write already sent is committed or rolled back by
+        // PostgreSQL when the connection closes. Whatever is still open then is cut.
+        const abandoned = services.writer.abandon(shutdownUnavailable());
+        await settlesWithin(closed, 1_000);
+        const cut = inFlight.size;
+        server.closeAllConnections();
+        console.error(
+          `[shutdown] gave up waiting after ${SHUTDOWN_DRAIN_MS / 1000} s: ${abandoned.events} events of ${abandoned.submissions} ingest requests not acknowledged ` +
+            `(${abandoned.writing} writes still waiting on the database), ${cut} requests cut`,
+        );
+      }
       if (boss) await stopJobs(boss, { timeoutMs: 10_000 });
       await vite?.close();
-      if (!opts.database) await db.close();
+      // a write given up above holds its connection: close it at once (PostgreSQL rolls it back)
+      if (!opts.database) await db.close({ waitSeconds: clean ? 5 : 0 });
+      return { clean };
     })());
   return { url: `http://127.0.0.1:${port}`, port, services, close };
 }
@@ -181,7 +220,8 @@ async function main() {
       signalled = true;
       console.log(`${signal} received; shutting down`);
       running.close().then(
-        () => process.exit(0),
+        // past the bound, the exit code says that something was given up (logged above)
+        ({ clean }) => process.exit(clean ? 0 : 1),
         (err) => {
           console.error("Shutdown failed:", err);
           process.exit(1);

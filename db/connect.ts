@@ -2,7 +2,13 @@ import { createSql, type Sql } from "./client.js";
 import { startEmbeddedPostgres, type EmbeddedServer } from "./embedded.js";
 import { migrate } from "./migrate.js";
 
-export type Database = { sql: Sql; url: string; embedded: EmbeddedServer | null; close: () => Promise<void> };
+export type Database = {
+  sql: Sql;
+  url: string;
+  embedded: EmbeddedServer | null;
+  /** Ends the pool (queries still running get `waitSeconds`, then their connections are closed) and stops the embedded server. */
+  close: (opts?: { waitSeconds?: number }) => Promise<void>;
+};
 
 /**
  * Connects to DATABASE_URL, or starts the embedded server under the data directory when it is unset,
@@ -28,8 +34,8 @@ export async function openDatabase(opts: {
     sql,
     url,
     embedded,
-    close: async () => {
-      await sql.end({ timeout: 5 });
+    close: async ({ waitSeconds = 5 } = {}) => {
+      await sql.end({ timeout: waitSeconds });
       await embedded?.stop();
     },
   };

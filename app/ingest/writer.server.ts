@@ -15,6 +15,8 @@ const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failur
  */
 export class EventWriter {
   private queue: Pending[] = [];
+  /** every submission not yet settled, queued or being written */
+  private unsettled = new Set<Pending>();
   private inFlight = 0;
   private pending = 0;
   private idle: (() => void)[] = [];
@@ -31,13 +33,16 @@ export class EventWriter {
 
   submit(rows: EventRow[]): Promise<SubmitResult> {
     this.pending += rows.length;
-    const done = () => {
-      this.pending -= rows.length;
-    };
+    let entry!: Pending;
     return new Promise<SubmitResult>((resolve, reject) => {
-      this.queue.push({ rows, resolve, reject });
+      entry = { rows, resolve, reject };
+      this.unsettled.add(entry);
+      this.queue.push(entry);
       this.pump();
-    }).finally(done);
+    }).finally(() => {
+      this.unsettled.delete(entry);
+      this.pending -= rows.length;
+    });
   }
 
   /** Events submitted and not yet committed or failed (queued or being written): the ingest backlog. */
@@ -49,6 +54,19 @@ export class EventWriter {
   drain(): Promise<void> {
     if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
     return new Promise((r) => this.idle.push(r));
+  }
+
+  /**
+   * Gives up on every submission not yet settled (shutdown past its bound): each is rejected with
+   * `reason` and nothing queued is written any more. A write already sent goes on; its outcome is
+   * unknown to the caller, never acknowledged. Returns what was given up.
+   */
+  abandon(reason: unknown): { submissions: number; events: number; writing: number } {
+    const given = [...this.unsettled];
+    const writing = this.inFlight;
+    this.queue = [];
+    for (const p of given) p.reject(reason);
+    return { submissions: given.length, events: given.reduce((n, p) => n + p.rows.length, 0), writing };
   }
 
   private pump() {
@@ -81,7 +99,8 @@ export class EventWriter {
       }
     } catch (err) {
       if (batch.length === 1) return batch[0].reject(err);
-      await Promise.all(batch.map((p) => this.flush([p])));
+      // each on its own, except those given up meanwhile (shutdown)
+      await Promise.all(batch.filter((p) => this.unsettled.has(p)).map((p) => this.flush([p])));
     }
   }
 

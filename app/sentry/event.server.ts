@@ -5,6 +5,8 @@
  * refused. The native validation still runs on the result.
  */
 
+import { cutText, jsonDepth, MAX_JSON_DEPTH, storable } from "~/text.server";
+
 const CONTEXT_BYTES = 16 * 1024;
 const MAX_TAGS = 50;
 const TAG_CHARS = 200;
@@ -165,6 +167,16 @@ function contextOf(event: Json, userRest: Json | undefined): Json | undefined {
   if (crumbs.length) ctx.breadcrumbs = crumbs;
   if (Object.keys(ctx).length === 0) return undefined;
   const dropped: string[] = [];
+  // a part nested deeper than stored context may be is left out (measured without recursion: no
+  // serializer sees it, and 5,000 levels would overflow the stack)
+  for (const [k, v] of Object.entries(ctx)) {
+    if (jsonDepth(v, MAX_JSON_DEPTH) >= MAX_JSON_DEPTH) {
+      delete ctx[k];
+      if (k === "breadcrumbs") crumbs = [];
+      dropped.push(k);
+    }
+  }
+  if (Object.keys(ctx).length === 0) return { _dropped: dropped };
   const fits = () => byteLength(dropped.length ? { ...ctx, _dropped: dropped } : ctx) <= CONTEXT_BYTES;
   while (!fits() && crumbs.length > 1) {
     crumbs = crumbs.slice(Math.ceil(crumbs.length / 2));
@@ -228,11 +240,13 @@ export function mapSentryEvent(raw: unknown, fallbackEventId?: string | null): M
     : undefined;
   const level = LEVELS[str(raw.level)?.trim().toLowerCase() ?? ""] ?? "error";
   const inApp = frames.find((f) => f.in_app === true) ?? frames[0];
+  const culprit = inApp?.module ?? inApp?.filename;
 
   return {
     eventId,
     clientEventId: clientId !== null,
-    culprit: inApp ? (clip(inApp.module ?? inApp.filename, SHORT_CHARS) ?? null) : null,
+    // set after the native validation: made storable here (a NUL or a lone surrogate becomes U+FFFD)
+    culprit: culprit === undefined ? null : storable(cutText(culprit, SHORT_CHARS)),
     event: {
       message,
       level,

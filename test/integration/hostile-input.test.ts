@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
@@ -5,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenCloud, type FakeOpenCloud } from "../support/fake-open-cloud.js";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
-import { HOSTILE_QUERY, HOSTILE_SEGMENTS, HOSTILE_VALUES, hostileArbitrary, pathsOf, toJson, withValue } from "../support/hostile.js";
+import { HOSTILE_QUERY, HOSTILE_SEGMENTS, HOSTILE_VALUES, Raw, hostileArbitrary, pathsOf, toJson, withValue } from "../support/hostile.js";
 
 /**
  * Every public endpoint, fed hostile bodies, queries and path ids: the answer is never a 5xx (a
@@ -26,20 +27,36 @@ let cookie: string;
 let apiKey: string;
 
 type Auth = "key" | "session" | "internal" | "none";
-/** `values`: labels of HOSTILE_VALUES to use where each accepted-looking request costs a password hash */
-type BodyEndpoint = { method: string; path: () => string; auth: Auth; template: () => unknown; values?: string[] };
+/**
+ * `values`: labels of HOSTILE_VALUES to use where each accepted-looking request costs a password hash.
+ * `encode`: the body text from the (mutated) template, when it is not JSON itself (a Sentry envelope).
+ * `marked`: events carry a marker in `message`; a request refused with a 4xx must have stored nothing.
+ * `state`: what the endpoint changes; a request refused with a 4xx must leave it as it was (its cases
+ * run one at a time).
+ */
+type BodyEndpoint = {
+  method: string;
+  path: () => string;
+  auth: Auth;
+  template: () => unknown;
+  values?: string[];
+  encode?: (body: unknown) => string;
+  contentType?: string;
+  marked?: boolean;
+  state?: () => Promise<unknown>;
+};
 const HASHED = ["NUL inside", "lone high surrogate", "lone low surrogate", "70k string", "1e400 literal", "true", "null", "[]", "{}", "object 5,000 deep", "array 10,000 deep", "__proto__"];
 
 const headersFor = (auth: Auth): Record<string, string> =>
   auth === "key" ? { "x-api-key": apiKey } : auth === "session" ? { cookie } : auth === "internal" ? { "x-internal-key": INTERNAL_KEY } : {};
 
 /** One request; the failure message says what was sent. */
-async function send(method: string, path: string, auth: Auth, body?: string, form?: boolean) {
+async function send(method: string, path: string, auth: Auth, body?: string, form?: boolean, contentType?: string) {
   const res = await app.request(path, {
     method,
     headers: {
       ...headersFor(auth),
-      ...(body !== undefined ? { "content-type": form ? "application/x-www-form-urlencoded" : "application/json" } : {}),
+      ...(body !== undefined ? { "content-type": contentType ?? (form ? "application/x-www-form-urlencoded" : "application/json") } : {}),
       ...(form ? { origin: app.url } : {}),
     },
     body,
@@ -60,16 +77,64 @@ function check(r: { status: number; text: string; type: string }, what: string, 
 }
 
 /** Runs `jobs` a few at a time (the server, not the client, is under test). */
-async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>) {
+async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>, concurrency = CONCURRENCY) {
   let next = 0;
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (next < items.length) await fn(items[next++]);
     }),
   );
 }
 
 const P = () => `/api/team/projects/${ids.project}`;
+
+type Envelope = { header: unknown; item: unknown; payload: unknown };
+const MARK = "fuzz-mark-";
+/** Replaced in each request's body by a number of its own (see `sendChecked`). */
+const MARK_ID = "ID";
+/** A Sentry event as SDKs send it; its message carries the marker that shows whether it was stored. */
+const sentryEvent = () => ({
+  // a new id each time: a repeated one is dropped as a duplicate before anything is written
+  event_id: randomUUID().replace(/-/g, ""),
+  timestamp: new Date().toISOString(),
+  platform: "other",
+  level: "error",
+  logger: "roblox",
+  message: `${MARK}${MARK_ID}`,
+  exception: { values: [{ type: "Error", value: "attempt to index nil", stacktrace: { frames: [{ filename: "ServerScriptService.Combat", lineno: 12, function: "swing" }] } }] },
+  tags: { place_id: "1818", server: "job" },
+  user: { id: "261", username: "Builderman" },
+  contexts: { game: { version: "42" } },
+  environment: "production",
+  release: "42",
+  extra: { weapon: { name: "sword" } },
+  fingerprint: ["{{ default }}", "combat"],
+});
+let marks = 0;
+
+/** The project's issues as merge, unmerge and bulk changes leave them. */
+const triageState = () => app.sql`
+  select id, status, merged_into, count, user_count, snooze_until, snooze_count, resolved_at
+  from error_groups where project_id = ${ids.project} order by id`;
+
+/**
+ * Sends a body with a fresh marker; on a 4xx, checks that no event with that marker was stored (a
+ * refused request writes nothing). When the mutation replaced the marker itself, there is nothing to find.
+ */
+async function sendChecked(ep: BodyEndpoint, body: unknown, what: string) {
+  const text = (ep.encode ?? toJson)(body);
+  const mark = `${MARK}${++marks}-${Date.now()}`;
+  const marked = text.includes(MARK + MARK_ID) ? text.replace(MARK + MARK_ID, mark) : null;
+  const before = await ep.state?.();
+  const r = await send(ep.method, ep.path(), ep.auth, marked ?? text, false, ep.contentType);
+  check(r, what, true);
+  if (ep.state && r.status >= 400) expect(await ep.state(), `${what} answered ${r.status} but changed the issues`).toEqual(before);
+  if (ep.marked && marked && r.status >= 400) {
+    const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from events where project_id = ${ids.project} and message like ${"%" + mark + "%"}`;
+    expect(n, `${what} answered ${r.status} but stored its event`).toBe(0);
+  }
+  return r;
+}
 
 const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
   "POST /api/ingest": {
@@ -217,6 +282,56 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
     auth: "session",
     template: () => ({ name: "Renamed rule", threshold_count: 9, window_minutes: 5, environments: ["staging"], message_contains: "x", cooldown_minutes: 1 }),
   },
+  "POST /api/:project/store/ (Sentry)": {
+    method: "POST",
+    path: () => `/api/${ids.project}/store/?sentry_key=${apiKey}`,
+    auth: "none",
+    marked: true,
+    template: sentryEvent,
+  },
+  "POST /api/:project/envelope/ (Sentry)": {
+    method: "POST",
+    path: () => `/api/${ids.project}/envelope/?sentry_key=${apiKey}`,
+    auth: "none",
+    marked: true,
+    contentType: "application/x-sentry-envelope",
+    template: () => ({
+      header: { event_id: randomUUID().replace(/-/g, ""), sent_at: new Date().toISOString(), sdk: { name: "sentry.lua", version: "1.0.0" } },
+      item: { type: "event", content_type: "application/json" },
+      payload: sentryEvent(),
+    }),
+    // envelope header, item header and payload, one per line; a non-object body is sent as it is
+    encode: (b) =>
+      b !== null && typeof b === "object" && !(b instanceof Raw) && "payload" in b
+        ? [(b as Envelope).header, (b as Envelope).item, (b as Envelope).payload].map(toJson).join("\n")
+        : toJson(b),
+  },
+  "POST …/groups/merge": {
+    method: "POST",
+    path: () => `${P()}/groups/merge`,
+    auth: "session",
+    state: () => triageState(),
+    template: () => ({ ids: [ids.group, ids.group2], target_id: ids.group }),
+  },
+  "POST …/groups/:group_id/unmerge": {
+    method: "POST",
+    path: () => `${P()}/groups/${ids.group}/unmerge`,
+    auth: "session",
+    state: () => triageState(),
+    template: () => ({ ids: [ids.group2] }),
+  },
+  "POST …/groups/bulk": {
+    method: "POST",
+    path: () => `${P()}/groups/bulk`,
+    auth: "session",
+    state: () => triageState(),
+    template: () => ({
+      filter: { status: "open", level: "error", search: "nil", environment: "production", regressed: false, new_in_version: "42" },
+      status: "ignored",
+      snooze: { until: new Date(Date.now() + 3_600_000).toISOString() },
+      dry_run: true,
+    }),
+  },
   "POST /api/notifications/test": { method: "POST", path: () => "/api/notifications/test", auth: "session", template: () => ({ channel_id: ids.channel }) },
   "POST /api/share/:token": { method: "POST", path: () => `/api/share/${ids.editorToken}`, auth: "none", template: () => ({ status: "open" }) },
 };
@@ -325,6 +440,10 @@ beforeAll(async () => {
   const [g] = await app.sql<{ id: string; fingerprint: string }[]>`select id, fingerprint from error_groups where project_id = ${ids.project}`;
   ids.group = g.id;
   ids.fingerprint = g.fingerprint;
+  // a second issue, for merge and unmerge
+  await ingest(app, apiKey, { message: "Workspace.Door:3: attempt to call a nil value" });
+  const [g2] = await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${ids.project} and id <> ${ids.group}`;
+  ids.group2 = g2.id;
   const channel = await call(app, "POST", `${P()}/channels`, { cookie, body: { name: "sink", kind: "webhook", url: sinkUrl } });
   ids.channel = channel.body.id ?? channel.body.channel?.id;
   const rule = await call(app, "POST", `${P()}/rules`, { cookie, body: { name: "new", trigger: "new_group", channel_ids: [ids.channel] } });
@@ -350,11 +469,9 @@ describe("hostile bodies, table-driven: each value in each field of a valid body
       const values = ep.values ? HOSTILE_VALUES.filter(([label]) => ep.values!.includes(label)) : HOSTILE_VALUES;
       expect(values.length).toBe(ep.values?.length ?? HOSTILE_VALUES.length);
       const cases = paths.flatMap((path) => values.map(([label, value]) => ({ path, label, value })));
-      await inParallel(cases, async ({ path, label, value }) => {
-        const body = toJson(withValue(ep.template(), path, value));
-        const r = await send(ep.method, ep.path(), ep.auth, body);
-        check(r, `${name} with ${path.join(".") || "(body)"} = ${label}`, true);
-      });
+      const one = ({ path, label, value }: (typeof cases)[number]) =>
+        sendChecked(ep, withValue(ep.template(), path, value), `${name} with ${path.join(".") || "(body)"} = ${label}`);
+      await inParallel(cases, async (c) => void (await one(c)), ep.state ? 1 : CONCURRENCY);
     });
   }
 });
@@ -366,9 +483,8 @@ describe("hostile bodies, property-based: random values at random places, severa
       const mutation = fc.array(fc.tuple(fc.constantFrom(...paths), hostileArbitrary), { minLength: 1, maxLength: 3 });
       await fc.assert(
         fc.asyncProperty(mutation, async (changes) => {
-          const body = toJson(changes.reduce<unknown>((b, [path, value]) => withValue(b, path, value), ep.template()));
-          const r = await send(ep.method, ep.path(), ep.auth, body);
-          check(r, `${name} with ${body.slice(0, 300)}`, true);
+          const body = changes.reduce<unknown>((b, [path, value]) => withValue(b, path, value), ep.template());
+          await sendChecked(ep, body, `${name} with ${(ep.encode ?? toJson)(body).slice(0, 300)}`);
         }),
         { numRuns: RUNS },
       );

@@ -55,9 +55,10 @@ export async function startTestApp(env: Record<string, string> = {}, databaseUrl
     databaseUrl: url,
     request: (pathname, init) => fetch(running.url + pathname, init),
     close: async () => {
-      await running.close();
+      const report = await running.close();
       await database.close();
       rmSync(config.dataDir, { recursive: true, force: true });
+      return report;
     },
   };
 }
