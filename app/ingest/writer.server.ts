@@ -1,6 +1,6 @@
 import type { Sql, TxSql } from "../../db/client.js";
 import { NotCommittedError, writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from "../../db/events.js";
-import { recordParts, type PartRecord } from "../../db/idempotency.js";
+import { IdempotencyClash, recordParts, type PartRecord } from "../../db/idempotency.js";
 
 export type SubmitResult = { stored: number; throttled: number };
 
@@ -67,8 +67,9 @@ export class EventWriter {
         ),
       ),
     );
-    const failed = settled.find((r) => r.status === "rejected");
-    if (failed) throw failed.reason;
+    // a real failure is reported before a clash with a concurrent duplicate (which the caller resolves)
+    const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+    if (failures.length > 0) throw failures.find((e) => !IdempotencyClash.is(e)) ?? failures[0];
     return settled.reduce((sum, r) => {
       const { stored, throttled } = (r as PromiseFulfilledResult<SubmitResult>).value;
       return { stored: sum.stored + stored, throttled: sum.throttled + throttled };
