@@ -32,7 +32,9 @@ const EnvSchema = z.object({
   THROTTLE_LIMIT: int(30, 1, 100000),
   THROTTLE_WINDOW_SECONDS: int(60, 1, 86400),
   API_KEY_CACHE_SECONDS: int(60, 0, 3600),
-  INGEST_CONCURRENCY: int(4, 1, 64),
+  // writer queues by fingerprint shard, and transactions in flight per shard (see app/ingest/writer.server.ts)
+  INGEST_SHARDS: int(2, 1, 64),
+  INGEST_CONCURRENCY: int(1, 1, 64),
   // Sentry endpoints answer 429 (which Sentry SDKs honour) while this many events wait to be written
   SENTRY_MAX_PENDING_EVENTS: int(20000, 1, 10_000_000),
   SENTRY_MAX_EVENT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -72,6 +74,7 @@ export type Config = {
   throttleLimit: number;
   throttleWindowSeconds: number;
   apiKeyCacheSeconds: number;
+  ingestShards: number;
   ingestConcurrency: number;
   sentryMaxPendingEvents: number;
   sentryMaxEventBytes: number;
@@ -126,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throttleLimit: e.THROTTLE_LIMIT,
     throttleWindowSeconds: e.THROTTLE_WINDOW_SECONDS,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
+    ingestShards: e.INGEST_SHARDS,
     ingestConcurrency: e.INGEST_CONCURRENCY,
     sentryMaxPendingEvents: e.SENTRY_MAX_PENDING_EVENTS,
     sentryMaxEventBytes: e.SENTRY_MAX_EVENT_BYTES,

@@ -39,6 +39,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null): S
     sentryKeys: new SentryKeyAuth(sql, apiKeys, config.apiKeyCacheSeconds),
     writer: new EventWriter(sql, {
       throttle: { limit: config.throttleLimit, windowSeconds: config.throttleWindowSeconds },
+      shards: config.ingestShards,
       concurrency: config.ingestConcurrency,
       maxEventsPerWrite: 2000,
       // after commit, never inside the transaction; add() only touches memory and cannot throw into ingest

@@ -171,9 +171,17 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * takes it exclusively, so it never interleaves with a write and counts move exactly), then groups
  * by fingerprint, then users, traces and rollups by key. The throttle reads the window only after the
  * group rows are locked, so concurrent transactions on one fingerprint (from any instance) see each
- * other's stores.
+ * other's stores. `extra` runs last in the same transaction, before it commits, with which events
+ * were stored (not when every event was a repeat of an event id): whatever it writes commits or rolls
+ * back with the events.
  */
-export async function writeEvents(sql: Sql, input: EventRow[], throttle: ThrottleRule, groupingVersion = 2): Promise<WriteResult> {
+export async function writeEvents(
+  sql: Sql,
+  input: EventRow[],
+  throttle: ThrottleRule,
+  groupingVersion = 2,
+  extra?: (tx: TxSql, stored: boolean[]) => Promise<void>,
+): Promise<WriteResult> {
   if (input.length === 0) return { stored: [], groups: [] };
   const projects = [...new Set(input.map((e) => e.projectId))].sort();
   const hasEventIds = input.some((e) => e.eventId);
@@ -423,12 +431,13 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
         select seq from kept`;
 
       const keptSeqs = new Set(kept.map((r) => r.seq));
-      commitSent = true;
       const storedRows = rows.map((_, i) => keptSeqs.has(i));
-      if (!fresh) return { stored: storedRows, groups: touched };
       // back to the caller's order: a dropped repeat of an event id was not stored
       let k = 0;
-      return { stored: fresh.map((f) => (f ? storedRows[k++] : false)), groups: touched };
+      const stored = fresh ? fresh.map((f) => (f ? storedRows[k++] : false)) : storedRows;
+      await extra?.(tx, stored);
+      commitSent = true;
+      return { stored, groups: touched };
     });
   } catch (err) {
     // lost before COMMIT was sent, the server rolled the transaction back: safe to write again

@@ -3,6 +3,7 @@ import type { Services } from "~/services.server";
 import { groupEvent, KnownFingerprints } from "./fingerprint.server";
 import { parseIngestBody, type ValidEvent } from "./validate.server";
 import { storable } from "~/text.server";
+import { writeOnce } from "./idempotency.server";
 
 const MESSAGE_BYTES = 8 * 1024;
 const STACK_BYTES = 64 * 1024;
@@ -58,12 +59,16 @@ export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number)
 
 export type IngestResult = { success: true; count: number; occurrences: number; throttled: number };
 
-/** Validates the whole body first (nothing is written if any event is invalid), then writes it in one transaction. */
-export async function ingestEvents(services: Services, projectId: string, body: unknown): Promise<IngestResult> {
+/**
+ * Validates the whole body first (nothing is written if any event is invalid), then writes it
+ * through the writer (one transaction per fingerprint shard). With an idempotency key, parts an
+ * earlier attempt committed are not written again (see writeOnce).
+ */
+export async function ingestEvents(services: Services, projectId: string, body: unknown, key: string | null = null): Promise<IngestResult> {
   const events = parseIngestBody(body);
   const receivedAt = Date.now();
   const rows = events.map((e) => toEventRow(projectId, e, receivedAt));
-  const { throttled } = await services.writer.submit(rows);
+  const throttled = key === null ? (await services.writer.submit(rows)).throttled : await writeOnce(services, projectId, key, body, rows);
   for (const r of rows) known.add(projectId, r.fingerprint);
   return {
     success: true,

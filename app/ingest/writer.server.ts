@@ -1,59 +1,89 @@
-import type { Sql } from "../../db/client.js";
+import type { Sql, TxSql } from "../../db/client.js";
 import { NotCommittedError, writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from "../../db/events.js";
+import { IdempotencyClash, recordParts, type PartRecord } from "../../db/idempotency.js";
 
 export type SubmitResult = { stored: number; throttled: number };
-type Pending = { rows: EventRow[]; resolve: (r: SubmitResult) => void; reject: (e: unknown) => void };
+
+/** A keyed request: each part the writer commits is recorded under the key in its own transaction. */
+export type IdempotentSubmit = {
+  key: string;
+  bodyHash: Buffer;
+  /** each submitted row's index in the request body (what a part records as written) */
+  indexes: number[];
+};
+
+type PartKey = Omit<PartRecord, "stored" | "throttled">;
+type Pending = { rows: EventRow[]; record?: PartKey; resolve: (r: SubmitResult) => void; reject: (e: unknown) => void };
+
+type WriterOptions = {
+  throttle: ThrottleRule;
+  /** fingerprint shards, each with its own queue */
+  shards: number;
+  /** transactions in flight per shard */
+  concurrency: number;
+  maxEventsPerWrite: number;
+  afterCommit?: (groups: TouchedGroup[]) => void;
+};
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
 
+/** FNV-1a over project and fingerprint: the same shard in every process, for every retry. */
+export function shardOf(projectId: string, fingerprint: string, shards: number): number {
+  if (shards === 1) return 0;
+  const s = `${projectId}\u0000${fingerprint}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % shards;
+}
+
 /**
- * Coalesces concurrent ingest requests into shared transactions. While fewer than `concurrency`
- * writes are in flight a submission is written at once; otherwise it waits and joins the next write
- * with everything else that queued meanwhile. Each submission resolves only after the transaction
- * holding its events has committed. If a shared write fails, each submission is retried on its own,
- * so one request cannot fail another.
+ * Writes ingest requests through one queue per fingerprint shard (a hash of project and
+ * fingerprint). A request whose events fall in several shards is split into one part per shard;
+ * it resolves only when every part has committed (or settled, when one failed), and its counts sum
+ * the parts. Within a shard, concurrent parts are coalesced into shared transactions (see Shard).
+ * Transactions of different shards touch different group rows, so they do not wait for each other.
  */
 export class EventWriter {
-  private queue: Pending[] = [];
-  /** every submission not yet settled, queued or being written */
-  private unsettled = new Set<Pending>();
-  private inFlight = 0;
-  private pending = 0;
-  private idle: (() => void)[] = [];
+  private readonly shards: Shard[];
 
-  constructor(
-    private readonly sql: Sql,
-    private readonly opts: {
-      throttle: ThrottleRule;
-      concurrency: number;
-      maxEventsPerWrite: number;
-      afterCommit?: (groups: TouchedGroup[]) => void;
-    },
-  ) {}
+  constructor(sql: Sql, opts: WriterOptions) {
+    this.shards = Array.from({ length: opts.shards }, () => new Shard(sql, opts));
+  }
 
-  submit(rows: EventRow[]): Promise<SubmitResult> {
-    this.pending += rows.length;
-    let entry!: Pending;
-    return new Promise<SubmitResult>((resolve, reject) => {
-      entry = { rows, resolve, reject };
-      this.unsettled.add(entry);
-      this.queue.push(entry);
-      this.pump();
-    }).finally(() => {
-      this.unsettled.delete(entry);
-      this.pending -= rows.length;
+  async submit(rows: EventRow[], idempotent?: IdempotentSubmit): Promise<SubmitResult> {
+    const parts = new Map<number, { rows: EventRow[]; indexes: number[] }>();
+    rows.forEach((row, i) => {
+      const s = shardOf(row.projectId, row.fingerprint, this.shards.length);
+      const part = parts.get(s) ?? { rows: [], indexes: [] };
+      parts.set(s, part);
+      part.rows.push(row);
+      if (idempotent) part.indexes.push(idempotent.indexes[i]);
     });
+    const settled = await Promise.allSettled(
+      [...parts].map(([s, part]) =>
+        this.shards[s].submit(
+          part.rows,
+          idempotent && { projectId: part.rows[0].projectId, key: idempotent.key, bodyHash: idempotent.bodyHash, events: part.indexes },
+        ),
+      ),
+    );
+    // a real failure is reported before a clash with a concurrent duplicate (which the caller resolves)
+    const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+    if (failures.length > 0) throw failures.find((e) => !IdempotencyClash.is(e)) ?? failures[0];
+    return settled.reduce((sum, r) => {
+      const { stored, throttled } = (r as PromiseFulfilledResult<SubmitResult>).value;
+      return { stored: sum.stored + stored, throttled: sum.throttled + throttled };
+    }, { stored: 0, throttled: 0 });
   }
 
   /** Events submitted and not yet committed or failed (queued or being written): the ingest backlog. */
   get pendingEvents(): number {
-    return this.pending;
+    return this.shards.reduce((n, s) => n + s.pendingEvents, 0);
   }
 
   /** Resolves when nothing is queued or being written (graceful shutdown). */
-  drain(): Promise<void> {
-    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
-    return new Promise((r) => this.idle.push(r));
+  async drain(): Promise<void> {
+    await Promise.all(this.shards.map((s) => s.drain()));
   }
 
   /**
@@ -61,6 +91,52 @@ export class EventWriter {
    * `reason` and nothing queued is written any more. A write already sent goes on; its outcome is
    * unknown to the caller, never acknowledged. Returns what was given up.
    */
+  abandon(reason: unknown): { submissions: number; events: number; writing: number } {
+    return this.shards
+      .map((s) => s.abandon(reason))
+      .reduce((a, b) => ({ submissions: a.submissions + b.submissions, events: a.events + b.events, writing: a.writing + b.writing }));
+  }
+}
+
+/**
+ * One shard's queue. While fewer than `concurrency` writes are in flight a submission is written at
+ * once; otherwise it waits and joins the next write with everything else that queued meanwhile. Each
+ * submission resolves only after the transaction holding its events has committed; a keyed one has
+ * recorded its part in that transaction. If a shared write fails, each submission is retried on its
+ * own, so one request cannot fail another.
+ */
+class Shard {
+  private queue: Pending[] = [];
+  /** every submission not yet settled, queued or being written */
+  private unsettled = new Set<Pending>();
+  private inFlight = 0;
+  pendingEvents = 0;
+  private idle: (() => void)[] = [];
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly opts: WriterOptions,
+  ) {}
+
+  submit(rows: EventRow[], record?: PartKey): Promise<SubmitResult> {
+    this.pendingEvents += rows.length;
+    let entry!: Pending;
+    return new Promise<SubmitResult>((resolve, reject) => {
+      entry = { rows, record, resolve, reject };
+      this.unsettled.add(entry);
+      this.queue.push(entry);
+      this.pump();
+    }).finally(() => {
+      this.unsettled.delete(entry);
+      this.pendingEvents -= rows.length;
+    });
+  }
+
+  drain(): Promise<void> {
+    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((r) => this.idle.push(r));
+  }
+
   abandon(reason: unknown): { submissions: number; events: number; writing: number } {
     const given = [...this.unsettled];
     const writing = this.inFlight;
@@ -89,13 +165,11 @@ export class EventWriter {
 
   private async flush(batch: Pending[]) {
     try {
-      const { stored } = await this.write(batch.flatMap((p) => p.rows));
+      const { stored } = await this.write(batch);
       let offset = 0;
       for (const p of batch) {
-        const mine = stored.slice(offset, offset + p.rows.length);
+        p.resolve(countStored(stored.slice(offset, offset + p.rows.length)));
         offset += p.rows.length;
-        const n = mine.filter(Boolean).length;
-        p.resolve({ stored: n, throttled: p.rows.length - n });
       }
     } catch (err) {
       if (batch.length === 1) return batch[0].reject(err);
@@ -104,10 +178,22 @@ export class EventWriter {
     }
   }
 
-  private async write(rows: EventRow[]) {
+  private async write(batch: Pending[]) {
+    const rows = batch.flatMap((p) => p.rows);
+    const keyed = batch.some((p) => p.record);
+    // each keyed submission records its own part, with its own outcome, in the shared transaction
+    const record = async (tx: TxSql, stored: boolean[]) => {
+      const parts: PartRecord[] = [];
+      let offset = 0;
+      for (const p of batch) {
+        if (p.record) parts.push({ ...p.record, ...countStored(stored.slice(offset, offset + p.rows.length)) });
+        offset += p.rows.length;
+      }
+      await recordParts(tx, parts);
+    };
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await writeEvents(this.sql, rows, this.opts.throttle);
+        const result = await writeEvents(this.sql, rows, this.opts.throttle, undefined, keyed ? record : undefined);
         this.opts.afterCommit?.(result.groups);
         return result;
       } catch (err) {
@@ -119,4 +205,9 @@ export class EventWriter {
       }
     }
   }
+}
+
+function countStored(stored: boolean[]): SubmitResult {
+  const n = stored.filter(Boolean).length;
+  return { stored: n, throttled: stored.length - n };
 }

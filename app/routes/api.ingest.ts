@@ -1,5 +1,6 @@
 import type { ActionFunctionArgs } from "@remix-run/node";
 import { ingestEvents } from "~/ingest/ingest.server";
+import { idempotencyKey } from "~/ingest/idempotency.server";
 import { handle, json, methodNotAllowed, readJson } from "~/http.server";
 import { withinDatabaseDeadline } from "~/db-deadline.server";
 
@@ -11,6 +12,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     if (request.method !== "POST") throw methodNotAllowed(["GET", "POST"]);
     const { services } = context;
     const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
+    const key = idempotencyKey(request);
     const body = await readJson(request, services.config.maxBodyBytes);
-    return json(await withinDatabaseDeadline(services.sql, ingestEvents(services, projectId, body)));
+    return json(await withinDatabaseDeadline(services.sql, ingestEvents(services, projectId, body, key)));
   });

@@ -66,6 +66,30 @@ describe("Roblox SDK against the real service", () => {
     ]);
   });
 
+  it("sends each batch with its own Idempotency-Key and the same key on its retries, so a lost response counts nothing twice", async () => {
+    await start();
+    t.mode = { kind: "lose-response", times: 2 };
+    for (let i = 0; i < 30; i++) await t.rbx.fireError("ServerScriptService.Bank:12: withdraw failed", "ServerScriptService.Bank:12\n", "ServerScriptService.Bank");
+    await t.rbx.advance(20);
+    const [lost, lostAgain, delivered, ...rest] = ingestRequests();
+    expect(rest).toEqual([]);
+    expect([lost.status, lostAgain.status, delivered.status]).toEqual(["network error", "network error", 200]);
+    const key = lost.headers["idempotency-key"];
+    expect(key).toMatch(/^[0-9A-F]{8}-[0-9A-F]{4}-4[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}$/i);
+    expect([lostAgain.headers["idempotency-key"], delivered.headers["idempotency-key"]]).toEqual([key, key]);
+    expect(delivered.body).toBe(lost.body);
+    // the service wrote the batch on the first attempt; the retries answered it without writing
+    expect((await groups()).map((g) => [g.message, g.count])).toEqual([["ServerScriptService.Bank:12: withdraw failed", "30"]]);
+    // the next batch has a key of its own
+    await t.rbx.fireError("ServerScriptService.Bank:12: withdraw failed", "ServerScriptService.Bank:12\n", "ServerScriptService.Bank");
+    await t.rbx.advance(10);
+    const next = ingestRequests()[3];
+    expect(next.status).toBe(200);
+    expect(next.headers["idempotency-key"]).toMatch(/^[0-9A-F-]{36}$/i);
+    expect(next.headers["idempotency-key"]).not.toBe(key);
+    expect((await groups())[0].count).toBe("31");
+  });
+
   it("keeps events through a 30 s outage, up to the queue bound, and reports what it dropped", async () => {
     await start("maxQueueSize = 5");
     t.mode = { kind: "down" };

@@ -5,7 +5,12 @@ import { createProject, startTestApp, type TestApp } from "./server.js";
 import { createRobloxServer, type RobloxOptions, type RobloxServer } from "./roblox.js";
 
 /** What the proxy in front of the service does: pass through, answer 429, or drop connections as an outage would. */
-export type ProxyMode = { kind: "pass" } | { kind: "429"; retryAfter: string; times: number } | { kind: "down" };
+export type ProxyMode =
+  | { kind: "pass" }
+  | { kind: "429"; retryAfter: string; times: number }
+  | { kind: "down" }
+  /** the request reaches the service, and its answer is lost on the way back */
+  | { kind: "lose-response"; times: number };
 
 export const luaString = (s: string) => JSON.stringify(s);
 
@@ -57,6 +62,12 @@ export function sdkSuite() {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
       const upstream = await fetch(t.app.url + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
+      if (mode.kind === "lose-response" && mode.times > 0) {
+        mode.times -= 1;
+        await upstream.arrayBuffer();
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
       res.end(Buffer.from(await upstream.arrayBuffer()));
     });

@@ -1,0 +1,58 @@
+import { createHash } from "node:crypto";
+import type { EventRow } from "../../db/events.js";
+import { IdempotencyClash, recordedParts } from "../../db/idempotency.js";
+import type { Services } from "~/services.server";
+import { ApiError, conflict } from "~/http.server";
+
+export const IDEMPOTENCY_HEADER = "idempotency-key";
+
+/**
+ * The request's idempotency key, or null without one (an empty header is none: proxies and the
+ * Express adapter drop empty headers anyway). Stripe's form (a bare token) and the IETF draft's (a
+ * quoted string) are both taken; 1 to 255 printable ASCII characters.
+ */
+export function idempotencyKey(request: Request): string | null {
+  const raw = request.headers.get(IDEMPOTENCY_HEADER)?.trim();
+  if (!raw) return null;
+  const key = /^"(.*)"$/.exec(raw)?.[1] ?? raw;
+  if (!/^[\x20-\x7e]{1,255}$/.test(key)) {
+    throw new ApiError(400, "invalid_payload", "The Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID is a good key).");
+  }
+  return key;
+}
+
+const bodyHash = (body: unknown) => createHash("sha256").update(JSON.stringify(body)).digest();
+
+/**
+ * Writes a keyed request exactly once. What earlier attempts committed under the key is read first
+ * and left out; the rest is written, each part recording itself under the key in its own
+ * transaction. The answer's `throttled` sums every part, this attempt's and earlier ones', so a
+ * retry answers what the first complete attempt would have. A concurrent duplicate that committed a
+ * part first makes this attempt's part roll back (IdempotencyClash): then the parts are read again.
+ */
+export async function writeOnce(services: Services, projectId: string, key: string, body: unknown, rows: EventRow[]): Promise<number> {
+  const hash = bodyHash(body);
+  // each clash means another attempt committed a part this one had not seen: rounds end
+  let seen = -1;
+  for (;;) {
+    const recorded = await recordedParts(services.sql, projectId, key);
+    if (recorded.some((p) => !hash.equals(p.bodyHash))) {
+      throw conflict("This Idempotency-Key was already used with a different body; send a new batch with a new key.");
+    }
+    const written = new Set(recorded.flatMap((p) => p.events));
+    const before = recorded.reduce((n, p) => n + p.throttled, 0);
+    const missing = rows.flatMap((_, i) => (written.has(i) ? [] : [i]));
+    if (missing.length === 0) return before;
+    if (written.size <= seen) throw conflict("A request with this Idempotency-Key is being written at the same time; retry it shortly.");
+    seen = written.size;
+    try {
+      const { throttled } = await services.writer.submit(
+        missing.map((i) => rows[i]),
+        { key, bodyHash: hash, indexes: missing },
+      );
+      return before + throttled;
+    } catch (err) {
+      if (!IdempotencyClash.is(err)) throw err;
+    }
+  }
+}
