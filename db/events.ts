@@ -163,23 +163,47 @@ export const mergeLockKey = (projectId: string) => `group-merge:${projectId}`;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+type Upserted = TouchedGroup & { merged_into: string | null; received: string; kept: number };
+
+/** Adds `n` to the number kept under `key` (a small helper for the per-key aggregates below). */
+function bump<T>(map: Map<string, T>, key: string, make: () => T, add: (v: T) => void) {
+  let v = map.get(key);
+  if (!v) map.set(key, (v = make()));
+  add(v);
+}
+
 /**
- * Writes a batch of events in one transaction: group upserts, distinct users, raw rows through the
- * throttle, traces and rollups. Returns which events were stored as rows and the groups touched.
+ * Writes a batch of events in one transaction: group upserts (with the throttle), distinct users,
+ * raw rows, traces and rollups. Returns which events were stored as rows and the groups touched.
+ * `extra` runs inside the same transaction, after the writes and before the commit.
  *
  * Lock order is the same in every transaction: the project's merge lock (shared; a merge or unmerge
  * takes it exclusively, so it never interleaves with a write and counts move exactly), then groups
- * by fingerprint, then users, traces and rollups by key. The throttle reads the window only after the
- * group rows are locked, so concurrent transactions on one fingerprint (from any instance) see each
- * other's stores.
+ * by fingerprint, then users, traces and rollups by key.
+ *
+ * The throttle is decided in the group upsert, on each locked row: `ingest_throttle` reads the clock
+ * once the row's lock is granted, keeps the row's entries still in the window and lets in as many of
+ * this batch's untraced events of that row as the limit leaves room for. That clock is the receive
+ * time of the row's stored events, so transactions on one row (from any instance) hold its lock in
+ * the order of their receive times, and each judges the window with every earlier row already in it,
+ * however long it waited for the lock. Node then picks the kept events (traced ones always, untraced
+ * ones in arrival order up to what each row let in) and sends only those with their payload; users,
+ * environments, versions, traces and rollups go as per-key aggregates, not per event.
  */
-export async function writeEvents(sql: Sql, input: EventRow[], throttle: ThrottleRule, groupingVersion = 2): Promise<WriteResult> {
+export async function writeEvents(
+  sql: Sql,
+  input: EventRow[],
+  throttle: ThrottleRule,
+  groupingVersion = 2,
+  extra?: (tx: TxSql) => Promise<void>,
+): Promise<WriteResult> {
   if (input.length === 0) return { stored: [], groups: [] };
   const projects = [...new Set(input.map((e) => e.projectId))].sort();
   const hasEventIds = input.some((e) => e.eventId);
 
   // a snoozed (ignored) group reopens on the first occurrence past its time or its occurrence target
   const snoozeOver = sql`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
+  const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
 
   let commitSent = false;
   try {
@@ -189,7 +213,11 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
       // events already received under their id are left out before anything is counted
       const fresh = hasEventIds ? await claimEventIds(tx, input) : null;
       const rows = fresh ? input.filter((_, i) => fresh[i]) : input;
-      if (rows.length === 0) return { stored: input.map(() => false), groups: [] };
+      if (rows.length === 0) {
+        await extra?.(tx);
+        commitSent = true;
+        return { stored: input.map(() => false), groups: [] };
+      }
       const res = await resolveGroups(tx, rows);
       const at = (e: EventRow) => res.get(`${e.projectId}\u0000${e.fingerprint}`)!;
       // the key (fingerprint) of the group an event lands in, and of its own member row when merged
@@ -197,10 +225,23 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
         const r = at(e);
         return r.target_fp ?? r.own_fp ?? e.fingerprint;
       };
+      // the key of the row whose throttle and users an event uses: its own member row, except the
+      // member holding the target's own fingerprint, whose events use the target row (see db/merge.ts)
+      const originKey = (e: EventRow) => {
+        const r = at(e);
+        if (!r.target_fp) return targetKey(e);
+        return r.own_id === r.merged_into ? r.target_fp : r.own_fp!;
+      };
       const groups = aggregateGroups(rows, (e) => {
         const r = at(e);
         return r.target_fp ? [r.target_fp, r.own_fp!] : [targetKey(e)];
       });
+      // per group row: traced events landing in it (always stored) and untraced events it throttles
+      const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0 }]));
+      for (const e of rows) {
+        if (e.traceId) counts.get(`${e.projectId}\u0000${targetKey(e)}`)!.traced++;
+        else counts.get(`${e.projectId}\u0000${originKey(e)}`)!.untraced++;
+      }
 
       // fingerprints that joined a group through the previous version's fingerprint
       const aliases = [...res.values()]
@@ -216,14 +257,27 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
           on conflict do nothing`;
       }
 
-      const upserted = await tx<(TouchedGroup & { merged_into: string | null })[]>`
+      // `n` (untraced events, at most the limit: no more can be let in) and `traced` reach the conflict
+      // branch through the proposed row: its throttle_times hold n entries and its stored_count is
+      // traced + n. A member of a merged issue stores nothing itself: its events are stored in the
+      // issue, whose stored_count gets the member's kept events in the second statement.
+      const upserted = await tx<Upserted[]>`
         insert into error_groups as g
-          (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version, grouping_version)
-        select project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version, ${groupingVersion}
-        from json_to_recordset(${tx.json(groups.map((g) => ({ ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen) })) as never)}::json)
+          (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
+           grouping_version, throttle_times, received_at, stored_count)
+        select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
+          t.first_version, t.last_version, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n
+        from json_to_recordset(${tx.json(
+          groups.map((g) => {
+            const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
+            return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced };
+          }) as never,
+        )}::json)
           as t(project_id uuid, fingerprint text, message text, level text, count bigint,
-               first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text)
-        order by project_id, fingerprint
+               first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
+               n int, traced int)
+        cross join (select clock_timestamp() as at) c
+        order by t.project_id, t.fingerprint
         on conflict (project_id, fingerprint) do update set
           count = g.count + excluded.count,
           first_seen = least(g.first_seen, excluded.first_seen),
@@ -241,68 +295,101 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
           resolved_at = case when g.status = 'resolved' and g.merged_into is null then null else g.resolved_at end,
           snooze_until = case when ${snoozeOver} then null else g.snooze_until end,
           snooze_count = case when ${snoozeOver} then null else g.snooze_count end,
-          snooze_users = case when ${snoozeOver} then null else g.snooze_users end
+          snooze_users = case when ${snoozeOver} then null else g.snooze_users end,
+          (throttle_times, received_at, stored_count) = (
+            select th.new_times, th.at,
+              g.stored_count + excluded.stored_count - cardinality(excluded.throttle_times) + case when g.merged_into is null then th.kept else 0 end
+            from ingest_throttle(g.throttle_times, cardinality(excluded.throttle_times), ${throttle.limit}, ${window}) th)
         returning project_id, fingerprint, id, (xmax = 0) as created,
-          coalesce(regressed_at = now(), false) as regressed, status, merged_into`;
+          coalesce(regressed_at = now(), false) as regressed, status, merged_into, received_at::text as received,
+          (select count(*) from unnest(throttle_times) x where x = received_at)::int as kept`;
       const touched: TouchedGroup[] = upserted
         .filter((g) => g.merged_into == null)
-        .map(({ merged_into: _, ...g }) => g);
+        .map(({ merged_into: _, received: _r, kept: _k, ...g }) => g);
+      const byKey = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g]));
 
-      const groupId = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g.id]));
-      const events = rows.map((e, seq) => {
+      // Node's half of the write: which events are kept, and the per-key aggregates of all of them
+      const left = new Map(upserted.map((g) => [g.id, g.kept]));
+      const storedRows: boolean[] = [];
+      const events: object[] = [];
+      const pairs = new Map<string, { project_id: string; group_id: string; origin_id: string; family: string[] | null; user_id: string }>();
+      const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
+      const envs = new Map<string, { project_id: string; group_id: string; key: string; count: number; first: number; last: number }>();
+      const versions = new Map<string, { project_id: string; group_id: string; key: string; count: number; first: number; last: number }>();
+      const traces = new Map<string, { project_id: string; trace_id: string; first: number; last: number; n: number; groups: Set<string> }>();
+      const minutes = new Map<string, { project_id: string; bucket: number; group_id: string; level: Level; origin_id: string; count: number }>();
+      const moved = new Map<string, { project_id: string; id: string; stored: number }>();
+      for (const e of rows) {
         const r = at(e);
-        const group_id = groupId.get(`${e.projectId}\u0000${targetKey(e)}`)!;
-        return {
-          seq,
-          project_id: e.projectId,
-          group_id,
-          origin_id: r.target_fp ? r.own_id : group_id,
-          family: r.family,
-          message: e.message,
-          level: e.level,
-          stack_trace: e.stackTrace,
-          user_id: e.userId,
-          player_name: e.playerName,
-          trace_id: e.traceId,
-          job_id: e.jobId,
-          place_id: e.placeId,
-          game_version: e.gameVersion,
-          environment: e.environment,
-          context: e.context ?? null,
-          tags: e.tags,
-          count: e.count,
-          ts: iso(e.timestamp),
+        const group = byKey.get(`${e.projectId}\u0000${targetKey(e)}`)!;
+        const origin = byKey.get(`${e.projectId}\u0000${originKey(e)}`)!;
+        const keep = e.traceId !== null || left.get(origin.id)! > 0;
+        storedRows.push(keep);
+        const p = e.projectId;
+        const ts = e.timestamp;
+        if (keep) {
+          if (e.traceId === null) {
+            left.set(origin.id, left.get(origin.id)! - 1);
+            // kept by a merged member's throttle: stored in the issue, counted there
+            if (origin.merged_into !== null) bump(moved, group.id, () => ({ project_id: p, id: group.id, stored: 0 }), (m) => m.stored++);
+          }
+          events.push({
+            project_id: p, group_id: group.id, origin_id: origin.id === group.id ? null : origin.id, message: e.message, level: e.level,
+            stack_trace: e.stackTrace, user_id: e.userId, player_name: e.playerName, trace_id: e.traceId, job_id: e.jobId,
+            place_id: e.placeId, game_version: e.gameVersion, environment: e.environment, context: e.context ?? null, tags: e.tags,
+            count: e.count, ts: iso(ts), received: origin.received,
+          });
+        }
+        if (e.userId !== null) {
+          const u = e.userId;
+          bump(pairs, `${p}\u0000${origin.id}\u0000${u}`, () => ({ project_id: p, group_id: group.id, origin_id: origin.id, family: r.family, user_id: u }), () => {});
+          bump(users, `${p}\u0000${u}`, () => ({ project_id: p, user_id: u, last_seen: ts, player_name: null as string | null, named_at: -Infinity }), (x) => {
+            if (ts > x.last_seen) x.last_seen = ts;
+            if (e.playerName !== null && ts >= x.named_at) [x.player_name, x.named_at] = [e.playerName, ts];
+          });
+        }
+        const span = (x: { count: number; first: number; last: number }) => {
+          x.count += e.count;
+          if (ts < x.first) x.first = ts;
+          if (ts > x.last) x.last = ts;
         };
-      });
+        bump(envs, `${p}\u0000${group.id}\u0000${e.environment}`, () => ({ project_id: p, group_id: group.id, key: e.environment, count: 0, first: ts, last: ts }), span);
+        if (e.gameVersion !== null) {
+          bump(versions, `${p}\u0000${group.id}\u0000${e.gameVersion}`, () => ({ project_id: p, group_id: group.id, key: e.gameVersion!, count: 0, first: ts, last: ts }), span);
+        }
+        if (e.traceId !== null) {
+          bump(traces, `${p}\u0000${e.traceId}`, () => ({ project_id: p, trace_id: e.traceId!, first: ts, last: ts, n: 0, groups: new Set<string>() }), (t) => {
+            t.n++;
+            if (ts < t.first) t.first = ts;
+            if (ts > t.last) t.last = ts;
+            t.groups.add(group.id);
+          });
+        }
+        const bucket = ts - (ts % 60_000);
+        bump(minutes, `${p}\u0000${bucket}\u0000${group.id}\u0000${e.level}\u0000${origin.id}`, () => ({ project_id: p, bucket, group_id: group.id, level: e.level, origin_id: origin.id, count: 0 }), (m) => {
+          m.count += e.count;
+        });
+      }
+      const spans = (m: Map<string, { project_id: string; group_id: string; key: string; count: number; first: number; last: number }>) =>
+        [...m.values()].map((x) => ({ ...x, first: iso(x.first), last: iso(x.last) }));
 
-      // Everything else in one statement, run after the group locks above were taken. Each part locks
-      // its rows in key order (users, traces, rollups), and each group row is written once more at most.
-      // group_id is the issue an event lands in; origin_id the group row of its own fingerprint (the
-      // same unless the fingerprint belongs to an issue merged into another one).
-      //  - group_users: distinct users per origin; a group's user_count grows by the users new to it
+      // Everything else in one statement, after the group locks above. Each part locks its rows in key
+      // order (users, traces, rollups); a group row is written a second time only when it gained users
+      // (user_count, and a snooze until N users), or when it is a merged issue that stored events kept
+      // by a member's throttle (stored_count).
+      //  - group_users: distinct users per origin row; a group's user_count grows by the users new to it
       //    (for a merged issue: new to all its members); project_users: each user's latest occurrence
       //    to the minute (a write is skipped while the stored time is less than a minute older);
-      //  - the throttle, per origin (fingerprint): free places are the limit minus its stored untraced
-      //    rows received in the window (their times live in the locked row); untraced events take them
-      //    in arrival order (row_number), traced events are always kept;
-      //  - traces, and occurrences per group, level and origin by minute and by hour (stats read only these).
-      // Receive time is the clock when this statement runs, after the group locks were granted, not the
-      // transaction's start (now()): transactions on one group then hold the lock in the order of their
-      // receive times, so each one judges the window with every earlier row already in it, from any
-      // instance, however long it waited for the lock.
-      const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
+      //  - the kept events with their origin row's receive time, traces, and occurrences per group,
+      //    level and origin by minute and by hour (stats read only these).
       const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
-      const kept = await tx<{ seq: number }[]>`
-        with clock as materialized (
-          select clock_timestamp() as received_at
-        ), input as (
-          select * from json_to_recordset(${tx.json(events as never)}::json) as t(
-            seq int, project_id uuid, group_id uuid, origin_id uuid, family uuid[], message text, level text, stack_trace text,
-            user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
-            context jsonb, tags jsonb, count int, ts timestamptz)
+      await tx`
+        with pairs as (
+          select * from json_to_recordset(${tx.json([...pairs.values()] as never)}::json)
+            as t(project_id uuid, group_id uuid, origin_id uuid, family uuid[], user_id bigint)
         ), new_pairs as (
           insert into group_users (project_id, group_id, user_id)
-          select distinct project_id, origin_id, user_id from input where user_id is not null
+          select project_id, origin_id, user_id from pairs
           order by 1, 2, 3
           on conflict do nothing
           returning project_id, group_id as origin_id, user_id
@@ -313,18 +400,19 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
                 select 1 from group_users x
                 where x.project_id = i.project_id and x.group_id = any(i.family) and x.user_id = np.user_id)) as n
           from new_pairs np
-          join (select distinct project_id, group_id, origin_id, family from input) i
+          join (select distinct project_id, group_id, origin_id, family from pairs) i
             on i.project_id = np.project_id and i.origin_id = np.origin_id
           group by 1, 2
           union all
           select np.project_id, np.origin_id, count(*) from new_pairs np
-          where exists (select 1 from input i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
+          where exists (select 1 from pairs i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
           group by 1, 2
         ), seen_users as (
           insert into project_users as pu (project_id, user_id, last_seen, player_name)
-          select project_id, user_id, max(ts), (array_agg(player_name order by ts desc) filter (where player_name is not null))[1]
-          from input where user_id is not null
-          group by 1, 2 order by 1, 2
+          select project_id, user_id, last_seen, player_name
+          from json_to_recordset(${tx.json([...users.values()].map((u) => ({ ...u, last_seen: iso(u.last_seen), named_at: undefined })) as never)}::json)
+            as t(project_id uuid, user_id bigint, last_seen timestamptz, player_name text)
+          order by 1, 2
           on conflict (project_id, user_id) do update set
             last_seen = greatest(pu.last_seen, excluded.last_seen),
             player_name = coalesce(excluded.player_name, pu.player_name)
@@ -332,94 +420,80 @@ export async function writeEvents(sql: Sql, input: EventRow[], throttle: Throttl
             or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
         ), by_environment as (
           insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
-          select project_id, group_id, environment, sum(count), min(ts), max(ts) from input
-          group by 1, 2, 3 order by 1, 2, 3
+          select project_id, group_id, key, count, first, last
+          from json_to_recordset(${tx.json(spans(envs) as never)}::json)
+            as t(project_id uuid, group_id uuid, key text, count bigint, first timestamptz, last timestamptz)
+          order by 1, 2, 3
           on conflict (project_id, group_id, environment) do update set
             count = ge.count + excluded.count,
             first_seen = least(ge.first_seen, excluded.first_seen),
             last_seen = greatest(ge.last_seen, excluded.last_seen)
         ), by_version as (
           insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
-          select project_id, group_id, game_version, sum(count), min(ts), max(ts) from input
-          where game_version is not null
-          group by 1, 2, 3 order by 1, 2, 3
+          select project_id, group_id, key, count, first, last
+          from json_to_recordset(${tx.json(spans(versions) as never)}::json)
+            as t(project_id uuid, group_id uuid, key text, count bigint, first timestamptz, last timestamptz)
+          order by 1, 2, 3
           on conflict (project_id, group_id, version) do update set
             count = gv.count + excluded.count,
             first_seen = least(gv.first_seen, excluded.first_seen),
             last_seen = greatest(gv.last_seen, excluded.last_seen)
-        ), ranked as (
-          -- each untraced event with its place in arrival order within its fingerprint's row and the
-          -- number of rows that row already stored in the window (one primary-key probe per event, no
-          -- join of two derived sets, which the planner would run as a nested loop)
-          select i.*, row_number() over (partition by i.project_id, i.origin_id order by i.seq) as rn,
-            (select count(*) from unnest(g.throttle_times) t where t > (select received_at from clock) - ${window}) as used
-          from input i join error_groups g on g.project_id = i.project_id and g.id = i.origin_id
-          where i.trace_id is null
-        ), kept as (
-          select seq, project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
-            job_id, place_id, game_version, environment, context, tags, count, ts
-          from input where trace_id is not null
-          union all
-          select r.seq, r.project_id, r.group_id, r.origin_id, r.message, r.level, r.stack_trace, r.user_id, r.player_name, r.trace_id,
-            r.job_id, r.place_id, r.game_version, r.environment, r.context, r.tags, r.count, r.ts
-          from ranked r
-          where r.rn + r.used <= ${throttle.limit}
         ), stored as (
           insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
             job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at)
-          select project_id, group_id, nullif(origin_id, group_id), message, level, stack_trace, user_id, player_name, trace_id,
+          select project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
             job_id, place_id, game_version, environment, context,
             case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
-            count, ts, (select received_at from clock)
-          from kept order by seq
+            count, ts, received
+          from json_to_recordset(${tx.json(events as never)}::json) as t(
+            project_id uuid, group_id uuid, origin_id uuid, message text, level text, stack_trace text,
+            user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
+            context jsonb, tags jsonb, count int, ts timestamptz, received timestamptz)
         ), traced as (
           insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
-          select project_id, trace_id, min(ts), max(ts), count(*), array_agg(distinct group_id order by group_id)
-          from input where trace_id is not null
-          group by 1, 2 order by 1, 2
+          select project_id, trace_id, first, last, n, array(select distinct x from unnest(group_ids) x order by x)
+          from json_to_recordset(${tx.json([...traces.values()].map((t) => ({ ...t, first: iso(t.first), last: iso(t.last), group_ids: [...t.groups], groups: undefined })) as never)}::json)
+            as t(project_id uuid, trace_id uuid, first timestamptz, last timestamptz, n int, group_ids uuid[])
+          order by 1, 2
           on conflict (project_id, trace_id) do update set
             first_seen = least(tr.first_seen, excluded.first_seen),
             last_seen = greatest(tr.last_seen, excluded.last_seen),
             event_count = tr.event_count + excluded.event_count,
             group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
+        ), minutes as (
+          select * from json_to_recordset(${tx.json([...minutes.values()].map((m) => ({ ...m, bucket: iso(m.bucket) })) as never)}::json)
+            as t(project_id uuid, bucket timestamptz, group_id uuid, level text, origin_id uuid, count bigint)
         ), by_minute as (
           insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
-          select project_id, date_trunc('minute', ts), group_id, level, origin_id, sum(count) from input
-          group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+          select project_id, bucket, group_id, level, origin_id, count from minutes
+          order by 1, 2, 3, 4, 5
           on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
         ), by_hour as (
           insert into rollup_hour as r (project_id, bucket, group_id, level, origin_id, count)
-          select project_id, date_trunc('hour', ts), group_id, level, origin_id, sum(count) from input
+          select project_id, date_trunc('hour', bucket), group_id, level, origin_id, sum(count) from minutes
           group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
           on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
         ), per_row as (
-          select project_id, id, sum(users) as users, sum(stored) as stored, sum(untraced) as untraced from (
-            select project_id, id, n as users, 0 as stored, 0 as untraced from new_users
+          select project_id, id, sum(users) as users, sum(stored) as stored from (
+            select project_id, id, n as users, 0 as stored from new_users
             union all
-            select project_id, group_id, 0, count(*), 0 from kept group by 1, 2
-            union all
-            select project_id, origin_id, 0, 0, count(*) from kept where trace_id is null group by 1, 2
+            select project_id, id, 0, stored from json_to_recordset(${tx.json([...moved.values()] as never)}::json)
+              as t(project_id uuid, id uuid, stored int)
           ) u group by 1, 2
-        ), bump as (
-          update error_groups g set
-            user_count = g.user_count + p.users,
-            -- a group snoozed until N more users reopens when the N-th new user arrives
-            status = case when ${usersOver} then 'open' else g.status end,
-            snooze_until = case when ${usersOver} then null else g.snooze_until end,
-            snooze_count = case when ${usersOver} then null else g.snooze_count end,
-            snooze_users = case when ${usersOver} then null else g.snooze_users end,
-            stored_count = g.stored_count + p.stored,
-            throttle_times = case when p.untraced = 0 then g.throttle_times
-              else array(select t from unnest(g.throttle_times) t where t > (select received_at from clock) - ${window})
-                || array_fill((select received_at from clock), array[p.untraced::int]) end
-          from per_row p
-          where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0 or p.untraced > 0)
         )
-        select seq from kept`;
+        update error_groups g set
+          user_count = g.user_count + p.users,
+          -- a group snoozed until N more users reopens when the N-th new user arrives
+          status = case when ${usersOver} then 'open' else g.status end,
+          snooze_until = case when ${usersOver} then null else g.snooze_until end,
+          snooze_count = case when ${usersOver} then null else g.snooze_count end,
+          snooze_users = case when ${usersOver} then null else g.snooze_users end,
+          stored_count = g.stored_count + p.stored
+        from per_row p
+        where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0)`;
 
-      const keptSeqs = new Set(kept.map((r) => r.seq));
+      await extra?.(tx);
       commitSent = true;
-      const storedRows = rows.map((_, i) => keptSeqs.has(i));
       if (!fresh) return { stored: storedRows, groups: touched };
       // back to the caller's order: a dropped repeat of an event id was not stored
       let k = 0;
