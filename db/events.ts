@@ -165,13 +165,6 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 type Upserted = TouchedGroup & { merged_into: string | null; received: string; kept: number };
 
-/** Adds `n` to the number kept under `key` (a small helper for the per-key aggregates below). */
-function bump<T>(map: Map<string, T>, key: string, make: () => T, add: (v: T) => void) {
-  let v = map.get(key);
-  if (!v) map.set(key, (v = make()));
-  add(v);
-}
-
 /**
  * Writes a batch of events in one transaction: group upserts (with the throttle), distinct users,
  * raw rows, traces and rollups. Returns which events were stored as rows and the groups touched.
@@ -181,7 +174,7 @@ function bump<T>(map: Map<string, T>, key: string, make: () => T, add: (v: T) =>
  * takes it exclusively, so it never interleaves with a write and counts move exactly), then groups
  * by fingerprint, then users, traces and rollups by key.
  *
- * The throttle is decided in the group upsert, on each locked row: `ingest_throttle` reads the clock
+ * The throttle is decided in the group upsert, on each locked row: it reads the clock
  * once the row's lock is granted, keeps the row's entries still in the window and lets in as many of
  * this batch's untraced events of that row as the limit leaves room for. That clock is the receive
  * time of the row's stored events, so transactions on one row (from any instance) hold its lock in
@@ -276,7 +269,7 @@ export async function writeEvents(
           as t(project_id uuid, fingerprint text, message text, level text, count bigint,
                first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
                n int, traced int)
-        cross join (select clock_timestamp() as at) c
+        cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
         order by t.project_id, t.fingerprint
         on conflict (project_id, fingerprint) do update set
           count = g.count + excluded.count,
@@ -296,10 +289,15 @@ export async function writeEvents(
           snooze_until = case when ${snoozeOver} then null else g.snooze_until end,
           snooze_count = case when ${snoozeOver} then null else g.snooze_count end,
           snooze_users = case when ${snoozeOver} then null else g.snooze_users end,
+          -- the throttle (see above): the clock is read per row (the subquery names the row, so it runs
+          -- again for each one) once its lock is granted
           (throttle_times, received_at, stored_count) = (
-            select th.new_times, th.at,
-              g.stored_count + excluded.stored_count - cardinality(excluded.throttle_times) + case when g.merged_into is null then th.kept else 0 end
-            from ingest_throttle(g.throttle_times, cardinality(excluded.throttle_times), ${throttle.limit}, ${window}) th)
+            select case when n.n = 0 then g.throttle_times else live.times || array_fill(c.at, array[k.kept]) end, c.at,
+              g.stored_count + excluded.stored_count - n.n + case when g.merged_into is null then k.kept else 0 end
+            from (select clock_timestamp() as at, g.id offset 0) c
+            cross join (select cardinality(excluded.throttle_times) as n) n
+            cross join lateral (select array(select x from unnest(g.throttle_times) x where x > c.at - ${window}) as times) live
+            cross join lateral (select case when n.n = 0 then 0 else least(n.n, greatest(0, ${throttle.limit} - cardinality(live.times))) end as kept) k)
         returning project_id, fingerprint, id, (xmax = 0) as created,
           coalesce(regressed_at = now(), false) as regressed, status, merged_into, received_at::text as received,
           (select count(*) from unnest(throttle_times) x where x = received_at)::int as kept`;
@@ -308,70 +306,102 @@ export async function writeEvents(
         .map(({ merged_into: _, received: _r, kept: _k, ...g }) => g);
       const byKey = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g]));
 
-      // Node's half of the write: which events are kept, and the per-key aggregates of all of them
-      const left = new Map(upserted.map((g) => [g.id, g.kept]));
+      // Node's half of the write: which events are kept, and the per-key aggregates of all of them.
+      // Each distinct fingerprint is placed once; the aggregates hang off the group and origin rows,
+      // so the per-event work is a few lookups by short keys.
+      type Span = { key: string; count: number; first: number; last: number };
+      type RowAgg = {
+        row: Upserted;
+        left: number;
+        users: Map<string, string[] | null>;
+        envs: Map<string, Span>;
+        versions: Map<string, Span>;
+        /** rollup cells of this origin row by minute and level (its group is fixed) */
+        minutes: Map<number, { bucket: number; level: Level; group_id: string; count: number }>;
+        moved: number;
+        /** the group this row's events land in (itself, or the issue it is merged into) */
+        lands: string;
+      };
+      const aggs = new Map<string, RowAgg>(
+        upserted.map((g) => [g.id, { row: g, left: g.kept, users: new Map(), envs: new Map(), versions: new Map(), minutes: new Map(), moved: 0, lands: g.id }]),
+      );
+      const placed = new Map<string, { group: RowAgg; origin: RowAgg; family: string[] | null }>();
+      const placeOf = (e: EventRow) => {
+        const k = `${e.projectId}\u0000${e.fingerprint}`;
+        let pl = placed.get(k);
+        if (!pl) {
+          const group = aggs.get(byKey.get(`${e.projectId}\u0000${targetKey(e)}`)!.id)!;
+          const origin = aggs.get(byKey.get(`${e.projectId}\u0000${originKey(e)}`)!.id)!;
+          origin.lands = group.row.id;
+          placed.set(k, (pl = { group, origin, family: at(e).family }));
+        }
+        return pl;
+      };
+      const LEVEL = { error: 0, warn: 1, info: 2 } as const;
+      const spanOf = (m: Map<string, Span>, key: string, e: EventRow) => {
+        const x = m.get(key);
+        if (!x) return void m.set(key, { key, count: e.count, first: e.timestamp, last: e.timestamp });
+        x.count += e.count;
+        if (e.timestamp < x.first) x.first = e.timestamp;
+        if (e.timestamp > x.last) x.last = e.timestamp;
+      };
       const storedRows: boolean[] = [];
       const events: object[] = [];
-      const pairs = new Map<string, { project_id: string; group_id: string; origin_id: string; family: string[] | null; user_id: string }>();
       const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
-      const envs = new Map<string, { project_id: string; group_id: string; key: string; count: number; first: number; last: number }>();
-      const versions = new Map<string, { project_id: string; group_id: string; key: string; count: number; first: number; last: number }>();
       const traces = new Map<string, { project_id: string; trace_id: string; first: number; last: number; n: number; groups: Set<string> }>();
-      const minutes = new Map<string, { project_id: string; bucket: number; group_id: string; level: Level; origin_id: string; count: number }>();
-      const moved = new Map<string, { project_id: string; id: string; stored: number }>();
       for (const e of rows) {
-        const r = at(e);
-        const group = byKey.get(`${e.projectId}\u0000${targetKey(e)}`)!;
-        const origin = byKey.get(`${e.projectId}\u0000${originKey(e)}`)!;
-        const keep = e.traceId !== null || left.get(origin.id)! > 0;
-        storedRows.push(keep);
-        const p = e.projectId;
+        const { group, origin, family } = placeOf(e);
         const ts = e.timestamp;
+        const keep = e.traceId !== null || origin.left > 0;
+        storedRows.push(keep);
         if (keep) {
           if (e.traceId === null) {
-            left.set(origin.id, left.get(origin.id)! - 1);
+            origin.left--;
             // kept by a merged member's throttle: stored in the issue, counted there
-            if (origin.merged_into !== null) bump(moved, group.id, () => ({ project_id: p, id: group.id, stored: 0 }), (m) => m.stored++);
+            if (origin.row.merged_into !== null) group.moved++;
           }
           events.push({
-            project_id: p, group_id: group.id, origin_id: origin.id === group.id ? null : origin.id, message: e.message, level: e.level,
-            stack_trace: e.stackTrace, user_id: e.userId, player_name: e.playerName, trace_id: e.traceId, job_id: e.jobId,
+            project_id: e.projectId, group_id: group.row.id, origin_id: origin === group ? null : origin.row.id, message: e.message,
+            level: e.level, stack_trace: e.stackTrace, user_id: e.userId, player_name: e.playerName, trace_id: e.traceId, job_id: e.jobId,
             place_id: e.placeId, game_version: e.gameVersion, environment: e.environment, context: e.context ?? null, tags: e.tags,
-            count: e.count, ts: iso(ts), received: origin.received,
+            count: e.count, ts: iso(ts), received: origin.row.received,
           });
         }
         if (e.userId !== null) {
-          const u = e.userId;
-          bump(pairs, `${p}\u0000${origin.id}\u0000${u}`, () => ({ project_id: p, group_id: group.id, origin_id: origin.id, family: r.family, user_id: u }), () => {});
-          bump(users, `${p}\u0000${u}`, () => ({ project_id: p, user_id: u, last_seen: ts, player_name: null as string | null, named_at: -Infinity }), (x) => {
-            if (ts > x.last_seen) x.last_seen = ts;
-            if (e.playerName !== null && ts >= x.named_at) [x.player_name, x.named_at] = [e.playerName, ts];
-          });
+          origin.users.set(e.userId, family);
+          const k = `${e.projectId}\u0000${e.userId}`;
+          let u = users.get(k);
+          if (!u) users.set(k, (u = { project_id: e.projectId, user_id: e.userId, last_seen: ts, player_name: null, named_at: -Infinity }));
+          if (ts > u.last_seen) u.last_seen = ts;
+          if (e.playerName !== null && ts >= u.named_at) [u.player_name, u.named_at] = [e.playerName, ts];
         }
-        const span = (x: { count: number; first: number; last: number }) => {
-          x.count += e.count;
-          if (ts < x.first) x.first = ts;
-          if (ts > x.last) x.last = ts;
-        };
-        bump(envs, `${p}\u0000${group.id}\u0000${e.environment}`, () => ({ project_id: p, group_id: group.id, key: e.environment, count: 0, first: ts, last: ts }), span);
-        if (e.gameVersion !== null) {
-          bump(versions, `${p}\u0000${group.id}\u0000${e.gameVersion}`, () => ({ project_id: p, group_id: group.id, key: e.gameVersion!, count: 0, first: ts, last: ts }), span);
-        }
+        spanOf(group.envs, e.environment, e);
+        if (e.gameVersion !== null) spanOf(group.versions, e.gameVersion, e);
         if (e.traceId !== null) {
-          bump(traces, `${p}\u0000${e.traceId}`, () => ({ project_id: p, trace_id: e.traceId!, first: ts, last: ts, n: 0, groups: new Set<string>() }), (t) => {
-            t.n++;
-            if (ts < t.first) t.first = ts;
-            if (ts > t.last) t.last = ts;
-            t.groups.add(group.id);
-          });
+          const k = `${e.projectId}\u0000${e.traceId}`;
+          let t = traces.get(k);
+          if (!t) traces.set(k, (t = { project_id: e.projectId, trace_id: e.traceId, first: ts, last: ts, n: 0, groups: new Set<string>() }));
+          t.n++;
+          if (ts < t.first) t.first = ts;
+          if (ts > t.last) t.last = ts;
+          t.groups.add(group.row.id);
         }
         const bucket = ts - (ts % 60_000);
-        bump(minutes, `${p}\u0000${bucket}\u0000${group.id}\u0000${e.level}\u0000${origin.id}`, () => ({ project_id: p, bucket, group_id: group.id, level: e.level, origin_id: origin.id, count: 0 }), (m) => {
-          m.count += e.count;
-        });
+        const cell = bucket * 4 + LEVEL[e.level];
+        const m = origin.minutes.get(cell);
+        if (m) m.count += e.count;
+        else origin.minutes.set(cell, { bucket, level: e.level, group_id: group.row.id, count: e.count });
       }
-      const spans = (m: Map<string, { project_id: string; group_id: string; key: string; count: number; first: number; last: number }>) =>
-        [...m.values()].map((x) => ({ ...x, first: iso(x.first), last: iso(x.last) }));
+      const all = [...aggs.values()];
+      const pairs = all.flatMap((a) =>
+        [...a.users].map(([user_id, family]) => ({ project_id: a.row.project_id, group_id: a.lands, origin_id: a.row.id, family, user_id })),
+      );
+      const spans = (pick: (a: RowAgg) => Map<string, Span>) =>
+        all.flatMap((a) => [...pick(a).values()].map((x) => ({ project_id: a.row.project_id, group_id: a.row.id, key: x.key, count: x.count, first: iso(x.first), last: iso(x.last) })));
+      const minutes = all.flatMap((a) =>
+        [...a.minutes.values()].map((m) => ({ project_id: a.row.project_id, bucket: iso(m.bucket), group_id: m.group_id, level: m.level, origin_id: a.row.id, count: m.count })),
+      );
+      const moved = all.filter((a) => a.moved > 0).map((a) => ({ project_id: a.row.project_id, id: a.row.id, stored: a.moved }));
 
       // Everything else in one statement, after the group locks above. Each part locks its rows in key
       // order (users, traces, rollups); a group row is written a second time only when it gained users
@@ -385,7 +415,7 @@ export async function writeEvents(
       const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
       await tx`
         with pairs as (
-          select * from json_to_recordset(${tx.json([...pairs.values()] as never)}::json)
+          select * from json_to_recordset(${tx.json(pairs as never)}::json)
             as t(project_id uuid, group_id uuid, origin_id uuid, family uuid[], user_id bigint)
         ), new_pairs as (
           insert into group_users (project_id, group_id, user_id)
@@ -421,7 +451,7 @@ export async function writeEvents(
         ), by_environment as (
           insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
           select project_id, group_id, key, count, first, last
-          from json_to_recordset(${tx.json(spans(envs) as never)}::json)
+          from json_to_recordset(${tx.json(spans((a) => a.envs) as never)}::json)
             as t(project_id uuid, group_id uuid, key text, count bigint, first timestamptz, last timestamptz)
           order by 1, 2, 3
           on conflict (project_id, group_id, environment) do update set
@@ -431,7 +461,7 @@ export async function writeEvents(
         ), by_version as (
           insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
           select project_id, group_id, key, count, first, last
-          from json_to_recordset(${tx.json(spans(versions) as never)}::json)
+          from json_to_recordset(${tx.json(spans((a) => a.versions) as never)}::json)
             as t(project_id uuid, group_id uuid, key text, count bigint, first timestamptz, last timestamptz)
           order by 1, 2, 3
           on conflict (project_id, group_id, version) do update set
@@ -461,7 +491,7 @@ export async function writeEvents(
             event_count = tr.event_count + excluded.event_count,
             group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
         ), minutes as (
-          select * from json_to_recordset(${tx.json([...minutes.values()].map((m) => ({ ...m, bucket: iso(m.bucket) })) as never)}::json)
+          select * from json_to_recordset(${tx.json(minutes as never)}::json)
             as t(project_id uuid, bucket timestamptz, group_id uuid, level text, origin_id uuid, count bigint)
         ), by_minute as (
           insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
@@ -477,7 +507,7 @@ export async function writeEvents(
           select project_id, id, sum(users) as users, sum(stored) as stored from (
             select project_id, id, n as users, 0 as stored from new_users
             union all
-            select project_id, id, 0, stored from json_to_recordset(${tx.json([...moved.values()] as never)}::json)
+            select project_id, id, 0, stored from json_to_recordset(${tx.json(moved as never)}::json)
               as t(project_id uuid, id uuid, stored int)
           ) u group by 1, 2
         )
