@@ -292,15 +292,16 @@ export async function writeEvents(
           -- the throttle (see above): the clock is read per row (the subquery names the row, so it runs
           -- again for each one) once its lock is granted
           (throttle_times, received_at, stored_count) = (
-            select case when n.n = 0 then g.throttle_times else live.times || array_fill(c.at, array[k.kept]) end, c.at,
-              g.stored_count + excluded.stored_count - n.n + case when g.merged_into is null then k.kept else 0 end
+            select case when k.kept = 0 then g.throttle_times else g.throttle_times[w.old + 1:] || array_fill(c.at, array[k.kept]) end, c.at,
+              g.stored_count + excluded.stored_count - cardinality(excluded.throttle_times) + case when g.merged_into is null then k.kept else 0 end
             from (select clock_timestamp() as at, g.id offset 0) c
-            cross join (select cardinality(excluded.throttle_times) as n) n
-            cross join lateral (select array(select x from unnest(g.throttle_times) x where x > c.at - ${window}) as times) live
-            cross join lateral (select case when n.n = 0 then 0 else least(n.n, greatest(0, ${throttle.limit} - cardinality(live.times))) end as kept) k)
+            -- the times are in ascending order: those up to the window's start are a prefix (binary search)
+            cross join lateral (select width_bucket(c.at - ${window}, g.throttle_times) as old) w
+            cross join lateral (
+              select least(cardinality(excluded.throttle_times), greatest(0, ${throttle.limit} - (cardinality(g.throttle_times) - w.old))) as kept) k)
         returning project_id, fingerprint, id, (xmax = 0) as created,
           coalesce(regressed_at = now(), false) as regressed, status, merged_into, received_at::text as received,
-          (select count(*) from unnest(throttle_times) x where x = received_at)::int as kept`;
+          cardinality(throttle_times) - width_bucket(received_at - interval '1 microsecond', throttle_times) as kept`;
       const touched: TouchedGroup[] = upserted
         .filter((g) => g.merged_into == null)
         .map(({ merged_into: _, received: _r, kept: _k, ...g }) => g);
@@ -392,16 +393,20 @@ export async function writeEvents(
         if (m) m.count += e.count;
         else origin.minutes.set(cell, { bucket, level: e.level, group_id: group.row.id, count: e.count });
       }
-      const all = [...aggs.values()];
-      const pairs = all.flatMap((a) =>
-        [...a.users].map(([user_id, family]) => ({ project_id: a.row.project_id, group_id: a.lands, origin_id: a.row.id, family, user_id })),
-      );
-      const spans = (pick: (a: RowAgg) => Map<string, Span>) =>
-        all.flatMap((a) => [...pick(a).values()].map((x) => ({ project_id: a.row.project_id, group_id: a.row.id, key: x.key, count: x.count, first: iso(x.first), last: iso(x.last) })));
-      const minutes = all.flatMap((a) =>
-        [...a.minutes.values()].map((m) => ({ project_id: a.row.project_id, bucket: iso(m.bucket), group_id: m.group_id, level: m.level, origin_id: a.row.id, count: m.count })),
-      );
-      const moved = all.filter((a) => a.moved > 0).map((a) => ({ project_id: a.row.project_id, id: a.row.id, stored: a.moved }));
+      // one entry per group row with everything of it (ids once, not per user or cell; times in ms)
+      const spanList = (m: Map<string, Span>) => (m.size === 0 ? undefined : [...m.values()].map((x) => [x.key, x.count, x.first, x.last]));
+      const perRow = [...aggs.values()].map((a) => ({
+        p: a.row.project_id,
+        id: a.row.id,
+        g: a.lands,
+        f: a.users.size > 0 ? a.users.values().next().value : undefined,
+        u: a.users.size > 0 ? [...a.users.keys()] : undefined,
+        e: spanList(a.envs),
+        v: spanList(a.versions),
+        m: a.minutes.size === 0 ? undefined : [...a.minutes.values()].map((c) => [c.bucket, c.level, c.count]),
+        s: a.moved,
+      }));
+      const seen = [...users.values()].map((u) => [u.project_id, u.user_id, u.last_seen, u.player_name]);
 
       // Everything else in one statement, after the group locks above. Each part locks its rows in key
       // order (users, traces, rollups); a group row is written a second time only when it gained users
@@ -414,9 +419,12 @@ export async function writeEvents(
       //    level and origin by minute and by hour (stats read only these).
       const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
       await tx`
-        with pairs as (
-          select * from json_to_recordset(${tx.json(pairs as never)}::json)
-            as t(project_id uuid, group_id uuid, origin_id uuid, family uuid[], user_id bigint)
+        with input as materialized (
+          select * from json_to_recordset(${tx.json(perRow as never)}::json)
+            as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int)
+        ), pairs as (
+          select i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
+          from input i cross join lateral unnest(i.u) as x(user_id)
         ), new_pairs as (
           insert into group_users (project_id, group_id, user_id)
           select project_id, origin_id, user_id from pairs
@@ -439,9 +447,8 @@ export async function writeEvents(
           group by 1, 2
         ), seen_users as (
           insert into project_users as pu (project_id, user_id, last_seen, player_name)
-          select project_id, user_id, last_seen, player_name
-          from json_to_recordset(${tx.json([...users.values()].map((u) => ({ ...u, last_seen: iso(u.last_seen), named_at: undefined })) as never)}::json)
-            as t(project_id uuid, user_id bigint, last_seen timestamptz, player_name text)
+          select (x->>0)::uuid, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), x->>3
+          from json_array_elements(${tx.json(seen as never)}::json) x
           order by 1, 2
           on conflict (project_id, user_id) do update set
             last_seen = greatest(pu.last_seen, excluded.last_seen),
@@ -450,9 +457,8 @@ export async function writeEvents(
             or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
         ), by_environment as (
           insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
-          select project_id, group_id, key, count, first, last
-          from json_to_recordset(${tx.json(spans((a) => a.envs) as never)}::json)
-            as t(project_id uuid, group_id uuid, key text, count bigint, first timestamptz, last timestamptz)
+          select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
+          from input i cross join lateral json_array_elements(i.e) x
           order by 1, 2, 3
           on conflict (project_id, group_id, environment) do update set
             count = ge.count + excluded.count,
@@ -460,9 +466,8 @@ export async function writeEvents(
             last_seen = greatest(ge.last_seen, excluded.last_seen)
         ), by_version as (
           insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
-          select project_id, group_id, key, count, first, last
-          from json_to_recordset(${tx.json(spans((a) => a.versions) as never)}::json)
-            as t(project_id uuid, group_id uuid, key text, count bigint, first timestamptz, last timestamptz)
+          select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
+          from input i cross join lateral json_array_elements(i.v) x
           order by 1, 2, 3
           on conflict (project_id, group_id, version) do update set
             count = gv.count + excluded.count,
@@ -491,8 +496,9 @@ export async function writeEvents(
             event_count = tr.event_count + excluded.event_count,
             group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
         ), minutes as (
-          select * from json_to_recordset(${tx.json(minutes as never)}::json)
-            as t(project_id uuid, bucket timestamptz, group_id uuid, level text, origin_id uuid, count bigint)
+          select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
+            i.id as origin_id, (x->>2)::bigint as count
+          from input i cross join lateral json_array_elements(i.m) x
         ), by_minute as (
           insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
           select project_id, bucket, group_id, level, origin_id, count from minutes
@@ -507,8 +513,7 @@ export async function writeEvents(
           select project_id, id, sum(users) as users, sum(stored) as stored from (
             select project_id, id, n as users, 0 as stored from new_users
             union all
-            select project_id, id, 0, stored from json_to_recordset(${tx.json(moved as never)}::json)
-              as t(project_id uuid, id uuid, stored int)
+            select p, id, 0, s from input where s > 0
           ) u group by 1, 2
         )
         update error_groups g set
