@@ -163,17 +163,26 @@ export const mergeLockKey = (projectId: string) => `group-merge:${projectId}`;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+type Upserted = TouchedGroup & { merged_into: string | null; received: string; kept: number };
+
 /**
- * Writes a batch of events in one transaction: group upserts, distinct users, raw rows through the
- * throttle, traces and rollups. Returns which events were stored as rows and the groups touched.
+ * Writes a batch of events in one transaction: group upserts (with the throttle), distinct users,
+ * raw rows, traces and rollups. Returns which events were stored as rows and the groups touched.
+ * `extra` runs inside the same transaction, after the writes and before the commit, with which events
+ * were stored: whatever it writes commits or rolls back with the events.
  *
  * Lock order is the same in every transaction: the project's merge lock (shared; a merge or unmerge
  * takes it exclusively, so it never interleaves with a write and counts move exactly), then groups
- * by fingerprint, then users, traces and rollups by key. The throttle reads the window only after the
- * group rows are locked, so concurrent transactions on one fingerprint (from any instance) see each
- * other's stores. `extra` runs last in the same transaction, before it commits, with which events
- * were stored (not when every event was a repeat of an event id): whatever it writes commits or rolls
- * back with the events.
+ * by fingerprint, then users, traces and rollups by key.
+ *
+ * The throttle is decided in the group upsert, on each locked row: it reads the clock
+ * once the row's lock is granted, keeps the row's entries still in the window and lets in as many of
+ * this batch's untraced events of that row as the limit leaves room for. That clock is the receive
+ * time of the row's stored events, so transactions on one row (from any instance) hold its lock in
+ * the order of their receive times, and each judges the window with every earlier row already in it,
+ * however long it waited for the lock. Node then picks the kept events (traced ones always, untraced
+ * ones in arrival order up to what each row let in) and sends only those with their payload; users,
+ * environments, versions, traces and rollups go as per-key aggregates, not per event.
  */
 export async function writeEvents(
   sql: Sql,
@@ -188,6 +197,7 @@ export async function writeEvents(
 
   // a snoozed (ignored) group reopens on the first occurrence past its time or its occurrence target
   const snoozeOver = sql`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
+  const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
 
   let commitSent = false;
   try {
@@ -197,7 +207,11 @@ export async function writeEvents(
       // events already received under their id are left out before anything is counted
       const fresh = hasEventIds ? await claimEventIds(tx, input) : null;
       const rows = fresh ? input.filter((_, i) => fresh[i]) : input;
-      if (rows.length === 0) return { stored: input.map(() => false), groups: [] };
+      if (rows.length === 0) {
+        await extra?.(tx, input.map(() => false));
+        commitSent = true;
+        return { stored: input.map(() => false), groups: [] };
+      }
       const res = await resolveGroups(tx, rows);
       const at = (e: EventRow) => res.get(`${e.projectId}\u0000${e.fingerprint}`)!;
       // the key (fingerprint) of the group an event lands in, and of its own member row when merged
@@ -205,10 +219,23 @@ export async function writeEvents(
         const r = at(e);
         return r.target_fp ?? r.own_fp ?? e.fingerprint;
       };
+      // the key of the row whose throttle and users an event uses: its own member row, except the
+      // member holding the target's own fingerprint, whose events use the target row (see db/merge.ts)
+      const originKey = (e: EventRow) => {
+        const r = at(e);
+        if (!r.target_fp) return targetKey(e);
+        return r.own_id === r.merged_into ? r.target_fp : r.own_fp!;
+      };
       const groups = aggregateGroups(rows, (e) => {
         const r = at(e);
         return r.target_fp ? [r.target_fp, r.own_fp!] : [targetKey(e)];
       });
+      // per group row: traced events landing in it (always stored) and untraced events it throttles
+      const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0 }]));
+      for (const e of rows) {
+        if (e.traceId) counts.get(`${e.projectId}\u0000${targetKey(e)}`)!.traced++;
+        else counts.get(`${e.projectId}\u0000${originKey(e)}`)!.untraced++;
+      }
 
       // fingerprints that joined a group through the previous version's fingerprint
       const aliases = [...res.values()]
@@ -224,14 +251,27 @@ export async function writeEvents(
           on conflict do nothing`;
       }
 
-      const upserted = await tx<(TouchedGroup & { merged_into: string | null })[]>`
+      // `n` (untraced events, at most the limit: no more can be let in) and `traced` reach the conflict
+      // branch through the proposed row: its throttle_times hold n entries and its stored_count is
+      // traced + n. A member of a merged issue stores nothing itself: its events are stored in the
+      // issue, whose stored_count gets the member's kept events in the second statement.
+      const upserted = await tx<Upserted[]>`
         insert into error_groups as g
-          (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version, grouping_version)
-        select project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version, ${groupingVersion}
-        from json_to_recordset(${tx.json(groups.map((g) => ({ ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen) })) as never)}::json)
+          (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
+           grouping_version, throttle_times, received_at, stored_count)
+        select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
+          t.first_version, t.last_version, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n
+        from json_to_recordset(${tx.json(
+          groups.map((g) => {
+            const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
+            return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced };
+          }) as never,
+        )}::json)
           as t(project_id uuid, fingerprint text, message text, level text, count bigint,
-               first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text)
-        order by project_id, fingerprint
+               first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
+               n int, traced int)
+        cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
+        order by t.project_id, t.fingerprint
         on conflict (project_id, fingerprint) do update set
           count = g.count + excluded.count,
           first_seen = least(g.first_seen, excluded.first_seen),
@@ -249,68 +289,146 @@ export async function writeEvents(
           resolved_at = case when g.status = 'resolved' and g.merged_into is null then null else g.resolved_at end,
           snooze_until = case when ${snoozeOver} then null else g.snooze_until end,
           snooze_count = case when ${snoozeOver} then null else g.snooze_count end,
-          snooze_users = case when ${snoozeOver} then null else g.snooze_users end
+          snooze_users = case when ${snoozeOver} then null else g.snooze_users end,
+          -- the throttle (see above): the clock is read per row (the subquery names the row, so it runs
+          -- again for each one) once its lock is granted
+          (throttle_times, received_at, stored_count) = (
+            select case when k.kept = 0 then g.throttle_times else g.throttle_times[w.old + 1:] || array_fill(c.at, array[k.kept]) end, c.at,
+              g.stored_count + excluded.stored_count - cardinality(excluded.throttle_times) + case when g.merged_into is null then k.kept else 0 end
+            from (select clock_timestamp() as at, g.id offset 0) c
+            -- the times are in ascending order: those up to the window's start are a prefix (binary search)
+            cross join lateral (select width_bucket(c.at - ${window}, g.throttle_times) as old) w
+            cross join lateral (
+              select least(cardinality(excluded.throttle_times), greatest(0, ${throttle.limit} - (cardinality(g.throttle_times) - w.old))) as kept) k)
         returning project_id, fingerprint, id, (xmax = 0) as created,
-          coalesce(regressed_at = now(), false) as regressed, status, merged_into`;
+          coalesce(regressed_at = now(), false) as regressed, status, merged_into, received_at::text as received,
+          cardinality(throttle_times) - width_bucket(received_at - interval '1 microsecond', throttle_times) as kept`;
       const touched: TouchedGroup[] = upserted
         .filter((g) => g.merged_into == null)
-        .map(({ merged_into: _, ...g }) => g);
+        .map(({ merged_into: _, received: _r, kept: _k, ...g }) => g);
+      const byKey = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g]));
 
-      const groupId = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g.id]));
-      const events = rows.map((e, seq) => {
-        const r = at(e);
-        const group_id = groupId.get(`${e.projectId}\u0000${targetKey(e)}`)!;
-        return {
-          seq,
-          project_id: e.projectId,
-          group_id,
-          origin_id: r.target_fp ? r.own_id : group_id,
-          family: r.family,
-          message: e.message,
-          level: e.level,
-          stack_trace: e.stackTrace,
-          user_id: e.userId,
-          player_name: e.playerName,
-          trace_id: e.traceId,
-          job_id: e.jobId,
-          place_id: e.placeId,
-          game_version: e.gameVersion,
-          environment: e.environment,
-          context: e.context ?? null,
-          tags: e.tags,
-          count: e.count,
-          ts: iso(e.timestamp),
-        };
-      });
+      // Node's half of the write: which events are kept, and the per-key aggregates of all of them.
+      // Each distinct fingerprint is placed once; the aggregates hang off the group and origin rows,
+      // so the per-event work is a few lookups by short keys.
+      type Span = { key: string; count: number; first: number; last: number };
+      type RowAgg = {
+        row: Upserted;
+        left: number;
+        users: Map<string, string[] | null>;
+        envs: Map<string, Span>;
+        versions: Map<string, Span>;
+        /** rollup cells of this origin row by minute and level (its group is fixed) */
+        minutes: Map<number, { bucket: number; level: Level; group_id: string; count: number }>;
+        moved: number;
+        /** the group this row's events land in (itself, or the issue it is merged into) */
+        lands: string;
+      };
+      const aggs = new Map<string, RowAgg>(
+        upserted.map((g) => [g.id, { row: g, left: g.kept, users: new Map(), envs: new Map(), versions: new Map(), minutes: new Map(), moved: 0, lands: g.id }]),
+      );
+      const placed = new Map<string, { group: RowAgg; origin: RowAgg; family: string[] | null }>();
+      const placeOf = (e: EventRow) => {
+        const k = `${e.projectId}\u0000${e.fingerprint}`;
+        let pl = placed.get(k);
+        if (!pl) {
+          const group = aggs.get(byKey.get(`${e.projectId}\u0000${targetKey(e)}`)!.id)!;
+          const origin = aggs.get(byKey.get(`${e.projectId}\u0000${originKey(e)}`)!.id)!;
+          origin.lands = group.row.id;
+          placed.set(k, (pl = { group, origin, family: at(e).family }));
+        }
+        return pl;
+      };
+      const LEVEL = { error: 0, warn: 1, info: 2 } as const;
+      const spanOf = (m: Map<string, Span>, key: string, e: EventRow) => {
+        const x = m.get(key);
+        if (!x) return void m.set(key, { key, count: e.count, first: e.timestamp, last: e.timestamp });
+        x.count += e.count;
+        if (e.timestamp < x.first) x.first = e.timestamp;
+        if (e.timestamp > x.last) x.last = e.timestamp;
+      };
+      const storedRows: boolean[] = [];
+      const events: object[] = [];
+      const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
+      const traces = new Map<string, { project_id: string; trace_id: string; first: number; last: number; n: number; groups: Set<string> }>();
+      for (const e of rows) {
+        const { group, origin, family } = placeOf(e);
+        const ts = e.timestamp;
+        const keep = e.traceId !== null || origin.left > 0;
+        storedRows.push(keep);
+        if (keep) {
+          if (e.traceId === null) {
+            origin.left--;
+            // kept by a merged member's throttle: stored in the issue, counted there
+            if (origin.row.merged_into !== null) group.moved++;
+          }
+          events.push({
+            project_id: e.projectId, group_id: group.row.id, origin_id: origin === group ? null : origin.row.id, message: e.message,
+            level: e.level, stack_trace: e.stackTrace, user_id: e.userId, player_name: e.playerName, trace_id: e.traceId, job_id: e.jobId,
+            place_id: e.placeId, game_version: e.gameVersion, environment: e.environment, context: e.context ?? null, tags: e.tags,
+            count: e.count, ts: iso(ts), received: origin.row.received,
+          });
+        }
+        if (e.userId !== null) {
+          origin.users.set(e.userId, family);
+          const k = `${e.projectId}\u0000${e.userId}`;
+          let u = users.get(k);
+          if (!u) users.set(k, (u = { project_id: e.projectId, user_id: e.userId, last_seen: ts, player_name: null, named_at: -Infinity }));
+          if (ts > u.last_seen) u.last_seen = ts;
+          if (e.playerName !== null && ts >= u.named_at) [u.player_name, u.named_at] = [e.playerName, ts];
+        }
+        spanOf(group.envs, e.environment, e);
+        if (e.gameVersion !== null) spanOf(group.versions, e.gameVersion, e);
+        if (e.traceId !== null) {
+          const k = `${e.projectId}\u0000${e.traceId}`;
+          let t = traces.get(k);
+          if (!t) traces.set(k, (t = { project_id: e.projectId, trace_id: e.traceId, first: ts, last: ts, n: 0, groups: new Set<string>() }));
+          t.n++;
+          if (ts < t.first) t.first = ts;
+          if (ts > t.last) t.last = ts;
+          t.groups.add(group.row.id);
+        }
+        const bucket = ts - (ts % 60_000);
+        const cell = bucket * 4 + LEVEL[e.level];
+        const m = origin.minutes.get(cell);
+        if (m) m.count += e.count;
+        else origin.minutes.set(cell, { bucket, level: e.level, group_id: group.row.id, count: e.count });
+      }
+      // one entry per group row with everything of it (ids once, not per user or cell; times in ms)
+      const spanList = (m: Map<string, Span>) => (m.size === 0 ? undefined : [...m.values()].map((x) => [x.key, x.count, x.first, x.last]));
+      const perRow = [...aggs.values()].map((a) => ({
+        p: a.row.project_id,
+        id: a.row.id,
+        g: a.lands,
+        f: a.users.size > 0 ? a.users.values().next().value : undefined,
+        u: a.users.size > 0 ? [...a.users.keys()] : undefined,
+        e: spanList(a.envs),
+        v: spanList(a.versions),
+        m: a.minutes.size === 0 ? undefined : [...a.minutes.values()].map((c) => [c.bucket, c.level, c.count]),
+        s: a.moved,
+      }));
+      const seen = [...users.values()].map((u) => [u.project_id, u.user_id, u.last_seen, u.player_name]);
 
-      // Everything else in one statement, run after the group locks above were taken. Each part locks
-      // its rows in key order (users, traces, rollups), and each group row is written once more at most.
-      // group_id is the issue an event lands in; origin_id the group row of its own fingerprint (the
-      // same unless the fingerprint belongs to an issue merged into another one).
-      //  - group_users: distinct users per origin; a group's user_count grows by the users new to it
+      // Everything else in one statement, after the group locks above. Each part locks its rows in key
+      // order (users, traces, rollups); a group row is written a second time only when it gained users
+      // (user_count, and a snooze until N users), or when it is a merged issue that stored events kept
+      // by a member's throttle (stored_count).
+      //  - group_users: distinct users per origin row; a group's user_count grows by the users new to it
       //    (for a merged issue: new to all its members); project_users: each user's latest occurrence
       //    to the minute (a write is skipped while the stored time is less than a minute older);
-      //  - the throttle, per origin (fingerprint): free places are the limit minus its stored untraced
-      //    rows received in the window (their times live in the locked row); untraced events take them
-      //    in arrival order (row_number), traced events are always kept;
-      //  - traces, and occurrences per group, level and origin by minute and by hour (stats read only these).
-      // Receive time is the clock when this statement runs, after the group locks were granted, not the
-      // transaction's start (now()): transactions on one group then hold the lock in the order of their
-      // receive times, so each one judges the window with every earlier row already in it, from any
-      // instance, however long it waited for the lock.
-      const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
+      //  - the kept events with their origin row's receive time, traces, and occurrences per group,
+      //    level and origin by minute and by hour (stats read only these).
       const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
-      const kept = await tx<{ seq: number }[]>`
-        with clock as materialized (
-          select clock_timestamp() as received_at
-        ), input as (
-          select * from json_to_recordset(${tx.json(events as never)}::json) as t(
-            seq int, project_id uuid, group_id uuid, origin_id uuid, family uuid[], message text, level text, stack_trace text,
-            user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
-            context jsonb, tags jsonb, count int, ts timestamptz)
+      await tx`
+        with input as materialized (
+          select * from json_to_recordset(${tx.json(perRow as never)}::json)
+            as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int)
+        ), pairs as (
+          select i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
+          from input i cross join lateral unnest(i.u) as x(user_id)
         ), new_pairs as (
           insert into group_users (project_id, group_id, user_id)
-          select distinct project_id, origin_id, user_id from input where user_id is not null
+          select project_id, origin_id, user_id from pairs
           order by 1, 2, 3
           on conflict do nothing
           returning project_id, group_id as origin_id, user_id
@@ -321,18 +439,18 @@ export async function writeEvents(
                 select 1 from group_users x
                 where x.project_id = i.project_id and x.group_id = any(i.family) and x.user_id = np.user_id)) as n
           from new_pairs np
-          join (select distinct project_id, group_id, origin_id, family from input) i
+          join (select distinct project_id, group_id, origin_id, family from pairs) i
             on i.project_id = np.project_id and i.origin_id = np.origin_id
           group by 1, 2
           union all
           select np.project_id, np.origin_id, count(*) from new_pairs np
-          where exists (select 1 from input i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
+          where exists (select 1 from pairs i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
           group by 1, 2
         ), seen_users as (
           insert into project_users as pu (project_id, user_id, last_seen, player_name)
-          select project_id, user_id, max(ts), (array_agg(player_name order by ts desc) filter (where player_name is not null))[1]
-          from input where user_id is not null
-          group by 1, 2 order by 1, 2
+          select (x->>0)::uuid, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), x->>3
+          from json_array_elements(${tx.json(seen as never)}::json) x
+          order by 1, 2
           on conflict (project_id, user_id) do update set
             last_seen = greatest(pu.last_seen, excluded.last_seen),
             player_name = coalesce(excluded.player_name, pu.player_name)
@@ -340,98 +458,81 @@ export async function writeEvents(
             or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
         ), by_environment as (
           insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
-          select project_id, group_id, environment, sum(count), min(ts), max(ts) from input
-          group by 1, 2, 3 order by 1, 2, 3
+          select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
+          from input i cross join lateral json_array_elements(i.e) x
+          order by 1, 2, 3
           on conflict (project_id, group_id, environment) do update set
             count = ge.count + excluded.count,
             first_seen = least(ge.first_seen, excluded.first_seen),
             last_seen = greatest(ge.last_seen, excluded.last_seen)
         ), by_version as (
           insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
-          select project_id, group_id, game_version, sum(count), min(ts), max(ts) from input
-          where game_version is not null
-          group by 1, 2, 3 order by 1, 2, 3
+          select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
+          from input i cross join lateral json_array_elements(i.v) x
+          order by 1, 2, 3
           on conflict (project_id, group_id, version) do update set
             count = gv.count + excluded.count,
             first_seen = least(gv.first_seen, excluded.first_seen),
             last_seen = greatest(gv.last_seen, excluded.last_seen)
-        ), ranked as (
-          -- each untraced event with its place in arrival order within its fingerprint's row and the
-          -- number of rows that row already stored in the window (one primary-key probe per event, no
-          -- join of two derived sets, which the planner would run as a nested loop)
-          select i.*, row_number() over (partition by i.project_id, i.origin_id order by i.seq) as rn,
-            (select count(*) from unnest(g.throttle_times) t where t > (select received_at from clock) - ${window}) as used
-          from input i join error_groups g on g.project_id = i.project_id and g.id = i.origin_id
-          where i.trace_id is null
-        ), kept as (
-          select seq, project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
-            job_id, place_id, game_version, environment, context, tags, count, ts
-          from input where trace_id is not null
-          union all
-          select r.seq, r.project_id, r.group_id, r.origin_id, r.message, r.level, r.stack_trace, r.user_id, r.player_name, r.trace_id,
-            r.job_id, r.place_id, r.game_version, r.environment, r.context, r.tags, r.count, r.ts
-          from ranked r
-          where r.rn + r.used <= ${throttle.limit}
         ), stored as (
           insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
             job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at)
-          select project_id, group_id, nullif(origin_id, group_id), message, level, stack_trace, user_id, player_name, trace_id,
+          select project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
             job_id, place_id, game_version, environment, context,
             case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
-            count, ts, (select received_at from clock)
-          from kept order by seq
+            count, ts, received
+          from json_to_recordset(${tx.json(events as never)}::json) as t(
+            project_id uuid, group_id uuid, origin_id uuid, message text, level text, stack_trace text,
+            user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
+            context jsonb, tags jsonb, count int, ts timestamptz, received timestamptz)
         ), traced as (
           insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
-          select project_id, trace_id, min(ts), max(ts), count(*), array_agg(distinct group_id order by group_id)
-          from input where trace_id is not null
-          group by 1, 2 order by 1, 2
+          select project_id, trace_id, first, last, n, array(select distinct x from unnest(group_ids) x order by x)
+          from json_to_recordset(${tx.json([...traces.values()].map((t) => ({ ...t, first: iso(t.first), last: iso(t.last), group_ids: [...t.groups], groups: undefined })) as never)}::json)
+            as t(project_id uuid, trace_id uuid, first timestamptz, last timestamptz, n int, group_ids uuid[])
+          order by 1, 2
           on conflict (project_id, trace_id) do update set
             first_seen = least(tr.first_seen, excluded.first_seen),
             last_seen = greatest(tr.last_seen, excluded.last_seen),
             event_count = tr.event_count + excluded.event_count,
             group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
+        ), minutes as (
+          select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
+            i.id as origin_id, (x->>2)::bigint as count
+          from input i cross join lateral json_array_elements(i.m) x
         ), by_minute as (
           insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
-          select project_id, date_trunc('minute', ts), group_id, level, origin_id, sum(count) from input
-          group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+          select project_id, bucket, group_id, level, origin_id, count from minutes
+          order by 1, 2, 3, 4, 5
           on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
         ), by_hour as (
           insert into rollup_hour as r (project_id, bucket, group_id, level, origin_id, count)
-          select project_id, date_trunc('hour', ts), group_id, level, origin_id, sum(count) from input
+          select project_id, date_trunc('hour', bucket), group_id, level, origin_id, sum(count) from minutes
           group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
           on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
         ), by_day as (
           insert into rollup_day as r (project_id, bucket, group_id, level, origin_id, count)
-          select project_id, date_trunc('day', ts, 'UTC'), group_id, level, origin_id, sum(count) from input
+          select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from minutes
           group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
           on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
         ), per_row as (
-          select project_id, id, sum(users) as users, sum(stored) as stored, sum(untraced) as untraced from (
-            select project_id, id, n as users, 0 as stored, 0 as untraced from new_users
+          select project_id, id, sum(users) as users, sum(stored) as stored from (
+            select project_id, id, n as users, 0 as stored from new_users
             union all
-            select project_id, group_id, 0, count(*), 0 from kept group by 1, 2
-            union all
-            select project_id, origin_id, 0, 0, count(*) from kept where trace_id is null group by 1, 2
+            select p, id, 0, s from input where s > 0
           ) u group by 1, 2
-        ), bump as (
-          update error_groups g set
-            user_count = g.user_count + p.users,
-            -- a group snoozed until N more users reopens when the N-th new user arrives
-            status = case when ${usersOver} then 'open' else g.status end,
-            snooze_until = case when ${usersOver} then null else g.snooze_until end,
-            snooze_count = case when ${usersOver} then null else g.snooze_count end,
-            snooze_users = case when ${usersOver} then null else g.snooze_users end,
-            stored_count = g.stored_count + p.stored,
-            throttle_times = case when p.untraced = 0 then g.throttle_times
-              else array(select t from unnest(g.throttle_times) t where t > (select received_at from clock) - ${window})
-                || array_fill((select received_at from clock), array[p.untraced::int]) end
-          from per_row p
-          where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0 or p.untraced > 0)
         )
-        select seq from kept`;
+        update error_groups g set
+          user_count = g.user_count + p.users,
+          -- a group snoozed until N more users reopens when the N-th new user arrives
+          status = case when ${usersOver} then 'open' else g.status end,
+          snooze_until = case when ${usersOver} then null else g.snooze_until end,
+          snooze_count = case when ${usersOver} then null else g.snooze_count end,
+          snooze_users = case when ${usersOver} then null else g.snooze_users end,
+          stored_count = g.stored_count + p.stored
+        from per_row p
+        where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0)`;
 
-      const keptSeqs = new Set(kept.map((r) => r.seq));
-      const storedRows = rows.map((_, i) => keptSeqs.has(i));
       // back to the caller's order: a dropped repeat of an event id was not stored
       let k = 0;
       const stored = fresh ? fresh.map((f) => (f ? storedRows[k++] : false)) : storedRows;

@@ -11,7 +11,8 @@
  * BENCH_KEEP=1 (leave the database on BENCH_DATABASE_URL in place for inspection),
  * BENCH_SQL_EVENTS (raw events generated in SQL for the large query scenario (g), default 1,000,000;
  * 10,000,000 takes tens of minutes on a small machine), BENCH_ECONOMY_HISTORY (history rows for (h),
- * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy; default all).
+ * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy; default all),
+ * BENCH_CPU_PROF=<dir> (the service writes a V8 CPU profile there when it stops).
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
@@ -236,6 +237,55 @@ async function queries(url: string, key: string, sql: Sql) {
   return out;
 }
 
+// ---------------------------------------------------------------- CPU per event
+
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
+const CLK_TCK = 100;
+
+/** CPU time (user + system) a process has used so far, in µs; 0 when it is gone. */
+function cpuMicros(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The PostgreSQL processes whose CPU a scenario is charged: on the embedded server all of them
+ * (backends, WAL writer, checkpointer, autovacuum); on a shared BENCH_DATABASE_URL server only the
+ * backends connected to the bench database (others' work on that server is not ours).
+ */
+async function postgresPids(sql: Sql, embedded: boolean): Promise<number[]> {
+  const rows = embedded
+    ? await sql<{ pid: number }[]>`select pid from pg_stat_activity`
+    : await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database()`;
+  return rows.map((r) => r.pid);
+}
+
+type Cpu = { nodeUs: number; postgresUs: number };
+
+/**
+ * Runs `fn` and measures the CPU the service process and PostgreSQL spent meanwhile (from /proc, so the
+ * load generator in this process is not counted). A backend that exits during the run takes its CPU
+ * with it; the service's pool keeps its connections, so that is rare and only undercounts.
+ */
+async function withCpu<T>(servicePid: number, sql: Sql, embedded: boolean, fn: () => Promise<T>): Promise<T & { cpu: Cpu }> {
+  const before = new Map((await postgresPids(sql, embedded)).map((pid) => [pid, cpuMicros(pid)]));
+  const nodeBefore = cpuMicros(servicePid);
+  const result = await fn();
+  const nodeUs = cpuMicros(servicePid) - nodeBefore;
+  let postgresUs = 0;
+  for (const pid of new Set([...before.keys(), ...(await postgresPids(sql, embedded))])) {
+    const now = cpuMicros(pid);
+    if (now > 0) postgresUs += now - (before.get(pid) ?? 0);
+  }
+  return { ...result, cpu: { nodeUs, postgresUs } };
+}
+
 // ---------------------------------------------------------------- environment
 
 async function freePort(): Promise<number> {
@@ -285,7 +335,9 @@ async function startService(databaseUrl: string, logFile: string) {
   const port = await freePort();
   const out = createWriteStream(logFile);
   // as `npm start` runs it: node with tsx's loader (the tsx CLI's wrapper costs the API a large share of its throughput)
-  const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], { cwd: root, env: childEnv(databaseUrl, port), stdio: ["ignore", "pipe", "pipe"] });
+  // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops
+  const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(process.env.BENCH_CPU_PROF)] : [];
+  const child = spawn(process.execPath, [...prof, "--import", "tsx", "server.ts"], { cwd: root, env: childEnv(databaseUrl, port), stdio: ["ignore", "pipe", "pipe"] });
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
   child.once("exit", (code, signal) => log(`server exited (code ${code}, signal ${signal})`));
@@ -364,6 +416,26 @@ const fmt = (n: number, d = 0) => (!Number.isFinite(n) ? "n/a" : n.toLocaleStrin
 const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
 const health = (m: Measured) => `p50 ${fmt(m.p50, 1)} / p99 ${fmt(m.p99, 1)} ms, non2xx ${m.non2xx}, errors ${m.errors}`;
 
+/** CPU µs per answered event of a scenario (each request carries `size` events). */
+function cpuPerEvent(m: Measured & { cpu: Cpu }, size: number) {
+  const events = m.ok * size;
+  const node = m.cpu.nodeUs / events;
+  const postgres = m.cpu.postgresUs / events;
+  return { node, postgres, total: node + postgres, events };
+}
+
+function cpuRow(name: string, m: Measured & { cpu: Cpu }, size: number, targeted: boolean): Row {
+  const c = cpuPerEvent(m, size);
+  return {
+    scenario: `${name} CPU per event`,
+    figure: `${fmt(c.total, 1)} µs/event`,
+    detail: `Node ${fmt(c.node, 1)} + PostgreSQL ${fmt(c.postgres, 1)} µs over ${fmt(c.events)} events`,
+    ratio: `${fmt(c.node / c.total, 2)} Node`,
+    target: targeted ? "<= 50 µs/event" : "(reported)",
+    result: targeted ? verdict(c.total <= 50) : "",
+  };
+}
+
 function printTable(rows: Row[]) {
   const cols = ["scenario", "figure", "detail", "ratio", "target", "result"] as const;
   const width = Object.fromEntries(cols.map((c) => [c, Math.max(c.length, ...rows.map((r) => r[c].length))]));
@@ -405,6 +477,7 @@ async function main() {
     );
     log(`PostgreSQL ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(" ")}`);
     if (settings.autovacuum === "off") log("warning: autovacuum is off on this server; hot rows (groups, users, rollups) bloat until the explicit vacuum");
+    const cpu = <T>(fn: () => Promise<T>) => withCpu(child!.pid!, sql!, db.embedded, fn);
     const ingest = (body: () => string) => cannon({ url, path: "/api/ingest", key: ingestProject.api_key, body, seconds: DURATION, connections: CONNECTIONS });
     let n = 0;
     /** One phase: logs it, runs it, and fails the run if the server died meanwhile. */
@@ -496,7 +569,7 @@ async function main() {
 
     if (SCENARIOS.has("ingest")) {
       const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Single${k}`, 10, k)));
-      const single = await step("(b) single events over 1,000 fingerprints", () => ingest(() => singles[n++ % FINGERPRINTS]));
+      const single = await step("(b) single events over 1,000 fingerprints", () => cpu(() => ingest(() => singles[n++ % FINGERPRINTS])));
 
       // (s) the same single events as Sentry envelopes (one event each, a fresh event_id per request, as SDKs send them)
       const sentryKey = randomBytes(16).toString("hex");
@@ -517,7 +590,7 @@ async function main() {
       );
 
       const stormBodies = Array.from({ length: 100 }, () => JSON.stringify(event("Storm", 10, 0)));
-      const storm = await step("(c) storm: single events, one fingerprint", () => ingest(() => stormBodies[n++ % stormBodies.length]));
+      const storm = await step("(c) storm: single events, one fingerprint", () => cpu(() => ingest(() => stormBodies[n++ % stormBodies.length])));
 
       // (c-alerts) the same storm once the project has a new_group and a frequency rule on a (fake) Discord channel
       const discord = await new FakeDiscord().start();
@@ -537,10 +610,10 @@ async function main() {
       await discord.close();
 
       const batches = Array.from({ length: 50 }, (_, b) => batch((i) => event(`Batch${(b * 100 + i) % FINGERPRINTS}`, 10, b * 100 + i)));
-      const batched = await step("(d) batches of 100 over 1,000 fingerprints", () => ingest(() => batches[n++ % batches.length]));
+      const batched = await step("(d) batches of 100 over 1,000 fingerprints", () => cpu(() => ingest(() => batches[n++ % batches.length])));
 
       let line = 0;
-      const stored = await step("(d2) batches of 100, every event a new fingerprint (all stored)", () => ingest(() => batch(() => event("Fresh", ++line, 0))));
+      const stored = await step("(d2) batches of 100, every event a new fingerprint (all stored)", () => cpu(() => ingest(() => batch(() => event("Fresh", ++line, 0)))));
       const raw = await step("(d2-ceiling) raw 100-row INSERTs into events", () => rawInsert(sql!, ingestProject.project_id, DURATION));
       const push = await step("(f) economy push: POST /api/economy/ingest, 100 players per request", () =>
         cannon({ url, path: "/api/economy/ingest", key: ingestProject.api_key, body: () => economyPushBody(), seconds: DURATION, connections: CONNECTIONS }),
@@ -564,9 +637,16 @@ async function main() {
         },
         { scenario: "(d2) batches of 100, all stored", figure: `${fmt(stored.rps * 100)} rows/s`, detail: `${fmt(stored.rps)} req/s, ${health(stored)}`, ratio: fmt((stored.rps * 100) / raw.rowsPerSec, 2), target: ">= 0.35 of raw insert", result: verdict((stored.rps * 100) / raw.rowsPerSec >= 0.35) },
         { scenario: "(d2-ceiling) raw INSERT 100 rows", figure: `${fmt(raw.rowsPerSec)} rows/s`, detail: `${RAW_WRITERS} writers, ${fmt(raw.rows)} rows`, ratio: "1.00", target: "", result: "" },
+        cpuRow("(b)", single, 1, false),
+        cpuRow("(c)", storm, 1, false),
+        cpuRow("(d)", batched, 100, true),
+        cpuRow("(d2)", stored, 100, false),
         { scenario: "(f) economy push, 100 players", figure: `${fmt(push.rps * 100)} players/s`, detail: `${fmt(push.rps)} req/s, ${health(push)}`, ratio: fmt(push.rps / ceiling.rps, 2), target: "(vs (a), reported)", result: "" },
       );
-      Object.assign(results, { single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check });
+      Object.assign(results, {
+        single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check,
+        cpuPerEvent: { single: cpuPerEvent(single, 1), storm: cpuPerEvent(storm, 1), batched: cpuPerEvent(batched, 100), stored: cpuPerEvent(stored, 100) },
+      });
     }
 
     if (SCENARIOS.has("http-queries") && q10k) {

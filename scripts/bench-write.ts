@@ -1,0 +1,102 @@
+/**
+ * `npm run bench:write`: the cost of writing a batch (db/events.ts `writeEvents`), without HTTP.
+ *
+ * On a fresh database on BENCH_DATABASE_URL (default the local server), it writes batches shaped like
+ * the bench's (d) as the service's writer merges them (consecutive blocks of 1,000 fingerprints,
+ * random users out of 5,000, one game version), first 40,000 events to reach the steady state (groups
+ * exist, throttle windows full), then BENCH_WRITE_BATCHES batches of BENCH_WRITE_SIZE events from
+ * BENCH_WRITE_WRITERS concurrent writers. Prints the wall time per batch and the CPU per event of
+ * this process (Node) and of the writers' PostgreSQL backends (from /proc). BENCH_WRITE_EXPLAIN=1
+ * then writes one more batch with auto_explain on and prints each statement's plan with timings.
+ */
+import { readFileSync } from "node:fs";
+import postgres from "postgres";
+import { createSql } from "../db/client.js";
+import { writeEvents, type EventRow } from "../db/events.js";
+import { migrate } from "../db/migrate.js";
+import { insertProject } from "../db/projects.js";
+import { groupEvent } from "../app/ingest/fingerprint.server.js";
+
+const env = (name: string, def: number) => Math.max(1, Number(process.env[name] ?? def) || def);
+const SIZE = env("BENCH_WRITE_SIZE", 2000);
+const BATCHES = env("BENCH_WRITE_BATCHES", 40);
+const WRITERS = env("BENCH_WRITE_WRITERS", 1);
+const FINGERPRINTS = 1000;
+const THROTTLE = { limit: 30, windowSeconds: 60 };
+
+/** CPU time (user + system) of a process so far, in µs (USER_HZ is 100 on Linux). */
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10_000;
+}
+
+const admin = postgres(process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", { max: 1, onnotice: () => {} });
+const name = `bench_write_${process.pid}`;
+await admin.unsafe(`create database ${name}`);
+const url = new URL(process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+url.pathname = `/${name}`;
+const sql = createSql(url.toString(), WRITERS);
+const notices: string[] = [];
+const explained = postgres(url.toString(), { max: 1, connection: { TimeZone: "UTC" }, onnotice: (n) => notices.push(n.message) });
+try {
+  await migrate(sql);
+  const project = await insertProject(sql, "bench-write");
+  const event = (k: number): EventRow => {
+    const message = `ServerScriptService.Batch${k}:10: attempt to index nil with 'Damage'`;
+    const stack = `ServerScriptService.Batch${k}:10 function run\nServerScriptService.Main:5\nStack End`;
+    const user = 1 + Math.floor(Math.random() * 5000);
+    const g = groupEvent(message, stack, null, `Player${user}`);
+    return {
+      projectId: project.id, fingerprint: g.fingerprint, secondaryFingerprint: null, message, level: "error", stackTrace: stack,
+      userId: String(user), playerName: `Player${user}`, traceId: null, jobId: null, placeId: null, gameVersion: "1.4.2",
+      environment: "production", context: null, tags: null, timestamp: Date.now(), count: 1, culprit: g.culprit,
+    };
+  };
+  const batch = (b: number) => Array.from({ length: SIZE }, (_, i) => event((b * SIZE + i) % FINGERPRINTS));
+  for (let b = 0; b < Math.ceil(40_000 / SIZE); b++) await writeEvents(sql, batch(b), THROTTLE);
+
+  // one backend per writer: hold them all at once to learn their pids
+  const pids = await Promise.all(
+    Array.from({ length: WRITERS }, () =>
+      sql.begin(async (tx) => {
+        await tx`select pg_sleep(0.2)`;
+        return Number((await tx`select pg_backend_pid() as pid`)[0].pid);
+      }),
+    ),
+  );
+  const backends = () => [...new Set(pids)].reduce((n, pid) => n + cpuMicros(pid), 0);
+  const batches = Array.from({ length: BATCHES }, (_, b) => batch(b));
+  const pg0 = backends();
+  const node0 = process.cpuUsage();
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async () => {
+      while (next < BATCHES) await writeEvents(sql, batches[next++], THROTTLE);
+    }),
+  );
+  const wall = performance.now() - started;
+  const node = process.cpuUsage(node0);
+  const pg = backends() - pg0;
+  const events = BATCHES * SIZE;
+  console.log(
+    `${BATCHES} batches of ${SIZE} events, ${WRITERS} writer(s): ${(wall / BATCHES).toFixed(1)} ms per batch; ` +
+      `CPU per event: Node ${((node.user + node.system) / events).toFixed(1)} µs, PostgreSQL ${(pg / events).toFixed(1)} µs`,
+  );
+
+  if (process.env.BENCH_WRITE_EXPLAIN) {
+    await explained`load 'auto_explain'`;
+    await explained`set auto_explain.log_min_duration = 0`;
+    await explained`set auto_explain.log_analyze = on`;
+    await explained`set auto_explain.log_buffers = on`;
+    await explained`set client_min_messages = log`;
+    await writeEvents(explained, batch(BATCHES), THROTTLE);
+    for (const n of notices) console.log(`\n${n}`);
+  }
+} finally {
+  await sql.end({ timeout: 5 });
+  await explained.end({ timeout: 5 });
+  await admin.unsafe(`drop database if exists ${name} with (force)`);
+  await admin.end({ timeout: 5 });
+}
