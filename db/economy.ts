@@ -213,10 +213,10 @@ export type AnomalyFilter = { factor: number; minAmount: number; days: number; l
  * test. Pairs are consecutive history rows, so the detector sees pushes and scans alike.
  */
 export async function listAnomalies(sql: Sql, projectId: string, f: AnomalyFilter) {
-  // each history row carries its player's previous observation (written with it), and rises are
-  // indexed by their size, so this reads the large rises only, not the whole history
-  const rows = sql`
-    select user_id, id, total, observed_at, source, prev_total, prev_observed_at
+  // each history row carries its player's previous observation (written with it), and the rise index
+  // covers the filter and the order, so counting and picking the page read only the index entries of
+  // the large rises; the page's rows and their players are then fetched by key
+  const rises = sql`
     from economy_history
     where project_id = ${projectId}
       and (total - prev_total) > ${f.minAmount}
@@ -229,10 +229,11 @@ export async function listAnomalies(sql: Sql, projectId: string, f: AnomalyFilte
         -- a ratio past what a double holds (5e-324 to 1e308 is a valid push) has no finite factor either
         case when a.prev_total > 0 and a.total / a.prev_total < 1e300 then round(a.total / a.prev_total, 2)::float8 end as factor,
         a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source
-      from (${rows}) a
+      from (select id, observed_at ${rises} order by observed_at desc, id desc limit ${f.limit} offset ${f.offset}) p
+      join economy_history a on a.project_id = ${projectId} and a.id = p.id
       left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
-      order by a.observed_at desc, a.id desc limit ${f.limit} offset ${f.offset}`,
-    sql<{ total: string }[]>`select count(*)::text as total from (${rows}) a`,
+      order by p.observed_at desc, p.id desc`,
+    sql<{ total: string }[]>`select count(*)::text as total ${rises}`,
   ]);
   return { data, total: Number(total) };
 }
