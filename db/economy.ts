@@ -222,18 +222,18 @@ export async function listAnomalies(sql: Sql, projectId: string, f: AnomalyFilte
       and (total - prev_total) > ${f.minAmount}
       and observed_at >= now() - make_interval(days => ${f.days})
       and (prev_total <= 0 or total > prev_total * ${f.factor})`;
-  const [data, [{ total }]] = await Promise.all([
-    sql`
-      select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names,
-        a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
-        -- a ratio past what a double holds (5e-324 to 1e308 is a valid push) has no finite factor either
-        case when a.prev_total > 0 and a.total / a.prev_total < 1e300 then round(a.total / a.prev_total, 2)::float8 end as factor,
-        a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source
-      from (select id, observed_at ${rises} order by observed_at desc, id desc limit ${f.limit} offset ${f.offset}) p
-      join economy_history a on a.project_id = ${projectId} and a.id = p.id
-      left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
-      order by p.observed_at desc, p.id desc`,
-    sql<{ total: string }[]>`select count(*)::text as total ${rises}`,
-  ]);
-  return { data, total: Number(total) };
+  // one pass over the rises gives the page and their count; a page past the end has no row to carry
+  // the count, so only then is it counted on its own
+  const rows = await sql<({ total: string } & Record<string, unknown>)[]>`
+    select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names,
+      a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
+      -- a ratio past what a double holds (5e-324 to 1e308 is a valid push) has no finite factor either
+      case when a.prev_total > 0 and a.total / a.prev_total < 1e300 then round(a.total / a.prev_total, 2)::float8 end as factor,
+      a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source, p.total::text as total
+    from (select id, observed_at, count(*) over () as total ${rises} order by observed_at desc, id desc limit ${f.limit} offset ${f.offset}) p
+    join economy_history a on a.project_id = ${projectId} and a.id = p.id
+    left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
+    order by p.observed_at desc, p.id desc`;
+  const total = rows.length > 0 ? rows[0].total : f.offset > 0 ? (await sql<{ total: string }[]>`select count(*)::text as total ${rises}`)[0].total : "0";
+  return { data: rows.map(({ total: _, ...row }) => row), total: Number(total) };
 }
