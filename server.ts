@@ -104,8 +104,12 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       next();
     });
   }
+  const getLoadContext = (req: express.Request) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
+  // known /api paths go straight to their resource route; everything else through Remix's matcher
+  if (typeof build !== "function") app.use(apiDispatch(build, getLoadContext));
   // Page form posts from another site: answer 403 with the error body here, with the rule the Team
-  // API uses, instead of letting Remix abort the action with an opaque 500. /api routes check their own.
+  // API uses, instead of letting Remix abort the action with an opaque 500. /api routes check their own
+  // (and are served above, so API requests skip this layer).
   app.use((req, res, next) => {
     if (!isMutation(req) || req.path.startsWith("/api/")) return next();
     try {
@@ -116,9 +120,6 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       res.status(err.status).json({ error: err.code, message: err.message });
     }
   });
-  const getLoadContext = (req: express.Request) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
-  // known /api paths go straight to their resource route; everything else through Remix's matcher
-  if (typeof build !== "function") app.use(apiDispatch(build, getLoadContext));
   // app.use, not app.all("*"): a route pattern makes Express decode the path first, and a malformed
   // escape (`/api/v1/errors/%FF`) would end there as an HTML 400 with a stack trace; Remix tolerates it
   app.use(createRequestHandler({ build, getLoadContext }));

@@ -15,6 +15,7 @@
  */
 import type { Request as ExpressRequest, Response as ExpressResponse, NextFunction } from "express";
 import { createReadableStreamFromReadable, writeReadableStreamToWritable, type ServerBuild, type AppLoadContext } from "@remix-run/node";
+import { JSON_TEXT } from "./http.server.js";
 
 type RouteModule = ServerBuild["routes"][string]["module"];
 type Matcher = { id: string; regex: RegExp; params: string[]; splat: boolean; module: RouteModule };
@@ -58,6 +59,7 @@ function compile(path: string): { regex: RegExp; params: string[]; splat: boolea
 }
 
 function decodePath(pathname: string): string {
+  if (!pathname.includes("%")) return pathname;
   try {
     return pathname
       .split("/")
@@ -139,7 +141,9 @@ export function apiDispatch(build: ServerBuild, getLoadContext: (req: ExpressReq
       const request = toRequest(req, res);
       let response: Response;
       try {
-        const result: unknown = await fn({ request, params: found.params, context: getLoadContext(req) });
+        const out: unknown = fn({ request, params: found.params, context: getLoadContext(req) });
+        // a loader that answers synchronously costs no extra turn of the microtask queue
+        const result = typeof (out as PromiseLike<unknown> | null)?.then === "function" ? await out : out;
         if (!(result instanceof Response)) throw new Error(`Route "${found.id}" did not return a Response`);
         response = result;
       } catch (err) {
@@ -150,7 +154,8 @@ export function apiDispatch(build: ServerBuild, getLoadContext: (req: ExpressReq
           response = new Response("Unexpected Server Error", { status: 500, headers: { "Content-Type": "text/plain" } });
         }
       }
-      await send(res, response, method === "HEAD");
+      const sending = send(res, response, method === "HEAD");
+      if (sending) await sending;
     } catch (err) {
       next(err);
     }
@@ -164,23 +169,25 @@ function toRequest(req: ExpressRequest, res: ExpressResponse): Request {
   const fp = Number.parseInt(forwardedPort ?? "", 10);
   const hp = Number.parseInt(hostPort ?? "", 10);
   const port = Number.isSafeInteger(fp) ? fp : Number.isSafeInteger(hp) ? hp : "";
-  const url = new URL(`${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`);
-  const headers = new Headers();
-  for (const [key, values] of Object.entries(req.headers)) {
-    if (!values) continue;
-    if (Array.isArray(values)) for (const v of values) headers.append(key, v);
-    else headers.set(key, values);
-  }
-  let controller: AbortController | null = new AbortController();
-  const init: RequestInit & { duplex?: "half" } = { method: req.method, headers, signal: controller.signal };
+  const controller = new AbortController();
+  const init: RequestInit & { duplex?: "half" } = { method: req.method, signal: controller.signal };
   if (req.method !== "GET" && req.method !== "HEAD") {
     init.body = createReadableStreamFromReadable(req);
     init.duplex = "half";
   }
+  // the Request parses the URL itself (as the adapter's `new URL(...).href` would) and its own
+  // headers are filled in place rather than copied from a Headers built first
+  const request = new Request(`${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`, init);
+  for (const [key, values] of Object.entries(req.headers)) {
+    if (!values) continue;
+    if (Array.isArray(values)) for (const v of values) request.headers.append(key, v);
+    else request.headers.set(key, values);
+  }
   // abort the loader or action when the client goes away before the response is written
-  res.on("finish", () => (controller = null));
-  res.on("close", () => controller?.abort());
-  return new Request(url.href, init);
+  res.on("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return request;
 }
 
 function withHeader(response: Response, name: string, value: string): Response {
@@ -195,16 +202,26 @@ function withHeader(response: Response, name: string, value: string): Response {
   }
 }
 
-async function send(res: ExpressResponse, response: Response, head: boolean): Promise<void> {
+/** Writes the Response; a promise only while a body is still being read or piped. */
+function send(res: ExpressResponse, response: Response, head: boolean): Promise<void> | undefined {
   res.statusMessage = response.statusText;
-  res.status(response.status);
-  for (const [key, value] of response.headers.entries()) res.append(key, value);
+  res.statusCode = response.status;
+  for (const [key, value] of response.headers) {
+    // res.append's result without its lookups for a header not set yet; Content-Type (which
+    // Express may complete with a charset) and repeated headers still go through it
+    if (key !== "content-type" && res.getHeader(key) === undefined) res.setHeader(key, value);
+    else res.append(key, value);
+  }
   if (!response.body || head) return void res.end();
   // API bodies are small JSON documents: one write with a Content-Length is cheaper than piping a
   // stream (an event-stream would still be piped as it comes)
+  const body = response.body;
   if (/text\/event-stream/i.test(response.headers.get("content-type") ?? "")) {
     res.flushHeaders();
-    return writeReadableStreamToWritable(response.body, res);
+    return writeReadableStreamToWritable(body, res);
   }
-  res.end(Buffer.from(await response.arrayBuffer()));
+  // a body made by json() is written from its text instead of being read back from its stream
+  const text = (response as Response & { [JSON_TEXT]?: unknown })[JSON_TEXT];
+  if (typeof text === "string" && !response.bodyUsed && !body.locked) return void res.end(text);
+  return response.arrayBuffer().then((bytes) => void res.end(Buffer.from(bytes)));
 }

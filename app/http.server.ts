@@ -41,12 +41,19 @@ export const methodNotAllowed = (allowed: string[]) =>
     Allow: allowed.join(", "),
   });
 
+/**
+ * Marks a Response made by `json()` with its serialized body (process-wide, like API_ERROR), so the
+ * API dispatch can write that text instead of reading the body stream back.
+ */
+export const JSON_TEXT = Symbol.for("roblox-monitor.json-text");
+
 export function json(body: unknown, init: number | ResponseInit = 200): Response {
-  const resInit = typeof init === "number" ? { status: init } : init;
-  const headers = new Headers(resInit.headers);
-  headers.set("content-type", "application/json; charset=utf-8");
-  headers.set("cache-control", "no-store");
-  return new Response(JSON.stringify(body), { ...resInit, headers });
+  const text = JSON.stringify(body);
+  const response = new Response(text, typeof init === "number" ? { status: init } : init);
+  response.headers.set("content-type", "application/json; charset=utf-8");
+  response.headers.set("cache-control", "no-store");
+  (response as Response & { [JSON_TEXT]?: string })[JSON_TEXT] = text;
+  return response;
 }
 
 export function errorResponse(err: unknown): Response {

@@ -49,7 +49,23 @@ export const requestOrigin = (req: { protocol: string; get(name: string): string
  * whether the site is https-only. In development Vite's HMR also needs its websocket.
  */
 export function securityHeaders(opts: { dev?: boolean } = {}): RequestHandler {
-  const common = helmet({
+  const common = helmetHeaders(opts);
+  const steps = recordHeaderWrites(common);
+  return (req, res, next) => {
+    // a share page's URL is its credential: it is never sent anywhere, not even to our own pages
+    res.setHeader("Referrer-Policy", /^\/share\//.test(req.path) ? "no-referrer" : "same-origin");
+    if (!steps) return common(req, res, next);
+    for (const [name, value] of steps) {
+      if (value === undefined) res.removeHeader(name);
+      else res.setHeader(name, value);
+    }
+    next();
+  };
+}
+
+/** helmet with the policy above (all but Referrer-Policy, which depends on the path). */
+export function helmetHeaders(opts: { dev?: boolean } = {}): RequestHandler {
+  return helmet({
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {
@@ -69,11 +85,37 @@ export function securityHeaders(opts: { dev?: boolean } = {}): RequestHandler {
     strictTransportSecurity: false,
     crossOriginResourcePolicy: { policy: "same-origin" },
   });
-  return (req, res, next) => {
-    // a share page's URL is its credential: it is never sent anywhere, not even to our own pages
-    res.setHeader("Referrer-Policy", /^\/share\//.test(req.path) ? "no-referrer" : "same-origin");
-    common(req, res, next);
+}
+
+type HeaderWrite = [name: string, value?: string];
+
+/**
+ * The header writes a middleware makes (in order; no value is a removal) when it depends on nothing
+ * in the request, as helmet's does for a fixed configuration: recorded once instead of running its
+ * chain of a dozen middlewares on every response. Null when it did anything else.
+ */
+export function recordHeaderWrites(middleware: RequestHandler): HeaderWrite[] | null {
+  const writes: HeaderWrite[] = [];
+  let exact = true;
+  let passed = false;
+  const res = {
+    setHeader(name: unknown, value: unknown) {
+      if (typeof name === "string" && typeof value === "string") writes.push([name, value]);
+      else exact = false;
+    },
+    removeHeader(name: unknown) {
+      if (typeof name === "string") writes.push([name]);
+      else exact = false;
+    },
   };
+  // a request without anything in it: a middleware that reads it fails or records something else
+  const req = new Proxy({}, { get: () => (exact = false), has: () => (exact = false) });
+  try {
+    middleware(req as never, res as never, (err?: unknown) => (passed = err === undefined));
+  } catch {
+    return null;
+  }
+  return exact && passed ? writes : null;
 }
 
 /** Share tokens are credentials: a logged URL keeps its shape but not the token. */
