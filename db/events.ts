@@ -319,7 +319,7 @@ export async function writeEvents(
         envs: Map<string, Span>;
         versions: Map<string, Span>;
         /** rollup cells of this origin row by minute and level (its group is fixed) */
-        minutes: Map<number, { bucket: number; level: Level; group_id: string; count: number }>;
+        minutes: Map<number, { bucket: number; level: Level; count: number }>;
         moved: number;
         /** the group this row's events land in (itself, or the issue it is merged into) */
         lands: string;
@@ -392,7 +392,7 @@ export async function writeEvents(
         const cell = bucket * 4 + LEVEL[e.level];
         const m = origin.minutes.get(cell);
         if (m) m.count += e.count;
-        else origin.minutes.set(cell, { bucket, level: e.level, group_id: group.row.id, count: e.count });
+        else origin.minutes.set(cell, { bucket, level: e.level, count: e.count });
       }
       // one entry per group row with everything of it (ids once, not per user or cell; times in ms)
       const spanList = (m: Map<string, Span>) => (m.size === 0 ? undefined : [...m.values()].map((x) => [x.key, x.count, x.first, x.last]));
@@ -417,7 +417,7 @@ export async function writeEvents(
       //    (for a merged issue: new to all its members); project_users: each user's latest occurrence
       //    to the minute (a write is skipped while the stored time is less than a minute older);
       //  - the kept events with their origin row's receive time, traces, and occurrences per group,
-      //    level and origin by minute and by hour (stats read only these).
+      //    level and origin by minute, hour and day (stats read only these).
       const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
       await tx`
         with input as materialized (
