@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
 import { revokeApiKey } from "../../db/projects.js";
-import { connect, createProject, freshDatabaseUrl, startTestApp, type TestApp } from "../support/server.js";
+import { connect, createProject, freshDatabaseUrl, parseJsonText, startTestApp, type TestApp } from "../support/server.js";
 import { spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
 
 /**
@@ -49,13 +49,7 @@ async function post(baseUrl: string, apiKey: string, body: unknown): Promise<Out
     body: JSON.stringify(body),
   });
   const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, body: json, text };
+  return { status: res.status, body: parseJsonText(text), text };
 }
 
 /**

@@ -5,7 +5,7 @@ import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
 import { pruneEventIds } from "../../db/sentry.js";
-import { connect, startTestApp, type TestApp } from "../support/server.js";
+import { connect, parseJsonText, startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeProject, makeUser } from "../support/team.js";
 import { RecordingProxy } from "../support/recording-proxy.js";
 
@@ -45,14 +45,7 @@ async function project(): Promise<Project> {
 
 async function post(pathname: string, body: Buffer | string, headers: Record<string, string> = {}) {
   const res = await app.request(pathname, { method: "POST", headers, body: typeof body === "string" ? body : new Uint8Array(body) });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, body: json, headers: res.headers };
+  return { status: res.status, body: parseJsonText(await res.text()), headers: res.headers };
 }
 
 type Item = { header: Record<string, unknown>; payload: Buffer | string; withLength?: boolean };

@@ -85,13 +85,16 @@ export async function postJson(app: TestApp, pathname: string, body: unknown, ap
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  let json: any;
+  return { status: res.status, body: parseJsonText(text), text, headers: res.headers };
+}
+
+/** A response text parsed as JSON, or undefined when it is not JSON. */
+export function parseJsonText(text: string): any {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { status: res.status, body: json, text, headers: res.headers };
 }
 
 export async function getJson(app: TestApp, pathname: string, apiKey?: string) {
