@@ -42,17 +42,65 @@ export const methodNotAllowed = (allowed: string[]) =>
   });
 
 /**
- * Marks a Response made by `json()` with its serialized body (process-wide, like API_ERROR), so the
- * API dispatch can write that text instead of reading the body stream back.
+ * The serialized body of a Response made by `json()` (process-wide, like API_ERROR), so the API
+ * dispatch can write that text itself; undefined once the body's stream has been handed out.
  */
 export const JSON_TEXT = Symbol.for("roblox-monitor.json-text");
 
+/**
+ * A JSON Response whose body stream is made only when something asks for it. On Node 20 a Response
+ * with a body costs a web stream, more than the rest of an API answer; the API dispatch writes the
+ * text instead. Whatever reads the Response (Remix, a test, `clone()`) sees the same body: `body`,
+ * the body readers, `bodyUsed` and `clone()` answer from a full Response made on first use.
+ */
+class JsonResponse extends Response {
+  readonly #text: string;
+  #full: Response | undefined;
+
+  constructor(text: string, init: ResponseInit) {
+    super(null, init);
+    this.#text = text;
+  }
+
+  get [JSON_TEXT](): string | undefined {
+    return this.#full ? undefined : this.#text;
+  }
+
+  #response(): Response {
+    return (this.#full ??= new Response(this.#text, { status: this.status, statusText: this.statusText, headers: this.headers }));
+  }
+
+  override get body() {
+    return this.#response().body;
+  }
+  override get bodyUsed() {
+    return this.#full?.bodyUsed ?? false;
+  }
+  override text() {
+    return this.#response().text();
+  }
+  override json() {
+    return this.#response().json();
+  }
+  override arrayBuffer() {
+    return this.#response().arrayBuffer();
+  }
+  override blob() {
+    return this.#response().blob();
+  }
+  override formData() {
+    return this.#response().formData();
+  }
+  override clone(): Response {
+    if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
+    return new JsonResponse(this.#text, { status: this.status, statusText: this.statusText, headers: this.headers });
+  }
+}
+
 export function json(body: unknown, init: number | ResponseInit = 200): Response {
-  const text = JSON.stringify(body);
-  const response = new Response(text, typeof init === "number" ? { status: init } : init);
+  const response = new JsonResponse(JSON.stringify(body), typeof init === "number" ? { status: init } : init);
   response.headers.set("content-type", "application/json; charset=utf-8");
   response.headers.set("cache-control", "no-store");
-  (response as Response & { [JSON_TEXT]?: string })[JSON_TEXT] = text;
   return response;
 }
 
@@ -80,10 +128,20 @@ export async function handle(fn: () => Promise<Response>): Promise<Response> {
 export const payloadTooLarge = (what: string, max: number) =>
   new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`, undefined, { Connection: "close" });
 
+/**
+ * A Request made by the API dispatch can hand over its body's bytes straight from the socket,
+ * without the Fetch body stream (process-wide, like API_ERROR): null when the body was already
+ * taken another way.
+ */
+export const NODE_BODY = Symbol.for("roblox-monitor.node-body");
+type NodeBodySource = { [NODE_BODY]?: (max: number) => Promise<Buffer> | null };
+
 /** The raw body (empty when there is none), refused with 413 as soon as it passes `max` bytes (declared or streamed). */
 export async function readBody(request: Request, max: number): Promise<Buffer> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > max) throw payloadTooLarge("body", max);
+  const direct = (request as Request & NodeBodySource)[NODE_BODY]?.(max);
+  if (direct) return direct;
   if (!request.body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -1,0 +1,163 @@
+import type { AddressInfo } from "node:net";
+import { request as httpRequest } from "node:http";
+import express from "express";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toRequest } from "../../app/api-dispatch.server.js";
+import { ApiError, JSON_TEXT, json, readBody, readJson } from "../../app/http.server.js";
+
+/**
+ * The API dispatch hands routes a Request whose body stream and signal are made on first use, and
+ * json() answers with a Response whose body stream is made on first use. Whatever a route, Remix or
+ * a test can observe must be what the plain Fetch objects give.
+ */
+
+describe("json() Response", () => {
+  const plain = (body: unknown, status = 200) =>
+    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
+
+  it("has the status, headers and body of a plain Response", async () => {
+    const body = { success: true, count: 2, text: "é ✓" };
+    const lazy = json(body, { status: 201, headers: { "Retry-After": "5" } });
+    const ref = plain(body, 201);
+    ref.headers.set("retry-after", "5");
+    expect(lazy.status).toBe(201);
+    expect([...lazy.headers]).toEqual([...ref.headers]);
+    expect(lazy.bodyUsed).toBe(false);
+    expect(await lazy.text()).toBe(await ref.text());
+    expect(lazy.bodyUsed).toBe(true);
+    await expect(lazy.text()).rejects.toThrow(TypeError);
+  });
+
+  it("reads as JSON, bytes, a blob and a stream", async () => {
+    expect(await json({ a: 1 }).json()).toEqual({ a: 1 });
+    expect(Buffer.from(await json([1, 2]).arrayBuffer()).toString()).toBe("[1,2]");
+    expect(await (await json("x").blob()).text()).toBe('"x"');
+    const chunks: Uint8Array[] = [];
+    for await (const c of json({ b: 2 }).body!) chunks.push(c);
+    expect(Buffer.concat(chunks).toString()).toBe('{"b":2}');
+  });
+
+  it("offers its text to the dispatch until its stream is handed out", () => {
+    const r = json({ a: 1 });
+    expect((r as unknown as Record<symbol, unknown>)[JSON_TEXT]).toBe('{"a":1}');
+    void r.body;
+    expect((r as unknown as Record<symbol, unknown>)[JSON_TEXT]).toBeUndefined();
+  });
+
+  it("clones with its body, and refuses to clone a used body", async () => {
+    const r = json({ a: 1 }, 404);
+    const c = r.clone();
+    expect(c.status).toBe(404);
+    expect(c.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(await c.json()).toEqual({ a: 1 });
+    expect(await r.json()).toEqual({ a: 1 });
+    expect(() => r.clone()).toThrow(TypeError);
+    expect(r).toBeInstanceOf(Response);
+  });
+});
+
+describe("the dispatch's Request", () => {
+  type Probe = (request: Request) => Promise<unknown>;
+  let probe: Probe;
+  let url: string;
+  let server: ReturnType<express.Express["listen"]>;
+
+  beforeAll(async () => {
+    const app = express();
+    app.use(async (req, res) => {
+      try {
+        res.json({ ok: await probe(toRequest(req, res)) });
+      } catch (err) {
+        res.status(ApiError.is(err) ? err.status : 500).json({ error: err instanceof Error ? err.message : String(err) });
+      }
+    });
+    server = app.listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    fetch(`${url}/api/x?q=1`, { method: "POST", body, headers: { "content-type": "application/json", ...headers } }).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as Record<string, unknown>,
+    }));
+
+  it("has the URL, method and headers the client sent", async () => {
+    probe = async (r) => [r.url.replace(/:\d+\//, ":PORT/"), r.method, r.headers.get("x-custom"), r.bodyUsed];
+    expect((await post("{}", { "x-custom": "v" })).body.ok).toEqual(["http://127.0.0.1:PORT/api/x?q=1", "POST", "v", false]);
+  });
+
+  it("gives its body to readJson straight from the socket, then counts it as used", async () => {
+    probe = async (r) => {
+      const body = await readJson(r, 1000);
+      const used = r.bodyUsed;
+      const again = await r.text().then(() => "read twice", (e: unknown) => (e instanceof TypeError ? "TypeError" : String(e)));
+      return [body, used, again];
+    };
+    expect((await post('{"a":[1,2,3]}')).body.ok).toEqual([{ a: [1, 2, 3] }, true, "TypeError"]);
+  });
+
+  it("reads its body through the Fetch readers when a route uses them", async () => {
+    probe = async (r) => [await r.clone().text(), await r.json(), r.bodyUsed, await readBody(r, 1000).then(() => "read twice", () => "refused")];
+    expect((await post('{"b":"✓"}')).body.ok).toEqual(['{"b":"✓"}', { b: "✓" }, true, "refused"]);
+  });
+
+  it("answers 413 once a body without a declared length passes the limit", async () => {
+    probe = (r) => readBody(r, 10);
+    const status = await new Promise<number>((resolve, reject) => {
+      // chunked: no Content-Length to refuse up front
+      const req = httpRequest(`${url}/api/x`, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on("error", reject);
+      req.write("[1,2,3,4,5,");
+      req.write("6,7,8,9]");
+      req.end();
+    });
+    expect(status).toBe(413);
+  });
+
+  it("has a signal that aborts when the client goes away before the answer", async () => {
+    let seen: (v: boolean) => void;
+    const aborted = new Promise<boolean>((r) => (seen = r));
+    probe = async (r) => {
+      const signal = r.signal;
+      await new Promise((res) => setTimeout(res, 300));
+      seen(signal.aborted);
+      return null;
+    };
+    const controller = new AbortController();
+    const req = fetch(`${url}/api/x`, { signal: controller.signal }).catch(() => null);
+    setTimeout(() => controller.abort(), 50);
+    await req;
+    expect(await aborted).toBe(true);
+  });
+
+  it("has a signal that is already aborted when first asked for after the client left", async () => {
+    let seen: (v: boolean) => void;
+    const aborted = new Promise<boolean>((r) => (seen = r));
+    probe = async (r) => {
+      await new Promise((res) => setTimeout(res, 300));
+      seen(r.signal.aborted);
+      return null;
+    };
+    const controller = new AbortController();
+    const req = fetch(`${url}/api/x`, { signal: controller.signal }).catch(() => null);
+    setTimeout(() => controller.abort(), 50);
+    await req;
+    expect(await aborted).toBe(true);
+  });
+
+  it("has a signal that stays quiet for an answered request", async () => {
+    let signal: AbortSignal | undefined;
+    probe = async (r) => {
+      signal = r.signal;
+      return 1;
+    };
+    expect((await post("{}")).body.ok).toBe(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(signal?.aborted).toBe(false);
+  });
+});
