@@ -172,75 +172,75 @@ export function apiDispatch(build: ServerBuild, getLoadContext: (req: ExpressReq
  * whose signal aborts when the client goes away before the response is written.
  */
 class ApiRequest extends Request {
-  #req: ExpressRequest;
-  #full: Request | undefined;
-  #controller: AbortController | undefined;
-  #gone = false;
+  private readonly req: ExpressRequest;
+  private full: Request | undefined;
+  private controller: AbortController | undefined;
+  private gone = false;
   /** the body was read through NODE_BODY */
-  #drained = false;
+  private drained = false;
 
   constructor(url: string, req: ExpressRequest, res: ExpressResponse) {
     super(url, { method: req.method });
-    this.#req = req;
+    this.req = req;
     res.on("close", () => {
       if (res.writableFinished) return;
-      this.#gone = true;
-      this.#controller?.abort();
+      this.gone = true;
+      this.controller?.abort();
     });
   }
 
   override get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#gone) this.#controller.abort();
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.gone) this.controller.abort();
     }
-    return this.#controller.signal;
+    return this.controller.signal;
   }
 
   /** The Request as the adapter builds it, with the body stream (none for GET and HEAD). */
-  #request(): Request {
-    if (this.#full) return this.#full;
+  private request(): Request {
+    if (this.full) return this.full;
     const init: RequestInit & { duplex?: "half" } = { method: this.method, headers: this.headers, signal: this.signal };
     if (this.method !== "GET" && this.method !== "HEAD") {
       // a body already read through NODE_BODY is a used body here too
-      init.body = this.#drained ? "" : createReadableStreamFromReadable(this.#req);
+      init.body = this.drained ? "" : createReadableStreamFromReadable(this.req);
       init.duplex = "half";
     }
-    this.#full = new Request(this.url, init);
-    if (this.#drained) this.#full.arrayBuffer().catch(() => {});
-    return this.#full;
+    this.full = new Request(this.url, init);
+    if (this.drained) this.full.arrayBuffer().catch(() => {});
+    return this.full;
   }
 
   override get body() {
-    return this.#request().body;
+    return this.request().body;
   }
   override get bodyUsed() {
-    return this.#drained || (this.#full?.bodyUsed ?? false);
+    return this.drained || (this.full?.bodyUsed ?? false);
   }
   override text() {
-    return this.#request().text();
+    return this.request().text();
   }
   override json() {
-    return this.#request().json();
+    return this.request().json();
   }
   override arrayBuffer() {
-    return this.#request().arrayBuffer();
+    return this.request().arrayBuffer();
   }
   override blob() {
-    return this.#request().blob();
+    return this.request().blob();
   }
   override formData() {
-    return this.#request().formData();
+    return this.request().formData();
   }
   override clone(): Request {
-    return this.#request().clone();
+    return this.request().clone();
   }
 
   /** See NODE_BODY: the raw body straight from the socket, refused past `max` bytes. */
   [NODE_BODY](max: number): Promise<Buffer> | null {
-    if (this.#full || this.#drained || this.method === "GET" || this.method === "HEAD") return null;
-    this.#drained = true;
-    return readNodeBody(this.#req, max);
+    if (this.full || this.drained || this.method === "GET" || this.method === "HEAD") return null;
+    this.drained = true;
+    return readNodeBody(this.req, max);
   }
 }
 

@@ -54,46 +54,46 @@ export const JSON_TEXT = Symbol.for("roblox-monitor.json-text");
  * the body readers, `bodyUsed` and `clone()` answer from a full Response made on first use.
  */
 class JsonResponse extends Response {
-  readonly #text: string;
-  #full: Response | undefined;
+  private readonly jsonText: string;
+  private full: Response | undefined;
 
   constructor(text: string, init: ResponseInit) {
     super(null, init);
-    this.#text = text;
+    this.jsonText = text;
   }
 
   get [JSON_TEXT](): string | undefined {
-    return this.#full ? undefined : this.#text;
+    return this.full ? undefined : this.jsonText;
   }
 
-  #response(): Response {
-    return (this.#full ??= new Response(this.#text, { status: this.status, statusText: this.statusText, headers: this.headers }));
+  private response(): Response {
+    return (this.full ??= new Response(this.jsonText, { status: this.status, statusText: this.statusText, headers: this.headers }));
   }
 
   override get body() {
-    return this.#response().body;
+    return this.response().body;
   }
   override get bodyUsed() {
-    return this.#full?.bodyUsed ?? false;
+    return this.full?.bodyUsed ?? false;
   }
   override text() {
-    return this.#response().text();
+    return this.response().text();
   }
   override json() {
-    return this.#response().json();
+    return this.response().json();
   }
   override arrayBuffer() {
-    return this.#response().arrayBuffer();
+    return this.response().arrayBuffer();
   }
   override blob() {
-    return this.#response().blob();
+    return this.response().blob();
   }
   override formData() {
-    return this.#response().formData();
+    return this.response().formData();
   }
   override clone(): Response {
     if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
-    return new JsonResponse(this.#text, { status: this.status, statusText: this.statusText, headers: this.headers });
+    return new JsonResponse(this.jsonText, { status: this.status, statusText: this.statusText, headers: this.headers });
   }
 }
 

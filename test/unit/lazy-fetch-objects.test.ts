@@ -32,8 +32,9 @@ describe("json() Response", () => {
     expect(await json({ a: 1 }).json()).toEqual({ a: 1 });
     expect(Buffer.from(await json([1, 2]).arrayBuffer()).toString()).toBe("[1,2]");
     expect(await (await json("x").blob()).text()).toBe('"x"');
+    const reader = json({ b: 2 }).body!.getReader();
     const chunks: Uint8Array[] = [];
-    for await (const c of json({ b: 2 }).body!) chunks.push(c);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
     expect(Buffer.concat(chunks).toString()).toBe('{"b":2}');
   });
 
