@@ -569,6 +569,13 @@ async function main() {
 
     if (SCENARIOS.has("ingest")) {
       const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Single${k}`, 10, k)));
+      // (b0) the bound of a POST that writes nothing: the same bodies, refused by validation (a level
+      // no event may have) after the key check, the body read, the JSON parse and the schema ran
+      const refusedBodies = singles.map((b) => b.replace(/"level":"\w+"/, '"level":"fatal"'));
+      const refused = await step("(b0) the same single events, refused after validation (nothing written)", () =>
+        ingest(() => refusedBodies[n++ % FINGERPRINTS]),
+      );
+      const refusedRps = (refused.codes["400"] ?? 0) / DURATION;
       const single = await step("(b) single events over 1,000 fingerprints", () => cpu(() => ingest(() => singles[n++ % FINGERPRINTS])));
 
       // (s) the same single events as Sentry envelopes (one event each, a fresh event_id per request, as SDKs send them)
@@ -622,6 +629,14 @@ async function main() {
         from error_groups where project_id = ${ingestProject.project_id} and culprit = 'ServerScriptService.Fresh'`;
       console.log(`(d2) check: ${d2Check.stored} of ${d2Check.occurrences} events stored as rows.`);
       rows.push(
+        {
+          scenario: "(b0) POST refused by validation",
+          figure: `${fmt(refusedRps)} req/s`,
+          detail: `${refused.codes["400"] ?? 0} answered 400, ${refused.ok} 2xx, ${refused.errors} errors; (b) ${fmt(single.rps / refusedRps, 2)} and (c) ${fmt(storm.rps / refusedRps, 2)} of it`,
+          ratio: fmt(refusedRps / ceiling.rps, 2),
+          target: "(bound of (b), (c): reported)",
+          result: "",
+        },
         { scenario: "(b) single event, 1k fingerprints", figure: `${fmt(single.rps)} req/s`, detail: health(single), ratio: fmt(single.rps / ceiling.rps, 2), target: ">= 0.6 of (a)", result: verdict(single.rps / ceiling.rps >= 0.6) },
         { scenario: "(s) Sentry envelope, 1 event, 1k fingerprints", figure: `${fmt(sentry.rps)} req/s`, detail: health(sentry), ratio: fmt(sentry.rps / single.rps, 2), target: ">= 0.8 of (b)", result: verdict(sentry.rps / single.rps >= 0.8) },
         { scenario: "(c) storm, 1 fingerprint", figure: `${fmt(storm.rps)} req/s`, detail: health(storm), ratio: fmt(storm.rps / ceiling.rps, 2), target: ">= 0.6 of (a), 0 errors", result: verdict(storm.rps / ceiling.rps >= 0.6 && storm.non2xx + storm.errors === 0) },
@@ -644,7 +659,7 @@ async function main() {
         { scenario: "(f) economy push, 100 players", figure: `${fmt(push.rps * 100)} players/s`, detail: `${fmt(push.rps)} req/s, ${health(push)}`, ratio: fmt(push.rps / ceiling.rps, 2), target: "(vs (a), reported)", result: "" },
       );
       Object.assign(results, {
-        single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check,
+        refused: { ...refused, rps: refusedRps }, single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check,
         cpuPerEvent: { single: cpuPerEvent(single, 1), storm: cpuPerEvent(storm, 1), batched: cpuPerEvent(batched, 100), stored: cpuPerEvent(stored, 100) },
       });
     }
