@@ -154,6 +154,8 @@ describe("filters", () => {
       expect(messages(underscore.body.data)).toEqual(["a_b"]);
       const backslash = await list(app, key, { grouped, search: "\\" });
       expect(backslash.body.total).toBe(0);
+      const pastEnd = await list(app, key, { grouped, search: "_", offset: 1 });
+      expect(pastEnd.body).toMatchObject({ total: 1, offset: 1, data: [] });
     }
   });
 
@@ -210,6 +212,7 @@ describe("filters", () => {
       expect(messages(ignored.body.data)).toEqual(["a_b"]);
       const openInfo = await list(app, key, { grouped: true, status: "open", level: "info", search: "100" });
       expect(messages(openInfo.body.data)).toEqual(["1000 done", "100% done"]);
+      expect(openInfo.body.total).toBe(2);
     } finally {
       await app.sql`update error_groups set status = 'open' where message in ('axb', 'a_b')`;
     }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listEvents } from "../../db/errors.js";
+import { countGroups, listEvents } from "../../db/errors.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { MINUTE, ingest, iso, list, repeat } from "../support/query-fixtures.js";
 
@@ -67,5 +67,51 @@ describe("grouped search", () => {
     expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toContain("error_groups_message_trgm");
     const r = await list(app, key, { grouped: true, search: "NEEDLE in server" });
     expect(r.body.total).toBe(2);
+  });
+
+  it("pages through the matches in each sort with the total of every match, past the last one too", async () => {
+    const page = async (params: Record<string, string | number>) => {
+      const r = await list(app, key, { grouped: true, search: "needle", limit: 1, ...params });
+      expect(r.status).toBe(200);
+      return { total: r.body.total, messages: r.body.data.map((g: any) => g.message) };
+    };
+    const newer = "New NEEDLE in ServerScriptService.Loot";
+    const older = "Old needle in ServerScriptService.Loot";
+    expect(await page({ offset: 0 })).toEqual({ total: 2, messages: [newer] });
+    expect(await page({ offset: 1 })).toEqual({ total: 2, messages: [older] });
+    expect(await page({ offset: 0, sort: "first_seen" })).toEqual({ total: 2, messages: [newer] });
+    // the older group has 10 occurrences, the newer 5
+    expect(await page({ offset: 0, sort: "count" })).toEqual({ total: 2, messages: [older] });
+    expect(await page({ offset: 1, sort: "count" })).toEqual({ total: 2, messages: [newer] });
+    for (const offset of [2, 1_000_000]) expect(await page({ offset })).toEqual({ total: 2, messages: [] });
+    expect(await page({ offset: 2, level: "info" })).toEqual({ total: 0, messages: [] });
+  });
+
+  it("sorts matches by their count in the selected environment, with the same total as the count alone", async () => {
+    const { apiKey, projectId: pid } = await createProject(app.sql, "search by environment");
+    const at = (message: string, environment: string, n: number) => repeat(n, { message, environment }, true);
+    await ingest(app, apiKey, [
+      ...at("Env needle A", "production", 3),
+      ...at("Env needle A", "staging", 1),
+      ...at("Env needle B", "production", 1),
+      ...at("Env needle B", "staging", 5),
+      ...at("Env needle C", "production", 2),
+      ...at("Env needle D", "staging", 4),
+      ...at("Env hay", "production", 9),
+    ]);
+    const match = { search: "env NEEDLE", environment: "production" };
+    expect(await countGroups(app.sql, pid, match)).toBe(3);
+    const all = await list(app, apiKey, { grouped: true, sort: "count", ...match });
+    expect(all.body.total).toBe(3);
+    expect(all.body.data.map((g: any) => [g.message, g.environment_count])).toEqual([
+      ["Env needle A", 3],
+      ["Env needle C", 2],
+      ["Env needle B", 1],
+    ]);
+    const last = await list(app, apiKey, { grouped: true, sort: "count", ...match, limit: 2, offset: 2 });
+    expect(last.body).toMatchObject({ total: 3, limit: 2, offset: 2 });
+    expect(last.body.data.map((g: any) => g.message)).toEqual(["Env needle B"]);
+    const past = await list(app, apiKey, { grouped: true, sort: "count", ...match, offset: 3 });
+    expect(past.body).toMatchObject({ total: 3, data: [] });
   });
 });
