@@ -29,9 +29,10 @@ describe("retention by dropping partitions", () => {
   beforeAll(async () => {
     app = await startTestApp();
     ({ apiKey: key } = await createProject(app.sql, "partitioned"));
-    // partitions for days 50, 40, 31 and 29 back (as if the job had made them then), and 3 days back for minute rollups
-    for (const ago of [50, 40, 31, 29]) {
-      await app.sql`select ensure_day_partitions('events', 'timestamp', ${dayOf(now - ago * DAY)}::date, ${dayOf(now - ago * DAY)}::date)`;
+    // partitions for the days of the events 50, 40, 31 and 29.5 days back (as if the job had made them
+    // then; 29.5 days back is the day before "29 days back" before noon UTC), and 3 days back for minute rollups
+    for (const ago of [50 * DAY, 40 * DAY, 31 * DAY, 29 * DAY + 12 * HOUR]) {
+      await app.sql`select ensure_day_partitions('events', 'timestamp', ${dayOf(now - ago)}::date, ${dayOf(now - ago)}::date)`;
     }
     await app.sql`select ensure_day_partitions('rollup_minute', 'bucket', ${dayOf(now - 3 * DAY)}::date, ${dayOf(now - 3 * DAY)}::date)`;
     const r = await ingest(app, key, [
