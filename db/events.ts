@@ -109,6 +109,13 @@ function aggregateGroups(rows: EventRow[], keysOf: (e: EventRow) => string[]): G
   );
 }
 
+/**
+ * A parameter sent as json (oid 114). postgres.js's `sql.json()` sends jsonb: the server parses it into a
+ * jsonb value and prints that back to text for the `::json` cast, and json_to_recordset then parses the
+ * text once more. As json the text is checked once on input and parsed where it is read.
+ */
+const asJson = (tx: TxSql, x: unknown) => tx.typed(x as never, 114);
+
 type Resolved = {
   project_id: string;
   fp: string;
@@ -141,7 +148,7 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
       case when o.merged_into is not null then
         array(select case when m.merged_own then m.merged_into else m.id end from error_groups m
               where m.project_id = i.project_id and m.merged_into = o.merged_into) end as family
-    from json_to_recordset(${tx.json([...keys.values()] as never)}::json) as i(project_id uuid, fp text, fp1 text)
+    from json_to_recordset(${asJson(tx, [...keys.values()])}::json) as i(project_id uuid, fp text, fp1 text)
     left join lateral (
       (select g.id, g.fingerprint, g.merged_into, g.merged_own, 1 as via from error_groups g
        where g.project_id = i.project_id and g.fingerprint = i.fp)
@@ -246,7 +253,7 @@ export async function writeEvents(
         await tx`
           insert into group_aliases (project_id, fingerprint, group_id)
           select project_id, fingerprint, group_id
-          from json_to_recordset(${tx.json(aliases as never)}::json) as t(project_id uuid, fingerprint text, group_id uuid)
+          from json_to_recordset(${asJson(tx, aliases)}::json) as t(project_id uuid, fingerprint text, group_id uuid)
           order by project_id, fingerprint
           on conflict do nothing`;
       }
@@ -261,11 +268,12 @@ export async function writeEvents(
            grouping_version, throttle_times, received_at, stored_count)
         select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
           t.first_version, t.last_version, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n
-        from json_to_recordset(${tx.json(
+        from json_to_recordset(${asJson(
+          tx,
           groups.map((g) => {
             const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
             return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced };
-          }) as never,
+          }),
         )}::json)
           as t(project_id uuid, fingerprint text, message text, level text, count bigint,
                first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
@@ -421,7 +429,7 @@ export async function writeEvents(
       const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
       await tx`
         with input as materialized (
-          select * from json_to_recordset(${tx.json(perRow as never)}::json)
+          select * from json_to_recordset(${asJson(tx, perRow)}::json)
             as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int)
         ), pairs as (
           select i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
@@ -449,7 +457,7 @@ export async function writeEvents(
         ), seen_users as (
           insert into project_users as pu (project_id, user_id, last_seen, player_name)
           select (x->>0)::uuid, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), x->>3
-          from json_array_elements(${tx.json(seen as never)}::json) x
+          from json_array_elements(${asJson(tx, seen)}::json) x
           order by 1, 2
           on conflict (project_id, user_id) do update set
             last_seen = greatest(pu.last_seen, excluded.last_seen),
@@ -481,14 +489,14 @@ export async function writeEvents(
             job_id, place_id, game_version, environment, context,
             case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
             count, ts, received
-          from json_to_recordset(${tx.json(events as never)}::json) as t(
+          from json_to_recordset(${asJson(tx, events)}::json) as t(
             project_id uuid, group_id uuid, origin_id uuid, message text, level text, stack_trace text,
             user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
             context jsonb, tags jsonb, count int, ts timestamptz, received timestamptz)
         ), traced as (
           insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
           select project_id, trace_id, first, last, n, array(select distinct x from unnest(group_ids) x order by x)
-          from json_to_recordset(${tx.json([...traces.values()].map((t) => ({ ...t, first: iso(t.first), last: iso(t.last), group_ids: [...t.groups], groups: undefined })) as never)}::json)
+          from json_to_recordset(${asJson(tx, [...traces.values()].map((t) => ({ ...t, first: iso(t.first), last: iso(t.last), group_ids: [...t.groups], groups: undefined })))}::json)
             as t(project_id uuid, trace_id uuid, first timestamptz, last timestamptz, n int, group_ids uuid[])
           order by 1, 2
           on conflict (project_id, trace_id) do update set
