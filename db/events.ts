@@ -144,7 +144,9 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
   // member holding the target's own fingerprint, whose events keep the target's id (see db/merge.ts)
   const resolved = await tx<Resolved[]>`
     select i.project_id, i.fp, o.id as row_id, case when o.merged_own then o.merged_into else o.id end as own_id,
-      o.fingerprint as own_fp, o.via, o.merged_into, t.fingerprint as target_fp,
+      o.fingerprint as own_fp, o.via, o.merged_into,
+      case when o.merged_into is not null then
+        (select t.fingerprint from error_groups t where t.project_id = i.project_id and t.id = o.merged_into) end as target_fp,
       case when o.merged_into is not null then
         array(select case when m.merged_own then m.merged_into else m.id end from error_groups m
               where m.project_id = i.project_id and m.merged_into = o.merged_into) end as family
@@ -160,8 +162,7 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
       (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from error_groups g
        where i.fp1 is not null and g.project_id = i.project_id and g.fingerprint = i.fp1)
       limit 1
-    ) o on true
-    left join error_groups t on t.project_id = i.project_id and t.id = o.merged_into`;
+    ) o on true`;
   return new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));
 }
 
