@@ -210,17 +210,30 @@ export async function writeEvents(
   let commitSent = false;
   try {
     return await sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
-               from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`;
-      // events already received under their id are left out before anything is counted
-      const fresh = hasEventIds ? await claimEventIds(tx, input) : null;
-      const rows = fresh ? input.filter((_, i) => fresh[i]) : input;
-      if (rows.length === 0) {
-        await extra?.(tx, input.map(() => false));
-        commitSent = true;
-        return { stored: input.map(() => false), groups: [] };
+      // The merge lock goes in the same round trip as the statement after it: postgres.js pipelines
+      // queries issued without awaiting on the transaction's connection, and the server runs them one
+      // after the other, each with its own snapshot. So what follows still reads after the lock is
+      // granted (a merge that held it has committed), and it is never sent ahead of the lock:
+      // execute() queues the lock now, the next statement is queued behind it.
+      const locked = tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
+               from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`.execute();
+      let fresh: boolean[] | null = null;
+      let rows = input;
+      let res: Map<string, Resolved>;
+      if (hasEventIds) {
+        // events already received under their id are left out before anything is counted
+        const claimed = (await Promise.all([locked, claimEventIds(tx, input)]))[1];
+        fresh = claimed;
+        rows = input.filter((_, i) => claimed[i]);
+        if (rows.length === 0) {
+          await extra?.(tx, input.map(() => false));
+          commitSent = true;
+          return { stored: input.map(() => false), groups: [] };
+        }
+        res = await resolveGroups(tx, rows);
+      } else {
+        res = (await Promise.all([locked, resolveGroups(tx, input)]))[1];
       }
-      const res = await resolveGroups(tx, rows);
       const at = (e: EventRow) => res.get(`${e.projectId}\u0000${e.fingerprint}`)!;
       // the key (fingerprint) of the group an event lands in, and of its own member row when merged
       const targetKey = (e: EventRow) => {
