@@ -109,6 +109,13 @@ function aggregateGroups(rows: EventRow[], keysOf: (e: EventRow) => string[]): G
   );
 }
 
+/**
+ * A parameter sent as json (oid 114). postgres.js's `sql.json()` sends jsonb: the server parses it into a
+ * jsonb value and prints that back to text for the `::json` cast, and json_to_recordset then parses the
+ * text once more. As json the text is checked once on input and parsed where it is read.
+ */
+const asJson = (tx: TxSql, x: unknown) => tx.typed(x as never, 114);
+
 type Resolved = {
   project_id: string;
   fp: string;
@@ -137,11 +144,13 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
   // member holding the target's own fingerprint, whose events keep the target's id (see db/merge.ts)
   const resolved = await tx<Resolved[]>`
     select i.project_id, i.fp, o.id as row_id, case when o.merged_own then o.merged_into else o.id end as own_id,
-      o.fingerprint as own_fp, o.via, o.merged_into, t.fingerprint as target_fp,
+      o.fingerprint as own_fp, o.via, o.merged_into,
+      case when o.merged_into is not null then
+        (select t.fingerprint from error_groups t where t.project_id = i.project_id and t.id = o.merged_into) end as target_fp,
       case when o.merged_into is not null then
         array(select case when m.merged_own then m.merged_into else m.id end from error_groups m
               where m.project_id = i.project_id and m.merged_into = o.merged_into) end as family
-    from json_to_recordset(${tx.json([...keys.values()] as never)}::json) as i(project_id uuid, fp text, fp1 text)
+    from json_to_recordset(${asJson(tx, [...keys.values()])}::json) as i(project_id uuid, fp text, fp1 text)
     left join lateral (
       (select g.id, g.fingerprint, g.merged_into, g.merged_own, 1 as via from error_groups g
        where g.project_id = i.project_id and g.fingerprint = i.fp)
@@ -153,8 +162,7 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
       (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from error_groups g
        where i.fp1 is not null and g.project_id = i.project_id and g.fingerprint = i.fp1)
       limit 1
-    ) o on true
-    left join error_groups t on t.project_id = i.project_id and t.id = o.merged_into`;
+    ) o on true`;
   return new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));
 }
 
@@ -202,17 +210,30 @@ export async function writeEvents(
   let commitSent = false;
   try {
     return await sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
-               from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`;
-      // events already received under their id are left out before anything is counted
-      const fresh = hasEventIds ? await claimEventIds(tx, input) : null;
-      const rows = fresh ? input.filter((_, i) => fresh[i]) : input;
-      if (rows.length === 0) {
-        await extra?.(tx, input.map(() => false));
-        commitSent = true;
-        return { stored: input.map(() => false), groups: [] };
+      // The merge lock goes in the same round trip as the statement after it: postgres.js pipelines
+      // queries issued without awaiting on the transaction's connection, and the server runs them one
+      // after the other, each with its own snapshot. So what follows still reads after the lock is
+      // granted (a merge that held it has committed), and it is never sent ahead of the lock:
+      // execute() queues the lock now, the next statement is queued behind it.
+      const locked = tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
+               from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`.execute();
+      let fresh: boolean[] | null = null;
+      let rows = input;
+      let res: Map<string, Resolved>;
+      if (hasEventIds) {
+        // events already received under their id are left out before anything is counted
+        const claimed = (await Promise.all([locked, claimEventIds(tx, input)]))[1];
+        fresh = claimed;
+        rows = input.filter((_, i) => claimed[i]);
+        if (rows.length === 0) {
+          await extra?.(tx, input.map(() => false));
+          commitSent = true;
+          return { stored: input.map(() => false), groups: [] };
+        }
+        res = await resolveGroups(tx, rows);
+      } else {
+        res = (await Promise.all([locked, resolveGroups(tx, input)]))[1];
       }
-      const res = await resolveGroups(tx, rows);
       const at = (e: EventRow) => res.get(`${e.projectId}\u0000${e.fingerprint}`)!;
       // the key (fingerprint) of the group an event lands in, and of its own member row when merged
       const targetKey = (e: EventRow) => {
@@ -246,7 +267,7 @@ export async function writeEvents(
         await tx`
           insert into group_aliases (project_id, fingerprint, group_id)
           select project_id, fingerprint, group_id
-          from json_to_recordset(${tx.json(aliases as never)}::json) as t(project_id uuid, fingerprint text, group_id uuid)
+          from json_to_recordset(${asJson(tx, aliases)}::json) as t(project_id uuid, fingerprint text, group_id uuid)
           order by project_id, fingerprint
           on conflict do nothing`;
       }
@@ -261,11 +282,12 @@ export async function writeEvents(
            grouping_version, throttle_times, received_at, stored_count)
         select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
           t.first_version, t.last_version, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n
-        from json_to_recordset(${tx.json(
+        from json_to_recordset(${asJson(
+          tx,
           groups.map((g) => {
             const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
             return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced };
-          }) as never,
+          }),
         )}::json)
           as t(project_id uuid, fingerprint text, message text, level text, count bigint,
                first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
@@ -418,10 +440,13 @@ export async function writeEvents(
       //    to the minute (a write is skipped while the stored time is less than a minute older);
       //  - the kept events with their origin row's receive time, traces, and occurrences per group,
       //    level and origin by minute, hour and day (stats read only these).
+      // The events and traces parts are left out of the statement when the batch has none (all
+      // throttled, no trace ids: the usual small batch of an error storm); even empty, starting them
+      // costs the server ~170 µs per transaction (bench:write). That makes up to four prepared variants.
       const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
       await tx`
         with input as materialized (
-          select * from json_to_recordset(${tx.json(perRow as never)}::json)
+          select * from json_to_recordset(${asJson(tx, perRow)}::json)
             as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int)
         ), pairs as (
           select i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
@@ -449,7 +474,7 @@ export async function writeEvents(
         ), seen_users as (
           insert into project_users as pu (project_id, user_id, last_seen, player_name)
           select (x->>0)::uuid, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), x->>3
-          from json_array_elements(${tx.json(seen as never)}::json) x
+          from json_array_elements(${asJson(tx, seen)}::json) x
           order by 1, 2
           on conflict (project_id, user_id) do update set
             last_seen = greatest(pu.last_seen, excluded.last_seen),
@@ -474,21 +499,21 @@ export async function writeEvents(
             count = gv.count + excluded.count,
             first_seen = least(gv.first_seen, excluded.first_seen),
             last_seen = greatest(gv.last_seen, excluded.last_seen)
-        ), stored as (
+        )${events.length === 0 ? tx`` : tx`, stored as (
           insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
             job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at)
           select project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
             job_id, place_id, game_version, environment, context,
             case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
             count, ts, received
-          from json_to_recordset(${tx.json(events as never)}::json) as t(
+          from json_to_recordset(${asJson(tx, events)}::json) as t(
             project_id uuid, group_id uuid, origin_id uuid, message text, level text, stack_trace text,
             user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
             context jsonb, tags jsonb, count int, ts timestamptz, received timestamptz)
-        ), traced as (
+        )`}${traces.size === 0 ? tx`` : tx`, traced as (
           insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
           select project_id, trace_id, first, last, n, array(select distinct x from unnest(group_ids) x order by x)
-          from json_to_recordset(${tx.json([...traces.values()].map((t) => ({ ...t, first: iso(t.first), last: iso(t.last), group_ids: [...t.groups], groups: undefined })) as never)}::json)
+          from json_to_recordset(${asJson(tx, [...traces.values()].map((t) => ({ ...t, first: iso(t.first), last: iso(t.last), group_ids: [...t.groups], groups: undefined })))}::json)
             as t(project_id uuid, trace_id uuid, first timestamptz, last timestamptz, n int, group_ids uuid[])
           order by 1, 2
           on conflict (project_id, trace_id) do update set
@@ -496,7 +521,7 @@ export async function writeEvents(
             last_seen = greatest(tr.last_seen, excluded.last_seen),
             event_count = tr.event_count + excluded.event_count,
             group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
-        ), minutes as (
+        )`}, minutes as (
           select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
             i.id as origin_id, (x->>2)::bigint as count
           from input i cross join lateral json_array_elements(i.m) x

@@ -8,6 +8,13 @@
  * BENCH_WRITE_WRITERS concurrent writers. Prints the wall time per batch and the CPU per event of
  * this process (Node) and of the writers' PostgreSQL backends (from /proc). BENCH_WRITE_EXPLAIN=1
  * then writes one more batch with auto_explain on and prints each statement's plan with timings.
+ *
+ * BENCH_WRITE_SMALL=N then writes N transactions of BENCH_WRITE_SMALL_SIZE (default 10) events, one
+ * after another on one connection: single-event POSTs as the writer coalesces them (consecutive
+ * fingerprints of the same 1,000, so groups exist and throttle windows are full). Prints the wall time
+ * per transaction and the CPU of Node and of the backend per transaction and per event, where the
+ * fixed cost of a transaction (round trips, statement planning) shows. With BENCH_WRITE_EXPLAIN the
+ * plans are those of one small transaction.
  */
 import { readFileSync } from "node:fs";
 import postgres from "postgres";
@@ -21,6 +28,8 @@ const env = (name: string, def: number) => Math.max(1, Number(process.env[name] 
 const SIZE = env("BENCH_WRITE_SIZE", 2000);
 const BATCHES = env("BENCH_WRITE_BATCHES", 40);
 const WRITERS = env("BENCH_WRITE_WRITERS", 1);
+const SMALL = Math.max(0, Number(process.env.BENCH_WRITE_SMALL ?? 0) || 0);
+const SMALL_SIZE = env("BENCH_WRITE_SMALL_SIZE", 10);
 const FINGERPRINTS = 1000;
 const THROTTLE = { limit: 30, windowSeconds: 60 };
 
@@ -53,7 +62,7 @@ try {
       environment: "production", context: null, tags: null, timestamp: Date.now(), count: 1, culprit: g.culprit,
     };
   };
-  const batch = (b: number) => Array.from({ length: SIZE }, (_, i) => event((b * SIZE + i) % FINGERPRINTS));
+  const batch = (b: number, size = SIZE) => Array.from({ length: size }, (_, i) => event((b * size + i) % FINGERPRINTS));
   for (let b = 0; b < Math.ceil(40_000 / SIZE); b++) await writeEvents(sql, batch(b), THROTTLE);
 
   // one backend per writer: hold them all at once to learn their pids
@@ -85,13 +94,33 @@ try {
       `CPU per event: Node ${((node.user + node.system) / events).toFixed(1)} µs, PostgreSQL ${(pg / events).toFixed(1)} µs`,
   );
 
+  if (SMALL > 0) {
+    const small = Array.from({ length: SMALL }, (_, b) => batch(b, SMALL_SIZE));
+    // a few transactions first so that the statements are prepared and the caches warm
+    for (let b = 0; b < 20; b++) await writeEvents(sql, batch(SMALL + b, SMALL_SIZE), THROTTLE);
+    const pg0 = backends();
+    const node0 = process.cpuUsage();
+    const started = performance.now();
+    for (const b of small) await writeEvents(sql, b, THROTTLE);
+    const wall = performance.now() - started;
+    const node = process.cpuUsage(node0);
+    const nodeUs = node.user + node.system;
+    const pg = backends() - pg0;
+    const events = SMALL * SMALL_SIZE;
+    console.log(
+      `${SMALL} transactions of ${SMALL_SIZE} events, one after another: ${((wall * 1000) / SMALL).toFixed(0)} µs wall per transaction; ` +
+        `CPU per transaction: Node ${(nodeUs / SMALL).toFixed(0)} µs, PostgreSQL ${(pg / SMALL).toFixed(0)} µs; ` +
+        `per event: Node ${(nodeUs / events).toFixed(1)} µs, PostgreSQL ${(pg / events).toFixed(1)} µs`,
+    );
+  }
+
   if (process.env.BENCH_WRITE_EXPLAIN) {
     await explained`load 'auto_explain'`;
     await explained`set auto_explain.log_min_duration = 0`;
     await explained`set auto_explain.log_analyze = on`;
     await explained`set auto_explain.log_buffers = on`;
     await explained`set client_min_messages = log`;
-    await writeEvents(explained, batch(BATCHES), THROTTLE);
+    await writeEvents(explained, SMALL > 0 ? batch(SMALL + 20, SMALL_SIZE) : batch(BATCHES), THROTTLE);
     for (const n of notices) console.log(`\n${n}`);
   }
 } finally {
