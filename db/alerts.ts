@@ -1,4 +1,4 @@
-import type { Sql } from "./client.js";
+import { asJson, type Sql } from "./client.js";
 
 /** Queries for alert channels, rules, per-(rule, group) state and the delivery log. All scoped by project. */
 
@@ -276,7 +276,7 @@ export async function insertDeliveries(sql: Sql, rows: NewDelivery[]): Promise<v
   if (rows.length === 0) return;
   await sql`
     insert into alert_deliveries (project_id, rule_id, channel_id, group_id, trigger, status, response_code, error, attempts)
-    select * from json_to_recordset(${sql.json(rows as never)}::json) as t(
+    select * from json_to_recordset(${asJson(sql, rows)}::json) as t(
       "projectId" uuid, "ruleId" uuid, "channelId" uuid, "groupId" uuid, trigger text, status text,
       "responseCode" int, error text, attempts int)`;
 }

@@ -28,6 +28,14 @@ export function createSql(url: string, max = 20): Sql {
   });
 }
 
+/**
+ * A parameter sent as json (oid 114), for `json_to_recordset(...::json)` and the like. postgres.js's
+ * `sql.json()` sends jsonb: the server parses it into a jsonb value and prints that back to text for
+ * the `::json` cast, and json_to_recordset then parses the text once more. As json the text is
+ * checked once on input and parsed where it is read.
+ */
+export const asJson = (sql: Sql | TxSql, x: unknown) => sql.typed(x as never, 114);
+
 // postgres.js codes for a connection that closed or could not be opened, and PostgreSQL's for a
 // terminated backend, a server shutting down or starting up, or one out of connections
 const CONNECTION_LOSS = new Set([

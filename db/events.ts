@@ -1,4 +1,4 @@
-import { isConnectionLoss, type Sql, type TxSql } from "./client.js";
+import { asJson, isConnectionLoss, type Sql, type TxSql } from "./client.js";
 import { claimEventIds } from "./sentry.js";
 
 export type Level = "error" | "warn" | "info";
@@ -109,12 +109,6 @@ function aggregateGroups(rows: EventRow[], keysOf: (e: EventRow) => string[]): G
   );
 }
 
-/**
- * A parameter sent as json (oid 114). postgres.js's `sql.json()` sends jsonb: the server parses it into a
- * jsonb value and prints that back to text for the `::json` cast, and json_to_recordset then parses the
- * text once more. As json the text is checked once on input and parsed where it is read.
- */
-const asJson = (tx: TxSql, x: unknown) => tx.typed(x as never, 114);
 
 type Resolved = {
   project_id: string;

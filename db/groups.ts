@@ -1,4 +1,4 @@
-import type { Sql } from "./client.js";
+import { asJson, type Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { groupWhere, type GroupMatch } from "./errors.js";
 import { mergeLockKey } from "./events.js";
@@ -89,7 +89,7 @@ export async function deleteGroup(sql: Sql, projectId: string, groupId: string):
         update traces t set
           group_ids = array_remove(t.group_ids, ${groupId}::uuid),
           event_count = greatest(t.event_count - x.n, 0)
-        from json_to_recordset(${tx.json(traced as never)}::json) as x(trace_id uuid, n int)
+        from json_to_recordset(${asJson(tx, traced)}::json) as x(trace_id uuid, n int)
         where t.project_id = ${projectId} and t.trace_id = x.trace_id`;
     }
     // traces whose only group this was, including those whose events retention already removed

@@ -1,4 +1,4 @@
-import type { Sql, TxSql } from "./client.js";
+import { asJson, type Sql, type TxSql } from "./client.js";
 
 /** One committed part of a keyed ingest request: which of the request's events it wrote, and the outcome. */
 export type RecordedPart = { events: number[]; bodyHash: Buffer; stored: number; throttled: number };
@@ -52,7 +52,7 @@ export async function recordParts(tx: TxSql, parts: PartRecord[]): Promise<void>
   const [{ clash }] = await tx<{ clash: boolean }[]>`
     with input as (
       select n, project_id, key, first_event, events, decode(body_hash, 'hex') as body_hash, stored, throttled
-      from json_to_recordset(${tx.json(input as never)}::json)
+      from json_to_recordset(${asJson(tx, input)}::json)
         as t(n int, project_id uuid, key text, first_event int, events int[], body_hash text, stored int, throttled int)
     ), clash as (
       select 1 from input i join ingest_idempotency k on k.project_id = i.project_id and k.key = i.key

@@ -1,4 +1,4 @@
-import type { Sql, TxSql } from "./client.js";
+import { asJson, type Sql, type TxSql } from "./client.js";
 import { announceKeysChanged } from "./key-events.js";
 
 export type DsnKeyRow = {
@@ -66,7 +66,7 @@ export async function claimEventIds(tx: TxSql, items: { projectId: string; event
   const claimed = await tx<{ project_id: string; event_id: string }[]>`
     insert into sentry_event_ids (project_id, event_id)
     select distinct project_id, event_id
-    from json_to_recordset(${tx.json(keyed as never)}::json) as t(seq int, project_id uuid, event_id uuid)
+    from json_to_recordset(${asJson(tx, keyed)}::json) as t(seq int, project_id uuid, event_id uuid)
     order by project_id, event_id
     on conflict do nothing
     returning project_id, event_id`;
