@@ -52,16 +52,19 @@ describe("a terminated backend and the connection that replaces it", () => {
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
       let pid = 0;
+      let atGate = false;
       const late: Promise<string>[] = [];
       const first = sql.begin(async (tx) => {
         [{ pid }] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
         await tx`insert into marks values ('first, before the loss')`;
+        atGate = true;
         await gate; // other work (not the database) while the backend is terminated
         late.push(errorCode(tx`insert into marks values ('first, after the loss')`.execute()));
         await late[0];
       });
       const firstOutcome = errorCode(first);
-      while (pid === 0) await new Promise((r) => setTimeout(r, 10));
+      // the backend is terminated only once the first insert has its answer and the callback waits
+      while (!atGate) await new Promise((r) => setTimeout(r, 10));
       await terminate(pid);
       expect(await firstOutcome).toBe("CONNECTION_CLOSED");
 
