@@ -245,11 +245,14 @@ export async function writeEvents(
         const r = at(e);
         return r.target_fp ? [r.target_fp, r.own_fp!] : [targetKey(e)];
       });
-      // per group row: traced events landing in it (always stored) and untraced events it throttles
-      const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0 }]));
+      // per group row: traced events landing in it (always stored), untraced events it throttles, and
+      // the distinct users of the events whose origin it is (its user_count if the upsert creates it)
+      const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0, users: new Set<string>() }]));
       for (const e of rows) {
+        const origin = counts.get(`${e.projectId}\u0000${originKey(e)}`)!;
         if (e.traceId) counts.get(`${e.projectId}\u0000${targetKey(e)}`)!.traced++;
-        else counts.get(`${e.projectId}\u0000${originKey(e)}`)!.untraced++;
+        else origin.untraced++;
+        if (e.userId !== null) origin.users.add(e.userId);
       }
 
       // fingerprints that joined a group through the previous version's fingerprint
@@ -269,23 +272,26 @@ export async function writeEvents(
       // `n` (untraced events, at most the limit: no more can be let in) and `traced` reach the conflict
       // branch through the proposed row: its throttle_times hold n entries and its stored_count is
       // traced + n. A member of a merged issue stores nothing itself: its events are stored in the
-      // issue, whose stored_count gets the member's kept events in the second statement.
+      // issue, whose stored_count gets the member's kept events in the second statement. A row the
+      // upsert creates starts with its users counted (all of them are new to it, and no other
+      // transaction can have added any: its key was free until this insert), so the second statement
+      // writes it again only for a merged issue's stored_count, which a new row never is.
       const upserted = await tx<Upserted[]>`
         insert into error_groups as g
           (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
-           grouping_version, throttle_times, received_at, stored_count)
+           grouping_version, throttle_times, received_at, stored_count, user_count)
         select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
-          t.first_version, t.last_version, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n
+          t.first_version, t.last_version, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, t.users
         from json_to_recordset(${asJson(
           tx,
           groups.map((g) => {
             const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
-            return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced };
+            return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced, users: c.users.size };
           }),
         )}::json)
           as t(project_id uuid, fingerprint text, message text, level text, count bigint,
                first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-               n int, traced int)
+               n int, traced int, users int)
         cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
         order by t.project_id, t.fingerprint
         on conflict (project_id, fingerprint) do update set
@@ -422,6 +428,7 @@ export async function writeEvents(
         v: spanList(a.versions),
         m: a.minutes.size === 0 ? undefined : [...a.minutes.values()].map((c) => [c.bucket, c.level, c.count]),
         s: a.moved,
+        c: a.row.created || undefined,
       }));
       const seen = [...users.values()].map((u) => [u.project_id, u.user_id, u.last_seen, u.player_name]);
 
@@ -441,7 +448,7 @@ export async function writeEvents(
       await tx`
         with input as materialized (
           select * from json_to_recordset(${asJson(tx, perRow)}::json)
-            as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int)
+            as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int, c boolean)
         ), pairs as (
           select i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
           from input i cross join lateral unnest(i.u) as x(user_id)
@@ -536,7 +543,9 @@ export async function writeEvents(
           on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
         ), per_row as (
           select project_id, id, sum(users) as users, sum(stored) as stored from (
-            select project_id, id, n as users, 0 as stored from new_users
+            -- a row created by the upsert has its users counted already
+            select nu.project_id, nu.id, nu.n as users, 0 as stored from new_users nu
+            where not exists (select 1 from input i where i.id = nu.id and i.c)
             union all
             select p, id, 0, s from input where s > 0
           ) u group by 1, 2

@@ -9,6 +9,9 @@
  * this process (Node) and of the writers' PostgreSQL backends (from /proc). BENCH_WRITE_EXPLAIN=1
  * then writes one more batch with auto_explain on and prints each statement's plan with timings.
  *
+ * BENCH_WRITE_FRESH=1 makes every event of the measured batches a fingerprint never seen (the bench's
+ * (d2): every event opens a group and is stored), to see what a stored event costs.
+ *
  * BENCH_WRITE_SMALL=N then writes N transactions of BENCH_WRITE_SMALL_SIZE (default 10) events, one
  * after another on one connection: single-event POSTs as the writer coalesces them (consecutive
  * fingerprints of the same 1,000, so groups exist and throttle windows are full). Prints the wall time
@@ -31,6 +34,8 @@ const WRITERS = env("BENCH_WRITE_WRITERS", 1);
 const SMALL = Math.max(0, Number(process.env.BENCH_WRITE_SMALL ?? 0) || 0);
 const SMALL_SIZE = env("BENCH_WRITE_SMALL_SIZE", 10);
 const FINGERPRINTS = 1000;
+const FRESH = Boolean(process.env.BENCH_WRITE_FRESH);
+let fresh = FINGERPRINTS;
 const THROTTLE = { limit: 30, windowSeconds: 60 };
 
 /** CPU time (user + system) of a process so far, in µs (USER_HZ is 100 on Linux). */
@@ -75,7 +80,7 @@ try {
     ),
   );
   const backends = () => [...new Set(pids)].reduce((n, pid) => n + cpuMicros(pid), 0);
-  const batches = Array.from({ length: BATCHES }, (_, b) => batch(b));
+  const batches = Array.from({ length: BATCHES }, (_, b) => (FRESH ? Array.from({ length: SIZE }, () => event(fresh++)) : batch(b)));
   const pg0 = backends();
   const node0 = process.cpuUsage();
   const started = performance.now();
@@ -120,7 +125,8 @@ try {
     await explained`set auto_explain.log_analyze = on`;
     await explained`set auto_explain.log_buffers = on`;
     await explained`set client_min_messages = log`;
-    await writeEvents(explained, SMALL > 0 ? batch(SMALL + 20, SMALL_SIZE) : batch(BATCHES), THROTTLE);
+    const last = FRESH ? Array.from({ length: SMALL > 0 ? SMALL_SIZE : SIZE }, () => event(fresh++)) : SMALL > 0 ? batch(SMALL + 20, SMALL_SIZE) : batch(BATCHES);
+    await writeEvents(explained, last, THROTTLE);
     for (const n of notices) console.log(`\n${n}`);
   }
 } finally {

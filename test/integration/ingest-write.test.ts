@@ -79,6 +79,32 @@ describe("writeEvents", () => {
     expect(origin.n).toBe(4);
   });
 
+  it("a group the batch creates starts with its distinct users counted; concurrent creators and later batches add only users new to it", async () => {
+    const { projectId } = await createProject(app.sql);
+    const users = async (fingerprint: string) =>
+      (await app.sql<{ user_count: number; pairs: number }[]>`
+        select g.user_count::int, (select count(*)::int from group_users u where u.project_id = g.project_id and u.group_id = g.id) as pairs
+        from error_groups g where g.project_id = ${projectId} and g.fingerprint = ${fingerprint}`)[0];
+    const trace = "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9";
+    // a repeated user, an event without one, a traced one: three distinct users
+    await writeEvents(app.sql, [
+      row(projectId, "fp-new", { userId: "1" }), row(projectId, "fp-new", { userId: "2" }), row(projectId, "fp-new", { userId: "1" }),
+      row(projectId, "fp-new"), row(projectId, "fp-new", { userId: "3", traceId: trace }),
+    ], THROTTLE);
+    expect(await users("fp-new")).toEqual({ user_count: 3, pairs: 3 });
+    // an existing group and a new one in one batch
+    await writeEvents(app.sql, [row(projectId, "fp-new", { userId: "3" }), row(projectId, "fp-new", { userId: "4" }), row(projectId, "fp-other", { userId: "4" })], THROTTLE);
+    expect(await users("fp-new")).toEqual({ user_count: 4, pairs: 4 });
+    expect(await users("fp-other")).toEqual({ user_count: 1, pairs: 1 });
+    // several writers creating the same group at once: one inserts it, the others find it and count only new pairs
+    await Promise.all(
+      Array.from({ length: 6 }, (_, w) =>
+        writeEvents(app.sql, [row(projectId, "fp-race", { userId: String(w) }), row(projectId, "fp-race", { userId: String(w + 1) }), row(projectId, "fp-race", { userId: "100" })], THROTTLE),
+      ),
+    );
+    expect(await users("fp-race")).toEqual({ user_count: 8, pairs: 8 });
+  });
+
   it("runs the caller's extra work in the same transaction: it sees the batch, and its failure leaves nothing written", async () => {
     const { projectId } = await createProject(app.sql);
     let seen = -1;
