@@ -59,12 +59,15 @@ describe("raw search", () => {
 });
 
 describe("grouped search", () => {
-  it("can be answered from the trigram index on the groups' message", async () => {
+  it("can be answered from the trigram index on the groups' message, which leads with the project", async () => {
     const plan = await app.sql.begin(async (tx) => {
       await tx`set local enable_seqscan = off`;
       return tx.unsafe(`explain select id from error_groups where message ilike '%needle%'`);
     });
-    expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toContain("error_groups_message_trgm");
+    expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toContain("error_groups_project_message_trgm");
+    // with the project first, the index yields one project's candidates, not every project's matches
+    const [index] = await app.sql<{ def: string }[]>`select indexdef as def from pg_indexes where indexname = 'error_groups_project_message_trgm'`;
+    expect(index.def).toMatch(/USING gin \(project_id, message gin_trgm_ops\)/);
     const r = await list(app, key, { grouped: true, search: "NEEDLE in server" });
     expect(r.body.total).toBe(2);
   });
