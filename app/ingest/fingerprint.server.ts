@@ -158,15 +158,19 @@ function analyze(message: string, stack: string | null | undefined, playerName?:
 }
 
 // Game servers send the same few messages and stacks over and over (a storm is one text thousands of
-// times), so the analysis of recent texts is kept: a bounded map, oldest entries dropped first, and
-// only for texts short enough that the map stays small (at most MEMO_ENTRIES x MEMO_CHARS characters).
+// times, from as many players), so the analysis of recent texts is kept: a bounded map, oldest entries
+// dropped first, and only for texts short enough that the map stays small (at most MEMO_ENTRIES x
+// MEMO_CHARS characters). The player's name changes the analysis only where the text contains it
+// (a path segment equal to it is replaced), so it is part of the key only then: one text sent by
+// thousands of players is one entry, not one per player that pushes the others out.
 const MEMO_ENTRIES = 5000;
 const MEMO_CHARS = 4096;
 const memo = new Map<string, Analysis & { fingerprint: string }>();
 
 function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null) {
   const long = message.length + (stack?.length ?? 0) > MEMO_CHARS;
-  const k = long ? "" : `${playerName ?? ""}\u0000${message}\u0000${stack ?? ""}`;
+  const named = playerName && (message.includes(playerName) || stack?.includes(playerName)) ? playerName : "";
+  const k = long ? "" : `${named}\u0000${message}\u0000${stack ?? ""}`;
   const hit = long ? undefined : memo.get(k);
   if (hit) return hit;
   const a = analyze(message, stack, playerName);

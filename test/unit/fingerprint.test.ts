@@ -318,6 +318,24 @@ describe("groupEvent: culprit and the previous version's fingerprint", () => {
     expect(groupEvent("index 57 out of range", null).secondary).toBe(v1("index 57 out of range", null));
   });
 
+  it("a text's kept analysis is shared by players it does not name, and never given to the player it names", () => {
+    // the character path names Bob: only Bob's own event replaces it
+    const message = `Humanoid is not a valid member of Model "Workspace.Bob"`;
+    const stack = "Workspace.Bob.Animate:12 function step";
+    const others = ["Alice", "Carol", "Dave"].map((p) => groupEvent(message, stack, null, p));
+    const bob = groupEvent(message, stack, null, "Bob");
+    const afterBob = groupEvent(message, stack, null, "Erin");
+    expect(new Set([...others, afterBob].map((g) => g.fingerprint)).size).toBe(1);
+    expect(others[0].culprit).toBe("Workspace.Bob.Animate");
+    expect(bob.fingerprint).not.toBe(others[0].fingerprint);
+    expect(bob.culprit).toBe("Workspace.<player>.Animate");
+    // a player named only in the stack counts too, and the order of sightings changes nothing
+    const inStack = groupEvent("boom", "Workspace.Zed.Tool:3 function fire", null, "Zed");
+    expect(inStack.culprit).toBe("Workspace.<player>.Tool");
+    expect(groupEvent("boom", "Workspace.Zed.Tool:3 function fire", null, "Amy").culprit).toBe("Workspace.Zed.Tool");
+    expect(groupEvent("boom", "Workspace.Zed.Tool:3 function fire", null, "Zed").fingerprint).toBe(inStack.fingerprint);
+  });
+
   it("KnownFingerprints remembers per project and forgets the oldest past its bound", () => {
     const k = new KnownFingerprints(2);
     k.add("p1", "a");
