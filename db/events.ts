@@ -43,6 +43,9 @@ export type ThrottleRule = { limit: number; windowSeconds: number };
 
 const RANK: Record<Level, number> = { error: 3, warn: 2, info: 1 };
 
+/** A group row's key in the batch's maps (project and fingerprint), built once per distinct fingerprint. */
+type GroupKey = { key: string; fingerprint: string };
+
 type GroupAgg = {
   project_id: string;
   fingerprint: string;
@@ -65,11 +68,11 @@ type GroupAgg = {
  * environment and versions. An event counts once in the group it lands in and, when that is a merged issue, once
  * more in the member row of its own fingerprint (which keeps its own counters for an unmerge).
  */
-function aggregateGroups(rows: EventRow[], keysOf: (e: EventRow) => string[]): GroupAgg[] {
+function aggregateGroups(rows: EventRow[], keysOf: (e: EventRow, i: number) => GroupKey[]): GroupAgg[] {
   const map = new Map<string, GroupAgg>();
-  for (const e of rows) {
-    for (const fingerprint of keysOf(e)) {
-      const key = `${e.projectId}\u0000${fingerprint}`;
+  for (let i = 0; i < rows.length; i++) {
+    const e = rows[i];
+    for (const { key, fingerprint } of keysOf(e, i)) {
       const g = map.get(key);
       if (!g) {
         map.set(key, {
@@ -228,29 +231,28 @@ export async function writeEvents(
       } else {
         res = (await Promise.all([locked, resolveGroups(tx, input)]))[1];
       }
-      const at = (e: EventRow) => res.get(`${e.projectId}\u0000${e.fingerprint}`)!;
-      // the key (fingerprint) of the group an event lands in, and of its own member row when merged
-      const targetKey = (e: EventRow) => {
-        const r = at(e);
-        return r.target_fp ?? r.own_fp ?? e.fingerprint;
-      };
-      // the key of the row whose throttle and users an event uses: its own member row, except the
-      // member holding the target's own fingerprint, whose events use the target row (see db/merge.ts)
-      const originKey = (e: EventRow) => {
-        const r = at(e);
-        if (!r.target_fp) return targetKey(e);
-        return r.own_id === r.merged_into ? r.target_fp : r.own_fp!;
-      };
-      const groups = aggregateGroups(rows, (e) => {
-        const r = at(e);
-        return r.target_fp ? [r.target_fp, r.own_fp!] : [targetKey(e)];
-      });
+      // Per distinct fingerprint, once: the keys of the group an event lands in (target) and of the
+      // row whose throttle and users it uses (origin: its own member row when merged, except the
+      // member holding the target's own fingerprint, whose events use the target row; see
+      // db/merge.ts). Each row finds its slot by one lookup; the per-event work below uses the slot.
+      type Slot = { r: Resolved; target: GroupKey; origin: GroupKey; keys: GroupKey[]; place?: Place };
+      const slots = new Map<Resolved, Slot>();
+      for (const r of res.values()) {
+        const gk = (fingerprint: string): GroupKey => ({ key: `${r.project_id}\u0000${fingerprint}`, fingerprint });
+        const target = gk(r.target_fp ?? r.own_fp ?? r.fp);
+        const origin = !r.target_fp ? target : gk(r.own_id === r.merged_into ? r.target_fp : r.own_fp!);
+        slots.set(r, { r, target, origin, keys: r.target_fp ? [target, gk(r.own_fp!)] : [target] });
+      }
+      const slotOf = rows.map((e) => slots.get(res.get(`${e.projectId}\u0000${e.fingerprint}`)!)!);
+      const groups = aggregateGroups(rows, (_e, i) => slotOf[i].keys);
       // per group row: traced events landing in it (always stored), untraced events it throttles, and
       // the distinct users of the events whose origin it is (its user_count if the upsert creates it)
       const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0, users: new Set<string>() }]));
-      for (const e of rows) {
-        const origin = counts.get(`${e.projectId}\u0000${originKey(e)}`)!;
-        if (e.traceId) counts.get(`${e.projectId}\u0000${targetKey(e)}`)!.traced++;
+      for (let i = 0; i < rows.length; i++) {
+        const e = rows[i];
+        const slot = slotOf[i];
+        const origin = counts.get(slot.origin.key)!;
+        if (e.traceId) counts.get(slot.target.key)!.traced++;
         else origin.untraced++;
         if (e.userId !== null) origin.users.add(e.userId);
       }
@@ -346,20 +348,18 @@ export async function writeEvents(
         /** the group this row's events land in (itself, or the issue it is merged into) */
         lands: string;
       };
+      type Place = { group: RowAgg; origin: RowAgg; family: string[] | null };
       const aggs = new Map<string, RowAgg>(
         upserted.map((g) => [g.id, { row: g, left: g.kept, users: new Map(), envs: new Map(), versions: new Map(), minutes: new Map(), moved: 0, lands: g.id }]),
       );
-      const placed = new Map<string, { group: RowAgg; origin: RowAgg; family: string[] | null }>();
-      const placeOf = (e: EventRow) => {
-        const k = `${e.projectId}\u0000${e.fingerprint}`;
-        let pl = placed.get(k);
-        if (!pl) {
-          const group = aggs.get(byKey.get(`${e.projectId}\u0000${targetKey(e)}`)!.id)!;
-          const origin = aggs.get(byKey.get(`${e.projectId}\u0000${originKey(e)}`)!.id)!;
+      const placeOf = (slot: Slot): Place => {
+        if (!slot.place) {
+          const group = aggs.get(byKey.get(slot.target.key)!.id)!;
+          const origin = aggs.get(byKey.get(slot.origin.key)!.id)!;
           origin.lands = group.row.id;
-          placed.set(k, (pl = { group, origin, family: at(e).family }));
+          slot.place = { group, origin, family: slot.r.family };
         }
-        return pl;
+        return slot.place;
       };
       const LEVEL = { error: 0, warn: 1, info: 2 } as const;
       const spanOf = (m: Map<string, Span>, key: string, e: EventRow) => {
@@ -373,8 +373,9 @@ export async function writeEvents(
       const events: object[] = [];
       const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
       const traces = new Map<string, { project_id: string; trace_id: string; first: number; last: number; n: number; groups: Set<string> }>();
-      for (const e of rows) {
-        const { group, origin, family } = placeOf(e);
+      for (let i = 0; i < rows.length; i++) {
+        const e = rows[i];
+        const { group, origin, family } = placeOf(slotOf[i]);
         const ts = e.timestamp;
         const keep = e.traceId !== null || origin.left > 0;
         storedRows.push(keep);
