@@ -33,7 +33,7 @@ const EnvSchema = z.object({
   THROTTLE_WINDOW_SECONDS: int(60, 1, 86400),
   API_KEY_CACHE_SECONDS: int(60, 0, 3600),
   // writer queues by fingerprint shard, and transactions in flight per shard (see app/ingest/writer.server.ts)
-  INGEST_SHARDS: int(2, 1, 64),
+  INGEST_SHARDS: int(1, 1, 64),
   INGEST_CONCURRENCY: int(1, 1, 64),
   // Sentry endpoints answer 429 (which Sentry SDKs honour) while this many events wait to be written
   SENTRY_MAX_PENDING_EVENTS: int(20000, 1, 10_000_000),

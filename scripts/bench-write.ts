@@ -28,7 +28,7 @@ import { insertProject } from "../db/projects.js";
 import { groupEvent } from "../app/ingest/fingerprint.server.js";
 
 const env = (name: string, def: number) => Math.max(1, Number(process.env[name] ?? def) || def);
-const SIZE = env("BENCH_WRITE_SIZE", 2000);
+const SIZE = env("BENCH_WRITE_SIZE", 5000);
 const BATCHES = env("BENCH_WRITE_BATCHES", 40);
 const WRITERS = env("BENCH_WRITE_WRITERS", 1);
 const SMALL = Math.max(0, Number(process.env.BENCH_WRITE_SMALL ?? 0) || 0);
