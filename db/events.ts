@@ -68,11 +68,11 @@ type GroupAgg = {
  * environment and versions. An event counts once in the group it lands in and, when that is a merged issue, once
  * more in the member row of its own fingerprint (which keeps its own counters for an unmerge).
  */
-function aggregateGroups(rows: EventRow[], keysOf: (e: EventRow, i: number) => GroupKey[]): GroupAgg[] {
+function aggregateGroups(rows: EventRow[], keysOf: (i: number) => GroupKey[]): GroupAgg[] {
   const map = new Map<string, GroupAgg>();
   for (let i = 0; i < rows.length; i++) {
     const e = rows[i];
-    for (const { key, fingerprint } of keysOf(e, i)) {
+    for (const { key, fingerprint } of keysOf(i)) {
       const g = map.get(key);
       if (!g) {
         map.set(key, {
@@ -244,7 +244,7 @@ export async function writeEvents(
         slots.set(r, { r, target, origin, keys: r.target_fp ? [target, gk(r.own_fp!)] : [target] });
       }
       const slotOf = rows.map((e) => slots.get(res.get(`${e.projectId}\u0000${e.fingerprint}`)!)!);
-      const groups = aggregateGroups(rows, (_e, i) => slotOf[i].keys);
+      const groups = aggregateGroups(rows, (i) => slotOf[i].keys);
       // per group row: traced events landing in it (always stored), untraced events it throttles, and
       // the distinct users of the events whose origin it is (its user_count if the upsert creates it)
       const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0, users: new Set<string>() }]));

@@ -167,10 +167,13 @@ const MEMO_ENTRIES = 5000;
 const MEMO_CHARS = 4096;
 const memo = new Map<string, Analysis & { fingerprint: string }>();
 
+/** The player's name if the message or stack contains it, else "" (the only case where it changes the analysis). */
+const namedIn = (message: string, stack: string | null | undefined, playerName?: string | null) =>
+  playerName && (message.includes(playerName) || stack?.includes(playerName)) ? playerName : "";
+
 function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null) {
   const long = message.length + (stack?.length ?? 0) > MEMO_CHARS;
-  const named = playerName && (message.includes(playerName) || stack?.includes(playerName)) ? playerName : "";
-  const k = long ? "" : `${named}\u0000${message}\u0000${stack ?? ""}`;
+  const k = long ? "" : `${namedIn(message, stack, playerName)}\u0000${message}\u0000${stack ?? ""}`;
   const hit = long ? undefined : memo.get(k);
   if (hit) return hit;
   const a = analyze(message, stack, playerName);
