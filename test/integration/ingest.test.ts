@@ -787,6 +787,16 @@ describe("rule 7: groups are created and updated", () => {
     expect((await eventsOf(projectId)).length).toBe(2);
   });
 
+  it("with the default single writer queue a request's events of several groups commit together, their ids in the body's order", async () => {
+    expect(app.services.config.ingestShards).toBe(1);
+    const { apiKey, projectId } = await createProject(app.sql);
+    const messages = ["zeta failed", "alpha failed", "mid failed", "alpha failed", "zeta failed", "omega failed", "beta failed", "kappa failed"];
+    const r = await ingest({ errors: messages.map((message) => ({ message })) }, apiKey);
+    expect(r.status).toBe(200);
+    const events = await eventsOf(projectId);
+    expect(events.map((e) => e.message)).toEqual(messages);
+  });
+
   it("a message over 8 KiB is truncated on a character boundary; a stack over 64 KiB too", async () => {
     const { apiKey, projectId } = await createProject(app.sql);
     const ascii = "x".repeat(9000);
