@@ -55,6 +55,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       dataDir: config.dataDir,
       embeddedPort: config.embeddedPgPort,
       poolSize: config.dbPoolSize,
+      timeoutMs: config.dbTimeoutMs,
     }));
   let boss: PgBoss | null = null;
   if (config.jobsEnabled) {

@@ -1,5 +1,5 @@
 import { isConnectionLoss, type Sql } from "../db/client.js";
-import { ApiError } from "~/http.server";
+import { databaseUnavailable } from "~/http.server";
 
 /**
  * A stalled database (a stopped server, a lost network path) answers nothing and closes nothing, so
@@ -12,12 +12,8 @@ import { ApiError } from "~/http.server";
 export const READY_TIMEOUT_MS = 2_000;
 export const INGEST_WAIT_MS = 15_000;
 const PROBE_TIMEOUT_MS = 5_000;
-const RETRY_AFTER_SECONDS = 5;
 
-export const databaseUnavailable = () =>
-  new ApiError(503, "unavailable", "The database is not answering; retry later.", undefined, {
-    "Retry-After": String(RETRY_AFTER_SECONDS),
-  });
+export { databaseUnavailable };
 
 const TIMED_OUT = Symbol("timed out");
 

@@ -23,6 +23,8 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().default("./data"),
   EMBEDDED_PG_PORT: int(54329, 1, 65535),
   DB_POOL_SIZE: int(20, 2, 500),
+  // the longest a request waits on the database (a statement, a lock, a queued write) before a 503
+  DB_TIMEOUT_MS: int(10_000, 100, 600_000),
   APP_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   NOTIFICATION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   RETENTION_DAYS: int(30, 1, 3650),
@@ -66,6 +68,8 @@ export type Config = {
   dataDir: string;
   embeddedPgPort: number;
   dbPoolSize: number;
+  /** bound on each statement and lock wait, and on an ingest write from submit to commit */
+  dbTimeoutMs: number;
   appSecret: string;
   notificationSecret: string;
   retentionDays: number;
@@ -121,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     embeddedPgPort: e.EMBEDDED_PG_PORT,
     dbPoolSize: e.DB_POOL_SIZE,
+    dbTimeoutMs: e.DB_TIMEOUT_MS,
     appSecret: e.APP_SECRET ?? generated!.appSecret,
     notificationSecret: e.NOTIFICATION_SECRET ?? generated!.notificationSecret,
     retentionDays: e.RETENTION_DAYS,

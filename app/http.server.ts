@@ -2,6 +2,8 @@
  * The one error body and the helpers every resource route uses: typed errors are mapped to
  * `{error, message, details?}` here, and a 500 never carries internals.
  */
+import { isDatabaseUnavailable } from "../db/client.js";
+
 export type ErrorDetail = { path: string; message: string };
 
 // server.ts loads the services (API keys, ingest validation) from source while the routes come from
@@ -104,7 +106,17 @@ export function json(body: unknown, init: number | ResponseInit = 200): Response
   return response;
 }
 
+const RETRY_AFTER_SECONDS = 5;
+
+/** 503 with Retry-After, which every retrying client (our SDK, Sentry's) understands. */
+export const databaseUnavailable = () =>
+  new ApiError(503, "unavailable", "The database did not answer in time; retry later.", undefined, {
+    "Retry-After": String(RETRY_AFTER_SECONDS),
+  });
+
 export function errorResponse(err: unknown): Response {
+  // a lost connection, a statement or lock wait past DB_TIMEOUT_MS, a write given up at its deadline
+  if (!ApiError.is(err) && isDatabaseUnavailable(err)) err = databaseUnavailable();
   if (ApiError.is(err)) {
     const body: Record<string, unknown> = { error: err.code, message: err.message };
     if (err.details?.length) body.details = err.details;

@@ -19,10 +19,12 @@ export async function openDatabase(opts: {
   dataDir: string;
   embeddedPort: number;
   poolSize: number;
+  /** statement and lock timeout of the pool's connections (see createSql) */
+  timeoutMs?: number;
 }): Promise<Database> {
   const embedded = opts.databaseUrl ? null : await startEmbeddedPostgres(opts.dataDir, opts.embeddedPort);
   const url = opts.databaseUrl ?? embedded!.url;
-  const sql = createSql(url, opts.poolSize);
+  const sql = createSql(url, opts.poolSize, { timeoutMs: opts.timeoutMs });
   try {
     await migrate(sql);
   } catch (err) {

@@ -1,3 +1,4 @@
+import { NotCommittedError, transaction } from "./transaction.js";
 import type { Sql, TxSql } from "./client.js";
 
 /** One player's balances as seen at one moment, by a push or a scan. Amounts are decimal strings. */
@@ -26,9 +27,25 @@ export type Source = "push" | "scan";
  * batches sharing players can neither deadlock nor both append the same change.
  * Returns the user ids whose snapshot was written.
  */
-export async function writeObservations(sql: Sql, projectId: string, source: Source, rows: Observation[]): Promise<Set<string>> {
+export async function writeObservations(
+  sql: Sql,
+  projectId: string,
+  source: Source,
+  rows: Observation[],
+  /** ms since epoch: the write is rolled back past it (see db/transaction.ts) */
+  deadline?: number,
+): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  return sql.begin((tx) => writeObservationsTx(tx, projectId, source, rows));
+  // exactly once: resolves only if committed, even when the connection is lost around COMMIT; a
+  // write known to have rolled back (lost before COMMIT, or aborted) is written again
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction(sql, (tx) => writeObservationsTx(tx, projectId, source, rows), { deadline });
+    } catch (err) {
+      if (!(err instanceof NotCommittedError) || attempt >= 3 || (deadline !== undefined && Date.now() >= deadline)) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
 }
 
 export async function writeObservationsTx(tx: TxSql, projectId: string, source: Source, rows: Observation[]): Promise<Set<string>> {

@@ -1,5 +1,8 @@
-import { asJson, isConnectionLoss, type Sql, type TxSql } from "./client.js";
+import { asJson, type Sql, type TxSql } from "./client.js";
 import { claimEventIds } from "./sentry.js";
+import { transaction } from "./transaction.js";
+
+export { NotCommittedError } from "./transaction.js";
 
 export type Level = "error" | "warn" | "info";
 
@@ -195,6 +198,8 @@ export async function writeEvents(
   throttle: ThrottleRule,
   groupingVersion = 2,
   extra?: (tx: TxSql, stored: boolean[]) => Promise<void>,
+  /** ms since epoch: the write is bounded by it and rolled back past it (see transaction()) */
+  deadline?: number,
 ): Promise<WriteResult> {
   if (input.length === 0) return { stored: [], groups: [] };
   const projects = [...new Set(input.map((e) => e.projectId))].sort();
@@ -204,9 +209,11 @@ export async function writeEvents(
   const snoozeOver = sql`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
   const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
 
-  let commitSent = false;
-  try {
-    return await sql.begin(async (tx) => {
+  // exactly once: resolves only if the transaction committed, even when its connection is lost
+  // around COMMIT; a NotCommittedError means nothing was written (see db/transaction.ts)
+  return transaction(
+    sql,
+    async (tx) => {
       // The merge lock goes in the same round trip as the statement after it: postgres.js pipelines
       // queries issued without awaiting on the transaction's connection, and the server runs them one
       // after the other, each with its own snapshot. So what follows still reads after the lock is
@@ -224,7 +231,6 @@ export async function writeEvents(
         rows = input.filter((_, i) => claimed[i]);
         if (rows.length === 0) {
           await extra?.(tx, input.map(() => false));
-          commitSent = true;
           return { stored: input.map(() => false), groups: [] };
         }
         res = await resolveGroups(tx, rows);
@@ -566,21 +572,8 @@ export async function writeEvents(
       let k = 0;
       const stored = fresh ? fresh.map((f) => (f ? storedRows[k++] : false)) : storedRows;
       await extra?.(tx, stored);
-      commitSent = true;
       return { stored, groups: touched };
-    });
-  } catch (err) {
-    // lost before COMMIT was sent, the server rolled the transaction back: safe to write again
-    if (!commitSent && isConnectionLoss(err)) throw new NotCommittedError(err);
-    throw err;
-  }
-}
-
-/** The connection was lost before the batch's COMMIT was sent: nothing of it was written. */
-export class NotCommittedError extends Error {
-  readonly code: string;
-  constructor(readonly cause: unknown) {
-    super(`Write not committed: ${(cause as Error)?.message ?? cause}`);
-    this.code = String((cause as { code?: unknown }).code);
-  }
+    },
+    { deadline },
+  );
 }

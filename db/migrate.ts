@@ -18,6 +18,9 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
     .sort();
   const applied: string[] = [];
   await sql.begin(async (tx) => {
+    // a migration may rewrite a large table: the pool's statement and lock timeouts do not apply
+    await tx`set local statement_timeout = 0`;
+    await tx`set local lock_timeout = 0`;
     await tx`select pg_advisory_xact_lock(${SETUP_LOCK})`;
     await tx`create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())`;
     const done = new Set((await tx<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name));
@@ -44,11 +47,14 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
 export async function withSetupLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
   const conn = await sql.reserve();
   try {
+    // the other instance's set-up may take longer than the pool's lock timeout
+    await conn`set lock_timeout = 0`;
     await conn`select pg_advisory_lock(${SETUP_LOCK})`;
     try {
       return await fn();
     } finally {
       await conn`select pg_advisory_unlock(${SETUP_LOCK})`;
+      await conn`reset lock_timeout`;
     }
   } finally {
     conn.release();

@@ -85,6 +85,6 @@ export async function pushBalances(services: Services, projectId: string, body: 
   const { entries, skipped } = parsePushBody(body);
   const now = new Date();
   const rows: Observation[] = entries.map((e) => ({ ...e, observedAt: now, revisionTime: null }));
-  const stored = await writeObservations(services.sql, projectId, "push", rows);
+  const stored = await writeObservations(services.sql, projectId, "push", rows, Date.now() + services.config.dbTimeoutMs);
   return { stored: stored.size, skipped };
 }

@@ -1,5 +1,6 @@
-import type { Sql, TxSql } from "../../db/client.js";
-import { NotCommittedError, writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from "../../db/events.js";
+import { isDatabaseUnavailable, type Sql, type TxSql } from "../../db/client.js";
+import { writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from "../../db/events.js";
+import { DeadlineError, NotCommittedError } from "../../db/transaction.js";
 import { IdempotencyClash, recordParts, type PartRecord } from "../../db/idempotency.js";
 
 export type SubmitResult = { stored: number; throttled: number };
@@ -13,7 +14,14 @@ export type IdempotentSubmit = {
 };
 
 type PartKey = Omit<PartRecord, "stored" | "throttled">;
-type Pending = { rows: EventRow[]; record?: PartKey; resolve: (r: SubmitResult) => void; reject: (e: unknown) => void };
+type Pending = {
+  rows: EventRow[];
+  record?: PartKey;
+  /** ms since epoch: not written after it (dropped from the queue, or its transaction given up) */
+  deadline: number;
+  resolve: (r: SubmitResult) => void;
+  reject: (e: unknown) => void;
+};
 
 type WriterOptions = {
   throttle: ThrottleRule;
@@ -22,6 +30,8 @@ type WriterOptions = {
   /** transactions in flight per shard */
   concurrency: number;
   maxEventsPerWrite: number;
+  /** a submission is written within this many ms of its submit, or rejected having written nothing */
+  timeoutMs: number;
   afterCommit?: (groups: TouchedGroup[]) => void;
 };
 
@@ -102,8 +112,14 @@ export class EventWriter {
  * One shard's queue. While fewer than `concurrency` writes are in flight a submission is written at
  * once; otherwise it waits and joins the next write with everything else that queued meanwhile. Each
  * submission resolves only after the transaction holding its events has committed; a keyed one has
- * recorded its part in that transaction. If a shared write fails, each submission is retried on its
- * own, so one request cannot fail another.
+ * recorded its part in that transaction. If a shared write fails on a statement (it rolled back),
+ * each submission is retried on its own, so one request cannot fail another.
+ *
+ * Exactly once: a submission resolves only if its transaction committed, and is written again only
+ * when the transaction is known not to have committed (db/transaction.ts asks PostgreSQL when the
+ * connection was lost around COMMIT). Bounded: each submission has a deadline; one still queued at
+ * it is rejected unwritten, and a transaction carries the earliest deadline of its submissions as
+ * statement and lock timeout and is given up (rolled back) past it. The rejection is a 503.
  */
 class Shard {
   private queue: Pending[] = [];
@@ -122,7 +138,7 @@ class Shard {
     this.pendingEvents += rows.length;
     let entry!: Pending;
     return new Promise<SubmitResult>((resolve, reject) => {
-      entry = { rows, record, resolve, reject };
+      entry = { rows, record, deadline: Date.now() + this.opts.timeoutMs, resolve, reject };
       this.unsettled.add(entry);
       this.queue.push(entry);
       this.pump();
@@ -149,10 +165,20 @@ class Shard {
     while (this.inFlight < this.opts.concurrency && this.queue.length > 0) {
       const batch: Pending[] = [];
       let events = 0;
+      const now = Date.now();
       while (this.queue.length > 0 && (batch.length === 0 || events + this.queue[0].rows.length <= this.opts.maxEventsPerWrite)) {
         const p = this.queue.shift()!;
+        // waited in the queue to its deadline: answered 503, never written
+        if (p.deadline <= now) {
+          p.reject(new DeadlineError());
+          continue;
+        }
         batch.push(p);
         events += p.rows.length;
+      }
+      if (batch.length === 0) {
+        if (this.inFlight === 0) this.idle.splice(0).forEach((r) => r());
+        continue;
       }
       this.inFlight++;
       void this.flush(batch).finally(() => {
@@ -172,7 +198,10 @@ class Shard {
         offset += p.rows.length;
       }
     } catch (err) {
-      if (batch.length === 1) return batch[0].reject(err);
+      // Written again only when known to have rolled back on a statement of its own: a database that
+      // did not answer in time or lost the connection would fail each of them the same way, and a
+      // commit whose outcome is unknown must never be written twice
+      if (batch.length === 1 || isDatabaseUnavailable(err)) return batch.forEach((p) => p.reject(err));
       // each on its own, except those given up meanwhile (shutdown)
       await Promise.all(batch.filter((p) => this.unsettled.has(p)).map((p) => this.flush([p])));
     }
@@ -191,16 +220,18 @@ class Shard {
       }
       await recordParts(tx, parts);
     };
+    const deadline = Math.min(...batch.map((p) => p.deadline));
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await writeEvents(this.sql, rows, this.opts.throttle, undefined, keyed ? record : undefined);
+        const result = await writeEvents(this.sql, rows, this.opts.throttle, undefined, keyed ? record : undefined, deadline);
         this.opts.afterCommit?.(result.groups);
         return result;
       } catch (err) {
-        // a connection lost before COMMIT left nothing behind: write again on a fresh connection
+        // known not to have committed (lost before COMMIT, or PostgreSQL says it aborted): nothing was
+        // written, so write again on a fresh connection while the deadline allows
         const lost = err instanceof NotCommittedError;
         const code = (err as { code?: string }).code;
-        if (attempt >= 3 || !(lost || (code && RETRYABLE.has(code)))) throw err;
+        if (attempt >= 3 || Date.now() >= deadline || !(lost || (code && RETRYABLE.has(code)))) throw err;
         if (lost) await new Promise((r) => setTimeout(r, 50 * attempt));
       }
     }

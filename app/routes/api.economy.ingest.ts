@@ -15,5 +15,5 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     const { services } = context;
     const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
     const body = await readJson(request, services.config.economyMaxBodyBytes);
-    return json(await withinDatabaseDeadline(services.sql, pushBalances(services, projectId, body)));
+    return json(await withinDatabaseDeadline(services.sql, pushBalances(services, projectId, body), services.config.dbTimeoutMs + 5_000));
   });

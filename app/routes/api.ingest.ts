@@ -14,5 +14,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
     const key = idempotencyKey(request);
     const body = await readJson(request, services.config.maxBodyBytes);
-    return json(await withinDatabaseDeadline(services.sql, ingestEvents(services, projectId, body, key)));
+    // the writer bounds the write itself (DB_TIMEOUT_MS, rolled back past it); this waits longer only for a
+    // commit already sent when the database stalled, whose outcome is then unknown
+    return json(await withinDatabaseDeadline(services.sql, ingestEvents(services, projectId, body, key), services.config.dbTimeoutMs + 5_000));
   });

@@ -47,7 +47,7 @@ export type TestApp = RunningServer & {
 export async function startTestApp(env: Record<string, string> = {}, databaseUrl?: string): Promise<TestApp> {
   const url = databaseUrl ?? (await freshDatabaseUrl());
   const config = testConfig(url, env);
-  const database = await openDatabase({ databaseUrl: url, dataDir: config.dataDir, embeddedPort: 0, poolSize: config.dbPoolSize });
+  const database = await openDatabase({ databaseUrl: url, dataDir: config.dataDir, embeddedPort: 0, poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs });
   const running = await startServer(config, { database });
   return {
     ...running,
