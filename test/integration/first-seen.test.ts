@@ -76,7 +76,10 @@ describe("old events arriving after new ones", () => {
 
   it("the issue page and the issues list say the same", async () => {
     const g = await issue(apiKey, BUGS[0]);
-    expect(await page(`/projects/${projectId}/issues/${g.id}`)).toMatch(/in version <strong>41<\/strong>/);
+    const issuePage = await page(`/projects/${projectId}/issues/${g.id}`);
+    expect(issuePage).toMatch(/First seen.*? in version <strong>41<\/strong>/);
+    // its versions table marks the same version as the first
+    expect(issuePage).toContain(`<td>41<span class="small muted"> · first</span>`);
     const releasesPage = await page(`/projects/${projectId}/releases`);
     expect(releasesPage).toContain(`issues?status=all&amp;version=41`);
     expect(releasesPage).not.toContain(`version=43`);
@@ -205,5 +208,32 @@ describe("migrating existing issues", () => {
     const by = Object.fromEntries(rows.map((r) => [r.id, r.first_version]));
     expect(by).toEqual({ [plain]: "41", [target]: "41", [own]: "43", [member]: "41" });
     expect(rows.every((r) => r.first_version_at !== null)).toBe(true);
+  });
+});
+
+describe("Sentry events", () => {
+  it("follow the same rules: an old event arriving late and one from before the window", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    const key = await call(app, "POST", `/api/team/projects/${projectId}/dsn-keys`, { cookie, body: {} });
+    expect(key.status).toBe(201);
+    const store = (event: Record<string, unknown>) =>
+      app.request(`/api/${String(key.body.dsn).split("/").pop()}/store/?sentry_key=${key.body.public_key}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ platform: "other", level: "error", ...event }),
+      });
+    const message = "ServerScriptService.Sync:4: late flush";
+    const now = Date.now();
+    expect((await store({ message, release: "43", timestamp: (now - MIN) / 1000 })).status).toBe(200);
+    expect((await store({ message, release: "41", timestamp: new Date(now - 6 * DAY).toISOString() })).status).toBe(200);
+    let g = await issue(apiKey, message);
+    expect([g.first_seen, g.first_version, g.last_version]).toEqual([new Date(now - 6 * DAY).toISOString(), "41", "43"]);
+    expect(await newIn(apiKey, "41")).toEqual([message]);
+
+    const before = Date.now();
+    expect((await store({ message, release: "2", timestamp: (now - 400 * DAY) / 1000 })).status).toBe(200);
+    g = await issue(apiKey, message);
+    expect(Date.parse(g.first_seen)).toBeGreaterThanOrEqual(before - RETENTION_DAYS * DAY);
+    expect(g.first_version).toBe("2");
   });
 });
