@@ -26,6 +26,12 @@ export type EventRow = {
   tags: string[] | null;
   /** occurrence time, ms since epoch */
   timestamp: number;
+  /**
+   * the start of the retention window when the event was received: an older timestamp counts as this
+   * for its issue's times (first and last seen, first version, per version and environment); the stored
+   * event keeps its own
+   */
+  notBefore?: number;
   count: number;
   culprit: string | null;
   /** a client-chosen event id (Sentry protocol): a second event with the same id in the project is dropped */
@@ -45,6 +51,8 @@ export type WriteResult = { stored: boolean[]; groups: TouchedGroup[] };
 export type ThrottleRule = { limit: number; windowSeconds: number };
 
 const RANK: Record<Level, number> = { error: 3, warn: 2, info: 1 };
+/** When an event happened for its issue's figures: its timestamp, not before the retention window. */
+const seenAt = (e: EventRow) => (e.notBefore !== undefined && e.timestamp < e.notBefore ? e.notBefore : e.timestamp);
 
 /** A group row's key in the batch's maps (project and fingerprint), built once per distinct fingerprint. */
 type GroupKey = { key: string; fingerprint: string };
@@ -75,6 +83,7 @@ function aggregateGroups(rows: EventRow[], keysOf: (i: number) => GroupKey[]): G
   const map = new Map<string, GroupAgg>();
   for (let i = 0; i < rows.length; i++) {
     const e = rows[i];
+    const ts = seenAt(e);
     for (const { key, fingerprint } of keysOf(i)) {
       const g = map.get(key);
       if (!g) {
@@ -84,28 +93,28 @@ function aggregateGroups(rows: EventRow[], keysOf: (i: number) => GroupKey[]): G
           message: e.message,
           level: e.level,
           count: e.count,
-          first_seen: e.timestamp,
-          last_seen: e.timestamp,
+          first_seen: ts,
+          last_seen: ts,
           culprit: e.culprit,
           environment: e.environment,
           first_version: e.gameVersion,
           last_version: e.gameVersion,
-          first_version_at: e.timestamp,
-          last_version_at: e.timestamp,
+          first_version_at: ts,
+          last_version_at: ts,
         });
         continue;
       }
       g.count += e.count;
       if (RANK[e.level] > RANK[g.level]) g.level = e.level;
-      if (e.timestamp < g.first_seen) g.first_seen = e.timestamp;
-      if (e.timestamp >= g.last_seen) {
-        g.last_seen = e.timestamp;
+      if (ts < g.first_seen) g.first_seen = ts;
+      if (ts >= g.last_seen) {
+        g.last_seen = ts;
         g.environment = e.environment;
       }
       g.culprit ??= e.culprit;
       if (e.gameVersion !== null) {
-        if (g.first_version === null || e.timestamp < g.first_version_at) [g.first_version, g.first_version_at] = [e.gameVersion, e.timestamp];
-        if (g.last_version === null || e.timestamp >= g.last_version_at) [g.last_version, g.last_version_at] = [e.gameVersion, e.timestamp];
+        if (g.first_version === null || ts < g.first_version_at) [g.first_version, g.first_version_at] = [e.gameVersion, ts];
+        if (g.last_version === null || ts >= g.last_version_at) [g.last_version, g.last_version_at] = [e.gameVersion, ts];
       }
     }
   }
@@ -208,6 +217,8 @@ export async function writeEvents(
   // a snoozed (ignored) group reopens on the first occurrence past its time or its occurrence target
   const snoozeOver = sql`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
   const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
+  // the first version is the version of the earliest event that carried one, whatever the arrival order
+  const earlierVersion = sql`(excluded.first_version is not null and (g.first_version is null or excluded.first_version_at < g.first_version_at))`;
 
   // exactly once: resolves only if the transaction committed, even when its connection is lost
   // around COMMIT; a NotCommittedError means nothing was written (see db/transaction.ts)
@@ -287,19 +298,20 @@ export async function writeEvents(
       const upserted = await tx<Upserted[]>`
         insert into error_groups as g
           (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
-           grouping_version, throttle_times, received_at, stored_count, user_count)
+           first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count)
         select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
-          t.first_version, t.last_version, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, t.users
+          t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, t.users
         from json_to_recordset(${asJson(
           tx,
           groups.map((g) => {
             const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
-            return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced, users: c.users.size };
+            return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced, users: c.users.size,
+              first_version_at: g.first_version === null ? null : iso(g.first_version_at) };
           }),
         )}::json)
           as t(project_id uuid, fingerprint text, message text, level text, count bigint,
                first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-               n int, traced int, users int)
+               first_version_at timestamptz, n int, traced int, users int)
         cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
         order by t.project_id, t.fingerprint
         on conflict (project_id, fingerprint) do update set
@@ -309,7 +321,8 @@ export async function writeEvents(
           environment = case when excluded.last_seen >= g.last_seen then excluded.environment else g.environment end,
           level = case when level_rank(excluded.level) > level_rank(g.level) then excluded.level else g.level end,
           culprit = coalesce(g.culprit, excluded.culprit),
-          first_version = coalesce(g.first_version, excluded.first_version),
+          first_version = case when ${earlierVersion} then excluded.first_version else g.first_version end,
+          first_version_at = case when ${earlierVersion} then excluded.first_version_at else g.first_version_at end,
           last_version = case when excluded.last_version is not null and (g.last_version is null or excluded.last_seen >= g.last_seen)
             then excluded.last_version else g.last_version end,
           -- a member of a merged issue keeps its status: the issue it is merged into has the live one
@@ -370,10 +383,11 @@ export async function writeEvents(
       const LEVEL = { error: 0, warn: 1, info: 2 } as const;
       const spanOf = (m: Map<string, Span>, key: string, e: EventRow) => {
         const x = m.get(key);
-        if (!x) return void m.set(key, { key, count: e.count, first: e.timestamp, last: e.timestamp });
+        const ts = seenAt(e);
+        if (!x) return void m.set(key, { key, count: e.count, first: ts, last: ts });
         x.count += e.count;
-        if (e.timestamp < x.first) x.first = e.timestamp;
-        if (e.timestamp > x.last) x.last = e.timestamp;
+        if (ts < x.first) x.first = ts;
+        if (ts > x.last) x.last = ts;
       };
       const storedRows: boolean[] = [];
       const events: object[] = [];

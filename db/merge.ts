@@ -46,12 +46,17 @@ async function recompute(tx: TxSql, projectId: string, targetId: string) {
       last_seen = a.last_seen,
       level = a.level,
       environment = a.environment,
+      first_version = a.first_version,
+      first_version_at = a.first_version_at,
       user_count = (select count(distinct u.user_id) from group_users u
                     where u.project_id = t.project_id and u.group_id = any(a.owners))
     from (
       select sum(count)::bigint as count, min(first_seen) as first_seen, max(last_seen) as last_seen,
         (array_agg(level order by level_rank(level) desc))[1] as level,
         (array_agg(environment order by last_seen desc))[1] as environment,
+        -- the earliest version over the members, by the time of the event that carried it
+        (array_agg(first_version order by first_version_at) filter (where first_version is not null))[1] as first_version,
+        min(first_version_at) filter (where first_version is not null) as first_version_at,
         array_agg(case when merged_own then merged_into else id end) as owners
       from error_groups where project_id = ${projectId} and merged_into = ${targetId}
     ) a
@@ -86,10 +91,10 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
       const [own] = await tx<{ id: string }[]>`
         insert into error_groups (project_id, fingerprint, message, level, status, count, user_count, stored_count,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, merged_into, merged_own)
+          grouping_version, merged_into, merged_own, first_version, first_version_at)
         select project_id, ${target.fingerprint}, message, level, status, count, user_count, 0,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, id, true
+          grouping_version, id, true, first_version, first_version_at
         from error_groups where project_id = ${projectId} and id = ${targetId}
         returning id`;
       await tx`update group_aliases set group_id = ${own.id} where project_id = ${projectId} and group_id = ${targetId}`;

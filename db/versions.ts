@@ -44,8 +44,9 @@ export async function listReleases(sql: Sql, projectId: string, limit: number, o
         limit ${limit} offset ${offset}
       )
       select v.version, v.first_seen, v.last_seen, v.occurrences::bigint, v.issues::bigint,
-        (select count(*) from error_groups g where g.project_id = ${projectId} and g.first_version = v.version)::bigint as new_issues,
-        (select count(*) from error_groups g where g.project_id = ${projectId} and g.regressed_version = v.version)::bigint as regressions,
+        -- issues as listed (a merged issue once, not its members), as the new_in_version filter counts them
+        (select count(*) from error_groups g where g.project_id = ${projectId} and g.merged_into is null and g.first_version = v.version)::bigint as new_issues,
+        (select count(*) from error_groups g where g.project_id = ${projectId} and g.merged_into is null and g.regressed_version = v.version)::bigint as regressions,
         round(v.occurrences / greatest(extract(epoch from v.last_seen - v.first_seen) / 3600, 1), 2)::float8 as per_hour
       from v order by v.first_seen desc, v.version desc`,
     sql<{ total: number }[]>`select count(distinct version)::bigint as total from group_versions where project_id = ${projectId}`,

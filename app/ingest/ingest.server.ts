@@ -8,6 +8,7 @@ import { writeOnce } from "./idempotency.server";
 const MESSAGE_BYTES = 8 * 1024;
 const STACK_BYTES = 64 * 1024;
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+const DAY_MS = 86_400_000;
 
 /** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
 export function truncateUtf8(s: string, max: number): string {
@@ -29,7 +30,12 @@ function storableJson(v: unknown): unknown {
 
 const known = new KnownFingerprints();
 
-export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number): EventRow {
+/**
+ * A timestamp more than 5 minutes ahead is the receive time. One from before the retention window
+ * (`retentionDays` back from the receive time) is kept on the event, but its issue counts it as the
+ * window's start, so a bogus or ancient clock cannot make an issue years old.
+ */
+export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number, retentionDays: number): EventRow {
   const message = truncateUtf8(storable(e.message), MESSAGE_BYTES);
   const stackTrace = e.stack_trace == null ? null : truncateUtf8(storable(e.stack_trace), STACK_BYTES);
   const ts = e.timestamp ?? receivedAt;
@@ -52,6 +58,7 @@ export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number)
     context: e.context == null ? null : storableJson(e.context),
     tags: e.tags?.map(storable) ?? null,
     timestamp: ts > receivedAt + FUTURE_TOLERANCE_MS ? receivedAt : ts,
+    notBefore: receivedAt - retentionDays * DAY_MS,
     count: e.count ?? 1,
     culprit,
   };
@@ -67,7 +74,7 @@ export type IngestResult = { success: true; count: number; occurrences: number; 
 export async function ingestEvents(services: Services, projectId: string, body: unknown, key: string | null = null): Promise<IngestResult> {
   const events = parseIngestBody(body);
   const receivedAt = Date.now();
-  const rows = events.map((e) => toEventRow(projectId, e, receivedAt));
+  const rows = events.map((e) => toEventRow(projectId, e, receivedAt, services.config.retentionDays));
   const throttled = key === null ? (await services.writer.submit(rows)).throttled : await writeOnce(services, projectId, key, body, rows);
   for (const r of rows) known.add(projectId, r.fingerprint);
   return {

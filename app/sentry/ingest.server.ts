@@ -72,7 +72,7 @@ async function ingest(services: Services, request: Request, pathProject: string 
   });
   const rows = mapped.map((m) => {
     const [valid] = parseIngestBody(m.event);
-    const row = toEventRow(projectId!, valid, receivedAt);
+    const row = toEventRow(projectId!, valid, receivedAt, config.retentionDays);
     row.eventId = m.clientEventId ? m.eventId : null;
     // frames that are not Roblox script paths (Node, Python…) name their culprit by file
     row.culprit ??= m.culprit;
