@@ -77,6 +77,8 @@ export async function transaction<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>, op
     )
       .execute()
       .then((rows) => rows[0]);
+    // awaited below only when the callback got that far; its loss is the callback's loss too
+    identity.catch(() => {});
     const v = await fn(tx);
     await identity;
     if (state === "given up") throw new DeadlineError();
