@@ -8,6 +8,7 @@ import { isKnownAddress, pruneKnownAddresses, rememberAddress } from "../../db/l
 import type { Services } from "~/services.server";
 import { ApiError, readJson, unauthorized } from "~/http.server";
 import { dummyHash, verifyPassword } from "./passwords.server";
+import { deviceCookie, deviceTokenFor } from "./device-cookies.server";
 import { parseOr400 } from "./users.server";
 
 const Credentials = z.object({
@@ -29,18 +30,25 @@ class JsonStrategy<U> extends Strategy<U, { body: unknown; request: Request }> {
   }
 }
 
+/** A proven sign-in: the user, and the device cookie the browser keeps (see device-cookies.server.ts). */
+export type SignIn = { user: User; deviceCookie: string };
+
 /**
  * remix-auth with two strategies over the same check: "form" for the sign-in page, "json" for
  * POST /api/auth/login. Built per request because the check needs the client's address.
  */
-export function authenticator(services: Services, clientAddress: string): Authenticator<User> {
-  const check = (input: unknown) => checkCredentials(services, clientAddress, input);
-  return new Authenticator<User>()
-    .use(new FormStrategy<User>(({ form }) => check({ email: form.get("email") ?? undefined, password: form.get("password") ?? undefined })))
-    .use(new JsonStrategy<User>(services.config.maxBodyBytes, ({ body }) => check(body)));
+export function authenticator(services: Services, clientAddress: string): Authenticator<SignIn> {
+  const check = (request: Request, input: unknown) => checkCredentials(services, clientAddress, request, input);
+  return new Authenticator<SignIn>()
+    .use(
+      new FormStrategy<SignIn>(({ form, request }) =>
+        check(request, { email: form.get("email") ?? undefined, password: form.get("password") ?? undefined }),
+      ),
+    )
+    .use(new JsonStrategy<SignIn>(services.config.maxBodyBytes, ({ body, request }) => check(request, body)));
 }
 
-/** Failures a pair (email, address) may make before each further attempt must wait, doubling from 1 s. */
+/** Failures a pair (email, address) or a device may make before each further attempt must wait, doubling from 1 s. */
 const PACE_FREE = 3;
 const PACE_CAP_SECONDS = 300;
 
@@ -50,31 +58,38 @@ const tooMany = (retryAfter: number) =>
   });
 
 /**
- * Email + password, with failed attempts counted in PostgreSQL (shared by every instance):
- * - per (email, client address): after 3 failures each attempt must wait 1, 2, 4, 8… seconds after
- *   the last, and past LOGIN_MAX_FAILURES in the window attempts answer 429 until the window ends,
- *   even with the right password. This is what stops guessing from one place;
- * - per email, from every address together: LOGIN_EMAIL_MAX_FAILURES (a higher ceiling), so a
- *   distributed guess is bounded too. Attempts refused by the pair limit do not count here, and the
- *   ceiling does not apply at an address the user signed in from within SESSION_DAYS: an attacker
- *   elsewhere, even at many addresses, cannot lock the owner out of the places they use;
- * - per address, across emails: three times LOGIN_MAX_FAILURES (password spraying).
+ * Email + password, with failed attempts counted in PostgreSQL (shared by every instance), after
+ * OWASP's device-cookie scheme:
+ * - a browser carrying a valid device cookie for the account it tries (it proved the password
+ *   before) is limited on that cookie alone: after 3 failures each attempt must wait 1, 2, 4, 8…
+ *   seconds after the last, and past LOGIN_MAX_FAILURES in the window the cookie answers 429 until
+ *   the window ends. Nobody else's failures count there, so a lockout cannot be aimed at it;
+ * - any other attempt (an unknown device) is limited per (email, client address) the same way, per
+ *   email from every address together (LOGIN_EMAIL_MAX_FAILURES, a higher ceiling that bounds a
+ *   distributed guess; attempts refused by the pair limit do not count, and it does not apply at an
+ *   address the user signed in from within SESSION_DAYS), and per address across emails (three times
+ *   LOGIN_MAX_FAILURES: password spraying).
  * Every attempt is counted before the password is checked, so a burst of parallel guesses cannot
- * slip past a limit; a correct one clears its pair and takes its other counts back.
+ * slip past a limit; a correct one clears its own pacing, takes its other counts back and gets a
+ * fresh device cookie.
  */
-async function checkCredentials(services: Services, clientAddress: string, input: unknown): Promise<User> {
+async function checkCredentials(services: Services, clientAddress: string, request: Request, input: unknown): Promise<SignIn> {
   const { email, password } = parseOr400(Credentials, input);
   const { sql, config } = services;
   const window = config.loginWindowSeconds;
-  const pairKey = `login:pair:${email}|${clientAddress}`;
-  const pair = await pacedHit(sql, pairKey, window, PACE_FREE, Math.min(PACE_CAP_SECONDS, window));
-  if (!pair.allowed) throw tooMany(pair.retryAfterSeconds);
-  if (pair.count > config.loginMaxFailures) throw tooMany(secondsLeft(pair.windowStart, window));
-  const known = await isKnownAddress(sql, email, clientAddress, config.sessionDays);
-  const limits = [
-    ...(known ? [] : [{ key: `login:email:${email}`, max: config.loginEmailMaxFailures }]),
-    { key: `login:addr:${clientAddress}`, max: config.loginMaxFailures * 3 },
-  ];
+  const user = await findUserByEmail(sql, email);
+  const device = deviceTokenFor(request, config.appSecret, user?.id);
+  const paceKey = device ? `login:device:${device.nonce}` : `login:pair:${email}|${clientAddress}`;
+  const paced = await pacedHit(sql, paceKey, window, PACE_FREE, Math.min(PACE_CAP_SECONDS, window));
+  if (!paced.allowed) throw tooMany(paced.retryAfterSeconds);
+  if (paced.count > config.loginMaxFailures) throw tooMany(secondsLeft(paced.windowStart, window));
+  const known = !device && (await isKnownAddress(sql, email, clientAddress, config.sessionDays));
+  const limits = device
+    ? []
+    : [
+        ...(known ? [] : [{ key: `login:email:${email}`, max: config.loginEmailMaxFailures }]),
+        { key: `login:addr:${clientAddress}`, max: config.loginMaxFailures * 3 },
+      ];
   const hits = await Promise.all(limits.map((l) => hit(sql, l.key, window)));
   if (Math.random() < 0.01) {
     pruneRateLimits(sql, Math.max(86_400, window)).catch(() => {});
@@ -82,15 +97,17 @@ async function checkCredentials(services: Services, clientAddress: string, input
   }
   const blocked = hits.filter((h, i) => h.count > limits[i].max);
   if (blocked.length > 0) throw tooMany(Math.max(...blocked.map((h) => h.retryAfterSeconds)));
-  const user = await findUserByEmail(sql, email);
   const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
   if (!user || !ok) throw unauthorized("The email or password is wrong.");
   await Promise.all([
-    clearRateLimit(sql, pairKey),
+    clearRateLimit(sql, paceKey),
     rememberAddress(sql, user.id, clientAddress),
     ...hits.map((h, i) => unhit(sql, limits[i].key, h.windowStart)),
   ]);
-  return { id: user.id, email: user.email, created_at: user.created_at, must_change_password: user.must_change_password };
+  return {
+    user: { id: user.id, email: user.email, created_at: user.created_at, must_change_password: user.must_change_password },
+    deviceCookie: deviceCookie(request, config.appSecret, user.id),
+  };
 }
 
 const secondsLeft = (windowStart: Date, windowSeconds: number) =>

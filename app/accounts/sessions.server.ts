@@ -14,17 +14,20 @@ export const SESSION_COOKIE = "rm_session";
 
 const hashToken = (token: string) => createHash("sha256").update(token).digest();
 
-export function sessionToken(request: Request): string | undefined {
+/** The value of the request's first cookie with this name. */
+export function readCookie(request: Request, name: string): string | undefined {
   const header = request.headers.get("cookie");
   if (!header) return undefined;
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
-      const v = part.slice(eq + 1).trim();
-      return /^[A-Za-z0-9_-]{20,100}$/.test(v) ? v : undefined;
-    }
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
+}
+
+export function sessionToken(request: Request): string | undefined {
+  const v = readCookie(request, SESSION_COOKIE);
+  return v !== undefined && /^[A-Za-z0-9_-]{20,100}$/.test(v) ? v : undefined;
 }
 
 /** Secure when the browser talks https to us, directly or through a trusted proxy that says so (TRUST_PROXY). */

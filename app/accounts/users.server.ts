@@ -5,7 +5,7 @@ import { findUserByEmail, getPasswordHash, hasUsers, insertFirstUser, insertUser
 import { deleteOtherSessions } from "../../db/sessions.js";
 import { conflict, invalidPayload, issuePath, notFound, ApiError } from "~/http.server";
 import { hashPassword, verifyPassword } from "./passwords.server";
-import { isCommonPassword } from "./common-passwords.server";
+import { passwordProblem } from "./password-rule.server";
 import { assertStorableText } from "~/text.server";
 
 export const emailSchema = z
@@ -14,15 +14,16 @@ export const emailSchema = z
   .toLowerCase()
   .max(320, "must be at most 320 characters")
   .regex(/^[^\s@]+@[^\s@]+$/, "must be an email address");
-/** A password someone chooses: long enough, not only spaces, not one of the 10,000 most common. */
-export const newPasswordSchema = z
-  .string({ error: "is required" })
-  .min(8, "must be at least 8 characters")
-  .max(1024, "must be at most 1024 characters")
-  .refine((p) => p.trim().length > 0, "must not be only spaces")
-  .refine((p) => !isCommonPassword(p), "is one of the most common passwords; choose another");
+/** A password someone chooses: a string here, judged by `assertPasswordAllowed` once the account's email is known. */
+const chosenPassword = z.string({ error: "is required" });
 
-const NewUser = z.object({ email: emailSchema, password: newPasswordSchema });
+const NewUser = z.object({ email: emailSchema, password: chosenPassword });
+
+/** 400 naming the field and saying why, when the one password rule (password-rule.server.ts) refuses it. */
+export function assertPasswordAllowed(password: string, email: string, field = "password"): void {
+  const why = passwordProblem(password, { email });
+  if (why) throw invalidPayload(`The request body is invalid: ${field} ${why}.`, [{ path: field, message: why }]);
+}
 
 /** zod input -> value, or the 400 with details naming each bad field (text PostgreSQL cannot store included). */
 export function parseOr400<T extends z.ZodType>(schema: T, input: unknown, what = "The request body"): z.output<T> {
@@ -41,6 +42,7 @@ export const toPublicUser = (u: User) => ({ id: u.id, email: u.email, created_at
 /** A new account (CLI, or an owner adding a teammate); 409 when the email is taken. */
 export async function createUser(sql: Sql, input: unknown): Promise<User> {
   const { email, password } = parseOr400(NewUser, input);
+  assertPasswordAllowed(password, email);
   const user = await insertUser(sql, email, await hashPassword(password));
   if (!user) throw conflict(`An account with the email ${email} already exists.`);
   return user;
@@ -51,20 +53,23 @@ export const setupNeeded = async (sql: Sql) => !(await hasUsers(sql));
 /** The first account, from the setup page; 409 once any account exists. */
 export async function createFirstUser(sql: Sql, input: unknown): Promise<User> {
   const { email, password } = parseOr400(NewUser, input);
+  assertPasswordAllowed(password, email);
   if (!(await setupNeeded(sql))) throw conflict("Setup is already done; sign in instead.");
   const user = await insertFirstUser(sql, email, await hashPassword(password));
   if (!user) throw conflict("Setup is already done; sign in instead.");
   return user;
 }
 
-const PasswordChange = z.object({ current_password: z.string({ error: "is required" }).max(1024), new_password: newPasswordSchema });
+const PasswordChange = z.object({ current_password: z.string({ error: "is required" }).max(1024), new_password: chosenPassword });
 
 /**
  * Changes the user's password after checking the current one; every other session is signed out.
  * The new one must differ from the current one, so a temporary password cannot be "changed" to itself.
  */
-export async function changePassword(sql: Sql, userId: string, keepSession: Buffer | null, input: unknown): Promise<void> {
+export async function changePassword(sql: Sql, user: Pick<User, "id" | "email">, keepSession: Buffer | null, input: unknown): Promise<void> {
   const { current_password, new_password } = parseOr400(PasswordChange, input);
+  assertPasswordAllowed(new_password, user.email, "new_password");
+  const userId = user.id;
   const stored = await getPasswordHash(sql, userId);
   if (!stored || !(await verifyPassword(current_password, stored))) {
     throw new ApiError(403, "forbidden", "The current password is wrong.");
@@ -83,9 +88,10 @@ export async function changePassword(sql: Sql, userId: string, keepSession: Buff
  * sign-in; every session of the user is signed out. Generated unless given.
  */
 export async function resetPassword(sql: Sql, email: string, password?: string): Promise<{ user: User; temporaryPassword: string }> {
-  const temporaryPassword = password === undefined ? generatedPassword() : parseOr400(z.object({ password: newPasswordSchema }), { password }).password;
   const user = await findUserByEmail(sql, email);
   if (!user) throw notFound(`No account with the email ${email.trim().toLowerCase()}.`);
+  if (password !== undefined) assertPasswordAllowed(password, user.email);
+  const temporaryPassword = password ?? generatedPassword();
   await updatePasswordHash(sql, user.id, await hashPassword(temporaryPassword), true);
   await deleteOtherSessions(sql, user.id, null);
   return { user: { id: user.id, email: user.email, created_at: user.created_at, must_change_password: true }, temporaryPassword };

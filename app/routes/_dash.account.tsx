@@ -31,7 +31,7 @@ export const action = async ({ request, context }: ActionFunctionArgs) => {
   }
   return pageAct("password", async () => {
     const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
-    await changePassword(context.services.sql, user.id, currentTokenHash(request), formObject(await request.formData()));
+    await changePassword(context.services.sql, user, currentTokenHash(request), formObject(await request.formData()));
     // a forced change done: on to the dashboard it was blocking
     if (user.must_change_password) throw redirect("/projects");
     return { ok: true as const, intent: "password", message: "Password changed; your other sessions were signed out." };

@@ -5,16 +5,21 @@ import { authenticator } from "~/accounts/login.server";
 import { startSession } from "~/accounts/sessions.server";
 import { toPublicUser } from "~/accounts/users.server";
 
-/** POST {email, password}: sets the session cookie and answers {user}. 401 wrong, 429 too many failures. */
+/**
+ * POST {email, password}: sets the session cookie and the device cookie (which keeps this client
+ * out of lockouts others cause) and answers {user}. 401 wrong, 429 too many failures.
+ */
 export const action = ({ request, context }: ActionFunctionArgs) =>
   handle(async () => {
     if (request.method !== "POST") throw methodNotAllowed(["POST"]);
     const { services, clientAddress } = context;
     // a forged cross-site login would sign the victim into the attacker's account
     assertJsonMutation(request, services.config.publicUrl);
-    const user = await authenticator(services, clientAddress).authenticate("json", request);
-    const cookie = await startSession(services, request, user.id);
-    return json({ user: toPublicUser(user) }, { headers: { "Set-Cookie": cookie } });
+    const { user, deviceCookie } = await authenticator(services, clientAddress).authenticate("json", request);
+    const headers = new Headers();
+    headers.append("Set-Cookie", await startSession(services, request, user.id));
+    headers.append("Set-Cookie", deviceCookie);
+    return json({ user: toPublicUser(user) }, { headers });
   });
 
 export const loader = () => handle(async () => { throw methodNotAllowed(["POST"]); });

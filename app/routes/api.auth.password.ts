@@ -6,7 +6,7 @@ import { teamRoute } from "~/team/api.server";
 /** POST {current_password, new_password}: other sessions of the user are signed out. */
 const route = teamRoute({
   POST: async ({ services, user, request, body }) => {
-    await changePassword(services.sql, user.id, currentTokenHash(request), await body());
+    await changePassword(services.sql, user, currentTokenHash(request), await body());
     return json({ changed: true });
   },
 }, { beforePasswordChange: true });

@@ -21,9 +21,12 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
   pageAct("login", async () => {
     const { services, clientAddress } = context;
     assertSameOrigin(request, services.config.publicUrl);
-    const user = await authenticator(services, clientAddress).authenticate("form", request);
+    const { user, deviceCookie } = await authenticator(services, clientAddress).authenticate("form", request);
     const next = safeNext(new URL(request.url).searchParams.get("next"));
-    throw redirect(next, { headers: { "Set-Cookie": await startSession(services, request, user.id) } });
+    const headers = new Headers();
+    headers.append("Set-Cookie", await startSession(services, request, user.id));
+    headers.append("Set-Cookie", deviceCookie);
+    throw redirect(next, { headers });
   });
 
 export default function Login() {

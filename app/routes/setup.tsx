@@ -2,6 +2,7 @@ import { redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFu
 import { Form, useActionData } from "@remix-run/react";
 import { assertSameOrigin } from "~/accounts/csrf.server";
 import { startSession } from "~/accounts/sessions.server";
+import { deviceCookie } from "~/accounts/device-cookies.server";
 import { createFirstUser, setupNeeded } from "~/accounts/users.server";
 import { formObject, pageAct } from "~/dashboard/page.server";
 import { ActionMessage, Submit } from "~/components/ui";
@@ -21,7 +22,11 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     const form = formObject(await request.formData());
     if (form.password !== form.confirm) return { ok: false as const, error: "The two passwords differ.", intent: "setup" };
     const user = await createFirstUser(services.sql, { email: form.email, password: form.password });
-    throw redirect("/projects/new", { headers: { "Set-Cookie": await startSession(services, request, user.id) } });
+    // the browser that chose the password has proved it: it gets the device cookie a sign-in gives
+    const headers = new Headers();
+    headers.append("Set-Cookie", await startSession(services, request, user.id));
+    headers.append("Set-Cookie", deviceCookie(request, services.config.appSecret, user.id));
+    throw redirect("/projects/new", { headers });
   });
 
 export default function Setup() {

@@ -60,6 +60,71 @@ describe("new passwords", () => {
   });
 });
 
+describe("repetitive, sequential and context passwords (NIST SP 800-63B), the same rule at every entry point", () => {
+  const repetitive = /repeats or runs through one character sequence/;
+  const contextual = /product's name or your own email/;
+
+  it("a password change through the Team API refuses them with a 400 that says why, and changes nothing", async () => {
+    const u = await makeUser(app.sql, `mira.stone-${addr}@pixelforge.example`);
+    const cookie = await login(app, u.email, PASSWORD, fresh());
+    for (const [password, why] of [
+      ["aaaaaaaa", repetitive],
+      ["abcdefgh", repetitive],
+      ["87654321", repetitive],
+      ["poiuytre", repetitive],
+      ["Roblox Monitor", contextual],
+      ["robloxmonitor2024", contextual],
+      ["MiraStone1990", contextual],
+      [u.email, contextual],
+    ] as const) {
+      const r = await call(app, "POST", "/api/auth/password", { cookie, body: { current_password: PASSWORD, new_password: password } });
+      expect(r.status, password).toBe(400);
+      expect(r.body).toMatchObject({ error: "invalid_payload", message: expect.stringMatching(why), details: [{ path: "new_password", message: expect.stringMatching(why) }] });
+    }
+    await login(app, u.email, PASSWORD, fresh());
+  });
+
+  it("the Account page form refuses them and shows why", async () => {
+    const u = await makeUser(app.sql);
+    const cookie = await login(app, u.email, PASSWORD, fresh());
+    const res = await app.request("/account", {
+      method: "POST",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded", origin: app.url },
+      body: new URLSearchParams({ current_password: PASSWORD, new_password: "aaaaaaaa" }).toString(),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(repetitive);
+    await login(app, u.email, PASSWORD, fresh());
+  });
+
+  it("the first-run setup page refuses them and creates nothing", async () => {
+    const empty = await startTestApp();
+    try {
+      const setup = (email: string, password: string) =>
+        empty.request("/setup", {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", origin: empty.url },
+          body: new URLSearchParams({ email, password, confirm: password }).toString(),
+          redirect: "manual",
+        });
+      for (const [email, password, why] of [
+        ["first@example.test", "abcdefgh", repetitive],
+        ["first@example.test", "zyxwvuts", repetitive],
+        ["first@example.test", "roblox monitor", contextual],
+        ["theo.park@studio.test", "theopark!!", contextual],
+      ] as const) {
+        const r = await setup(email, password);
+        expect(r.status, password).toBe(400);
+        expect(await r.text()).toMatch(why);
+      }
+      expect((await empty.sql`select count(*)::int as n from users`)[0].n).toBe(0);
+    } finally {
+      await empty.close();
+    }
+  });
+});
+
 describe("temporary passwords", () => {
   it("a teammate added by email must choose their own password before anything else", async () => {
     const owner = await makeUser(app.sql);

@@ -63,6 +63,20 @@ describe("CLI: user:create and project:create --owner", () => {
     expect(n).toBe(0);
   });
 
+  it("refuses repetitive, sequential and context passwords with a message that says why, and creates nothing", async () => {
+    for (const [email, password, why] of [
+      ["seq@studio.test", "abcdefgh", /repeats or runs through one character sequence/],
+      ["seq@studio.test", "aaaaaaaa", /repeats or runs through one character sequence/],
+      ["nina.berg@studio.test", "ninaberg99", /product's name or your own email/],
+      ["seq@studio.test", "robloxmonitor", /product's name or your own email/],
+    ] as const) {
+      const r = await cli("user:create", "--email", email, "--password", password);
+      expect(r, password).toMatchObject({ code: 2, out: { error: "usage", message: expect.stringMatching(why) } });
+    }
+    const [{ n }] = await app.sql`select count(*)::int as n from users where email in ('seq@studio.test', 'nina.berg@studio.test')`;
+    expect(n).toBe(0);
+  });
+
   it("still creates an ownerless project without --owner", async () => {
     const project = await cli("project:create", "--name", "No Owner Yet");
     expect(project.code).toBe(0);
@@ -93,6 +107,10 @@ describe("CLI: user:password (an operator's reset)", () => {
     await cli("user:create", "--email", "chosen@studio.test", "--password", "long enough password");
     const weak = await cli("user:password", "--email", "chosen@studio.test", "--password", "password1");
     expect(weak).toMatchObject({ code: 2, out: { error: "usage", message: expect.stringContaining("most common") } });
+    const sequential = await cli("user:password", "--email", "chosen@studio.test", "--password", "mnopqrstuvw");
+    expect(sequential).toMatchObject({ code: 2, out: { error: "usage", message: expect.stringContaining("repeats or runs through") } });
+    const own = await cli("user:password", "--email", "chosen@studio.test", "--password", "chosen@studio.test");
+    expect(own).toMatchObject({ code: 2, out: { error: "usage", message: expect.stringContaining("your own email") } });
     const ok = await cli("user:password", "--email", "chosen@studio.test", "--password", "handed over by phone");
     expect(ok).toMatchObject({ code: 0, out: { temporary_password: "handed over by phone" } });
     const unknown = await cli("user:password", "--email", "ghost@studio.test");
