@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { invalidPayload, issuePath } from "~/http.server";
 
 /**
@@ -72,3 +73,17 @@ export function assertStorableText(input: unknown, what = "The request body"): v
     throw invalidPayload(`${what} is invalid: ${where} ${message}.`, [{ path: where, message }]);
   }
 }
+
+/** The first and last instants of years 0001 to 9999 (UTC): what PostgreSQL's timestamptz and an ISO string with a 4-digit year both hold. */
+const FIRST_INSTANT = Date.parse("0001-01-01T00:00:00.000Z");
+const LAST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * An ISO 8601 date-time with a zone, within years 0001 to 9999 once in UTC. Year 0000 (and
+ * `0001-01-01T00:00:00+01:00`, which is still year 0) is no year PostgreSQL stores: a 400, not a 500.
+ */
+export const isoDateTime = (error = "must be an ISO 8601 date-time with a zone") =>
+  z.iso.datetime({ offset: true, error }).refine((s) => {
+    const ms = Date.parse(s);
+    return ms >= FIRST_INSTANT && ms <= LAST_INSTANT;
+  }, "must be between the years 0001 and 9999");

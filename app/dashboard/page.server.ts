@@ -38,6 +38,6 @@ export function formObject(form: FormData, arrays: string[] = []): Record<string
   return out;
 }
 
-/** A `next` target that stays on this site. */
+/** A `next` target that stays on this site (and that a Location header can carry: no control characters). */
 export const safeNext = (next: string | null | undefined, fallback = "/projects") =>
-  next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : fallback;
+  next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") && !/[\u0000-\u001f\u007f]/.test(next) ? next : fallback;

@@ -1,4 +1,5 @@
 import { invalidQuery } from "~/http.server";
+import { isStorable } from "~/text.server";
 import type { EventFilter, GroupFilter, GroupSort } from "../../db/errors.js";
 import type { Timeframe } from "../../db/stats.js";
 
@@ -10,6 +11,31 @@ const TIMEFRAMES = new Set(["1h", "24h", "7d", "30d"]);
 export function fail(param: string, message: string): never {
   throw invalidQuery(`${param} ${message}.`, [{ path: param, message }]);
 }
+
+const UNSTORABLE = "must not contain NUL characters";
+
+/**
+ * A query string whose every read refuses text PostgreSQL cannot hold. A NUL (`%00`) can match
+ * nothing stored and PostgreSQL refuses it in a query; refused where it is read, it is a 400 naming
+ * the parameter on every route, whatever the route then does with the value. (Invalid UTF-8 such as
+ * `%ED%A0%80` decodes to U+FFFD, so no lone surrogate gets this far.)
+ */
+class CheckedQuery extends URLSearchParams {
+  override get(name: string): string | null {
+    const v = super.get(name);
+    if (v !== null && !isStorable(v)) fail(name, UNSTORABLE);
+    return v;
+  }
+
+  override getAll(name: string): string[] {
+    const vs = super.getAll(name);
+    if (!vs.every(isStorable)) fail(name, UNSTORABLE);
+    return vs;
+  }
+}
+
+/** The one way routes read their query string. */
+export const queryOf = (request: Request): URLSearchParams => new CheckedQuery(new URL(request.url).search);
 
 export function integer(q: URLSearchParams, name: string, def: number, min: number, max = Infinity): number {
   const raw = q.get(name);
@@ -28,7 +54,7 @@ export function integer(q: URLSearchParams, name: string, def: number, min: numb
 export function text(q: URLSearchParams, name: string): string | undefined {
   const raw = q.get(name);
   if (!raw) return undefined;
-  if (raw.includes("\u0000")) fail(name, "must not contain NUL characters");
+  if (!isStorable(raw)) fail(name, UNSTORABLE);
   return raw;
 }
 
@@ -71,7 +97,7 @@ export function parseListParams(q: URLSearchParams): ListParams {
     const status = oneOf(q, "status", STATUSES);
     const sort = (oneOf(q, "sort", SORTS) ?? "last_seen") as GroupSort;
     const regressed = oneOf(q, "regressed", new Set(["true", "false", "1", "0"]), (s) => s.toLowerCase());
-    const newInVersion = q.get("new_in_version") || undefined;
+    const newInVersion = text(q, "new_in_version");
     return {
       grouped,
       filter: { level, status, search, environment, regressed: regressed === "true" || regressed === "1", newInVersion, sort, limit, offset },

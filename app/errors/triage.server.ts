@@ -3,7 +3,7 @@ import { getGroup, groupEventPage, groupTagBreakdown, listEvents, listTraces } f
 import { findPlayers, getPlayer, groupPlayers, playerGroups } from "../../db/players.js";
 import { groupEnvironments, groupVersions, listReleases } from "../../db/versions.js";
 import { notFound } from "~/http.server";
-import { asUuid, fail, integer } from "./params.server";
+import { asUuid, fail, integer, text } from "./params.server";
 
 /** The reads behind releases, players, event paging, tag breakdowns and trace lists (API and dashboard). */
 
@@ -72,7 +72,7 @@ export async function releases(sql: Sql, projectId: string, q: URLSearchParams) 
 }
 
 export async function players(sql: Sql, projectId: string, q: URLSearchParams) {
-  const search = (q.get("search") ?? "").trim();
+  const search = (text(q, "search") ?? "").trim();
   if (search.length > 256) fail("search", "must be at most 256 characters");
   const limit = Math.min(100, integer(q, "limit", 50, 1));
   const data = await findPlayers(sql, projectId, search, limit);

@@ -11,12 +11,13 @@ import { LevelBadge, StatusBadge } from "~/components/ui";
 import { Onboarding } from "~/components/onboarding";
 import { onboardingData } from "~/sdk/onboarding.server";
 import { useRef } from "react";
+import { queryOf } from "~/errors/params.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(async () => {
     // overviewData checks the project's access first
-    const overview = await overviewData(context.services.sql, user, params.projectId, new URL(request.url).searchParams);
+    const overview = await overviewData(context.services.sql, user, params.projectId, queryOf(request));
     const base = baseUrl(context.services, request);
     return {
       ...overview,

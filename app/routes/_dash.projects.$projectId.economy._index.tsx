@@ -16,12 +16,13 @@ function AmountCard({ value, label, testId }: { value: string | null; label: str
   );
 }
 import { economyOverview, economyPage } from "~/economy/views.server";
+import { queryOf } from "~/errors/params.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return economyPage(() => economyOverview(context.services.sql, context.services.config, user, params.projectId, new URL(request.url).searchParams));
+  return economyPage(() => economyOverview(context.services.sql, context.services.config, user, params.projectId, queryOf(request)));
 };
 
 type PlayerRow = { user_id: string; username: string | null; display_name: string | null; display_names: string[]; cash: string; bank: string; dark_coin: string; total: string };

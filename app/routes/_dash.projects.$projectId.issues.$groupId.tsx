@@ -11,13 +11,14 @@ import { BarChart } from "~/components/bar-chart";
 import { num } from "~/components/format";
 import { Ago, At } from "~/components/time";
 import { ActionMessage, dayLabels, EventList, LevelBadge, RegressedBadge, StatusBadge, Submit, useResetOnSuccess } from "~/components/ui";
+import { queryOf } from "~/errors/params.server";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.group.message.slice(0, 60) ?? "Issue"} · Roblox Monitor` }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(async () => ({
-    ...(await issueData(context.services.sql, user, params.projectId, params.groupId, new URL(request.url).searchParams)),
+    ...(await issueData(context.services.sql, user, params.projectId, params.groupId, queryOf(request))),
     ...(await mergedInto(context.services.sql, user, params.projectId, params.groupId)),
     now: new Date(),
   }));

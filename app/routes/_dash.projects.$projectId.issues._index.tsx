@@ -8,11 +8,12 @@ import { num } from "~/components/format";
 import { Ago } from "~/components/time";
 import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit } from "~/components/ui";
 import { mergeIssues } from "~/team/merge.server";
+import { queryOf } from "~/errors/params.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(async () => ({
-    ...(await issuesData(context.services.sql, user, params.projectId, new URL(request.url).searchParams)),
+    ...(await issuesData(context.services.sql, user, params.projectId, queryOf(request))),
     now: new Date(),
   }));
 };

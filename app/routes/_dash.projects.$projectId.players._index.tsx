@@ -5,12 +5,13 @@ import { playersData } from "~/dashboard/views.server";
 import { pageLoad } from "~/dashboard/page.server";
 import { num } from "~/components/format";
 import { Ago } from "~/components/time";
+import { queryOf } from "~/errors/params.server";
 
 export const meta: MetaFunction = () => [{ title: "Players · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(async () => ({ ...(await playersData(context.services.sql, user, params.projectId, new URL(request.url).searchParams)), now: new Date() }));
+  return pageLoad(async () => ({ ...(await playersData(context.services.sql, user, params.projectId, queryOf(request))), now: new Date() }));
 };
 
 /** Look up a player by user id or name: the players who ran into errors, most recent first. */

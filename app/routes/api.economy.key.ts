@@ -3,6 +3,7 @@ import { economyAccess } from "~/economy/access.server";
 import { deleteKey, keyStatus, putKey } from "~/economy/sync.server";
 import { handle, json, methodNotAllowed, readJson } from "~/http.server";
 import { MANAGERS } from "~/team/access.server";
+import { queryOf } from "~/errors/params.server";
 
 const access = { allowed: MANAGERS, internal: false, action: "manage the Open Cloud key" } as const;
 
@@ -10,7 +11,7 @@ const access = { allowed: MANAGERS, internal: false, action: "manage the Open Cl
 export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
     const { services } = context;
-    const projectId = await economyAccess(services, request, () => new URL(request.url).searchParams.get("project_id"), access);
+    const projectId = await economyAccess(services, request, () => queryOf(request).get("project_id"), access);
     return json(await keyStatus(services, projectId));
   });
 
@@ -27,7 +28,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
       return json(await putKey(services, projectId, body));
     }
     if (request.method === "DELETE") {
-      const projectId = await economyAccess(services, request, () => new URL(request.url).searchParams.get("project_id"), access);
+      const projectId = await economyAccess(services, request, () => queryOf(request).get("project_id"), access);
       return json(await deleteKey(services, projectId));
     }
     throw methodNotAllowed(["GET", "PUT", "DELETE"]);

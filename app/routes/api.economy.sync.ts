@@ -3,12 +3,13 @@ import { economyAccess } from "~/economy/access.server";
 import { startSync, syncStatus } from "~/economy/sync.server";
 import { handle, json, methodNotAllowed, readJson } from "~/http.server";
 import { EVERYONE, MANAGERS } from "~/team/access.server";
+import { queryOf } from "~/errors/params.server";
 
 /** GET ?project_id=: the scan's progress (any member, or x-internal-key). */
 export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
     const { services } = context;
-    const projectId = await economyAccess(services, request, () => new URL(request.url).searchParams.get("project_id"), {
+    const projectId = await economyAccess(services, request, () => queryOf(request).get("project_id"), {
       allowed: EVERYONE,
       internal: true,
       action: "see the scan",

@@ -2,12 +2,13 @@ import type { LoaderFunctionArgs } from "@remix-run/node";
 import { listAnomalies } from "../../db/economy.js";
 import { parseAnomalyParams } from "~/economy/params.server";
 import { getOnly, handle, json } from "~/http.server";
+import { queryOf } from "~/errors/params.server";
 
 export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
     const { sql, apiKeys, config } = context.services;
     const { projectId } = await apiKeys.projectFor(request);
-    const filter = parseAnomalyParams(new URL(request.url).searchParams, {
+    const filter = parseAnomalyParams(queryOf(request), {
       factor: config.economyAnomalyFactor,
       minAmount: config.economyAnomalyMinAmount,
     });

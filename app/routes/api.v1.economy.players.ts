@@ -2,12 +2,13 @@ import type { LoaderFunctionArgs } from "@remix-run/node";
 import { listPlayers } from "../../db/economy.js";
 import { parsePlayerParams } from "~/economy/params.server";
 import { getOnly, handle, json } from "~/http.server";
+import { queryOf } from "~/errors/params.server";
 
 export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
     const { sql, apiKeys } = context.services;
     const { projectId } = await apiKeys.projectFor(request);
-    const filter = parsePlayerParams(new URL(request.url).searchParams);
+    const filter = parsePlayerParams(queryOf(request));
     const { data, total } = await listPlayers(sql, projectId, filter);
     return json({ data, total, limit: filter.limit, offset: filter.offset, sort: filter.sort, order: filter.order });
   });

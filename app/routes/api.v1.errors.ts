@@ -1,13 +1,13 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { listEvents, listGroups } from "../../db/errors.js";
-import { parseListParams } from "~/errors/params.server";
+import { parseListParams, queryOf } from "~/errors/params.server";
 import { getOnly, handle, json } from "~/http.server";
 
 export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
     const { sql, apiKeys } = context.services;
     const { projectId } = await apiKeys.projectFor(request);
-    const params = parseListParams(new URL(request.url).searchParams);
+    const params = parseListParams(queryOf(request));
     const result = params.grouped ? await listGroups(sql, projectId, params.filter) : await listEvents(sql, projectId, params.filter);
     const { data, total } = result;
     // a raw search reads the newest events only (see RAW_SEARCH_WINDOW); say so when older ones were left out

@@ -4,15 +4,17 @@ import { assertSameOrigin } from "~/accounts/csrf.server";
 import { authenticator } from "~/accounts/login.server";
 import { currentUser, startSession } from "~/accounts/sessions.server";
 import { setupNeeded } from "~/accounts/users.server";
-import { pageAct, safeNext } from "~/dashboard/page.server";
+import { pageAct, pageLoad, safeNext } from "~/dashboard/page.server";
 import { ActionMessage, Submit } from "~/components/ui";
+import { queryOf } from "~/errors/params.server";
 
 export const meta: MetaFunction = () => [{ title: "Sign in · Roblox Monitor" }];
 
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   const { services } = context;
   if (await setupNeeded(services.sql)) throw redirect("/setup");
-  if (await currentUser(services, request)) throw redirect(safeNext(new URL(request.url).searchParams.get("next")));
+  const next = await pageLoad(async () => safeNext(queryOf(request).get("next")));
+  if (await currentUser(services, request)) throw redirect(next);
   return null;
 };
 
@@ -21,8 +23,8 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
   pageAct("login", async () => {
     const { services, clientAddress } = context;
     assertSameOrigin(request, services.config.publicUrl);
+    const next = safeNext(queryOf(request).get("next"));
     const { user, deviceCookie } = await authenticator(services, clientAddress).authenticate("form", request);
-    const next = safeNext(new URL(request.url).searchParams.get("next"));
     const headers = new Headers();
     headers.append("Set-Cookie", await startSession(services, request, user.id));
     headers.append("Set-Cookie", deviceCookie);

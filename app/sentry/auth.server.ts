@@ -1,8 +1,10 @@
 import type { Sql } from "../../db/client.js";
 import { findActiveDsnKey, projectDsnId, touchDsnKey } from "../../db/sentry.js";
 import type { ApiKeyAuth } from "~/auth/api-keys.server";
-import { ApiError, unauthorized } from "~/http.server";
+import { ApiError, invalidPayload, unauthorized } from "~/http.server";
+import { isStorable } from "~/text.server";
 import { apiKeyEvents } from "../../db/key-events.js";
+import { queryOf } from "~/errors/params.server";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -18,19 +20,22 @@ export function parseSentryAuth(header: string | null): Record<string, string> {
   return out;
 }
 
-/** The public key of a DSN (`https://<key>@host/<project>`), if it is one. */
+/** The public key of a DSN (`https://<key>@host/<project>`), if it is one; a key no key could be (`%00`) is a 400. */
 export function keyFromDsn(dsn: unknown): string | undefined {
   if (typeof dsn !== "string") return undefined;
+  let key: string;
   try {
-    return decodeURIComponent(new URL(dsn).username) || undefined;
+    key = decodeURIComponent(new URL(dsn).username);
   } catch {
     return undefined;
   }
+  if (!isStorable(key)) throw invalidPayload("The envelope header's dsn is invalid: its key must not contain NUL characters.");
+  return key || undefined;
 }
 
 /** The key a request carries before its body is read: `sentry_key` in the query, then `X-Sentry-Auth`. */
 export function keyFromRequest(request: Request): string | undefined {
-  const q = new URL(request.url).searchParams.get("sentry_key")?.trim();
+  const q = queryOf(request).get("sentry_key")?.trim();
   if (q) return q;
   return parseSentryAuth(request.headers.get("x-sentry-auth")).sentry_key || undefined;
 }
@@ -99,6 +104,8 @@ export class SentryKeyAuth {
     if (!key) {
       throw unauthorized("No Sentry key: send `sentry_key` in the query string or the X-Sentry-Auth header, or a `dsn` in the envelope header.");
     }
+    // keys are printable ASCII; anything else is looked up nowhere (PostgreSQL refuses a NUL in a query)
+    if (!/^[\x21-\x7e]{1,200}$/.test(key)) throw unauthorized("The Sentry key is not valid or has been revoked.");
     let projectId: string;
     let dsnId: string | undefined;
     if (key.startsWith("rbx_")) {

@@ -26,3 +26,36 @@ export function scrubber(known: Known): (text: string) => string {
     return out;
   };
 }
+
+/**
+ * Words that make a tag's key say who (`player`, `user_id`, `User.Email`, `displayName`, Sentry's
+ * `user.*`): compared lowercase with `-`, `_`, `.` and spaces removed.
+ */
+const WHO_KEYS = new Set([
+  "id", "uid", "name", "username", "userid", "displayname", "nickname", "nick", "email", "ip", "ipaddress",
+  "playerid", "playername", "robloxid", "robloxuserid", "charactername", "firstname", "lastname", "fullname",
+]);
+const WHO_PREFIX = /^(?:user|player|plr)(?:[-_.\s]|$)/;
+const WHO_SUFFIX = /(?:user|player|plr)(?:id|name)$/;
+
+/** Whether a tag or context key names a player or user. */
+export function isPersonalKey(key: string): boolean {
+  const k = key.trim().toLowerCase();
+  const joined = k.replace(/[-_.\s]+/g, "");
+  return WHO_PREFIX.test(k) || WHO_KEYS.has(joined) || WHO_SUFFIX.test(joined) || /^(?:user|player|plr)s?$/.test(joined);
+}
+
+/**
+ * The tags a share view shows (`key:value`, `key=value` or a bare value): none whose key names a
+ * player or user, none whose text holds a known name or id or anything the scrubber would replace.
+ * Removed rather than scrubbed: a tag is a fact about one event, and a half-blanked one tells nothing.
+ */
+export function shareTags(tags: string[] | null, scrub: (text: string) => string): string[] | null {
+  if (!tags) return null;
+  const kept = tags.filter((tag) => {
+    const cut = tag.search(/[:=]/);
+    if (cut > 0 && isPersonalKey(tag.slice(0, cut))) return false;
+    return scrub(tag) === tag;
+  });
+  return kept.length ? kept : null;
+}

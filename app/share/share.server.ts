@@ -8,7 +8,7 @@ import { parseOr400 } from "~/accounts/users.server";
 import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
 import type { EventRow, GroupRow } from "~/dashboard/views.server";
-import { scrubber, type Known } from "./scrub.server";
+import { scrubber, shareTags, type Known } from "./scrub.server";
 
 /** One answer for unknown, revoked and expired tokens, so a token's history cannot be probed. */
 const gone = () => notFound("This share link does not exist, was revoked or has expired.");
@@ -49,14 +49,14 @@ const publicGroup = (g: Record<string, unknown>, scrub: (text: string) => string
   first_seen: g.first_seen as Date,
   last_seen: g.last_seen as Date,
   culprit: g.culprit === null ? null : scrub(g.culprit as string),
-  environment: g.environment as string,
+  environment: scrub(g.environment as string),
   resolved_at: g.resolved_at as Date | null,
 });
 
 /**
  * An event as a share view shows it: without who it happened to (user id, player name), without
- * what could lead back to them (free-form context, server job id, trace id), and with names and ids
- * scrubbed out of its text.
+ * what could lead back to them (free-form context, server job id, trace id), with names and ids
+ * scrubbed out of its text and the tags that name someone left out.
  */
 export type SharedEvent = Omit<EventRow, "user_id" | "player_name" | "group_id" | "context" | "job_id" | "trace_id">;
 
@@ -65,12 +65,31 @@ const publicEvent = (
   scrub: (text: string) => string,
 ) => {
   const shown = e as SharedEvent;
-  return { ...shown, message: scrub(shown.message), stack_trace: shown.stack_trace === null ? null : scrub(shown.stack_trace) };
+  return {
+    ...shown,
+    message: scrub(shown.message),
+    stack_trace: shown.stack_trace === null ? null : scrub(shown.stack_trace),
+    environment: scrub(shown.environment),
+    game_version: shown.game_version === null ? null : scrub(shown.game_version),
+    tags: shareTags(shown.tags, scrub),
+  };
 };
 
-/** Everyone the group's oldest and newest events name, so their names and ids are scrubbed wherever they appear. */
+type Identity = { player_name: string | null; user_id: unknown };
+
+/**
+ * Everyone the group's oldest and newest events name, and the shown events' own players, so their
+ * names and ids are scrubbed wherever they appear.
+ */
 async function scrubFor(services: Services, projectId: string, groupId: string) {
-  const rows = await groupIdentities(services.sql, projectId, groupId);
+  return scrubberOf(await groupIdentities(services.sql, projectId, groupId));
+}
+
+function scrubberOf(identities: Identity[]) {
+  const rows = identities.map((r) => ({
+    player_name: r.player_name,
+    user_id: r.user_id === null || r.user_id === undefined ? null : String(r.user_id),
+  }));
   const known: Known = {
     names: rows.map((r) => r.player_name).filter((n): n is string => n !== null),
     ids: rows.map((r) => r.user_id).filter((id): id is string => id !== null),
@@ -84,13 +103,14 @@ export type ShareView = Awaited<ReturnType<typeof viewShare>>;
 export async function viewShare(services: Services, clientAddress: string, token: string | undefined) {
   const link = await resolve(services, clientAddress, token);
   const { sql } = services;
-  const [group, events, series, scrub] = await Promise.all([
+  const [group, events, series, identities] = await Promise.all([
     getGroup(sql, link.project_id, link.group_id),
     latestGroupEvents(sql, link.project_id, link.group_id, 20),
     groupHourlySeries(sql, link.project_id, link.group_id),
-    scrubFor(services, link.project_id, link.group_id),
+    groupIdentities(sql, link.project_id, link.group_id),
   ]);
   if (!group) throw gone();
+  const scrub = scrubberOf([...identities, ...(events as unknown as Identity[])]);
   return {
     role: link.role,
     expires_at: link.expires_at,

@@ -6,6 +6,7 @@ import { deleteGroup as dbDelete, setGroupStatus, setStatusWhere, type Snooze } 
 import { asUuid } from "~/errors/params.server";
 import { notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
+import { isoDateTime } from "~/text.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 export const STATUSES = ["open", "resolved", "ignored"] as const;
@@ -15,7 +16,7 @@ const count = (max: number) =>
 /** An ignore that ends by itself; any of the three ends it, whichever comes first. */
 export const snoozeSchema = z
   .object({
-    until: z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone" }).optional(),
+    until: isoDateTime().optional(),
     minutes: count(525_600).optional(),
     occurrences: count(1_000_000_000).optional(),
     users: count(1_000_000_000).optional(),
@@ -47,7 +48,7 @@ const FilterBulkInput = StatusBase.extend({
   /** answer the number matching without changing anything */
   dry_run: z.boolean({ error: "must be true or false" }).optional(),
   /** act only on groups that existed at this time (the time of the count the user confirmed) */
-  as_of: z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time with a zone" }).optional(),
+  as_of: isoDateTime().optional(),
 }).refine(snoozeOnlyIgnored, SNOOZE_RULE);
 
 export type FilterInput = z.input<typeof filterSchema>;

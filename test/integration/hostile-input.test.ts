@@ -7,6 +7,7 @@ import { startFakeOpenCloud, type FakeOpenCloud } from "../support/fake-open-clo
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { HOSTILE_QUERY, HOSTILE_SEGMENTS, HOSTILE_VALUES, Raw, hostileArbitrary, pathsOf, toJson, withValue } from "../support/hostile.js";
+import { appRoutes, uncheckedQueryReads } from "../support/routes.js";
 
 /**
  * Every public endpoint, fed hostile bodies, queries and path ids: the answer is never a 5xx (a
@@ -111,6 +112,12 @@ const sentryEvent = () => ({
   fingerprint: ["{{ default }}", "combat"],
 });
 let marks = 0;
+
+/** Envelope header, item header and payload, one per line; a non-object body is sent as it is. */
+const encodeEnvelope = (b: unknown) =>
+  b !== null && typeof b === "object" && !(b instanceof Raw) && "payload" in b
+    ? [(b as Envelope).header, (b as Envelope).item, (b as Envelope).payload].map(toJson).join("\n")
+    : toJson(b);
 
 /** The project's issues as merge, unmerge and bulk changes leave them. */
 const triageState = () => app.sql`
@@ -300,11 +307,20 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
       item: { type: "event", content_type: "application/json" },
       payload: sentryEvent(),
     }),
-    // envelope header, item header and payload, one per line; a non-object body is sent as it is
-    encode: (b) =>
-      b !== null && typeof b === "object" && !(b instanceof Raw) && "payload" in b
-        ? [(b as Envelope).header, (b as Envelope).item, (b as Envelope).payload].map(toJson).join("\n")
-        : toJson(b),
+    encode: encodeEnvelope,
+  },
+  "POST /api/:project/envelope/ (Sentry, key in the dsn)": {
+    method: "POST",
+    path: () => `/api/${ids.project}/envelope/`,
+    auth: "none",
+    marked: true,
+    contentType: "application/x-sentry-envelope",
+    template: () => ({
+      header: { event_id: randomUUID().replace(/-/g, ""), dsn: `http://${apiKey}@127.0.0.1/${ids.project}` },
+      item: { type: "event" },
+      payload: sentryEvent(),
+    }),
+    encode: encodeEnvelope,
   },
   "POST …/groups/merge": {
     method: "POST",
@@ -330,6 +346,7 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
       status: "ignored",
       snooze: { until: new Date(Date.now() + 3_600_000).toISOString() },
       dry_run: true,
+      as_of: new Date().toISOString(),
     }),
   },
   "POST /api/notifications/test": { method: "POST", path: () => "/api/notifications/test", auth: "session", template: () => ({ channel_id: ids.channel }) },
@@ -563,3 +580,146 @@ describe("hostile queries and path ids", () => {
     });
   });
 });
+
+/** What a request can write directly (background jobs aside): a refused one must leave it as it was. */
+const writeState = async () =>
+  (
+    await app.sql`
+      select (select count(*) from events where project_id = ${ids.project})::int as events,
+             (select coalesce(sum(count), 0) from error_groups where project_id = ${ids.project})::bigint::text as occurrences,
+             (select count(*) from projects)::int as projects,
+             (select count(*) from api_keys)::int as api_keys,
+             (select count(*) from dsn_keys)::int as dsn_keys,
+             (select count(*) from share_links)::int as share_links,
+             (select count(*) from project_members)::int as members,
+             (select count(*) from alert_channels)::int as channels,
+             (select count(*) from alert_rules)::int as rules,
+             (select count(*) from economy_open_cloud_keys)::int as open_cloud_keys`
+  )[0];
+
+describe("the five 500s of issue reports, each one request, answer 400 and write nothing", () => {
+  const refused = async (r: { status: number; text: string; type: string }, what: string, code: string) => {
+    expect(r.status, `${what}: ${r.text.slice(0, 200)}`).toBe(400);
+    expect(JSON.parse(r.text).error, what).toBe(code);
+  };
+
+  it("POST /api/:project/store/?sentry_key=%00, and a NUL in an envelope header's dsn", async () => {
+    for (const [path, body, contentType] of [
+      [`/api/${ids.project}/store/?sentry_key=%00`, toJson(sentryEvent()), "application/json"],
+      [`/api/${ids.project}/store/?sentry_key=rbx_%00`, toJson(sentryEvent()), "application/json"],
+      [
+        `/api/${ids.project}/envelope/`,
+        encodeEnvelope({ header: { dsn: `http://%00@127.0.0.1/${ids.project}` }, item: { type: "event" }, payload: sentryEvent() }),
+        "application/x-sentry-envelope",
+      ],
+    ]) {
+      const before = await writeState();
+      const r = await send("POST", path, "none", body, false, contentType);
+      await refused(r, `POST ${path}`, path.includes("envelope") ? "invalid_payload" : "invalid_query");
+      expect(await writeState(), path).toEqual(before);
+    }
+  });
+
+  it("bulk triage with as_of in year 0000 (or 0001 before UTC, or 99999)", async () => {
+    const template = BODY_ENDPOINTS["POST …/groups/bulk"].template() as Record<string, unknown>;
+    for (const as_of of ["0000-01-01T00:00:00Z", "0001-01-01T00:30:00+01:00", "99999-01-01T00:00:00Z"]) {
+      for (const dry_run of [true, false]) {
+        const before = [await writeState(), await triageState()];
+        const r = await send("POST", `${P()}/groups/bulk`, "session", toJson({ ...template, dry_run, as_of }));
+        await refused(r, `bulk with as_of ${as_of}`, "invalid_payload");
+        expect([await writeState(), await triageState()]).toEqual(before);
+      }
+    }
+    // the first instant PostgreSQL and the API both hold is fine
+    const ok = await send("POST", `${P()}/groups/bulk`, "session", toJson({ ...template, as_of: "0001-01-01T00:00:00Z" }));
+    expect(ok.status, ok.text).toBe(200);
+    expect(JSON.parse(ok.text)).toMatchObject({ matched: 0, as_of: "0001-01-01T00:00:00.000Z" });
+  });
+
+  it("GET /api/v1/errors?grouped=true&new_in_version=%00, /api/v1/players?search=%00", async () => {
+    for (const [path, param] of [
+      ["/api/v1/errors?grouped=true&new_in_version=%00", "new_in_version"],
+      ["/api/v1/players?search=%00", "search"],
+      ["/api/v1/players?search=a%00b", "search"],
+    ]) {
+      const r = await send("GET", path, "key");
+      await refused(r, path, "invalid_query");
+      expect(JSON.parse(r.text).details[0].path).toBe(param);
+    }
+  });
+
+  it("GET /projects/:id/players?search=%00 is a 400 page", async () => {
+    const r = await send("GET", `/projects/${ids.project}/players?search=%00`, "session");
+    expect(r.status, r.text.slice(0, 200)).toBe(400);
+    expect(r.type).toContain("text/html");
+    expect(r.text).toContain("search must not contain NUL characters");
+  });
+});
+
+/**
+ * The sweep derived from the source: every route (from app/routes), every query parameter its code
+ * reads (see test/support/routes.ts), each of text PostgreSQL cannot hold and dates it cannot store.
+ * A switch that opens more parameters (`grouped=true`) is tried on and off.
+ */
+const SWEEP_VALUES = ["%00", "a%00b", "%ED%A0%80", "0000-01-01T00:00:00Z", "99999-01-01T00:00:00Z"];
+const SWITCHES = ["grouped", "regressed"];
+
+describe("every query parameter of every route, from the source", () => {
+  const routes = appRoutes();
+  const pathOf = (pattern: string) =>
+    pattern.replace(/\{(\w+)\}/g, (_, name: string) => {
+      if (name === "userId") return pattern.includes("/members/") ? ids.member : "5";
+      const id = { projectId: ids.project, groupId: ids.group, traceId: "0a1b2c3d-1111-2222-3333-444455556666", channelId: ids.channel, ruleId: ids.rule, token: ids.editorToken }[name];
+      return id ?? "00000000-0000-0000-0000-000000000000";
+    });
+  const queriesOf = (params: string[]) => {
+    const bases = ["", ...SWITCHES.filter((s) => params.includes(s)).map((s) => `${s}=true&`)];
+    return [...params, "x"].flatMap((param) => bases.flatMap((base) => SWEEP_VALUES.map((value) => `${base}${param}=${value}`)));
+  };
+
+  it("the source reads every query through queryOf, and the derivation finds the parameters", () => {
+    expect(uncheckedQueryReads()).toEqual([]);
+    const find = (pattern: string) => routes.find((r) => r.pattern === pattern)?.params;
+    expect(find("/api/v1/errors")).toEqual(expect.arrayContaining(["grouped", "new_in_version", "search", "limit", "user_id"]));
+    expect(find("/api/v1/players")).toContain("search");
+    expect(find("/projects/{projectId}/players")).toContain("search");
+    expect(find("/api/{projectId}/store")).toContain("sentry_key");
+    expect(routes.filter((r) => r.loader).length).toBeGreaterThan(50);
+  });
+
+  it("GET: no route answers 5xx (API errors carry the error body)", { timeout: 600_000 }, async () => {
+    // with both credentials: each route takes the one it knows
+    const cases = routes.filter((r) => r.loader).flatMap((r) => queriesOf(r.params).map((query) => ({ r, query })));
+    await inParallel(cases, async ({ r, query }) => {
+      const base = pathOf(r.pattern);
+      const url = r.pattern.startsWith("/api/{projectId}/") ? `${base}/?sentry_key=${apiKey}&${query}` : `${base}?${query}`;
+      const res = await app.request(url, { headers: { "x-api-key": apiKey, cookie }, redirect: "manual" });
+      check({ status: res.status, text: await res.text(), type: res.headers.get("content-type") ?? "" }, `GET ${url} (${r.file})`, r.pattern.startsWith("/api/"));
+    });
+  });
+
+  it("POST to the API routes that read their query: no 5xx, and a refused request writes nothing", { timeout: 600_000 }, async () => {
+    const writers = routes.filter((r) => r.action && r.params.length > 0 && r.pattern.startsWith("/api/"));
+    expect(writers.map((r) => r.pattern)).toEqual(expect.arrayContaining(["/api/{projectId}/store", "/api/{projectId}/envelope"]));
+    for (const r of writers) {
+      const sentry = r.pattern.startsWith("/api/{projectId}/");
+      for (const query of queriesOf(r.params)) {
+        // a Sentry route gets the key unless the key is what is under test, and a real event
+        const url = `${pathOf(r.pattern)}${sentry ? "/" : ""}?${sentry && !query.startsWith("sentry_key=") ? `sentry_key=${apiKey}&` : ""}${query}`;
+        const event = sentryEvent();
+        const body = !sentry ? "{}" : r.pattern.endsWith("envelope") ? encodeEnvelope({ header: {}, item: { type: "event" }, payload: event }) : toJson(event);
+        const before = await writeState();
+        const res = await app.request(url, {
+          method: "POST",
+          headers: { "x-api-key": apiKey, cookie, origin: app.url, "content-type": r.pattern.endsWith("envelope") ? "application/x-sentry-envelope" : "application/json" },
+          body,
+          redirect: "manual",
+        });
+        const text = await res.text();
+        check({ status: res.status, text, type: res.headers.get("content-type") ?? "" }, `POST ${url}`, true);
+        if (res.status >= 400) expect(await writeState(), `POST ${url} answered ${res.status} but wrote`).toEqual(before);
+      }
+    }
+  });
+});
+

@@ -9,6 +9,7 @@ import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 let app: TestApp;
 let viewerToken: string;
 let editorToken: string;
+let sentryToken: string;
 
 const PLANTED = [
   "Zyxwvplanted", // player_name, and a name inside an instance path
@@ -20,7 +21,18 @@ const PLANTED = [
   "CtxPlanted", // context
   "JobPlanted", // job_id
   "0a1b2c3d-1111-2222-3333-444455556666", // trace_id
+  "SecretName", // a native tag whose key names a player
+  "111222333", // a native tag whose key names a user id
+  "SentryKid", // a Sentry tag whose key names a player
+  "Sentrynamed", // a Sentry event's user.username, also a bare tag value
+  "5550001112", // a Sentry event's user.id, also inside a tag value
+  "kid@example.test", // Sentry user.email and a `user.email` tag
+  "ExtraPlanted", // Sentry extra
 ];
+
+/** Tags that say nothing about who: they stay. */
+const KEPT_NATIVE = ["combat", "weapon:sword"];
+const KEPT_SENTRY = ["server:eu-1", "place_id:1818"];
 
 beforeAll(async () => {
   app = await startTestApp({ TRUST_PROXY: "1" });
@@ -38,6 +50,7 @@ beforeAll(async () => {
         context: { note: "CtxPlanted" },
         job_id: "JobPlanted-00000000-0000",
         trace_id: "{0A1B2C3D-1111-2222-3333-444455556666}",
+        tags: ["player:SecretName", "uid:111222333", "combat", "weapon:sword", "Zyxwvplanted", "save=Player_918273645"],
         fingerprint: ["hud-save"],
       },
       {
@@ -45,18 +58,38 @@ beforeAll(async () => {
         stack_trace: "Players.Qqplantedtwo.Backpack.Tool:3",
         user_id: "4445556667",
         player_name: "Qqplantedtwo",
+        tags: ["Player-Name:SecretName", "USER.ID:111222333", "note:seen 4445556667 times", "buyer:qqplantedtwo"],
         fingerprint: ["hud-save"],
       },
     ],
   });
-  const [{ id: groupId }] = await app.sql`select id from error_groups where project_id = ${projectId}`;
-  const mk = async (role: string) => {
+  const sentry = await app.request(`/api/${projectId}/store/?sentry_key=${apiKey}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      event_id: "a".repeat(32),
+      platform: "other",
+      level: "error",
+      exception: { values: [{ type: "Error", value: "Shop.Buy failed", stacktrace: { frames: [{ filename: "ServerScriptService.Shop", lineno: 7, function: "buy" }] } }] },
+      user: { id: "5550001112", username: "Sentrynamed", email: "kid@example.test" },
+      tags: { player: "SentryKid", "user.email": "kid@example.test", buyer: "Sentrynamed", session: "u5550001112", server: "eu-1", place_id: "1818" },
+      extra: { player_name: "ExtraPlanted" },
+      contexts: { player: { name: "ExtraPlanted" } },
+      fingerprint: ["shop-buy"],
+    }),
+  });
+  expect(sentry.status).toBe(200);
+  const groupOf = async (fingerprint: string) =>
+    (await app.sql<{ id: string }[]>`select group_id as id from events where project_id = ${projectId} and message like ${fingerprint} limit 1`)[0].id;
+  const mk = async (groupId: string, role: string) => {
     const r = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie, body: { group_id: groupId, role } });
     expect(r.status).toBe(201);
     return r.body.token as string;
   };
-  viewerToken = await mk("viewer");
-  editorToken = await mk("editor");
+  const nativeGroup = await groupOf("%DataStore request failed%");
+  viewerToken = await mk(nativeGroup, "viewer");
+  editorToken = await mk(nativeGroup, "editor");
+  sentryToken = await mk(await groupOf("%Shop.Buy failed%"), "viewer");
 });
 afterAll(() => app?.close());
 
@@ -83,6 +116,32 @@ describe("share views", () => {
     expect(res.status).toBe(200);
     const html = await res.text();
     expect(html).toContain("DataStore request failed");
+    for (const t of KEPT_NATIVE) expect(html).toContain(t);
+    expect(leaks(html)).toEqual([]);
+  });
+
+  it("drops native tags whose key names a player or user, or whose value holds a name or id, and keeps the rest", async () => {
+    const r = await call(app, "GET", `/api/share/${viewerToken}`);
+    expect(r.status).toBe(200);
+    const tags = r.body.events.map((e: { tags: string[] | null }) => e.tags);
+    expect(tags).toContainEqual(KEPT_NATIVE);
+    // the second event had only tags that say who
+    expect(tags).toContainEqual(null);
+    expect(leaks(JSON.stringify(r.body))).toEqual([]);
+  });
+
+  it("a Sentry event's tags, user, extra and contexts name nobody, on the API and the page", async () => {
+    const r = await call(app, "GET", `/api/share/${sentryToken}`);
+    expect(r.status).toBe(200);
+    expect(r.body.events).toHaveLength(1);
+    expect(r.body.events[0].tags).toEqual(KEPT_SENTRY);
+    expect(r.body.events[0]).not.toHaveProperty("context");
+    expect(leaks(JSON.stringify(r.body))).toEqual([]);
+    const res = await app.request(`/share/${sentryToken}`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("Shop.Buy failed");
+    for (const t of KEPT_SENTRY) expect(html).toContain(t);
     expect(leaks(html)).toEqual([]);
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../app/http.server.js";
-import { assertStorableText, cutText, isStorable, jsonDepth, storable } from "../../app/text.server.js";
+import { queryOf } from "../../app/errors/params.server.js";
+import { assertStorableText, cutText, isoDateTime, isStorable, jsonDepth, storable } from "../../app/text.server.js";
 
 describe("text PostgreSQL can store", () => {
   it("NUL and unpaired surrogates are not storable; pairs and other control characters are", () => {
@@ -49,3 +50,34 @@ describe("text PostgreSQL can store", () => {
     expect(() => assertStorableText(deep)).toThrow();
   });
 });
+
+describe("dates PostgreSQL can store", () => {
+  it("years 0001 to 9999 in UTC pass; year 0000, year 0 reached through an offset, and 5-digit years do not", () => {
+    const schema = isoDateTime();
+    for (const ok of ["0001-01-01T00:00:00Z", "2026-11-22T10:00:00.000Z", "9999-12-31T23:59:59.999Z", "0001-01-01T00:00:00-01:00"]) {
+      expect(schema.safeParse(ok).success, ok).toBe(true);
+    }
+    for (const bad of ["0000-01-01T00:00:00Z", "0001-01-01T00:30:00+01:00", "9999-12-31T23:30:00-01:00", "99999-01-01T00:00:00Z", "+275760-09-13T00:00:00.000Z", "2026-02-30T00:00:00Z"]) {
+      expect(schema.safeParse(bad).success, bad).toBe(false);
+    }
+  });
+});
+
+describe("query strings", () => {
+  it("a NUL is refused where the parameter is read, naming it; other parameters and invalid UTF-8 read as usual", () => {
+    const q = queryOf(new Request("http://x.test/p?search=a%00b&limit=5&v=%ED%A0%80"));
+    expect(q.get("limit")).toBe("5");
+    expect(q.get("v")).toBe("\ufffd\ufffd\ufffd");
+    expect(q.get("missing")).toBeNull();
+    for (const read of [() => q.get("search"), () => q.getAll("search")]) {
+      try {
+        read();
+        expect.unreachable();
+      } catch (err) {
+        expect(err).toBeInstanceOf(ApiError);
+        expect(err).toMatchObject({ status: 400, code: "invalid_query", details: [{ path: "search", message: "must not contain NUL characters" }] });
+      }
+    }
+  });
+});
+
