@@ -27,7 +27,9 @@ function storableJson(v: unknown): unknown {
   return v;
 }
 
-const known = new KnownFingerprints();
+/** Fingerprints this process knows to have a group (shared with the Sentry endpoints' new-issue bound). */
+export const knownFingerprints = new KnownFingerprints();
+const known = knownFingerprints;
 
 export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number): EventRow {
   const message = truncateUtf8(storable(e.message), MESSAGE_BYTES);
