@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
 import { createApiKey } from "../../app/auth/api-keys.server.js";
+import { pruneIngestWindows } from "../../db/ingest-limits.js";
 import { connect, parseJsonText, startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeProject, makeUser } from "../support/team.js";
 
@@ -182,6 +183,12 @@ describe("per-key rate limit", () => {
     expect((await sendEvent(p, "Within the key's limit")).status).toBe(200);
     expect((await sendEvent(p, "Within the key's limit")).status).toBe(429);
     expect(await counts(p.projectId)).toEqual({ events: 9, groups: 2, occurrences: 9 });
+
+    // the hourly retention job forgets windows older than an hour
+    await sql`update ingest_windows set window_start = window_start - interval '2 hours' where project_id = ${p.projectId}`;
+    expect(await pruneIngestWindows(sql)).toBeGreaterThanOrEqual(1);
+    const [left] = await sql<{ n: number }[]>`select count(*)::int as n from ingest_windows where project_id = ${p.projectId}`;
+    expect(left.n).toBe(0);
   });
 
   it("is settable on the Settings page; an empty field lifts it", async () => {
