@@ -41,6 +41,8 @@ const EnvSchema = z.object({
   SENTRY_MAX_PENDING_EVENTS: int(20000, 1, 10_000_000),
   SENTRY_MAX_EVENT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   SENTRY_MAX_ENVELOPE_BYTES: int(20 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+  // new issues the Sentry endpoints may create per project per minute; later new errors go to a catch-all issue
+  SENTRY_MAX_NEW_ISSUES_PER_MINUTE: int(100, 1, 1_000_000),
   OPEN_CLOUD_BASE_URL: z.url().default("https://apis.roblox.com"),
   // the scan's share of the universe's data-store budget (shared with live game servers)
   OPEN_CLOUD_REQUESTS_PER_MINUTE: int(250, 1, 1_000_000),
@@ -83,6 +85,7 @@ export type Config = {
   sentryMaxPendingEvents: number;
   sentryMaxEventBytes: number;
   sentryMaxEnvelopeBytes: number;
+  sentryMaxNewIssuesPerMinute: number;
   openCloudBaseUrl: string;
   openCloudRequestsPerMinute: number;
   economyAnomalyFactor: number;
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sentryMaxPendingEvents: e.SENTRY_MAX_PENDING_EVENTS,
     sentryMaxEventBytes: e.SENTRY_MAX_EVENT_BYTES,
     sentryMaxEnvelopeBytes: e.SENTRY_MAX_ENVELOPE_BYTES,
+    sentryMaxNewIssuesPerMinute: e.SENTRY_MAX_NEW_ISSUES_PER_MINUTE,
     openCloudBaseUrl: e.OPEN_CLOUD_BASE_URL,
     openCloudRequestsPerMinute: e.OPEN_CLOUD_REQUESTS_PER_MINUTE,
     economyAnomalyFactor: e.ECONOMY_ANOMALY_FACTOR,

@@ -5,6 +5,8 @@ import { ApiKeyAuth } from "~/auth/api-keys.server";
 import { EventWriter } from "~/ingest/writer.server";
 import { AlertEnqueuer } from "~/alerts/enqueue.server";
 import { SentryKeyAuth } from "~/sentry/auth.server";
+import { SentryLimits } from "~/sentry/limits.server";
+import { knownFingerprints } from "~/ingest/ingest.server";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
@@ -14,6 +16,8 @@ export type Services = {
   apiKeys: ApiKeyAuth;
   /** `sentry_key` of the Sentry protocol endpoints: DSN keys and native keys */
   sentryKeys: SentryKeyAuth;
+  /** per-key events per minute and per-project new issues per minute of the Sentry endpoints */
+  sentryLimits: SentryLimits;
   boss: PgBoss | null;
   /** the ingest's alert trigger (see AlertEnqueuer) */
   alerts: AlertEnqueuer;
@@ -37,6 +41,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null): S
     alerts,
     apiKeys,
     sentryKeys: new SentryKeyAuth(sql, apiKeys, config.apiKeyCacheSeconds),
+    sentryLimits: new SentryLimits(sql, knownFingerprints, config.sentryMaxNewIssuesPerMinute),
     writer: new EventWriter(sql, {
       throttle: { limit: config.throttleLimit, windowSeconds: config.throttleWindowSeconds },
       shards: config.ingestShards,

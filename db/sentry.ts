@@ -9,14 +9,41 @@ export type DsnKeyRow = {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  /** events per minute; null: no limit */
+  rate_limit_per_minute: number | null;
 };
 
-const COLUMNS = "id, project_id, name, public_key, created_at, last_used_at, revoked_at";
+const COLUMNS = "id, project_id, name, public_key, created_at, last_used_at, revoked_at, rate_limit_per_minute";
 
-export async function insertDsnKey(sql: Sql, projectId: string, publicKey: string, name: string | null): Promise<DsnKeyRow> {
+/** A new DSN key; without `rateLimit` it gets the column's default limit. */
+export async function insertDsnKey(sql: Sql, projectId: string, publicKey: string, name: string | null, rateLimit?: number | null): Promise<DsnKeyRow> {
   const [k] = await sql<DsnKeyRow[]>`
-    insert into dsn_keys (project_id, public_key, name) values (${projectId}, ${publicKey}, ${name})
+    insert into dsn_keys (project_id, public_key, name, rate_limit_per_minute)
+    values (${projectId}, ${publicKey}, ${name}, ${rateLimit === undefined ? sql`default` : rateLimit})
     returning ${sql.unsafe(COLUMNS)}`;
+  return k;
+}
+
+/**
+ * Changes an active key's name and/or rate limit and tells every instance to forget cached keys, so
+ * the new limit applies at once. Undefined if no active key had that id.
+ */
+export async function updateDsnKey(
+  sql: Sql,
+  projectId: string,
+  keyId: string,
+  change: { name?: string | null; rateLimit?: number | null },
+): Promise<DsnKeyRow | undefined> {
+  const [k] = await sql<DsnKeyRow[]>`
+    update dsn_keys set
+      name = ${change.name === undefined ? sql`name` : change.name},
+      rate_limit_per_minute = ${change.rateLimit === undefined ? sql`rate_limit_per_minute` : change.rateLimit}
+    where id = ${keyId} and project_id = ${projectId} and revoked_at is null
+    returning ${sql.unsafe(COLUMNS)}`;
+  if (k) {
+    announceKeysChanged();
+    await sql`select pg_notify('api_keys_changed', ${keyId})`;
+  }
   return k;
 }
 
@@ -37,9 +64,11 @@ export async function revokeDsnKey(sql: Sql, projectId: string, keyId: string): 
   return rows.length > 0;
 }
 
-export async function findActiveDsnKey(sql: Sql, publicKey: string): Promise<{ id: string; project_id: string; dsn_id: string } | undefined> {
-  const [k] = await sql<{ id: string; project_id: string; dsn_id: string }[]>`
-    select k.id, k.project_id, p.dsn_id::text as dsn_id
+type ActiveDsnKey = { id: string; project_id: string; dsn_id: string; rate_limit_per_minute: number | null };
+
+export async function findActiveDsnKey(sql: Sql, publicKey: string): Promise<ActiveDsnKey | undefined> {
+  const [k] = await sql<ActiveDsnKey[]>`
+    select k.id, k.project_id, p.dsn_id::text as dsn_id, k.rate_limit_per_minute
     from dsn_keys k join projects p on p.id = k.project_id
     where k.public_key = ${publicKey} and k.revoked_at is null`;
   return k;

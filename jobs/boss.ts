@@ -2,6 +2,7 @@ import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
 import { runRetention } from "./retention.js";
 import { pruneEventIds } from "../db/sentry.js";
+import { pruneIngestWindows } from "../db/ingest-limits.js";
 import { pruneIdempotencyKeys } from "../db/idempotency.js";
 import { reopenExpiredSnoozes } from "../db/groups.js";
 import { ensurePartitions } from "./partitions.js";
@@ -26,6 +27,7 @@ export async function startJobs(
     const r = await runRetention(sql, opts.retentionDays);
     if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
     await pruneEventIds(sql);
+    await pruneIngestWindows(sql);
     await pruneIdempotencyKeys(sql);
   });
   // daily partitions of events and minute rollups, kept a week ahead; also once at start, so a

@@ -10,6 +10,8 @@ export type DsnKeyView = {
   created_at: Date | string;
   last_used_at: Date | string | null;
   revoked_at: Date | string | null;
+  /** events per minute; null: no limit */
+  rate_limit_per_minute: number | null;
 };
 
 /** Copies a text with the clipboard API; the text itself stays selectable for browsers without it. */
@@ -41,9 +43,11 @@ export function DsnKeysPanel({ keys, manager, result, now }: { keys: DsnKeyView[
       <p className="muted small">
         Any Sentry SDK (the Roblox Sentry ports, <code>@sentry/node</code>, browser and mobile SDKs) reports here when given this DSN
         instead of sentry.io&apos;s. A DSN key can only send events: it is safe in game and web clients, and it cannot read anything.
+        Past its rate limit a key is answered 429 until the minute ends, and Sentry SDKs hold back; leave the limit empty for none.
       </p>
       <ActionMessage data={result} intent="dsn-create" />
       <ActionMessage data={result} intent="dsn-revoke" />
+      <ActionMessage data={result} intent="dsn-limit" />
       {active.length === 0 ? <p className="muted">No active DSN key.{manager ? " Create one below." : " Ask an owner or admin to create one."}</p> : null}
       <ul className="dsn-list">
         {active.map((k) => (
@@ -62,6 +66,31 @@ export function DsnKeysPanel({ keys, manager, result, now }: { keys: DsnKeyView[
                   <button className="danger" type="submit">Revoke</button>
                 </Form>
               ) : null}
+            </div>
+            <div className="row small" data-testid="dsn-limit">
+              {manager ? (
+                <Form method="post" className="row inline">
+                  <input type="hidden" name="intent" value="dsn-limit" />
+                  <input type="hidden" name="key_id" value={k.id} />
+                  <label className="muted">
+                    Rate limit{" "}
+                    <input
+                      name="rate_limit_per_minute"
+                      inputMode="numeric"
+                      defaultValue={k.rate_limit_per_minute ?? ""}
+                      placeholder="no limit"
+                      size={10}
+                      aria-label={`Events per minute${k.name ? ` of ${k.name}` : ""}`}
+                    />{" "}
+                    events per minute
+                  </label>
+                  <button type="submit">Save</button>
+                </Form>
+              ) : (
+                <span className="muted">
+                  {k.rate_limit_per_minute === null ? "No rate limit" : `Rate limit: ${k.rate_limit_per_minute.toLocaleString("en-US")} events per minute`}
+                </span>
+              )}
             </div>
           </li>
         ))}

@@ -28,7 +28,9 @@ function storableJson(v: unknown): unknown {
   return v;
 }
 
-const known = new KnownFingerprints();
+/** Fingerprints this process knows to have a group (shared with the Sentry endpoints' new-issue bound). */
+export const knownFingerprints = new KnownFingerprints();
+const known = knownFingerprints;
 
 /**
  * A timestamp more than 5 minutes ahead is the receive time. One from before the retention window

@@ -10,7 +10,7 @@ import { revokeShare } from "~/team/share-links.server";
 import { Ago, At } from "~/components/time";
 import { Submit, ActionMessage, useResetOnSuccess } from "~/components/ui";
 import { DsnKeysPanel } from "~/components/dsn-keys";
-import { createDsnKey, listDsnKeysFor, revokeDsnKeyFor } from "~/team/dsn-keys.server";
+import { createDsnKey, listDsnKeysFor, revokeDsnKeyFor, updateDsnKeyFor } from "~/team/dsn-keys.server";
 import { baseUrl } from "~/team/api.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
@@ -55,6 +55,13 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
       case "dsn-revoke":
         await revokeDsnKeyFor(sql, user, p, String(form.key_id ?? ""));
         return { ok: true as const, intent, message: "DSN revoked; clients using it are refused from now on." };
+      case "dsn-limit": {
+        // an empty field lifts the limit; anything else goes to the Team API's check as a number
+        const text = String(form.rate_limit_per_minute ?? "").trim().replace(/[,_\s]/g, "");
+        const key = await updateDsnKeyFor(sql, user, p, String(form.key_id ?? ""), { rate_limit_per_minute: text === "" ? null : Number(text) }, baseUrl(context.services, request));
+        const limit = key.rate_limit_per_minute;
+        return { ok: true as const, intent, message: limit === null ? "The DSN now has no rate limit." : `The DSN may now post ${limit.toLocaleString("en-US")} events per minute.` };
+      }
       case "member-add": {
         const r = await addMember(sql, user, p, { email: form.email, role: form.role });
         return {

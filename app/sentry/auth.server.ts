@@ -40,13 +40,16 @@ export function keyFromRequest(request: Request): string | undefined {
   return parseSentryAuth(request.headers.get("x-sentry-auth")).sentry_key || undefined;
 }
 
-type Cached = { id: string; projectId: string; dsnId: string; expires: number };
+type Cached = { id: string; projectId: string; dsnId: string; rateLimit: number | null; expires: number };
+
+/** The project a Sentry request posts to, and the DSN key it came with (none for a native key). */
+export type SentryCaller = { projectId: string; dsnKey?: { id: string; rateLimit: number | null } };
 
 /**
  * Resolves a `sentry_key` to its project and checks it against the project in the path (the
  * numeric DSN id, or the project's UUID). A DSN key (ingest-only, in `dsn_keys`) or a native `rbx_`
- * key is accepted; revocations clear the cache on every instance through the same notification as
- * native keys.
+ * key is accepted; revocations and limit changes clear the cache on every instance through the same
+ * notification as native keys.
  */
 export class SentryKeyAuth {
   private cache = new Map<string, Cached>();
@@ -76,7 +79,7 @@ export class SentryKeyAuth {
       this.cache.delete(key);
       return undefined;
     }
-    const entry = { id: row.id, projectId: row.project_id, dsnId: row.dsn_id, expires: now + this.ttlSeconds * 1000 };
+    const entry = { id: row.id, projectId: row.project_id, dsnId: row.dsn_id, rateLimit: row.rate_limit_per_minute, expires: now + this.ttlSeconds * 1000 };
     if (this.ttlSeconds > 0) {
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(key, entry);
@@ -100,7 +103,7 @@ export class SentryKeyAuth {
     return id;
   }
 
-  async projectFor(key: string | undefined, pathProject: string | undefined): Promise<string> {
+  async projectFor(key: string | undefined, pathProject: string | undefined): Promise<SentryCaller> {
     if (!key) {
       throw unauthorized("No Sentry key: send `sentry_key` in the query string or the X-Sentry-Auth header, or a `dsn` in the envelope header.");
     }
@@ -108,16 +111,18 @@ export class SentryKeyAuth {
     if (!/^[\x21-\x7e]{1,200}$/.test(key)) throw unauthorized("The Sentry key is not valid or has been revoked.");
     let projectId: string;
     let dsnId: string | undefined;
+    let dsnKey: SentryCaller["dsnKey"];
     if (key.startsWith("rbx_")) {
       ({ projectId } = await this.apiKeys.projectForKey(key));
     } else {
       const hit = await this.dsnKey(key);
       if (!hit) throw unauthorized("The Sentry key is not valid or has been revoked.");
       ({ projectId, dsnId } = hit);
+      dsnKey = { id: hit.id, rateLimit: hit.rateLimit };
     }
     const p = (pathProject ?? "").trim();
     const matches = UUID_RE.test(p) ? p.toLowerCase() === projectId : /^\d{1,19}$/.test(p) && p === (dsnId ?? (await this.dsnIdOf(projectId)));
     if (!matches) throw new ApiError(403, "forbidden", `The key does not belong to project ${p.slice(0, 64) || "(none)"}; use the DSN shown in the project's settings.`);
-    return projectId;
+    return { projectId, dsnKey };
   }
 }

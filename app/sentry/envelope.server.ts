@@ -3,7 +3,15 @@
  * items, each a JSON header line and a payload. A payload with `length` is that many bytes (it may
  * hold newlines or binary data); without it the payload runs to the next newline. Only `event`
  * items are kept; every other type is skipped.
+ *
+ * Like Sentry's Relay, an envelope carries at most one event (SDKs send one per envelope) and a
+ * bounded number of items; past either it is refused whole (413), before any of it is written.
  */
+
+/** Event items per envelope (Relay's limit for event-like items). */
+export const MAX_ENVELOPE_EVENTS = 1;
+/** Items of any type per envelope (Relay's default count limit for attachments and sessions). */
+export const MAX_ENVELOPE_ITEMS = 100;
 
 export type Envelope = {
   header: Record<string, unknown>;
@@ -14,6 +22,7 @@ export type Envelope = {
 };
 
 export class MalformedEnvelope extends Error {}
+/** An event item over the size limit, or an envelope over its item limits: a 413. */
 export class EventTooLarge extends Error {}
 
 const NEWLINE = 0x0a;
@@ -44,6 +53,7 @@ export function parseEnvelope(buf: Buffer, maxEventBytes: number): Envelope {
       pos += buf[pos] === NEWLINE ? 1 : 2;
       continue;
     }
+    if (index >= MAX_ENVELOPE_ITEMS) throw new EventTooLarge(`The envelope holds more than ${MAX_ENVELOPE_ITEMS} items.`);
     const what = `header of item ${index}`;
     const { value: item, next: payloadStart } = jsonLine(buf, pos, what);
     if (typeof item.type !== "string" || item.type === "") throw new MalformedEnvelope(`The ${what} has no type.`);
@@ -60,6 +70,9 @@ export function parseEnvelope(buf: Buffer, maxEventBytes: number): Envelope {
     }
     if (payloadStart > buf.length) throw new MalformedEnvelope(`Item ${index} has a header but no payload: the envelope is truncated.`);
     if (item.type === "event") {
+      if (events.length >= MAX_ENVELOPE_EVENTS) {
+        throw new EventTooLarge(`The envelope holds more than ${MAX_ENVELOPE_EVENTS} event item; send each event in its own envelope, as Sentry SDKs do.`);
+      }
       if (payloadEnd - payloadStart > maxEventBytes) throw new EventTooLarge(`Event item ${index} is larger than ${maxEventBytes} bytes.`);
       events.push(buf.subarray(payloadStart, payloadEnd));
     } else {

@@ -1,5 +1,5 @@
 import type { Services } from "~/services.server";
-import { toEventRow } from "~/ingest/ingest.server";
+import { knownFingerprints, toEventRow } from "~/ingest/ingest.server";
 import { parseIngestBody } from "~/ingest/validate.server";
 import { ApiError, errorResponse, invalidPayload, json, methodNotAllowed } from "~/http.server";
 import { keyFromDsn, keyFromRequest } from "./auth.server";
@@ -26,20 +26,19 @@ const tooLarge = (message: string) => new ApiError(413, "payload_too_large", mes
 /**
  * The events of one request, written through the native ingest path (same validation, grouping,
  * throttle, counters, stats and alerts), each carrying the client's event id for deduplication.
- * Answers `{id}`: the first event's id, else the envelope's.
+ * Before anything is written the request passes, in order: the write backlog with its own events
+ * counted, its DSN key's events per minute, and the project's new issues per minute (see
+ * SentryLimits). Answers `{id}`: the first event's id, else the envelope's.
  */
 async function ingest(services: Services, request: Request, pathProject: string | undefined, endpoint: SentryEndpoint): Promise<Response> {
-  const { config } = services;
+  const { config, sentryLimits } = services;
   // authenticate before reading the body when the key comes in the query or header
   const early = keyFromRequest(request);
   // a /store/ body has no envelope header to carry a dsn: without a key it is refused unread
-  let projectId = early || endpoint === "store" ? await services.sentryKeys.projectFor(early, pathProject) : undefined;
-  if (services.writer.pendingEvents >= config.sentryMaxPendingEvents) {
-    throw new ApiError(429, "rate_limited", "The server is busy writing earlier events; retry later.", undefined, {
-      "Retry-After": String(BACKLOG_RETRY_SECONDS),
-      "X-Sentry-Rate-Limits": `${BACKLOG_RETRY_SECONDS}::organization:backlog`,
-    });
-  }
+  let caller = early || endpoint === "store" ? await services.sentryKeys.projectFor(early, pathProject) : undefined;
+  // a key already over its limit in this minute, or a full backlog, is refused before the body is read
+  sentryLimits.assertNotRefused(caller?.dsnKey);
+  assertBacklogRoom(services, 1);
 
   const body = await readSentryBody(request, endpoint === "envelope" ? config.sentryMaxEnvelopeBytes : config.sentryMaxEventBytes);
   let raws: unknown[];
@@ -53,12 +52,13 @@ async function ingest(services: Services, request: Request, pathProject: string 
       if (err instanceof EventTooLarge) throw tooLarge(err.message);
       throw err;
     }
-    projectId ??= await services.sentryKeys.projectFor(keyFromDsn(envelope.header.dsn), pathProject);
+    caller ??= await services.sentryKeys.projectFor(keyFromDsn(envelope.header.dsn), pathProject);
     envelopeId = normalizeEventId(envelope.header.event_id);
     raws = envelope.events.map((payload, i) => parseJsonPayload(payload, `event item ${i}`));
   } else {
     raws = [await storeBodyJson(body, config.sentryMaxEventBytes)];
   }
+  const { projectId, dsnKey } = caller!;
 
   const receivedAt = Date.now();
   const mapped = raws.map((raw) => {
@@ -72,15 +72,31 @@ async function ingest(services: Services, request: Request, pathProject: string 
   });
   const rows = mapped.map((m) => {
     const [valid] = parseIngestBody(m.event);
-    const row = toEventRow(projectId!, valid, receivedAt, config.retentionDays);
+    const row = toEventRow(projectId, valid, receivedAt, config.retentionDays);
     row.eventId = m.clientEventId ? m.eventId : null;
     // frames that are not Roblox script paths (Node, Python…) name their culprit by file
     row.culprit ??= m.culprit;
     return row;
   });
-  if (rows.length) await services.writer.submit(rows);
+  if (rows.length) {
+    // the request's own events count: a backlog one short of full does not take a request of two
+    assertBacklogRoom(services, rows.length);
+    await sentryLimits.countKeyEvents(projectId, dsnKey, rows.length);
+    await sentryLimits.boundNewIssues(projectId, rows);
+    await services.writer.submit(rows);
+    for (const r of rows) knownFingerprints.add(projectId, r.fingerprint);
+  }
   const id = mapped[0]?.eventId ?? envelopeId;
   return json(id ? { id } : {});
+}
+
+/** Refuses (429, which Sentry SDKs honour) a request whose events would take the write backlog past its limit. */
+function assertBacklogRoom(services: Services, events: number): void {
+  if (services.writer.pendingEvents + events <= services.config.sentryMaxPendingEvents) return;
+  throw new ApiError(429, "rate_limited", "The server is busy writing earlier events; retry later.", undefined, {
+    "Retry-After": String(BACKLOG_RETRY_SECONDS),
+    "X-Sentry-Rate-Limits": `${BACKLOG_RETRY_SECONDS}::organization:backlog`,
+  });
 }
 
 /** One Sentry ingest request, answered with CORS headers and, on errors, `X-Sentry-Error` as Sentry clients log it. */

@@ -1,16 +1,30 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
-import { insertDsnKey, listDsnKeys, projectDsnId, revokeDsnKey, type DsnKeyRow } from "../../db/sentry.js";
+import { insertDsnKey, listDsnKeys, projectDsnId, revokeDsnKey, updateDsnKey, type DsnKeyRow } from "../../db/sentry.js";
 import { asUuid } from "~/errors/params.server";
 import { notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
+/** Events per minute a key may post; null lifts the limit. */
+const RateLimit = z
+  .number({ error: "must be a whole number of events per minute, or null for no limit" })
+  .int("must be a whole number of events per minute, or null for no limit")
+  .min(1, "must be at least 1 (null lifts the limit)")
+  .max(100_000_000, "must be at most 100,000,000")
+  .nullable();
+
+const Name = z.string().trim().max(100, "must be at most 100 characters");
+
 const KeyInput = z
-  .object({ name: z.string().trim().max(100, "must be at most 100 characters").optional() })
+  .object({ name: Name.optional(), rate_limit_per_minute: RateLimit.optional() })
   .optional()
   .transform((v) => v ?? {});
+
+const KeyChange = z
+  .object({ name: Name.nullable().optional(), rate_limit_per_minute: RateLimit.optional() })
+  .refine((v) => v.name !== undefined || v.rate_limit_per_minute !== undefined, "Send `name` or `rate_limit_per_minute`.");
 
 /**
  * The DSN Sentry SDKs are configured with. The project part is the project's numeric DSN id,
@@ -30,6 +44,7 @@ const view = (k: DsnKeyRow, base: string, dsnId: string) => ({
   last_used_at: k.last_used_at,
   revoked_at: k.revoked_at,
   active: k.revoked_at === null,
+  rate_limit_per_minute: k.rate_limit_per_minute,
 });
 
 /**
@@ -47,9 +62,19 @@ export const newPublicKey = () => randomBytes(16).toString("hex");
 
 export async function createDsnKey(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown, base: string) {
   const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "create DSN keys");
-  const { name } = parseOr400(KeyInput, input);
-  const [key, dsnId] = await Promise.all([insertDsnKey(sql, projectId, newPublicKey(), name || null), projectDsnId(sql, projectId)]);
+  const { name, rate_limit_per_minute } = parseOr400(KeyInput, input);
+  const [key, dsnId] = await Promise.all([insertDsnKey(sql, projectId, newPublicKey(), name || null, rate_limit_per_minute), projectDsnId(sql, projectId)]);
   return view(key, base, dsnId!);
+}
+
+/** Renames a DSN key or changes its rate limit; every instance applies the new limit at once. */
+export async function updateDsnKeyFor(sql: Sql, actor: Actor, projectIdParam: string | undefined, keyIdParam: string | undefined, input: unknown, base: string) {
+  const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "change DSN keys");
+  const keyId = asUuid(keyIdParam);
+  const change = parseOr400(KeyChange, input);
+  const key = keyId && (await updateDsnKey(sql, projectId, keyId, { name: change.name === undefined ? undefined : change.name || null, rateLimit: change.rate_limit_per_minute }));
+  if (!key) throw notFound("No active DSN key with that id in this project.");
+  return view(key, base, (await projectDsnId(sql, projectId))!);
 }
 
 export async function revokeDsnKeyFor(sql: Sql, actor: Actor, projectIdParam: string | undefined, keyIdParam: string | undefined) {

@@ -260,6 +260,13 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
     auth: "session",
     template: () => ({ name: "#errors", kind: "webhook", url: sinkUrl, secret: "a-webhook-secret-1234", enabled: true }),
   },
+  "POST …/dsn-keys": { method: "POST", path: () => `${P()}/dsn-keys`, auth: "session", template: () => ({ name: "web", rate_limit_per_minute: 600 }) },
+  "PATCH …/dsn-keys/:id": {
+    method: "PATCH",
+    path: () => `${P()}/dsn-keys/${ids.dsnKey}`,
+    auth: "session",
+    template: () => ({ name: "website", rate_limit_per_minute: 1200 }),
+  },
   "PATCH …/channels/:id": {
     method: "PATCH",
     path: () => `${P()}/channels/${ids.channel}`,
@@ -465,6 +472,8 @@ beforeAll(async () => {
   ids.channel = channel.body.id ?? channel.body.channel?.id;
   const rule = await call(app, "POST", `${P()}/rules`, { cookie, body: { name: "new", trigger: "new_group", channel_ids: [ids.channel] } });
   ids.rule = rule.body.id ?? rule.body.rule?.id;
+  const dsnKey = await call(app, "POST", `${P()}/dsn-keys`, { cookie, body: { name: "sentry" } });
+  ids.dsnKey = dsnKey.body.id;
   const link = await call(app, "POST", `${P()}/share-links`, { cookie, body: { group_id: ids.group, role: "editor" } });
   ids.editorToken = link.body.token;
   const key = await call(app, "PUT", "/api/economy/key", { cookie, body: BODY_ENDPOINTS["PUT /api/economy/key"].template() });

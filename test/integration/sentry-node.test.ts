@@ -11,7 +11,7 @@ import { RecordingProxy } from "../support/recording-proxy.js";
  * A recording proxy between them shows what the SDK sent (and whether it sent anything).
  */
 
-type Setup = { app: TestApp; sql: Sql; proxy: RecordingProxy; projectId: string; dsn: string; publicKey: string };
+type Setup = { app: TestApp; sql: Sql; proxy: RecordingProxy; projectId: string; dsn: string; publicKey: string; keyId: string; cookie: string };
 
 async function setup(env: Record<string, string> = {}): Promise<Setup> {
   const app = await startTestApp(env);
@@ -24,7 +24,7 @@ async function setup(env: Record<string, string> = {}): Promise<Setup> {
   expect(created.status).toBe(201);
   // the DSN names the proxy's port instead of the server's, so every request passes the recorder
   const dsn = String(created.body.dsn).replace(`:${app.port}/`, `:${proxy.port}/`);
-  return { app, sql, proxy, projectId, dsn, publicKey: created.body.public_key };
+  return { app, sql, proxy, projectId, dsn, publicKey: created.body.public_key, keyId: created.body.id, cookie };
 }
 
 async function teardown(s: Setup | undefined) {
@@ -187,5 +187,42 @@ describe("@sentry/node and a server refusing for load", () => {
     const [{ n }] = await s.sql<{ n: number }[]>`
       select count(*)::int as n from events where project_id = ${s.projectId} and message like '%while%'`;
     expect(n).toBe(0);
+  });
+});
+
+describe("@sentry/node and a DSN key over its rate limit", () => {
+  let s: Setup;
+  beforeAll(async () => {
+    s = await setup();
+    const limited = await call(s.app, "PATCH", `/api/team/projects/${s.projectId}/dsn-keys/${s.keyId}`, { cookie: s.cookie, body: { rate_limit_per_minute: 2 } });
+    expect(limited.status).toBe(200);
+    init(s.dsn);
+  });
+  afterAll(() => teardown(s));
+
+  it("gets 429 with Retry-After and X-Sentry-Rate-Limits past the key's events per minute, and stops sending", async () => {
+    // the limit counts PostgreSQL's clock minutes: start with enough of one left for the whole test
+    const [{ left }] = await s.sql<{ left: number }[]>`select 60 - extract(second from now())::float8 as left`;
+    if (left < 20) await new Promise((r) => setTimeout(r, left * 1000 + 200));
+    for (const m of ["first within the limit", "second within the limit", "third, past the limit"]) {
+      Sentry.captureMessage(m);
+      await Sentry.flush(10_000);
+    }
+    const statuses = s.proxy.exchanges.filter((x) => x.url.includes("/envelope/")).map((x) => x.status);
+    expect(statuses).toEqual([200, 200, 429]);
+    const refused = s.proxy.exchanges.find((x) => x.status === 429)!;
+    const retry = Number(refused.responseHeaders["retry-after"]);
+    expect(retry).toBeGreaterThan(0);
+    expect(refused.responseHeaders["x-sentry-rate-limits"]).toBe(`${retry}:error:key:key_quota`);
+
+    // the SDK honours the limit: no event reaches the server for now (its client reports of the
+    // events it dropped are not in the limited category and may still be sent)
+    const before = s.proxy.exchanges.length;
+    Sentry.captureMessage("dropped by the SDK while limited");
+    await Sentry.flush(5_000);
+    const after = s.proxy.exchanges.slice(before);
+    expect(after.filter((x) => /"type":"event"/.test(x.body.toString("utf8")))).toEqual([]);
+    const stored = await s.sql<{ message: string }[]>`select message from events where project_id = ${s.projectId} order by id`;
+    expect(stored.map((e) => e.message)).toEqual(["first within the limit", "second within the limit"]);
   });
 });

@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
 
-export type Exchange = { method: string; url: string; headers: IncomingHttpHeaders; bodyBytes: number; status: number; responseHeaders: IncomingHttpHeaders };
+export type Exchange = { method: string; url: string; headers: IncomingHttpHeaders; body: Buffer; bodyBytes: number; status: number; responseHeaders: IncomingHttpHeaders };
 
 /**
  * An HTTP proxy on loopback in front of the test server that records every exchange, so a test
@@ -26,6 +26,7 @@ export class RecordingProxy {
               method: req.method ?? "",
               url: req.url ?? "",
               headers: req.headers,
+              body,
               bodyBytes: body.length,
               status: up.statusCode ?? 0,
               responseHeaders: up.headers,

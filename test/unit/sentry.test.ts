@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mapSentryEvent, normalizeEventId, NotAnEvent } from "../../app/sentry/event.server.js";
-import { EventTooLarge, MalformedEnvelope, parseEnvelope } from "../../app/sentry/envelope.server.js";
+import { EventTooLarge, MalformedEnvelope, MAX_ENVELOPE_ITEMS, parseEnvelope } from "../../app/sentry/envelope.server.js";
 import { keyFromDsn, parseSentryAuth } from "../../app/sentry/auth.server.js";
 import { parseIngestBody } from "../../app/ingest/validate.server.js";
 
@@ -116,10 +116,20 @@ describe("parseEnvelope", () => {
   const b = (s: string) => Buffer.from(s);
 
   it("reads length-delimited, newline-delimited and empty items, and skips other types", () => {
-    const env = parseEnvelope(b('{"event_id":"x"}\n{"type":"event","length":10}\n{"a":"\n\n"}\n{"type":"session"}\n{}\n\n{"type":"event"}\n{"b":1}'), 1024);
+    const env = parseEnvelope(b('{"event_id":"x"}\n{"type":"event","length":10}\n{"a":"\n\n"}\n{"type":"session"}\n{}\n\n{"type":"client_report"}\n{"b":1}'), 1024);
     expect(env.header).toEqual({ event_id: "x" });
-    expect(env.events.map((e) => e.toString())).toEqual(['{"a":"\n\n"}', '{"b":1}']);
-    expect(env.skipped).toEqual(["session"]);
+    expect(env.events.map((e) => e.toString())).toEqual(['{"a":"\n\n"}']);
+    expect(env.skipped).toEqual(["session", "client_report"]);
+    const last = parseEnvelope(b('{}\n{"type":"session"}\n{}\n{"type":"event"}\n{"b":1}'), 1024);
+    expect(last.events.map((e) => e.toString())).toEqual(['{"b":1}']);
+  });
+
+  it("refuses, like Relay, a second event item and more than 100 items", () => {
+    expect(() => parseEnvelope(b('{}\n{"type":"event"}\n{"a":1}\n{"type":"event"}\n{"b":1}'), 1024)).toThrow(EventTooLarge);
+    expect(() => parseEnvelope(b('{}\n{"type":"event"}\n{}\n{"type":"attachment"}\nx\n{"type":"event","length":2}\n{}'), 1024)).toThrow(/more than 1 event item/);
+    const items = (n: number) => b("{}\n" + '{"type":"session"}\n{}\n'.repeat(n));
+    expect(parseEnvelope(items(MAX_ENVELOPE_ITEMS), 1024).skipped).toHaveLength(MAX_ENVELOPE_ITEMS);
+    expect(() => parseEnvelope(items(MAX_ENVELOPE_ITEMS + 1), 1024)).toThrow(/more than 100 items/);
   });
 
   it("accepts a header with no items", () => {
