@@ -1,5 +1,6 @@
 import type { Sql } from "./client.js";
 import type { PendingQuery, Row } from "postgres";
+import { familyIds } from "./merge.js";
 
 export type GroupSort = "last_seen" | "first_seen" | "count";
 /** Which groups: the filter of the issues list, of GET /api/v1/errors?grouped=true and of bulk actions. */
@@ -42,7 +43,7 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch) {
     g.project_id = ${projectId} and g.merged_into is null
     ${f.level ? sql`and g.level = ${f.level}` : sql``}
     ${f.status ? sql`and g.status = ${f.status}` : sql``}
-    ${f.environment ? sql`and exists (select 1 from group_environments ge where ge.project_id = g.project_id and ge.group_id = g.id and ge.environment = ${f.environment})` : sql``}
+    ${f.environment ? sql`and exists (select 1 from group_environments ge where ge.project_id = g.project_id and ge.group_id = any(${familyIds(sql, sql`g.project_id`, sql`g.id`)}) and ge.environment = ${f.environment})` : sql``}
     ${f.search ? sql`and g.message ilike ${likePattern(f.search)}` : sql``}
     ${f.regressed ? sql`and g.regressed_at is not null` : sql``}
     ${f.newInVersion ? sql`and g.first_version = ${f.newInVersion}` : sql``}
@@ -64,9 +65,13 @@ export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c
 export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
   // members of a merged issue are listed through it, not on their own (groupWhere leaves them out)
   const where = groupWhere(sql, projectId, f);
-  // with an environment selected, each group carries its figures there and "count" sorts by them
+  // with an environment selected, each group carries its figures there (a merged issue: its
+  // members' summed) and "count" sorts by them
   const env = f.environment
-    ? sql`left join group_environments ge on ge.project_id = g.project_id and ge.group_id = g.id and ge.environment = ${f.environment}`
+    ? sql`left join lateral (
+        select sum(x.count) as count, max(x.last_seen) as last_seen from group_environments x
+        where x.project_id = g.project_id and x.group_id = any(${familyIds(sql, sql`g.project_id`, sql`g.id`)}) and x.environment = ${f.environment}
+      ) ge on true`
     : sql``;
   const envColumns = f.environment
     ? sql`, coalesce(ge.count, 0)::bigint as environment_count, ge.last_seen as environment_last_seen`

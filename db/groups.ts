@@ -69,9 +69,12 @@ export async function deleteGroup(sql: Sql, projectId: string, groupId: string):
       select id from error_groups where project_id = ${projectId} and merged_into = ${groupId}`;
     const gone = await tx`delete from error_groups where project_id = ${projectId} and id = ${groupId} and merged_into is null returning id`;
     if (gone.length === 0) return false;
-    // member rows went through their foreign key; their own distinct users go here
+    // member rows went through their foreign key; their own distinct users, environments and versions go here
     if (members.length > 0) {
-      await tx`delete from group_users where project_id = ${projectId} and group_id = any(${members.map((m) => m.id)}::uuid[])`;
+      const ids = members.map((m) => m.id);
+      await tx`delete from group_users where project_id = ${projectId} and group_id = any(${ids}::uuid[])`;
+      await tx`delete from group_environments where project_id = ${projectId} and group_id = any(${ids}::uuid[])`;
+      await tx`delete from group_versions where project_id = ${projectId} and group_id = any(${ids}::uuid[])`;
     }
     const traced = await tx<{ trace_id: string; n: number }[]>`
       with del as (

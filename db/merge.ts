@@ -1,3 +1,4 @@
+import type { PendingQuery, Row as PgRow } from "postgres";
 import type { TxSql, Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { mergeLockKey } from "./events.js";
@@ -16,6 +17,18 @@ import { mergeLockKey } from "./events.js";
  * Both run under the project's merge lock held exclusively; every ingest write holds it shared, so
  * counts move exactly even while events of the same fingerprints keep arriving.
  */
+
+/**
+ * The ids under which ingest keeps a group's per-environment, per-version and per-user rows (by the
+ * row an event came from, db/events.ts): the group's own id and, for a merged issue, each member's;
+ * the member holding the issue's own fingerprint has its rows under the issue's id. Reads of those
+ * tables sum over these, so a merged issue counts its members and an unmerge has nothing to move.
+ * `projectId` and `groupId` are values or columns of an outer query.
+ */
+export const familyIds = (sql: Sql | TxSql, projectId: string | Fragment, groupId: string | Fragment) => sql`array(
+  select case when f.merged_own then f.merged_into else f.id end from error_groups f
+  where f.project_id = ${projectId} and (f.id = ${groupId} or (f.merged_into = ${groupId} and not f.merged_own)))`;
+type Fragment = PendingQuery<PgRow[]>;
 
 export type MergeRefusal =
   | { kind: "not_found"; ids: string[] }
@@ -37,7 +50,7 @@ const lock = (tx: TxSql, projectId: string) => tx`select pg_advisory_xact_lock(h
 const memberCount = async (tx: TxSql, projectId: string, id: string) =>
   Number((await tx<{ n: number }[]>`select count(*)::int as n from error_groups where project_id = ${projectId} and merged_into = ${id}`)[0].n);
 
-/** The target's counters as the sum of its members' (distinct users over all their user sets). */
+/** The target's counters as the sum of its members' (distinct users over all their user sets; versions of the earliest and the latest). */
 async function recompute(tx: TxSql, projectId: string, targetId: string) {
   await tx`
     update error_groups t set
@@ -46,12 +59,16 @@ async function recompute(tx: TxSql, projectId: string, targetId: string) {
       last_seen = a.last_seen,
       level = a.level,
       environment = a.environment,
+      first_version = a.first_version,
+      last_version = a.last_version,
       user_count = (select count(distinct u.user_id) from group_users u
                     where u.project_id = t.project_id and u.group_id = any(a.owners))
     from (
       select sum(count)::bigint as count, min(first_seen) as first_seen, max(last_seen) as last_seen,
         (array_agg(level order by level_rank(level) desc))[1] as level,
         (array_agg(environment order by last_seen desc))[1] as environment,
+        (array_agg(first_version order by first_seen, id) filter (where first_version is not null))[1] as first_version,
+        (array_agg(last_version order by last_seen desc, id) filter (where last_version is not null))[1] as last_version,
         array_agg(case when merged_own then merged_into else id end) as owners
       from error_groups where project_id = ${projectId} and merged_into = ${targetId}
     ) a
@@ -86,10 +103,10 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
       const [own] = await tx<{ id: string }[]>`
         insert into error_groups (project_id, fingerprint, message, level, status, count, user_count, stored_count,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, merged_into, merged_own)
+          grouping_version, first_version, last_version, regressed_version, merged_into, merged_own)
         select project_id, ${target.fingerprint}, message, level, status, count, user_count, 0,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, id, true
+          grouping_version, first_version, last_version, regressed_version, id, true
         from error_groups where project_id = ${projectId} and id = ${targetId}
         returning id`;
       await tx`update group_aliases set group_id = ${own.id} where project_id = ${projectId} and group_id = ${targetId}`;
