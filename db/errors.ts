@@ -180,20 +180,37 @@ async function searchEvents(sql: Sql, where: PendingQuery<Row[]>, f: EventFilter
 }
 
 export async function getGroup(sql: Sql, projectId: string, groupId: string) {
-  const [g] = await sql`select ${GROUP_COLUMNS(sql)} from error_groups where project_id = ${projectId} and id = ${groupId}`;
+  const [g] = await sql<(Row & { id: string; merged_into: string | null })[]>`select ${GROUP_COLUMNS(sql)} from error_groups where project_id = ${projectId} and id = ${groupId}`;
   return g;
+}
+
+/**
+ * A group, or a group with where it is merged: the stored events and rollup cells of a group merged
+ * into another are in that issue, marked with the group they came from (events' `origin_group_id`,
+ * rollup cells' `origin_id`; db/merge.ts), so its own part is read there. A bare id reads the group's own rows.
+ */
+export type GroupRef = string | { id: string; merged_into: string | null };
+const refOf = (g: GroupRef) => (typeof g === "string" ? { id: g, merged_into: null } : g);
+/** The events of a group (over `events e`). */
+function eventsOf(sql: Sql, projectId: string, group: GroupRef) {
+  const g = refOf(group);
+  return g.merged_into
+    ? sql`e.project_id = ${projectId} and e.group_id = ${g.merged_into} and e.origin_group_id = ${g.id}`
+    : sql`e.project_id = ${projectId} and e.group_id = ${g.id}`;
 }
 
 /**
  * Hourly occurrences of one group over the last `hours` hours, oldest first, zero-filled. The rollup
  * read is bounded to those hours by the index, however long the group's history.
  */
-export async function groupHourlySeries(sql: Sql, projectId: string, groupId: string, hours = 168) {
+export async function groupHourlySeries(sql: Sql, projectId: string, group: GroupRef, hours = 168) {
+  const g = refOf(group);
   const first = sql`date_trunc('hour', now()) - make_interval(hours => ${hours - 1})`;
+  const cells = g.merged_into ? sql`group_id = ${g.merged_into} and origin_id = ${g.id}` : sql`group_id = ${g.id}`;
   return sql<{ bucket: Date; count: number }[]>`
     with r as (
       select bucket, sum(count) as count from rollup_hour
-      where project_id = ${projectId} and group_id = ${groupId} and bucket >= ${first} and bucket <= date_trunc('hour', now())
+      where project_id = ${projectId} and ${cells} and bucket >= ${first} and bucket <= date_trunc('hour', now())
       group by bucket
     )
     select b.bucket, coalesce(r.count, 0)::bigint as count
@@ -202,10 +219,10 @@ export async function groupHourlySeries(sql: Sql, projectId: string, groupId: st
     order by b.bucket`;
 }
 
-export async function latestGroupEvents(sql: Sql, projectId: string, groupId: string, limit = 20) {
+export async function latestGroupEvents(sql: Sql, projectId: string, group: GroupRef, limit = 20) {
   return sql`
     select ${EVENT_COLUMNS(sql)} from events e
-    where e.project_id = ${projectId} and e.group_id = ${groupId}
+    where ${eventsOf(sql, projectId, group)}
     order by e."timestamp" desc, e.id desc limit ${limit}`;
 }
 
@@ -232,15 +249,13 @@ export type GroupEventPage = { events: unknown[]; newer: string | null; older: s
 export async function groupEventPage(
   sql: Sql,
   projectId: string,
-  groupId: string,
+  group: GroupRef,
   cursor: { before?: string; after?: string },
   limit = 20,
 ): Promise<GroupEventPage> {
   const anchorId = cursor.before ?? cursor.after;
-  const anchor = anchorId
-    ? sql`(select "timestamp", id from events where project_id = ${projectId} and group_id = ${groupId} and id = ${anchorId})`
-    : null;
-  const base = sql`e.project_id = ${projectId} and e.group_id = ${groupId}`;
+  const base = eventsOf(sql, projectId, group);
+  const anchor = anchorId ? sql`(select e."timestamp", e.id from events e where ${base} and e.id = ${anchorId})` : null;
   let rows: { id: string; timestamp: Date }[];
   if (cursor.after && anchor) {
     const newer = await sql<{ id: string; timestamp: Date }[]>`
@@ -275,12 +290,12 @@ export type TagBreakdown = { key: string; total: number; values: TagCount[] };
  * by each row's count): place, game version, environment, server (job id), tags and every top-level
  * `context` key with a scalar value.
  */
-export async function groupTagBreakdown(sql: Sql, projectId: string, groupId: string, sample = 5000, top = 5): Promise<{ sampled: number; tags: TagBreakdown[] }> {
+export async function groupTagBreakdown(sql: Sql, projectId: string, group: GroupRef, sample = 5000, top = 5): Promise<{ sampled: number; tags: TagBreakdown[] }> {
   const rows = await sql<{ key: string; value: string; count: string; total: string; sampled: string }[]>`
     with ev as (
-      select place_id, game_version, environment, job_id, context, tags, count from events
-      where project_id = ${projectId} and group_id = ${groupId}
-      order by "timestamp" desc, id desc limit ${sample}
+      select e.place_id, e.game_version, e.environment, e.job_id, e.context, e.tags, e.count from events e
+      where ${eventsOf(sql, projectId, group)}
+      order by e."timestamp" desc, e.id desc limit ${sample}
     ), kv as (
       select 'place' as key, place_id::text as value, count from ev where place_id is not null
       union all select 'version', game_version, count from ev where game_version is not null

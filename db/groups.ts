@@ -10,13 +10,15 @@ export type Snooze = { until?: Date; occurrences?: number; users?: number };
 
 /**
  * Sets the status of the project's groups among `ids`; resolving stamps resolved_at (kept when the
- * group already was resolved), any other status clears it. Ids outside the project are skipped.
+ * group already was resolved), any other status clears it. Ids outside the project, and groups merged
+ * into another, are skipped.
  * Rows are locked in fingerprint order, the ingest write's order, so a bulk change over many groups
  * cannot deadlock with ingest or with another bulk change.
  */
 export async function setGroupStatus(sql: Sql, projectId: string, ids: string[], status: GroupStatus, snooze?: Snooze) {
   if (ids.length === 0) return [];
-  return updateStatus(sql, projectId, sql`g.project_id = ${projectId} and g.id = any(${ids}::uuid[])`, status, snooze);
+  // a group merged into another keeps the status it had; the issue it is in has the live one
+  return updateStatus(sql, projectId, sql`g.project_id = ${projectId} and g.id = any(${ids}::uuid[]) and g.merged_into is null`, status, snooze);
 }
 
 /** The same change for every group matching a filter; answers the changed rows. */

@@ -372,11 +372,25 @@ describe("a merged issue's figures", () => {
         const r = await getJson(app, `/api/v1/errors?grouped=true&environment=${environment}`, merging.apiKey);
         expect(r.body.data.map((g: any) => [g.id, Number(g.environment_count)])).toEqual([[m.l, n]]);
       }
-      // the merged-away issue says where it went
+      // the merged-away issue says where it went, and shows its own part of it (it is no top error of its own)
       const away = await detail(merging.apiKey, m.d);
       expect(away.group.merged_into).toBe(m.l);
+      expect(await figures(merging.apiKey, m.d)).toEqual({ ...(await figures(control.apiKey, c.d)), top: 0 });
     };
     await expectMerged();
+
+    // a merged-away issue has no status of its own to change: the issue it is in has it
+    const patch = await call(app, "PATCH", `/api/team/projects/${merging.projectId}/groups/${m.d}`, { cookie: owner.cookie, body: { status: "resolved" } });
+    expect(patch.status).toBe(409);
+    expect(patch.body.error).toBe("conflict");
+    expect(patch.body.message).toContain(m.l);
+    const bulk = await call(app, "POST", `/api/team/projects/${merging.projectId}/groups/status`, {
+      cookie: owner.cookie,
+      body: { ids: [m.d, m.l], status: "ignored" },
+    });
+    expect(bulk.body).toMatchObject({ updated: 1, ids: [m.l] });
+    await call(app, "PATCH", `/api/team/projects/${merging.projectId}/groups/${m.l}`, { cookie: owner.cookie, body: { status: "open" } });
+    expect((await detail(merging.apiKey, m.d)).group.status).toBe("open");
 
     // later events of both fingerprints, in new environments and versions, from new players
     await send([
