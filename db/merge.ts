@@ -209,13 +209,21 @@ export function listMergedGroups(sql: Sql, projectId: string, groupId: string) {
     order by merged_own desc, count desc, id`;
 }
 
-/** The default merge target among `ids`: the one already holding merged groups, else the largest. */
-export async function pickMergeTarget(sql: Sql, projectId: string, ids: string[]): Promise<string> {
-  const [best] = await sql<{ id: string }[]>`
-    select g.id from error_groups g
+export type MergeCandidate = { id: string; message: string; level: string; status: string; count: number; user_count: number; last_seen: Date };
+
+/**
+ * The visible groups among `ids`, the default merge target first: the one already holding merged
+ * groups (a source may not hold any), else the one with the most occurrences.
+ */
+export function mergeCandidates(sql: Sql, projectId: string, ids: string[]) {
+  return sql<MergeCandidate[]>`
+    select g.id, g.message, g.level, g.status, g.count, g.user_count, g.last_seen from error_groups g
     where g.project_id = ${projectId} and g.id = any(${ids}::uuid[]) and g.merged_into is null
     order by exists (select 1 from error_groups m where m.project_id = g.project_id and m.merged_into = g.id) desc,
-      g.count desc, g.first_seen, g.id
-    limit 1`;
-  return best?.id ?? ids[0];
+      g.count desc, g.first_seen, g.id`;
+}
+
+/** The default merge target among `ids` (see mergeCandidates). */
+export async function pickMergeTarget(sql: Sql, projectId: string, ids: string[]): Promise<string> {
+  return (await mergeCandidates(sql, projectId, ids))[0]?.id ?? ids[0];
 }
