@@ -1,6 +1,5 @@
 import type { Sql } from "./client.js";
 import type { PendingQuery, Row } from "postgres";
-import { familyIds } from "./merge.js";
 
 export type GroupSort = "last_seen" | "first_seen" | "count";
 /** Which groups: the filter of the issues list, of GET /api/v1/errors?grouped=true and of bulk actions. */
@@ -37,13 +36,41 @@ const GROUP_COLUMNS = (sql: Sql) => sql`
   regressed_at, resolved_at, first_version, last_version, regressed_version, snooze_until, snooze_count, snooze_users,
   grouping_version, merged_into`;
 
-/** The where clause of a group filter over `error_groups g` (the project's groups only). */
-export function groupWhere(sql: Sql, projectId: string, f: GroupMatch) {
+/**
+ * Each issue's occurrences in one environment, set-based over the environment's rows: a group merged
+ * into another counts for that issue (its rows stay under its own id, db/merge.ts).
+ */
+const issueEnvironment = (sql: Sql, projectId: string, environment: string) => sql`
+  select coalesce(m.merged_into, x.group_id) as id, sum(x.count) as count, max(x.last_seen) as last_seen
+  from group_environments x
+  left join (select id, merged_into from error_groups where project_id = ${projectId} and merged_into is not null) m on m.id = x.group_id
+  where x.project_id = ${projectId} and x.environment = ${environment}
+  group by 1`;
+
+/**
+ * Whether any group of the project is merged into another. Without, an environment's rows are each
+ * group's own and the filter takes its plain form: a join by group id, about twice as fast at 50,000
+ * issues as summing members in.
+ */
+async function holdsMerges(sql: Sql, projectId: string): Promise<boolean> {
+  const [r] = await sql<{ x: boolean }[]>`select exists (select 1 from error_groups where project_id = ${projectId} and merged_into is not null) as x`;
+  return r.x;
+}
+
+/**
+ * The where clause of a group filter over `error_groups g` (the project's groups only). `merges: false`
+ * says the project holds no merged issue (holdsMerges), for the plain environment filter.
+ */
+export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = true) {
+  const inEnvironment = (environment: string) =>
+    merges
+      ? sql`and g.id in (select ie.id from (${issueEnvironment(sql, projectId, environment)}) ie)`
+      : sql`and exists (select 1 from group_environments ge where ge.project_id = g.project_id and ge.group_id = g.id and ge.environment = ${environment})`;
   return sql`
     g.project_id = ${projectId} and g.merged_into is null
     ${f.level ? sql`and g.level = ${f.level}` : sql``}
     ${f.status ? sql`and g.status = ${f.status}` : sql``}
-    ${f.environment ? sql`and exists (select 1 from group_environments ge where ge.project_id = g.project_id and ge.group_id = any(${familyIds(sql, sql`g.project_id`, sql`g.id`)}) and ge.environment = ${f.environment})` : sql``}
+    ${f.environment ? inEnvironment(f.environment) : sql``}
     ${f.search ? sql`and g.message ilike ${likePattern(f.search)}` : sql``}
     ${f.regressed ? sql`and g.regressed_at is not null` : sql``}
     ${f.newInVersion ? sql`and g.first_version = ${f.newInVersion}` : sql``}
@@ -51,7 +78,8 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch) {
 }
 
 export async function countGroups(sql: Sql, projectId: string, f: GroupMatch): Promise<number> {
-  const [{ total }] = await sql<{ total: number }[]>`select count(*)::bigint as total from error_groups g where ${groupWhere(sql, projectId, f)}`;
+  const merges = f.environment ? await holdsMerges(sql, projectId) : false;
+  const [{ total }] = await sql<{ total: number }[]>`select count(*)::bigint as total from error_groups g where ${groupWhere(sql, projectId, f, merges)}`;
   return Number(total);
 }
 
@@ -64,15 +92,15 @@ export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c
 
 export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
   // members of a merged issue are listed through it, not on their own (groupWhere leaves them out)
-  const where = groupWhere(sql, projectId, f);
+  const merges = f.environment ? await holdsMerges(sql, projectId) : false;
+  const where = groupWhere(sql, projectId, f, merges);
   // with an environment selected, each group carries its figures there (a merged issue: its
   // members' summed) and "count" sorts by them
-  const env = f.environment
-    ? sql`left join lateral (
-        select sum(x.count) as count, max(x.last_seen) as last_seen from group_environments x
-        where x.project_id = g.project_id and x.group_id = any(${familyIds(sql, sql`g.project_id`, sql`g.id`)}) and x.environment = ${f.environment}
-      ) ge on true`
-    : sql``;
+  const env = !f.environment
+    ? sql``
+    : merges
+      ? sql`left join (${issueEnvironment(sql, projectId, f.environment)}) ge on ge.id = g.id`
+      : sql`left join group_environments ge on ge.project_id = g.project_id and ge.group_id = g.id and ge.environment = ${f.environment}`;
   const envColumns = f.environment
     ? sql`, coalesce(ge.count, 0)::bigint as environment_count, ge.last_seen as environment_last_seen`
     : sql``;

@@ -1,4 +1,3 @@
-import type { PendingQuery, Row as PgRow } from "postgres";
 import type { TxSql, Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { mergeLockKey } from "./events.js";
@@ -12,7 +11,9 @@ import { mergeLockKey } from "./events.js";
  * and remember where they came from (`events.origin_group_id`, `rollup_*.origin_id`). The first merge
  * into a target turns the target into an aggregate: its own fingerprint and counters move to a member
  * row marked `merged_own`, and the target's id, status and links stay. The target's counters are
- * always the sum of its members'.
+ * always the sum of its members'. Distinct users, environments and versions stay under each member's
+ * id (ingest keys them by the row an event came from) and reads add them up (familyIds), so neither
+ * a merge nor an unmerge moves them.
  *
  * Both run under the project's merge lock held exclusively; every ingest write holds it shared, so
  * counts move exactly even while events of the same fingerprints keep arriving.
@@ -23,12 +24,10 @@ import { mergeLockKey } from "./events.js";
  * row an event came from, db/events.ts): the group's own id and, for a merged issue, each member's;
  * the member holding the issue's own fingerprint has its rows under the issue's id. Reads of those
  * tables sum over these, so a merged issue counts its members and an unmerge has nothing to move.
- * `projectId` and `groupId` are values or columns of an outer query.
  */
-export const familyIds = (sql: Sql | TxSql, projectId: string | Fragment, groupId: string | Fragment) => sql`array(
+export const familyIds = (sql: Sql | TxSql, projectId: string, groupId: string) => sql`array(
   select case when f.merged_own then f.merged_into else f.id end from error_groups f
   where f.project_id = ${projectId} and (f.id = ${groupId} or (f.merged_into = ${groupId} and not f.merged_own)))`;
-type Fragment = PendingQuery<PgRow[]>;
 
 export type MergeRefusal =
   | { kind: "not_found"; ids: string[] }
