@@ -172,7 +172,7 @@ export default function Issues() {
             </fieldset>
             <div className="row">
               <Submit className="primary" name="intent" value="merge-confirmed" pending="Merging…">Merge {merge.issues.length} issues</Submit>
-              <Link to={withParams({})}>Cancel</Link>
+              <Link to={withParams({ index: null })}>Cancel</Link>
             </div>
           </Form>
         </div>

@@ -406,6 +406,51 @@ describe("a merged issue's figures", () => {
   });
 });
 
+describe("merge in the dashboard", () => {
+  const post = (path: string, form: [string, string][]) =>
+    app.request(path, {
+      method: "POST",
+      headers: { cookie: owner.cookie, "content-type": "application/x-www-form-urlencoded", origin: app.url },
+      body: new URLSearchParams(form).toString(),
+      redirect: "manual",
+    });
+  const html = async (r: Response) => (await r.text()).replaceAll("<!-- -->", "");
+
+  it("asks first, merges into the issue picked, and the merged-away page names it without status actions", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    await ingest(app, apiKey, { errors: [{ message: "Crate drop failed" }, { message: "Crate drop failed" }, { message: "Crate open failed" }] });
+    const big = await byMessage(apiKey, "Crate drop failed");
+    const small = await byMessage(apiKey, "Crate open failed");
+    const list = `/projects/${projectId}/issues?index`;
+    const merged = async () => (await app.sql`select id, merged_into from error_groups where project_id = ${projectId} and merged_into is not null and not merged_own`).map((r) => ({ ...r }));
+
+    const one = await post(list, [["intent", "merge"], ["ids", big.id]]);
+    expect(one.status).toBe(400);
+    expect(await html(one)).toContain("Select at least two different issues to merge.");
+
+    // the first step only asks, with the larger issue suggested
+    const ask = await post(list, [["intent", "merge"], ["ids", big.id], ["ids", small.id]]);
+    expect(ask.status).toBe(200);
+    const dialog = await html(ask);
+    expect(dialog).toContain("Merge 2 issues into one?");
+    expect(dialog).toContain(`name="target_id" checked="" value="${big.id}"`);
+    expect(await merged()).toEqual([]);
+
+    const done = await post(list, [["intent", "merge-confirmed"], ["ids", big.id], ["ids", small.id], ["target_id", small.id]]);
+    expect(done.status).toBe(200);
+    expect(await html(done)).toContain("Merged 2 issues into “Crate open failed”");
+    expect(await merged()).toEqual([{ id: big.id, merged_into: small.id }]);
+
+    const page = await html(await app.request(`/projects/${projectId}/issues/${big.id}`, { headers: { cookie: owner.cookie } }));
+    expect(page).toContain("Merged into another issue.");
+    expect(page).toContain(`href="/projects/${projectId}/issues/${small.id}"`);
+    expect(page).not.toMatch(/>Resolve<|>Ignore<|Snooze: ignore until/);
+    const refused = await post(`/projects/${projectId}/issues/${big.id}`, [["intent", "status"], ["status", "resolved"]]);
+    expect(refused.status).toBe(409);
+    expect(await html(refused)).toContain(`merged into issue ${small.id}`);
+  });
+});
+
 describe("merge under concurrent ingest", () => {
   it("counts every occurrence exactly while issues are merged and unmerged again and again", async () => {
     const { projectId, apiKey } = await makeProject(app.sql, owner.id);
