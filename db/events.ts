@@ -420,8 +420,10 @@ export async function writeEvents(
           if (ts > u.last_seen) u.last_seen = ts;
           if (e.playerName !== null && ts >= u.named_at) [u.player_name, u.named_at] = [e.playerName, ts];
         }
-        spanOf(group.envs, e.environment, e);
-        if (e.gameVersion !== null) spanOf(group.versions, e.gameVersion, e);
+        // per origin row, like users and rollup cells: a merged issue's figures are its members' sums
+        // (db/versions.ts), so an unmerge leaves each member exactly its own
+        spanOf(origin.envs, e.environment, e);
+        if (e.gameVersion !== null) spanOf(origin.versions, e.gameVersion, e);
         if (e.traceId !== null) {
           const k = `${e.projectId}\u0000${e.traceId}`;
           let t = traces.get(k);

@@ -10,13 +10,15 @@ export type Snooze = { until?: Date; occurrences?: number; users?: number };
 
 /**
  * Sets the status of the project's groups among `ids`; resolving stamps resolved_at (kept when the
- * group already was resolved), any other status clears it. Ids outside the project are skipped.
+ * group already was resolved), any other status clears it. Ids outside the project, and groups merged
+ * into another, are skipped.
  * Rows are locked in fingerprint order, the ingest write's order, so a bulk change over many groups
  * cannot deadlock with ingest or with another bulk change.
  */
 export async function setGroupStatus(sql: Sql, projectId: string, ids: string[], status: GroupStatus, snooze?: Snooze) {
   if (ids.length === 0) return [];
-  return updateStatus(sql, projectId, sql`g.project_id = ${projectId} and g.id = any(${ids}::uuid[])`, status, snooze);
+  // a group merged into another keeps the status it had; the issue it is in has the live one
+  return updateStatus(sql, projectId, sql`g.project_id = ${projectId} and g.id = any(${ids}::uuid[]) and g.merged_into is null`, status, snooze);
 }
 
 /** The same change for every group matching a filter; answers the changed rows. */
@@ -69,9 +71,12 @@ export async function deleteGroup(sql: Sql, projectId: string, groupId: string):
       select id from error_groups where project_id = ${projectId} and merged_into = ${groupId}`;
     const gone = await tx`delete from error_groups where project_id = ${projectId} and id = ${groupId} and merged_into is null returning id`;
     if (gone.length === 0) return false;
-    // member rows went through their foreign key; their own distinct users go here
+    // member rows went through their foreign key; their own distinct users, environments and versions go here
     if (members.length > 0) {
-      await tx`delete from group_users where project_id = ${projectId} and group_id = any(${members.map((m) => m.id)}::uuid[])`;
+      const ids = members.map((m) => m.id);
+      await tx`delete from group_users where project_id = ${projectId} and group_id = any(${ids}::uuid[])`;
+      await tx`delete from group_environments where project_id = ${projectId} and group_id = any(${ids}::uuid[])`;
+      await tx`delete from group_versions where project_id = ${projectId} and group_id = any(${ids}::uuid[])`;
     }
     const traced = await tx<{ trace_id: string; n: number }[]>`
       with del as (

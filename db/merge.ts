@@ -11,11 +11,23 @@ import { mergeLockKey } from "./events.js";
  * and remember where they came from (`events.origin_group_id`, `rollup_*.origin_id`). The first merge
  * into a target turns the target into an aggregate: its own fingerprint and counters move to a member
  * row marked `merged_own`, and the target's id, status and links stay. The target's counters are
- * always the sum of its members'.
+ * always the sum of its members'. Distinct users, environments and versions stay under each member's
+ * id (ingest keys them by the row an event came from) and reads add them up (familyIds), so neither
+ * a merge nor an unmerge moves them.
  *
  * Both run under the project's merge lock held exclusively; every ingest write holds it shared, so
  * counts move exactly even while events of the same fingerprints keep arriving.
  */
+
+/**
+ * The ids under which ingest keeps a group's per-environment, per-version and per-user rows (by the
+ * row an event came from, db/events.ts): the group's own id and, for a merged issue, each member's;
+ * the member holding the issue's own fingerprint has its rows under the issue's id. Reads of those
+ * tables sum over these, so a merged issue counts its members and an unmerge has nothing to move.
+ */
+export const familyIds = (sql: Sql | TxSql, projectId: string, groupId: string) => sql`array(
+  select case when f.merged_own then f.merged_into else f.id end from error_groups f
+  where f.project_id = ${projectId} and (f.id = ${groupId} or (f.merged_into = ${groupId} and not f.merged_own)))`;
 
 export type MergeRefusal =
   | { kind: "not_found"; ids: string[] }
@@ -37,7 +49,7 @@ const lock = (tx: TxSql, projectId: string) => tx`select pg_advisory_xact_lock(h
 const memberCount = async (tx: TxSql, projectId: string, id: string) =>
   Number((await tx<{ n: number }[]>`select count(*)::int as n from error_groups where project_id = ${projectId} and merged_into = ${id}`)[0].n);
 
-/** The target's counters as the sum of its members' (distinct users over all their user sets). */
+/** The target's counters as the sum of its members' (distinct users over all their user sets; versions of the earliest and the latest). */
 async function recompute(tx: TxSql, projectId: string, targetId: string) {
   await tx`
     update error_groups t set
@@ -48,6 +60,7 @@ async function recompute(tx: TxSql, projectId: string, targetId: string) {
       environment = a.environment,
       first_version = a.first_version,
       first_version_at = a.first_version_at,
+      last_version = a.last_version,
       user_count = (select count(distinct u.user_id) from group_users u
                     where u.project_id = t.project_id and u.group_id = any(a.owners))
     from (
@@ -55,8 +68,9 @@ async function recompute(tx: TxSql, projectId: string, targetId: string) {
         (array_agg(level order by level_rank(level) desc))[1] as level,
         (array_agg(environment order by last_seen desc))[1] as environment,
         -- the earliest version over the members, by the time of the event that carried it
-        (array_agg(first_version order by first_version_at) filter (where first_version is not null))[1] as first_version,
+        (array_agg(first_version order by first_version_at, id) filter (where first_version is not null))[1] as first_version,
         min(first_version_at) filter (where first_version is not null) as first_version_at,
+        (array_agg(last_version order by last_seen desc, id) filter (where last_version is not null))[1] as last_version,
         array_agg(case when merged_own then merged_into else id end) as owners
       from error_groups where project_id = ${projectId} and merged_into = ${targetId}
     ) a
@@ -91,10 +105,10 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
       const [own] = await tx<{ id: string }[]>`
         insert into error_groups (project_id, fingerprint, message, level, status, count, user_count, stored_count,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, merged_into, merged_own, first_version, first_version_at)
+          grouping_version, first_version, first_version_at, last_version, regressed_version, merged_into, merged_own)
         select project_id, ${target.fingerprint}, message, level, status, count, user_count, 0,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, id, true, first_version, first_version_at
+          grouping_version, first_version, first_version_at, last_version, regressed_version, id, true
         from error_groups where project_id = ${projectId} and id = ${targetId}
         returning id`;
       await tx`update group_aliases set group_id = ${own.id} where project_id = ${projectId} and group_id = ${targetId}`;
@@ -197,13 +211,21 @@ export function listMergedGroups(sql: Sql, projectId: string, groupId: string) {
     order by merged_own desc, count desc, id`;
 }
 
-/** The default merge target among `ids`: the one already holding merged groups, else the largest. */
-export async function pickMergeTarget(sql: Sql, projectId: string, ids: string[]): Promise<string> {
-  const [best] = await sql<{ id: string }[]>`
-    select g.id from error_groups g
+export type MergeCandidate = { id: string; message: string; level: string; status: string; count: number; user_count: number; last_seen: Date };
+
+/**
+ * The visible groups among `ids`, the default merge target first: the one already holding merged
+ * groups (a source may not hold any), else the one with the most occurrences.
+ */
+export function mergeCandidates(sql: Sql, projectId: string, ids: string[]) {
+  return sql<MergeCandidate[]>`
+    select g.id, g.message, g.level, g.status, g.count, g.user_count, g.last_seen from error_groups g
     where g.project_id = ${projectId} and g.id = any(${ids}::uuid[]) and g.merged_into is null
     order by exists (select 1 from error_groups m where m.project_id = g.project_id and m.merged_into = g.id) desc,
-      g.count desc, g.first_seen, g.id
-    limit 1`;
-  return best?.id ?? ids[0];
+      g.count desc, g.first_seen, g.id`;
+}
+
+/** The default merge target among `ids` (see mergeCandidates). */
+export async function pickMergeTarget(sql: Sql, projectId: string, ids: string[]): Promise<string> {
+  return (await mergeCandidates(sql, projectId, ids))[0]?.id ?? ids[0];
 }

@@ -1,18 +1,23 @@
 import type { Sql } from "./client.js";
+import { familyIds } from "./merge.js";
 
-/** Occurrences of one group per environment, most first. */
+/** Occurrences of one group per environment, most first (a merged issue: summed over its members). */
 export async function groupEnvironments(sql: Sql, projectId: string, groupId: string) {
   return sql<{ environment: string; count: string; first_seen: Date; last_seen: Date }[]>`
-    select environment, count, first_seen, last_seen from group_environments
-    where project_id = ${projectId} and group_id = ${groupId}
+    select environment, sum(count)::bigint as count, min(first_seen) as first_seen, max(last_seen) as last_seen
+    from group_environments
+    where project_id = ${projectId} and group_id = any(${familyIds(sql, projectId, groupId)})
+    group by environment
     order by count desc, environment limit 100`;
 }
 
-/** Occurrences of one group per game version, newest version (by first occurrence) first. */
+/** Occurrences of one group per game version, newest version (by first occurrence) first (a merged issue: summed over its members). */
 export async function groupVersions(sql: Sql, projectId: string, groupId: string) {
   return sql<{ version: string; count: string; first_seen: Date; last_seen: Date }[]>`
-    select version, count, first_seen, last_seen from group_versions
-    where project_id = ${projectId} and group_id = ${groupId}
+    select version, sum(count)::bigint as count, min(first_seen) as first_seen, max(last_seen) as last_seen
+    from group_versions
+    where project_id = ${projectId} and group_id = any(${familyIds(sql, projectId, groupId)})
+    group by version
     order by first_seen desc, version desc limit 200`;
 }
 
@@ -35,11 +40,15 @@ export type Release = {
 export async function listReleases(sql: Sql, projectId: string, limit: number, offset: number) {
   const [data, [{ total }]] = await Promise.all([
     sql<Release[]>`
-      with v as (
-        select version, min(first_seen) as first_seen, max(last_seen) as last_seen, sum(count) as occurrences,
-          count(*) as issues
-        from group_versions where project_id = ${projectId}
-        group by version
+      with members as (
+        -- rows of a group merged into another count for that issue (db/merge.ts)
+        select id, merged_into from error_groups where project_id = ${projectId} and merged_into is not null
+      ), v as (
+        select gv.version, min(gv.first_seen) as first_seen, max(gv.last_seen) as last_seen, sum(gv.count) as occurrences,
+          count(distinct coalesce(m.merged_into, gv.group_id)) as issues
+        from group_versions gv left join members m on m.id = gv.group_id
+        where gv.project_id = ${projectId}
+        group by gv.version
         order by min(first_seen) desc, version desc
         limit ${limit} offset ${offset}
       )

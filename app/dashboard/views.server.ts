@@ -128,13 +128,15 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
   if (!groupId || !group) throw notFound("No error group with that id in this project.");
   const paging = new URLSearchParams();
   for (const k of ["before", "after"]) if (/^\d{1,18}$/.test(q.get(k) ?? "")) paging.set(k, q.get(k)!);
-  const [series, page, links, facets, tags, latest] = await Promise.all([
-    groupHourlySeries(sql, projectId, groupId),
+  const [series, page, links, facets, tags, latest, container] = await Promise.all([
+    groupHourlySeries(sql, projectId, group),
     groupEvents(sql, projectId, groupId, paging),
     listShareLinks(sql, projectId, groupId),
     groupFacets(sql, projectId, groupId),
     groupTags(sql, projectId, groupId),
-    latestGroupEvents(sql, projectId, groupId, 1),
+    latestGroupEvents(sql, projectId, group, 1),
+    // the issue a merged-away group is in, to name and link it
+    group.merged_into ? getGroup(sql, projectId, group.merged_into) : undefined,
   ]);
   return {
     role,
@@ -148,6 +150,7 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
     links,
     ...facets,
     tags,
+    mergedInto: container ? { id: container.id, message: String(container.message) } : null,
   };
 }
 

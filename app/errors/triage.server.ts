@@ -25,12 +25,12 @@ const eventId = (q: URLSearchParams, name: string) => {
 
 /** Paging through every stored event of a group: `before`/`after` an event id, `limit` 1..100. */
 export async function groupEvents(sql: Sql, projectId: string, groupIdParam: string | undefined, q: URLSearchParams) {
-  const { groupId } = await groupIn(sql, projectId, groupIdParam);
+  const { group } = await groupIn(sql, projectId, groupIdParam);
   const before = eventId(q, "before");
   const after = eventId(q, "after");
   if (before && after) fail("after", "cannot be combined with before");
   const limit = Math.min(100, integer(q, "limit", 20, 1));
-  const page = await groupEventPage(sql, projectId, groupId, { before, after }, limit);
+  const page = await groupEventPage(sql, projectId, group, { before, after }, limit);
   return { data: page.events, newer: page.newer, older: page.older, limit };
 }
 
@@ -49,8 +49,8 @@ export async function groupFacets(sql: Sql, projectId: string, groupId: string) 
 }
 
 export async function groupTags(sql: Sql, projectId: string, groupIdParam: string | undefined) {
-  const { groupId } = await groupIn(sql, projectId, groupIdParam);
-  return groupTagBreakdown(sql, projectId, groupId);
+  const { group } = await groupIn(sql, projectId, groupIdParam);
+  return groupTagBreakdown(sql, projectId, group);
 }
 
 export async function releases(sql: Sql, projectId: string, q: URLSearchParams) {

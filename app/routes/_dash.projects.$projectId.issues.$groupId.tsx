@@ -68,31 +68,44 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
 };
 
 export default function Issue() {
-  const { role, group, series, events, newer, older, paged, latestStack, links, environments, versions, players, tags, members, now } = useLoaderData<typeof loader>();
+  const { role, group, series, events, newer, older, paged, latestStack, links, environments, versions, players, tags, members, mergedInto, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const created = result && "url" in result ? result.url : undefined;
   const manager = role === "owner" || role === "admin";
   const base = `/projects/${useParams().projectId}`;
   const shareForm = useResetOnSuccess("share-create");
   const snoozeForm = useResetOnSuccess("snooze");
-  const snoozed = group.status === "ignored" && (group.snooze_until || group.snooze_count || group.snooze_users);
+  // merged into another issue: no status of its own (that issue has it), so no status actions
+  const away = group.merged_into !== null;
+  const snoozed = !away && group.status === "ignored" && (group.snooze_until || group.snooze_count || group.snooze_users);
   return (
     <>
       <p className="small"><Link to={`${base}/issues`}>← Issues</Link></p>
+      {mergedInto ? (
+        <div className="alert note" role="note" data-testid="merged-into">
+          <strong>Merged into another issue.</strong> This issue is part of{" "}
+          <Link to={`${base}/issues/${mergedInto.id}`} className="msg">{mergedInto.message}</Link>, which counts its
+          occurrences and has its status. Below is this part alone; to split it out again, use Unmerge on that issue.
+        </div>
+      ) : null}
       <div className="panel">
         <div className="row between">
           <div className="row">
             <LevelBadge level={group.level} />
-            <StatusBadge status={group.status} />
-            {group.regressed_at && group.status === "open" ? <RegressedBadge /> : null}
+            {away ? <span className="badge status-ignored">merged</span> : <StatusBadge status={group.status} />}
+            {!away && group.regressed_at && group.status === "open" ? <RegressedBadge /> : null}
             <span className="muted small">{group.environment}</span>
           </div>
-          <Form method="post" className="row" aria-label="Status">
-            <input type="hidden" name="intent" value="status" />
-            {group.status !== "resolved" ? <Submit className="primary" name="status" value="resolved" pending="Resolving…">Resolve</Submit> : null}
-            {group.status !== "ignored" ? <Submit name="status" value="ignored" pending="Ignoring…">Ignore</Submit> : null}
-            {group.status !== "open" ? <Submit name="status" value="open" pending="Reopening…">Reopen</Submit> : null}
-          </Form>
+          {away ? (
+            <Link to={`${base}/issues/${group.merged_into}`}>Go to the issue it is in →</Link>
+          ) : (
+            <Form method="post" className="row" aria-label="Status">
+              <input type="hidden" name="intent" value="status" />
+              {group.status !== "resolved" ? <Submit className="primary" name="status" value="resolved" pending="Resolving…">Resolve</Submit> : null}
+              {group.status !== "ignored" ? <Submit name="status" value="ignored" pending="Ignoring…">Ignore</Submit> : null}
+              {group.status !== "open" ? <Submit name="status" value="open" pending="Reopening…">Reopen</Submit> : null}
+            </Form>
+          )}
         </div>
         <h2 className="msg" data-testid="issue-message" style={{ fontSize: "1.25rem" }}>{group.message}</h2>
         {group.culprit ? <p className="culprit">at <code>{group.culprit}</code></p> : null}
@@ -125,7 +138,7 @@ export default function Issue() {
             </>
           ) : null}
         </dl>
-        {group.status !== "resolved" ? (
+        {!away && group.status !== "resolved" ? (
           <details className="snooze-form">
             <summary className="small">Snooze: ignore until…</summary>
             <ActionMessage data={result} intent="snooze" />
@@ -147,12 +160,6 @@ export default function Issue() {
           </details>
         ) : null}
       </div>
-
-      {group.merged_into ? (
-        <p className="panel" data-testid="merged-into">
-          This issue is merged into <Link to={`${base}/issues/${group.merged_into}`}>another issue</Link>, which counts its events.
-        </p>
-      ) : null}
 
       <ActionMessage data={result} intent="unmerge" />
       {members.length > 0 ? (
@@ -344,7 +351,7 @@ export default function Issue() {
         ) : null}
       </section>
 
-      {manager ? (
+      {manager && !away ? (
         <section className="panel">
           <h2 style={{ marginTop: 0 }}>Delete this issue</h2>
           <p className="muted small">Removes the issue with all its stored events and chart data. If the error happens again, it starts a new issue.</p>

@@ -7,7 +7,7 @@ import { bulkGroupStatus, bulkGroupStatusByFilter } from "~/team/groups.server";
 import { num } from "~/components/format";
 import { Ago } from "~/components/time";
 import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit } from "~/components/ui";
-import { mergeIssues } from "~/team/merge.server";
+import { mergeIssues, mergePreview } from "~/team/merge.server";
 import { queryOf } from "~/errors/params.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
@@ -22,7 +22,8 @@ const VERBS: Record<string, [string, string]> = { resolved: ["Resolve", "Resolve
 
 /**
  * Bulk resolve / ignore / reopen (or merge, of ticked issues only): of the ticked issues, or (after a confirmation that shows the count)
- * of every issue matching the filters, through the Team API's verbs.
+ * of every issue matching the filters, through the Team API's verbs. A merge first answers the ticked issues for a
+ * confirmation in which the user picks the one that stays; only the confirmed form merges.
  */
 export const action = ({ request, params, context }: ActionFunctionArgs) =>
   pageAct("bulk", async () => {
@@ -40,7 +41,11 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
     }
     if (!Array.isArray(form.ids) || form.ids.length === 0) return { ok: false as const, error: "Tick at least one issue first.", intent: "bulk" };
     if (form.intent === "merge") {
-      const m = await mergeIssues(context.services.sql, user, params.projectId, { ids: form.ids });
+      return { ok: true as const, intent: "bulk", merge: await mergePreview(context.services.sql, user, params.projectId, { ids: form.ids }) };
+    }
+    if (form.intent === "merge-confirmed") {
+      const target = typeof form.target_id === "string" && form.target_id ? form.target_id : undefined;
+      const m = await mergeIssues(context.services.sql, user, params.projectId, { ids: form.ids, target_id: target });
       return { ok: true as const, message: `Merged ${m.merged.length + 1} issues into “${m.group.message.slice(0, 80)}”.`, intent: "bulk" };
     }
     const r = await bulkGroupStatus(context.services.sql, user, params.projectId, { ids: form.ids, status: form.intent });
@@ -69,6 +74,7 @@ export default function Issues() {
     return q.toString();
   })();
   const loading = nav.state === "loading" && nav.location?.pathname === base;
+  const merge = result && "merge" in result ? result.merge : undefined;
   return (
     <>
       <Form method="get" className="filters panel" role="search">
@@ -141,6 +147,37 @@ export default function Issues() {
           </Form>
         </div>
       ) : null}
+      {merge ? (
+        <div className="panel confirm" role="alertdialog" aria-labelledby="merge-title">
+          <h2 id="merge-title" style={{ marginTop: 0 }}>Merge {merge.issues.length} issues into one?</h2>
+          <p className="small">
+            Pick the issue that stays. It keeps its id, status and share links, and counts the others&apos; occurrences, players
+            and events; the others leave the list. Any of them can be split out again from the merged issue&apos;s page.
+          </p>
+          <Form method="post">
+            {merge.issues.map((g) => <input key={g.id} type="hidden" name="ids" value={g.id} />)}
+            <fieldset className="choices">
+              <legend className="small muted">Issue that stays</legend>
+              {merge.issues.map((g) => (
+                <label key={g.id} className="choice">
+                  <input type="radio" name="target_id" value={g.id} defaultChecked={g.id === merge.target} />
+                  <span className="grow">
+                    <span className="msg">{g.message}</span>
+                    <span className="small muted row tight">
+                      <LevelBadge level={g.level} /> <StatusBadge status={g.status} />
+                      <span>{num(g.count)} event{Number(g.count) === 1 ? "" : "s"} · {num(g.user_count)} player{Number(g.user_count) === 1 ? "" : "s"} · <Ago d={g.last_seen} now={now} /></span>
+                    </span>
+                  </span>
+                </label>
+              ))}
+            </fieldset>
+            <div className="row">
+              <Submit className="primary" name="intent" value="merge-confirmed" pending="Merging…">Merge {merge.issues.length} issues</Submit>
+              <Link to={withParams({ index: null })}>Cancel</Link>
+            </div>
+          </Form>
+        </div>
+      ) : null}
       <Form method="post">
         <div className="row between bulkbar">
           <span className="muted small" data-testid="issue-total">{num(total)} issue{total === 1 ? "" : "s"}</span>
@@ -149,7 +186,7 @@ export default function Issues() {
             <Submit name="intent" value="resolved" pending="Resolving…">Resolve</Submit>
             <Submit name="intent" value="ignored" pending="Ignoring…">Ignore</Submit>
             <Submit name="intent" value="open" pending="Reopening…">Reopen</Submit>
-            <Submit name="intent" value="merge" pending="Merging…">Merge</Submit>
+            <Submit name="intent" value="merge" pending="Opening…">Merge…</Submit>
           </div>
         </div>
         {total > 0 ? (

@@ -12,8 +12,8 @@ export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
     const group = groupId && (await getGroup(sql, projectId, groupId));
     if (!groupId || !group) throw notFound("No error group with that id in this project.");
     const [series, events, facets] = await Promise.all([
-      groupHourlySeries(sql, projectId, groupId),
-      latestGroupEvents(sql, projectId, groupId),
+      groupHourlySeries(sql, projectId, group),
+      latestGroupEvents(sql, projectId, group),
       groupFacets(sql, projectId, groupId),
     ]);
     return json({ group, series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })), events, ...facets });

@@ -4,7 +4,7 @@ import { getGroup } from "../../db/errors.js";
 import { countGroups, type GroupMatch } from "../../db/errors.js";
 import { deleteGroup as dbDelete, setGroupStatus, setStatusWhere, type Snooze } from "../../db/groups.js";
 import { asUuid } from "~/errors/params.server";
-import { notFound } from "~/http.server";
+import { conflict, notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
 import { isoDateTime } from "~/text.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
@@ -77,16 +77,23 @@ export async function updateGroupStatus(sql: Sql, actor: Actor, projectIdParam: 
   return setStatusOf(sql, projectId, groupIdParam, status, snoozeOf(snooze));
 }
 
-/** Shared with editor share links: the status change of one group, then the group as it now is. */
+/**
+ * Shared with editor share links: the status change of one group, then the group as it now is. A group
+ * merged into another has no status of its own (the issue it is in has the live one): 409, naming it.
+ */
 export async function setStatusOf(sql: Sql, projectId: string, groupIdParam: string | undefined, status: (typeof STATUSES)[number], snooze?: Snooze) {
   const groupId = asUuid(groupIdParam);
-  if (!groupId || (await setGroupStatus(sql, projectId, [groupId], status, snooze)).length === 0) throw noGroup();
+  if (!groupId) throw noGroup();
+  const changed = (await setGroupStatus(sql, projectId, [groupId], status, snooze)).length > 0;
   const group = await getGroup(sql, projectId, groupId);
   if (!group) throw noGroup();
+  if (!changed && group.merged_into) {
+    throw conflict(`This issue is merged into issue ${group.merged_into}: change that issue's status, or unmerge this one from it first.`);
+  }
   return group;
 }
 
-/** Bulk triage; ids that are not groups of this project are skipped (the answer lists what changed). */
+/** Bulk triage; ids that are not visible groups of this project (merged into another) are skipped (the answer lists what changed). */
 export async function bulkGroupStatus(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
   const { ids, status, snooze } = parseOr400(BulkInput, input);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { getGroup } from "../../db/errors.js";
-import { listMergedGroups, mergeGroups, MergeRefused, pickMergeTarget, unmergeGroups } from "../../db/merge.js";
+import { listMergedGroups, mergeCandidates, mergeGroups, MergeRefused, pickMergeTarget, unmergeGroups } from "../../db/merge.js";
 import { asUuid } from "~/errors/params.server";
 import { conflict, invalidPayload, notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
@@ -55,6 +55,20 @@ export async function mergeIssues(sql: Sql, actor: Actor, projectIdParam: string
   const target = target_id ?? (await pickMergeTarget(sql, projectId, all));
   const merged = await refusalsAsErrors(() => mergeGroups(sql, projectId, target, all));
   return { group: await getGroup(sql, projectId, target), merged: merged.sort() };
+}
+
+/**
+ * What a merge of `ids` would do, for a confirmation: the issues (visible ones of the project; others
+ * answer 404 as the merge would) and the target a merge without target_id picks, which comes first.
+ */
+export async function mergePreview(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown) {
+  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
+  const { ids } = parseOr400(MergeInput, input);
+  if (ids.length < 2) throw invalidPayload("Select at least two different issues to merge.");
+  const issues = await mergeCandidates(sql, projectId, ids);
+  const missing = ids.filter((id) => !issues.some((g) => g.id === id));
+  if (missing.length > 0) throw notFound(`No visible error group with the id ${missing.join(", ")} in this project.`);
+  return { issues, target: issues[0].id };
 }
 
 /** Splits merged issues back out of an issue; each gets its own events, counts and rollups back. */

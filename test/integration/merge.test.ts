@@ -158,16 +158,20 @@ describe("merge and unmerge", () => {
 
   it("deleting a merged issue deletes its members too", async () => {
     const { projectId, apiKey } = await makeProject(app.sql, owner.id);
-    await ingest(app, apiKey, { errors: [{ message: "Pet fell through map", user_id: 3 }, { message: "Pet stuck in wall", user_id: 4 }] });
+    await ingest(app, apiKey, {
+      errors: [{ message: "Pet fell through map", user_id: 3, game_version: "7" }, { message: "Pet stuck in wall", user_id: 4, game_version: "8" }],
+    });
     const [x, y] = await groups(apiKey);
     const target = (await merge(projectId, { ids: [x.id, y.id] })).body.group.id;
     const member = target === x.id ? y.id : x.id;
     expect((await call(app, "DELETE", `/api/team/projects/${projectId}/groups/${member}`, { cookie: owner.cookie })).status).toBe(404);
     const del = await call(app, "DELETE", `/api/team/projects/${projectId}/groups/${target}`, { cookie: owner.cookie });
     expect(del.status).toBe(200);
-    const [{ n, users }] = await app.sql`select (select count(*)::int from error_groups where project_id = ${projectId}) as n,
-      (select count(*)::int from group_users where project_id = ${projectId}) as users`;
-    expect({ n, users }).toEqual({ n: 0, users: 0 });
+    const [left] = await app.sql`select (select count(*)::int from error_groups where project_id = ${projectId}) as n,
+      (select count(*)::int from group_users where project_id = ${projectId}) as users,
+      (select count(*)::int from group_environments where project_id = ${projectId}) as environments,
+      (select count(*)::int from group_versions where project_id = ${projectId}) as versions`;
+    expect({ ...left }).toEqual({ n: 0, users: 0, environments: 0, versions: 0 });
   });
 
   it("refuses bad requests with the error body and changes nothing", async () => {
@@ -210,6 +214,240 @@ describe("merge and unmerge", () => {
     expect((await unmerge(projectId, p.id, { ids: "x" })).status).toBe(400);
     expect((await unmerge(projectId, "nope", { ids: [q.id] })).status).toBe(404);
     expect((await unmerge(projectId, p.id, { ids: [q.id] }, outsider.cookie)).status).toBe(404);
+  });
+});
+
+/**
+ * Every figure of an issue as the API shows it: header counters, chart, environments, versions,
+ * players, tags, stored events, its place in the stats, and (per player) how many issues it counts for.
+ */
+async function figures(apiKey: string, id: string) {
+  const d = await detail(apiKey, id);
+  const tags = (await getJson(app, `/api/v1/errors/${id}/tags`, apiKey)).body;
+  const events: string[] = [];
+  for (let before: string | null = null, first = true; first || before; first = false) {
+    const page: any = (await getJson(app, `/api/v1/errors/${id}/events?limit=100${before ? `&before=${before}` : ""}`, apiKey)).body;
+    for (const e of page.data) events.push(`${e.message}|${new Date(e.timestamp).toISOString()}|${e.user_id}|${e.environment}|${e.count}`);
+    before = page.older;
+  }
+  const top = (await stats(apiKey)).top_errors.find((t: { id: string }) => t.id === id);
+  const g = d.group;
+  return {
+    count: Number(g.count),
+    user_count: Number(g.user_count),
+    first_seen: g.first_seen,
+    last_seen: g.last_seen,
+    level: g.level,
+    first_version: g.first_version,
+    last_version: g.last_version,
+    series: Object.fromEntries(d.series.filter((s: { count: number }) => s.count > 0).map((s: { bucket: string; count: number }) => [s.bucket, s.count])),
+    environments: Object.fromEntries(d.environments.map((e: any) => [e.environment, [e.count, e.first_seen, e.last_seen]])),
+    versions: Object.fromEntries(d.versions.map((v: any) => [v.version, [v.count, v.first_seen, v.last_seen]])),
+    players: d.players.map((p: { user_id: string }) => p.user_id).sort(),
+    tags: Object.fromEntries(tags.tags.map((t: any) => [t.key, Object.fromEntries(t.values.map((v: any) => [v.value, v.count]))])),
+    sampled: tags.sampled,
+    events: events.sort(),
+    top: top?.count ?? 0,
+  };
+}
+type Figures = Awaited<ReturnType<typeof figures>>;
+
+const addCounts = (a: Record<string, number>, b: Record<string, number>) => {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+};
+const addSpans = (a: Record<string, [number, string, string]>, b: Record<string, [number, string, string]>) => {
+  const out = { ...a };
+  for (const [k, [n, first, last]] of Object.entries(b)) {
+    const x = out[k];
+    out[k] = x ? [x[0] + n, first < x[1] ? first : x[1], last > x[2] ? last : x[2]] : [n, first, last];
+  }
+  return out;
+};
+const LEVEL_RANK: Record<string, number> = { info: 0, warn: 1, error: 2 };
+
+/** What a merged issue of `a` and `b` must show: sums, unions, the earliest start and the latest end. */
+function merged(a: Figures, b: Figures): Figures {
+  const earliest = a.first_seen <= b.first_seen ? a : b;
+  const latest = a.last_seen >= b.last_seen ? a : b;
+  const players = [...new Set([...a.players, ...b.players])].sort();
+  const tags: Figures["tags"] = {};
+  for (const k of new Set([...Object.keys(a.tags), ...Object.keys(b.tags)])) tags[k] = addCounts(a.tags[k] ?? {}, b.tags[k] ?? {});
+  return {
+    count: a.count + b.count,
+    user_count: players.length,
+    first_seen: earliest.first_seen,
+    last_seen: latest.last_seen,
+    level: LEVEL_RANK[a.level] >= LEVEL_RANK[b.level] ? a.level : b.level,
+    first_version: earliest.first_version,
+    last_version: latest.last_version,
+    series: addCounts(a.series, b.series),
+    environments: addSpans(a.environments, b.environments),
+    versions: addSpans(a.versions, b.versions),
+    players,
+    tags,
+    sampled: a.sampled + b.sampled,
+    events: [...a.events, ...b.events].sort(),
+    top: a.top + b.top,
+  };
+}
+
+/** The project-wide figures that a merge must not change, and the per-version and per-player ones it changes. */
+async function projectFigures(apiKey: string, names: Record<string, string>) {
+  const s = await stats(apiKey);
+  const releases = (await getJson(app, "/api/v1/releases", apiKey)).body.data.map((r: any) => [r.version, r.occurrences, r.issues, r.new_issues]);
+  const players = (await getJson(app, "/api/v1/players?limit=100", apiKey)).body.data.map((p: any) => [p.user_id, Number(p.issues)]).sort();
+  const playerIssues: Record<string, string[]> = {};
+  for (const [userId] of players) {
+    const p = (await getJson(app, `/api/v1/players/${userId}`, apiKey)).body;
+    playerIssues[userId] = p.issues.map((g: { id: string }) => names[g.id] ?? g.id).sort();
+  }
+  return {
+    total: s.total_errors,
+    by_level: s.by_level,
+    top: s.top_errors.map((t: { id: string; count: number }) => [names[t.id] ?? t.id, t.count]),
+    releases,
+    players,
+    playerIssues,
+  };
+}
+
+describe("a merged issue's figures", () => {
+  it("are the sums and unions of its members' in every view, and unmerge gives each member back exactly its own", async () => {
+    // the same events go to a project that merges and to one that never does
+    const merging = await makeProject(app.sql, owner.id);
+    const control = await makeProject(app.sql, owner.id);
+    const D = "ServerScriptService.Doors:40: attempt to call a nil value";
+    const L = "Workspace.Map.Lift:7: attempt to index nil with 'Floor'";
+    const hour = 3_600_000;
+    const now = Date.now();
+    const at = (hoursAgo: number, minutes = 0) => new Date(now - hoursAgo * hour + minutes * 60_000).toISOString();
+    const send = (events: object[]) => Promise.all([merging, control].map((p) => ingest(app, p.apiKey, { errors: events })));
+    await send([
+      { message: D, user_id: 1, environment: "production", game_version: "41", timestamp: at(30), tags: ["map:castle"] },
+      { message: D, user_id: 2, environment: "production", game_version: "41", timestamp: at(20), count: 3 },
+      { message: D, user_id: 3, environment: "studio", game_version: "42", timestamp: at(5), level: "warn", tags: ["map:castle"] },
+      { message: L, user_id: 3, environment: "production", game_version: "42", timestamp: at(8), tags: ["map:tower"] },
+      { message: L, user_id: 4, environment: "production", game_version: "43", timestamp: at(2), count: 4 },
+      { message: L, user_id: 5, environment: "staging", timestamp: at(1), level: "info" },
+    ]);
+    const idsOf = async (apiKey: string) => ({ d: (await byMessage(apiKey, D)).id, l: (await byMessage(apiKey, L)).id });
+    const m = await idsOf(merging.apiKey);
+    const c = await idsOf(control.apiKey);
+    const mNames = { [m.d]: "D", [m.l]: "L" };
+    const cNames = { [c.d]: "D", [c.l]: "L" };
+    const expectSameAsControl = async () => {
+      expect(await figures(merging.apiKey, m.d)).toEqual(await figures(control.apiKey, c.d));
+      expect(await figures(merging.apiKey, m.l)).toEqual(await figures(control.apiKey, c.l));
+      expect(await projectFigures(merging.apiKey, mNames)).toEqual(await projectFigures(control.apiKey, cNames));
+    };
+    await expectSameAsControl();
+
+    // the smaller issue stays: the target is the one asked for
+    const r = await merge(merging.projectId, { ids: [m.d, m.l], target_id: m.l });
+    expect(r.status).toBe(200);
+    expect(r.body.group.id).toBe(m.l);
+    const expectMerged = async () => {
+      const whole = merged(await figures(control.apiKey, c.d), await figures(control.apiKey, c.l));
+      const got = await figures(merging.apiKey, m.l);
+      expect(got).toEqual(whole);
+      // the header and the tables agree
+      expect(Object.values(got.environments).reduce((n, e) => n + e[0], 0)).toBe(got.count);
+      expect(Object.values(got.series).reduce((n, x) => n + x, 0)).toBe(got.count);
+      const p = await projectFigures(merging.apiKey, mNames);
+      const q = await projectFigures(control.apiKey, cNames);
+      expect({ total: p.total, by_level: p.by_level }).toEqual({ total: q.total, by_level: q.by_level });
+      expect(p.top).toEqual([["L", whole.top]]);
+      // one issue per player and per version: the merged one
+      for (const [userId, n] of p.players) expect([userId, n]).toEqual([userId, p.playerIssues[userId].length]);
+      for (const issues of Object.values(p.playerIssues)) expect(issues).toEqual(["L"]);
+      for (const [version, occurrences, issues, fresh] of p.releases) {
+        const inControl = q.releases.find((x: unknown[]) => x[0] === version);
+        expect([version, occurrences, issues]).toEqual([version, inControl[1], 1]);
+        expect(fresh).toBe(version === whole.first_version ? 1 : 0);
+      }
+      // an environment filter finds the issue by any member's occurrences there, counted in full
+      for (const [environment, [n]] of Object.entries(whole.environments)) {
+        const r = await getJson(app, `/api/v1/errors?grouped=true&environment=${environment}`, merging.apiKey);
+        expect(r.body.data.map((g: any) => [g.id, Number(g.environment_count)])).toEqual([[m.l, n]]);
+      }
+      // the merged-away issue says where it went, and shows its own part of it (it is no top error of its own)
+      const away = await detail(merging.apiKey, m.d);
+      expect(away.group.merged_into).toBe(m.l);
+      expect(await figures(merging.apiKey, m.d)).toEqual({ ...(await figures(control.apiKey, c.d)), top: 0 });
+    };
+    await expectMerged();
+
+    // a merged-away issue has no status of its own to change: the issue it is in has it
+    const patch = await call(app, "PATCH", `/api/team/projects/${merging.projectId}/groups/${m.d}`, { cookie: owner.cookie, body: { status: "resolved" } });
+    expect(patch.status).toBe(409);
+    expect(patch.body.error).toBe("conflict");
+    expect(patch.body.message).toContain(m.l);
+    const bulk = await call(app, "POST", `/api/team/projects/${merging.projectId}/groups/status`, {
+      cookie: owner.cookie,
+      body: { ids: [m.d, m.l], status: "ignored" },
+    });
+    expect(bulk.body).toMatchObject({ updated: 1, ids: [m.l] });
+    await call(app, "PATCH", `/api/team/projects/${merging.projectId}/groups/${m.l}`, { cookie: owner.cookie, body: { status: "open" } });
+    expect((await detail(merging.apiKey, m.d)).group.status).toBe("open");
+
+    // later events of both fingerprints, in new environments and versions, from new players
+    await send([
+      { message: D, user_id: 6, environment: "staging", game_version: "44", timestamp: at(0.5), tags: ["map:tower"] },
+      { message: D, user_id: 4, environment: "production", game_version: "43", timestamp: at(0.4), count: 2 },
+      { message: L, user_id: 7, environment: "production", game_version: "44", timestamp: at(0.3), level: "error" },
+    ]);
+    await expectMerged();
+
+    const u = await unmerge(merging.projectId, m.l, { ids: [m.d] });
+    expect(u.status).toBe(200);
+    await expectSameAsControl();
+  });
+});
+
+describe("merge in the dashboard", () => {
+  const post = (path: string, form: [string, string][]) =>
+    app.request(path, {
+      method: "POST",
+      headers: { cookie: owner.cookie, "content-type": "application/x-www-form-urlencoded", origin: app.url },
+      body: new URLSearchParams(form).toString(),
+      redirect: "manual",
+    });
+  const html = async (r: Response) => (await r.text()).replaceAll("<!-- -->", "");
+
+  it("asks first, merges into the issue picked, and the merged-away page names it without status actions", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    await ingest(app, apiKey, { errors: [{ message: "Crate drop failed" }, { message: "Crate drop failed" }, { message: "Crate open failed" }] });
+    const big = await byMessage(apiKey, "Crate drop failed");
+    const small = await byMessage(apiKey, "Crate open failed");
+    const list = `/projects/${projectId}/issues?index`;
+    const merged = async () => (await app.sql`select id, merged_into from error_groups where project_id = ${projectId} and merged_into is not null and not merged_own`).map((r) => ({ ...r }));
+
+    const one = await post(list, [["intent", "merge"], ["ids", big.id]]);
+    expect(one.status).toBe(400);
+    expect(await html(one)).toContain("Select at least two different issues to merge.");
+
+    // the first step only asks, with the larger issue suggested
+    const ask = await post(list, [["intent", "merge"], ["ids", big.id], ["ids", small.id]]);
+    expect(ask.status).toBe(200);
+    const dialog = await html(ask);
+    expect(dialog).toContain("Merge 2 issues into one?");
+    expect(dialog).toContain(`name="target_id" checked="" value="${big.id}"`);
+    expect(await merged()).toEqual([]);
+
+    const done = await post(list, [["intent", "merge-confirmed"], ["ids", big.id], ["ids", small.id], ["target_id", small.id]]);
+    expect(done.status).toBe(200);
+    expect(await html(done)).toContain("Merged 2 issues into “Crate open failed”");
+    expect(await merged()).toEqual([{ id: big.id, merged_into: small.id }]);
+
+    const page = await html(await app.request(`/projects/${projectId}/issues/${big.id}`, { headers: { cookie: owner.cookie } }));
+    expect(page).toContain("Merged into another issue.");
+    expect(page).toContain(`href="/projects/${projectId}/issues/${small.id}"`);
+    expect(page).not.toMatch(/>Resolve<|>Ignore<|Snooze: ignore until/);
+    const refused = await post(`/projects/${projectId}/issues/${big.id}`, [["intent", "status"], ["status", "resolved"]]);
+    expect(refused.status).toBe(409);
+    expect(await html(refused)).toContain(`merged into issue ${small.id}`);
   });
 });
 
@@ -261,8 +499,11 @@ describe("merge under concurrent ingest", () => {
     expect(batchesDuringMerges).toBeGreaterThan(0);
 
     const union = new Set([...users[X], ...users[Y]]).size;
-    const merged = (await detail(apiKey, x.id)).group;
+    const whole = await detail(apiKey, x.id);
+    const merged = whole.group;
     expect(merged).toMatchObject({ count: sent[X] + sent[Y], user_count: union });
+    const envTotal = (d: { environments: { count: number }[] }) => d.environments.reduce((n, e) => n + e.count, 0);
+    expect(envTotal(whole)).toBe(sent[X] + sent[Y]);
     expect(await rows(projectId, x.id)).toMatchObject({ rollup_day: sent[X] + sent[Y], rollup_hour: sent[X] + sent[Y], rollup_minute: sent[X] + sent[Y] });
     const r = await rows(projectId, x.id);
     expect(r.stored_count).toBe(r.events);
@@ -272,6 +513,7 @@ describe("merge under concurrent ingest", () => {
     expect(await byMessage(apiKey, X)).toMatchObject({ id: x.id, count: sent[X], user_count: users[X].size });
     expect(await byMessage(apiKey, Y)).toMatchObject({ id: y.id, count: sent[Y], user_count: users[Y].size });
     for (const [g, n] of [[x.id, sent[X]], [y.id, sent[Y]]] as const) {
+      expect(envTotal(await detail(apiKey, g))).toBe(n);
       const t = await rows(projectId, g);
       expect(t).toMatchObject({ rollup_day: n, rollup_hour: n, rollup_minute: n });
       expect(t.stored_count).toBe(t.events);
