@@ -258,13 +258,13 @@ export async function latestGroupEvents(sql: Sql, projectId: string, group: Grou
  * Player names and user ids of a group's oldest and newest stored events (the group's message is
  * its first event's), for scrubbing them out of what a share link shows. Bounded by the index.
  */
-export async function groupIdentities(sql: Sql, projectId: string, groupId: string, each = 50) {
+export async function groupIdentities(sql: Sql, projectId: string, group: GroupRef, each = 50) {
   return sql<{ player_name: string | null; user_id: string | null }[]>`
-    (select player_name, user_id::text from events where project_id = ${projectId} and group_id = ${groupId}
-     order by "timestamp" asc, id asc limit ${each})
+    (select e.player_name, e.user_id::text from events e where ${eventsOf(sql, projectId, group)}
+     order by e."timestamp" asc, e.id asc limit ${each})
     union
-    (select player_name, user_id::text from events where project_id = ${projectId} and group_id = ${groupId}
-     order by "timestamp" desc, id desc limit ${each})`;
+    (select e.player_name, e.user_id::text from events e where ${eventsOf(sql, projectId, group)}
+     order by e."timestamp" desc, e.id desc limit ${each})`;
 }
 
 export type GroupEventPage = { events: unknown[]; newer: string | null; older: string | null };

@@ -103,13 +103,14 @@ export type ShareView = Awaited<ReturnType<typeof viewShare>>;
 export async function viewShare(services: Services, clientAddress: string, token: string | undefined) {
   const link = await resolve(services, clientAddress, token);
   const { sql } = services;
-  const [group, events, series, identities] = await Promise.all([
-    getGroup(sql, link.project_id, link.group_id),
-    latestGroupEvents(sql, link.project_id, link.group_id, 20),
-    groupHourlySeries(sql, link.project_id, link.group_id),
-    groupIdentities(sql, link.project_id, link.group_id),
-  ]);
+  const group = await getGroup(sql, link.project_id, link.group_id);
   if (!group) throw gone();
+  // by the group, not its id: a merged-away issue's events and chart are its own part of the issue it is in
+  const [events, series, identities] = await Promise.all([
+    latestGroupEvents(sql, link.project_id, group, 20),
+    groupHourlySeries(sql, link.project_id, group),
+    groupIdentities(sql, link.project_id, group),
+  ]);
   const scrub = scrubberOf([...identities, ...(events as unknown as Identity[])]);
   return {
     role: link.role,

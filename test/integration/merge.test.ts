@@ -156,6 +156,22 @@ describe("merge and unmerge", () => {
     expect((await getJson(app, `/api/v1/traces/${trace}`, apiKey)).body.trace.group_ids).toEqual([one.id, two.id].sort());
   });
 
+  it("a share link to a merged-away issue shows that issue's own part: its events and chart, not an empty page", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    await ingest(app, apiKey, { errors: [{ message: "Shared part one broke" }, { message: "Shared part two broke" }, { message: "Shared part two broke" }] });
+    const one = await byMessage(apiKey, "Shared part one broke");
+    const two = await byMessage(apiKey, "Shared part two broke");
+    const link = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie: owner.cookie, body: { group_id: two.id, role: "viewer" } });
+    expect(link.status).toBe(201);
+    expect((await merge(projectId, { ids: [one.id, two.id], target_id: one.id })).status).toBe(200);
+    const shared = await getJson(app, `/api/share/${link.body.token}`);
+    expect(shared.status).toBe(200);
+    expect(shared.body.group.count).toBe(2);
+    // before: the merged-away issue's events and series were looked up under its own id, where none are left
+    expect(shared.body.events.map((e: { message: string }) => e.message)).toEqual(["Shared part two broke", "Shared part two broke"]);
+    expect(seriesTotal(shared.body)).toBe(2);
+  });
+
   it("deleting a merged issue deletes its members too", async () => {
     const { projectId, apiKey } = await makeProject(app.sql, owner.id);
     await ingest(app, apiKey, {
