@@ -34,7 +34,7 @@ export async function claimNewIssues(
   projectId: string,
   fingerprints: string[],
   limit: number,
-): Promise<{ granted: Set<string> }> {
+): Promise<{ granted: Set<string>; windowEnds: number }> {
   return sql.begin(async (tx) => {
     // pipelined: the lock, then the read, which runs once the lock is granted
     const locked = tx`select pg_advisory_xact_lock(hashtextextended(${`new-issues:${projectId}`}, 0))`.execute();
@@ -59,7 +59,7 @@ export async function claimNewIssues(
         order by fp`;
       for (const fp of fresh) granted.add(fp);
     }
-    return { granted };
+    return { granted, windowEnds: new Date(windowStart).getTime() + 60_000 };
   });
 }
 

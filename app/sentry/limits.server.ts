@@ -1,6 +1,6 @@
 import type { Sql } from "../../db/client.js";
 import type { EventRow } from "../../db/events.js";
-import { addToWindow, claimNewIssues, ensureGroup, existingFingerprints } from "../../db/ingest-limits.js";
+import { addToWindow, claimNewIssues, ensureGroup, existingFingerprints, type WindowUse } from "../../db/ingest-limits.js";
 import { ApiError } from "~/http.server";
 import type { KnownFingerprints } from "~/ingest/fingerprint.server";
 
@@ -14,6 +14,7 @@ export const overflowMessage = (limit: number) =>
   `Too many new issues: events of errors first seen after ${limit} new issues in one minute are counted here`;
 
 type DsnKey = { id: string; rateLimit: number | null };
+type Claimed = Awaited<ReturnType<typeof claimNewIssues>>;
 
 const keyRateLimited = (retryAfter: number, limit: number) =>
   new ApiError(429, "rate_limited", `This DSN key may post ${limit} events per minute; retry in ${retryAfter} s.`, undefined, {
@@ -53,11 +54,76 @@ export class SentryLimits {
   async countKeyEvents(projectId: string, key: DsnKey | undefined, events: number): Promise<void> {
     if (!key || key.rateLimit === null || events === 0) return;
     this.assertNotRefused(key);
-    const { used, retryAfter } = await addToWindow(this.sql, projectId, `key:${key.id}`, events);
+    const { used, retryAfter } = await this.addShared(projectId, `key:${key.id}`, events);
     if (used <= key.rateLimit) return;
     if (this.refused.size > 10_000) this.refused.clear();
     this.refused.set(`${key.id}/${key.rateLimit}`, Date.now() + retryAfter * 1000);
     throw keyRateLimited(retryAfter, key.rateLimit);
+  }
+
+  /** per project: fingerprints refused a new issue in the current window, until it ends (ms) */
+  private refusedIssues = new Map<string, { until: number; fingerprints: Set<string> }>();
+
+  /** per subject: the requests waiting for the next upsert, and whether one is in flight */
+  private windows = new Map<string, { queue: { n: number; done: (u: WindowUse) => void; fail: (e: unknown) => void }[] }>();
+
+  /**
+   * Adds `n` to the subject's minute, with at most one upsert of it in flight in this process: the
+   * requests that arrive meanwhile share the next one, and each gets the count as of its own share
+   * (in arrival order). Every request of a key hitting its one row in its own statement made them
+   * queue on the row's lock and halved the single-event Sentry rate (bench (s): 798-825 -> 388 req/s).
+   */
+  private addShared(projectId: string, subject: string, n: number): Promise<WindowUse> {
+    return new Promise((done, fail) => {
+      const waiting = this.windows.get(subject);
+      if (waiting) return void waiting.queue.push({ n, done, fail });
+      const w = { queue: [{ n, done, fail }] };
+      this.windows.set(subject, w);
+      void (async () => {
+        while (w.queue.length > 0) {
+          const batch = w.queue.splice(0);
+          const total = batch.reduce((sum, x) => sum + x.n, 0);
+          try {
+            const { used, retryAfter } = await addToWindow(this.sql, projectId, subject, total);
+            let before = used - total;
+            for (const x of batch) x.done({ used: (before += x.n), retryAfter });
+          } catch (err) {
+            for (const x of batch) x.fail(err);
+          }
+        }
+        this.windows.delete(subject);
+      })();
+    });
+  }
+
+  /** per project: the fingerprints waiting for the next claim, and whether one is in flight */
+  private claims = new Map<string, { waiting: { fingerprints: string[]; done: (c: Claimed) => void; fail: (e: unknown) => void }[] }>();
+
+  /**
+   * Claims new issues with at most one claim transaction of a project in flight in this process: the
+   * requests that arrive meanwhile join the next one. Each claim holds the project's lock for its
+   * transaction, so one per request made a fresh project's first events queue on it (bench (s),
+   * 1,000 new issues in a fresh project: 798-866 req/s before the bound, 351-388 with a claim per request).
+   */
+  private claimShared(projectId: string, fingerprints: string[]): Promise<Claimed> {
+    return new Promise((done, fail) => {
+      const pending = this.claims.get(projectId);
+      if (pending) return void pending.waiting.push({ fingerprints, done, fail });
+      const c = { waiting: [{ fingerprints, done, fail }] };
+      this.claims.set(projectId, c);
+      void (async () => {
+        while (c.waiting.length > 0) {
+          const batch = c.waiting.splice(0);
+          try {
+            const claimed = await claimNewIssues(this.sql, projectId, [...new Set(batch.flatMap((b) => b.fingerprints))], this.newIssuesPerMinute);
+            for (const b of batch) b.done(claimed);
+          } catch (err) {
+            for (const b of batch) b.fail(err);
+          }
+        }
+        this.claims.delete(projectId);
+      })();
+    });
   }
 
   /**
@@ -68,31 +134,49 @@ export class SentryLimits {
    * many rows were moved.
    */
   async boundNewIssues(projectId: string, rows: EventRow[]): Promise<number> {
+    const over = new Set<string>();
     const unknown = new Map<string, string | null>();
-    for (const r of rows) if (!this.known.has(projectId, r.fingerprint)) unknown.set(r.fingerprint, r.secondaryFingerprint);
-    if (unknown.size === 0) return 0;
-    const existing = await existingFingerprints(this.sql, projectId, [...unknown].map(([fp, fp1]) => ({ fp, fp1 })));
-    for (const fp of existing) this.known.add(projectId, fp);
-    const fresh = [...unknown.keys()].filter((fp) => !existing.has(fp));
-    if (fresh.length === 0) return 0;
-
-    // no memory of a full window here: a claimed error's later requests must still find their claim
+    const refused = this.refusedIssues.get(projectId);
+    if (refused && refused.until <= Date.now()) this.refusedIssues.delete(projectId);
+    for (const r of rows) {
+      if (this.known.has(projectId, r.fingerprint)) continue;
+      // refused in this window already: no group can have been made for it, nor a claim taken since
+      if (refused && refused.until > Date.now() && refused.fingerprints.has(r.fingerprint)) over.add(r.fingerprint);
+      else unknown.set(r.fingerprint, r.secondaryFingerprint);
+    }
+    if (unknown.size > 0) {
+      const existing = await existingFingerprints(this.sql, projectId, [...unknown].map(([fp, fp1]) => ({ fp, fp1 })));
+      for (const fp of existing) this.known.add(projectId, fp);
+      const fresh = [...unknown.keys()].filter((fp) => !existing.has(fp));
+      if (fresh.length > 0) {
+        // a claimed error's later requests find their claim; a refused one is remembered until the window ends
+        const { granted, windowEnds } = await this.claimShared(projectId, fresh);
+        const notGranted = fresh.filter((fp) => !granted.has(fp));
+        if (notGranted.length > 0) {
+          let memo = this.refusedIssues.get(projectId);
+          if (!memo || memo.until !== windowEnds) this.refusedIssues.set(projectId, (memo = { until: windowEnds, fingerprints: new Set() }));
+          if (memo.fingerprints.size < 100_000) for (const fp of notGranted) memo.fingerprints.add(fp);
+        }
+        for (const fp of notGranted) over.add(fp);
+      }
+    }
+    if (over.size === 0) return 0;
     const limit = this.newIssuesPerMinute;
-    const { granted } = await claimNewIssues(this.sql, projectId, fresh, limit);
-    if (granted.size === fresh.length) return 0;
 
-    const over = new Set(fresh.filter((fp) => !granted.has(fp)));
     const moved = rows.filter((r) => over.has(r.fingerprint));
     const first = moved[0];
-    await ensureGroup(this.sql, {
-      projectId,
-      fingerprint: OVERFLOW_FINGERPRINT,
-      message: overflowMessage(limit),
-      level: first.level,
-      environment: first.environment,
-      timestamp: first.timestamp,
-    });
-    this.known.add(projectId, OVERFLOW_FINGERPRINT);
+    // made once (it carries the bound's message, not the first overflowing event's)
+    if (!this.known.has(projectId, OVERFLOW_FINGERPRINT)) {
+      await ensureGroup(this.sql, {
+        projectId,
+        fingerprint: OVERFLOW_FINGERPRINT,
+        message: overflowMessage(limit),
+        level: first.level,
+        environment: first.environment,
+        timestamp: first.timestamp,
+      });
+      this.known.add(projectId, OVERFLOW_FINGERPRINT);
+    }
     for (const r of moved) {
       r.fingerprint = OVERFLOW_FINGERPRINT;
       r.secondaryFingerprint = null;

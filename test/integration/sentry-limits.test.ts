@@ -191,6 +191,20 @@ describe("per-key rate limit", () => {
     expect(left.n).toBe(0);
   });
 
+  it("holds exactly under concurrent requests: of 40 sent at once past a limit of 25, 25 are taken and counted", async () => {
+    const p = await project({ rate_limit_per_minute: 25 });
+    await withinOneWindow();
+    const answers = await Promise.all(Array.from({ length: 40 }, () => sendEvent(p, "Sent all at once")));
+    const tally = answers.reduce<Record<number, number>>((t, a) => ({ ...t, [a.status]: (t[a.status] ?? 0) + 1 }), {});
+    expect(tally).toEqual({ 200: 25, 429: 15 });
+    expect(await counts(p.projectId)).toEqual({ events: 25, groups: 1, occurrences: 25 });
+    // the minute counted past the limit (refused requests count too, except those this instance
+    // refused from memory without asking the database again)
+    const [{ used }] = await sql<{ used: number }[]>`select sum(used)::int as used from ingest_windows where project_id = ${p.projectId}`;
+    expect(used).toBeGreaterThan(25);
+    expect(used).toBeLessThanOrEqual(40);
+  });
+
   it("is settable on the Settings page; an empty field lifts it", async () => {
     const p = await project({ rate_limit_per_minute: 1 });
     await withinOneWindow();
