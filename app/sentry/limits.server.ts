@@ -64,66 +64,36 @@ export class SentryLimits {
   /** per project: fingerprints refused a new issue in the current window, until it ends (ms) */
   private refusedIssues = new Map<string, { until: number; fingerprints: Set<string> }>();
 
-  /** per subject: the requests waiting for the next upsert, and whether one is in flight */
-  private windows = new Map<string, { queue: { n: number; done: (u: WindowUse) => void; fail: (e: unknown) => void }[] }>();
-
   /**
-   * Adds `n` to the subject's minute, with at most one upsert of it in flight in this process: the
-   * requests that arrive meanwhile share the next one, and each gets the count as of its own share
-   * (in arrival order). Every request of a key hitting its one row in its own statement made them
-   * queue on the row's lock and halved the single-event Sentry rate (bench (s): 798-825 -> 388 req/s).
+   * A key's minute gets at most one upsert in flight in this process: the requests that arrive
+   * meanwhile share the next one, and each gets the count as of its own share (in arrival order).
+   * Every request of a key hitting its one row in its own statement made them queue on the row's
+   * lock and halved the single-event Sentry rate (bench (s): 798-825 -> 388 req/s).
    */
+  private readonly windows = new Coalesced<{ projectId: string; n: number }, WindowUse>(async (subject, shares) => {
+    const total = shares.reduce((sum, x) => sum + x.n, 0);
+    const { used, retryAfter } = await addToWindow(this.sql, shares[0].projectId, subject, total);
+    let before = used - total;
+    return shares.map((x) => ({ used: (before += x.n), retryAfter }));
+  });
+
   private addShared(projectId: string, subject: string, n: number): Promise<WindowUse> {
-    return new Promise((done, fail) => {
-      const waiting = this.windows.get(subject);
-      if (waiting) return void waiting.queue.push({ n, done, fail });
-      const w = { queue: [{ n, done, fail }] };
-      this.windows.set(subject, w);
-      void (async () => {
-        while (w.queue.length > 0) {
-          const batch = w.queue.splice(0);
-          const total = batch.reduce((sum, x) => sum + x.n, 0);
-          try {
-            const { used, retryAfter } = await addToWindow(this.sql, projectId, subject, total);
-            let before = used - total;
-            for (const x of batch) x.done({ used: (before += x.n), retryAfter });
-          } catch (err) {
-            for (const x of batch) x.fail(err);
-          }
-        }
-        this.windows.delete(subject);
-      })();
-    });
+    return this.windows.call(subject, { projectId, n });
   }
 
-  /** per project: the fingerprints waiting for the next claim, and whether one is in flight */
-  private claims = new Map<string, { waiting: { fingerprints: string[]; done: (c: Claimed) => void; fail: (e: unknown) => void }[] }>();
-
   /**
-   * Claims new issues with at most one claim transaction of a project in flight in this process: the
-   * requests that arrive meanwhile join the next one. Each claim holds the project's lock for its
-   * transaction, so one per request made a fresh project's first events queue on it (bench (s),
-   * 1,000 new issues in a fresh project: 798-866 req/s before the bound, 351-388 with a claim per request).
+   * A project gets at most one new-issue claim in flight in this process; the requests that arrive
+   * meanwhile join the next one. Each claim holds the project's lock for its transaction, so one per
+   * request made a fresh project's first events queue on it (bench (s), 1,000 new issues in a fresh
+   * project: 798-866 req/s before the bound, 351-388 with a claim per request).
    */
+  private readonly claims = new Coalesced<string[], Claimed>(async (projectId, lists) => {
+    const claimed = await claimNewIssues(this.sql, projectId, [...new Set(lists.flat())], this.newIssuesPerMinute);
+    return lists.map(() => claimed);
+  });
+
   private claimShared(projectId: string, fingerprints: string[]): Promise<Claimed> {
-    return new Promise((done, fail) => {
-      const pending = this.claims.get(projectId);
-      if (pending) return void pending.waiting.push({ fingerprints, done, fail });
-      const c = { waiting: [{ fingerprints, done, fail }] };
-      this.claims.set(projectId, c);
-      void (async () => {
-        while (c.waiting.length > 0) {
-          const batch = c.waiting.splice(0);
-          try {
-            const claimed = await claimNewIssues(this.sql, projectId, [...new Set(batch.flatMap((b) => b.fingerprints))], this.newIssuesPerMinute);
-            for (const b of batch) b.done(claimed);
-          } catch (err) {
-            for (const b of batch) b.fail(err);
-          }
-        }
-        this.claims.delete(projectId);
-      })();
-    });
+    return this.claims.call(projectId, fingerprints);
   }
 
   /**
@@ -184,5 +154,36 @@ export class SentryLimits {
       r.culprit = null;
     }
     return moved.length;
+  }
+}
+
+/**
+ * At most one `run` per key at a time: calls that arrive while one runs wait and go to the next run
+ * together; `run` answers each input in order. A failed run fails the calls it held.
+ */
+class Coalesced<In, Out> {
+  private readonly waiting = new Map<string, { input: In; done: (o: Out) => void; fail: (e: unknown) => void }[]>();
+
+  constructor(private readonly run: (key: string, inputs: In[]) => Promise<Out[]>) {}
+
+  call(key: string, input: In): Promise<Out> {
+    return new Promise((done, fail) => {
+      const queue = this.waiting.get(key);
+      if (queue) return void queue.push({ input, done, fail });
+      const q = [{ input, done, fail }];
+      this.waiting.set(key, q);
+      void (async () => {
+        while (q.length > 0) {
+          const batch = q.splice(0);
+          try {
+            const out = await this.run(key, batch.map((b) => b.input));
+            batch.forEach((b, i) => b.done(out[i]));
+          } catch (err) {
+            for (const b of batch) b.fail(err);
+          }
+        }
+        this.waiting.delete(key);
+      })();
+    });
   }
 }
