@@ -115,6 +115,18 @@ describe("Roblox SDK against the real service", () => {
     expect(reported[0].context.sdk).toMatchObject({ dropped_events: 3, dropped_occurrences: 3 });
   });
 
+  it("flush with less than 0.1 s left waits what is left instead of raising", async () => {
+    expect(await start()).toBe(true);
+    t.mode = { kind: "down" };
+    try {
+      await t.rbx.run(`Monitor.captureMessage("Nobody is listening")`);
+      // before: math.clamp(wait, 0.1, remaining) with remaining below 0.1 raised "invalid argument #3 to 'clamp'"
+      expect(await t.rbx.run(`return Monitor.flush(0.05)`)).toBe(false);
+    } finally {
+      t.mode = { kind: "pass" };
+    }
+  });
+
   it("warns once and sends nothing when HTTP requests are off", async () => {
     expect(await start("", { httpEnabled: false })).toBe(false);
     for (let i = 0; i < 100; i++) await t.rbx.fireError("ServerScriptService.A:1: x", "", "ServerScriptService.A");
