@@ -56,4 +56,59 @@ describe("Roblox SDK payloads", () => {
     expect(message("byte-cut")?.message).toBe(cutUtf8(`byte-cut ${byteCut}`, 1000));
     expect(rows).toHaveLength(3);
   });
+
+  it("sends context that Roblox's JSONEncode would mangle as JSON objects, and keeps a batch with a NaN balance", async () => {
+    await start();
+    await t.rbx.run(`
+      local storage = game:GetService("ReplicatedStorage")
+      local cyclic = { name = "loop" }
+      cyclic.self = cyclic
+      local deep = {}
+      local node = deep
+      for i = 1, 12 do node.next = {} node = node.next end
+      Monitor.setContext(1, "by number")
+      Monitor.setContext("mixed", { 10, 20, label = "both" })
+      Monitor.captureMessage("array extra", "info", { "a" })
+      Monitor.captureMessage("odd values", "info", {
+        nan = 0 / 0, inf = math.huge, list = { 1, 0 / 0, 3 }, sparse = { [1] = "a", [3] = "c" },
+        keyed = { [true] = "yes", [storage] = "place" }, part = storage, cyclic = cyclic, deep = deep,
+      })
+      local players = game:GetService("Players")
+      for id = 1, 100 do
+        local cash = if id == 50 then 0 / 0 elseif id == 51 then -math.huge else id
+        Monitor.economy.push({ UserId = id, Name = "p" .. id }, { RPCharacterOne = { Cash = cash, Bag = { 1, 2, x = 3 } } })
+      end
+      return Monitor.flush(10)
+    `);
+    expect(t.rbx.requests.map((r) => [r.url.replace(/^.*\/api/, ""), r.status])).toEqual([["/ingest", 200], ["/economy/ingest", 200]]);
+    const rows = await events();
+    const byMessage = Object.fromEntries(rows.map((e) => [e.message, e.context]));
+    expect(byMessage["array extra"]).toEqual({ "1": "a", mixed: { "1": 10, "2": 20, label: "both" } });
+    const odd = byMessage["odd values"];
+    expect(odd).toMatchObject({ "1": "by number", mixed: { "1": 10, "2": 20, label: "both" } });
+    // non-finite numbers are left out: a Luau table cannot hold nil, and a reader sees null
+    expect(Object.keys(odd)).not.toContain("nan");
+    expect(Object.keys(odd)).not.toContain("inf");
+    expect(odd.list).toEqual({ "1": 1, "3": 3 });
+    expect(odd.sparse).toEqual({ "1": "a", "3": "c" });
+    expect(odd.keyed).toEqual({ true: "yes", ReplicatedStorage: "place" });
+    expect(odd.part).toBe("ReplicatedStorage");
+    expect(odd.cyclic).toEqual({ name: "loop", self: "<cycle>" });
+    let node = odd.deep;
+    for (let depth = 2; depth <= 10; depth++) node = node.next;
+    expect(node).toEqual({ next: "<max depth>" });
+
+    const economy = t.rbx.requests.find((r) => r.url.endsWith("/api/economy/ingest"))!;
+    const sent = JSON.parse(economy.body).players;
+    expect(sent.find((p: any) => p.user_id === 50).profile.RPCharacterOne.Cash).toBe("NaN");
+    expect(sent.find((p: any) => p.user_id === 51).profile.RPCharacterOne.Cash).toBe("-Infinity");
+    const stored = await t.app.sql<{ user_id: string; cash: string }[]>`
+      select user_id::text, cash::text from economy_snapshots where project_id = ${t.projectId} order by user_id::bigint`;
+    expect(stored).toHaveLength(100);
+    expect(stored.filter((p) => ["49", "50", "51"].includes(p.user_id))).toEqual([
+      { user_id: "49", cash: "49" },
+      { user_id: "50", cash: "0" },
+      { user_id: "51", cash: "0" },
+    ]);
+  });
 });
