@@ -60,4 +60,23 @@ describe("Roblox SDK when the service cannot be reached", () => {
     expect(t.rbx.warnings).toHaveLength(3);
     expect(t.rbx.warnings[2]).toMatch(/delivered again after \d+ s, 1 event waited/);
   });
+
+  it("a batch that keeps getting 503 backs off, is dropped past maxRetryTime, and does not block what comes after", async () => {
+    expect(await start("maxRetryTime = 60")).toBe(true);
+    t.mode = { kind: "503" };
+    await fire("A");
+    await t.rbx.advance(200);
+    const answered503 = t.rbx.requests.length;
+    expect(answered503).toBeGreaterThanOrEqual(3);
+    expect(t.rbx.requests.every((r) => r.status === 503)).toBe(true);
+    expect(t.rbx.warnings).toHaveLength(2);
+    expect(t.rbx.warnings[0]).toMatch(/cannot deliver to .*: HTTP 503/);
+    expect(t.rbx.warnings[1]).toMatch(/dropped: 1 event \(1 occurrence\) lost\. Last error: HTTP 503/);
+
+    t.mode = { kind: "pass" };
+    await fire("B");
+    await t.rbx.advance(150);
+    expect((await groups()).map((g) => g.message)).toEqual(["ServerScriptService.B:1: outage B"]);
+    expect(t.rbx.warnings).toHaveLength(3);
+  });
 });
