@@ -9,6 +9,8 @@ export type ProxyMode =
   | { kind: "pass" }
   | { kind: "429"; retryAfter: string; times: number }
   | { kind: "down" }
+  /** the service answering 503 to everything */
+  | { kind: "503" }
   /** the request reaches the service, and its answer is lost on the way back */
   | { kind: "lose-response"; times: number };
 
@@ -49,6 +51,12 @@ export function sdkSuite() {
       const mode = t.mode;
       if (mode.kind === "down") {
         req.socket.destroy();
+        return;
+      }
+      if (mode.kind === "503") {
+        req.resume();
+        res.writeHead(503, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: "unavailable", message: "The database cannot be reached." }));
         return;
       }
       if (mode.kind === "429" && mode.times > 0) {
