@@ -2,6 +2,8 @@
  * The one error body and the helpers every resource route uses: typed errors are mapped to
  * `{error, message, details?}` here, and a 500 never carries internals.
  */
+import { promisify } from "node:util";
+import zlib from "node:zlib";
 import { isDatabaseUnavailable } from "../db/client.js";
 
 export type ErrorDetail = { path: string; message: string };
@@ -172,16 +174,67 @@ export async function readBody(request: Request, max: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const inflateRaw = promisify(zlib.inflateRaw);
+const brotli = promisify(zlib.brotliDecompress);
+
+const isTooLarge = (err: unknown) => (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || err instanceof RangeError;
+
 /**
- * Reads a JSON body with a size limit: 415 for another content type, 413 past the limit
- * (checked on Content-Length and again while streaming), 400 for text that is not JSON.
+ * Inflates with an output cap: zlib stops as soon as the output would pass `max` bytes, so a
+ * decompression bomb costs at most `max` bytes of memory before its 413.
+ */
+export async function decodeBody(buf: Buffer, encoding: string, max: number): Promise<Buffer> {
+  const opts = { maxOutputLength: max };
+  try {
+    switch (encoding) {
+      case "gzip":
+      case "x-gzip":
+        return await gunzip(buf, opts);
+      case "deflate":
+        // HTTP's "deflate" is zlib-wrapped, but some clients send raw deflate
+        try {
+          return await inflate(buf, opts);
+        } catch (err) {
+          if (isTooLarge(err)) throw err;
+          return await inflateRaw(buf, opts);
+        }
+      case "br":
+        return await brotli(buf, opts);
+      default:
+        throw new ApiError(415, "unsupported_media_type", `Content-Encoding ${encoding} is not supported; send gzip, deflate, br or none.`);
+    }
+  } catch (err) {
+    if (ApiError.is(err)) throw err;
+    if (isTooLarge(err)) throw payloadTooLarge("decompressed body", max);
+    throw invalidPayload(`The body is not valid ${encoding} data.`);
+  }
+}
+
+/** The body with its Content-Encoding removed, within `max` bytes before and after decompression. */
+export async function readDecodedBody(request: Request, max: number): Promise<Buffer> {
+  let body = await readBody(request, max);
+  const encodings = (request.headers.get("content-encoding") ?? "")
+    .split(",")
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== "" && e !== "identity");
+  // encodings are listed in the order they were applied
+  for (const e of encodings.reverse()) body = await decodeBody(body, e, max);
+  return body;
+}
+
+/**
+ * Reads a JSON body with a size limit: 415 for another content type or an unknown
+ * Content-Encoding, 413 past the limit (checked on Content-Length, while streaming, and on the
+ * decompressed size), 400 for text that is not JSON or a body that does not decompress.
  */
 export async function readJson(request: Request, maxBytes: number): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(type.trim())) {
     throw new ApiError(415, "unsupported_media_type", "Send the body as JSON with content-type: application/json.");
   }
-  const text = (await readBody(request, maxBytes)).toString("utf8");
+  const text = (await readDecodedBody(request, maxBytes)).toString("utf8");
   if (text.trim() === "") throw invalidPayload("The request body is empty; send a JSON object.");
   try {
     return JSON.parse(text);

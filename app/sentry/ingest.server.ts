@@ -1,9 +1,9 @@
 import type { Services } from "~/services.server";
 import { knownFingerprints, toEventRow } from "~/ingest/ingest.server";
 import { parseIngestBody } from "~/ingest/validate.server";
-import { ApiError, errorResponse, invalidPayload, json, methodNotAllowed } from "~/http.server";
+import { ApiError, errorResponse, invalidPayload, json, methodNotAllowed, readDecodedBody } from "~/http.server";
 import { keyFromDsn, keyFromRequest } from "./auth.server";
-import { parseJsonPayload, readSentryBody, storeBodyJson } from "./body.server";
+import { parseJsonPayload, storeBodyJson } from "./body.server";
 import { EventTooLarge, MalformedEnvelope, parseEnvelope } from "./envelope.server";
 import { mapSentryEvent, normalizeEventId, NotAnEvent } from "./event.server";
 
@@ -40,7 +40,7 @@ async function ingest(services: Services, request: Request, pathProject: string 
   sentryLimits.assertNotRefused(caller?.dsnKey);
   assertBacklogRoom(services, 1);
 
-  const body = await readSentryBody(request, endpoint === "envelope" ? config.sentryMaxEnvelopeBytes : config.sentryMaxEventBytes);
+  const body = await readDecodedBody(request, endpoint === "envelope" ? config.sentryMaxEnvelopeBytes : config.sentryMaxEventBytes);
   let raws: unknown[];
   let envelopeId: string | null = null;
   if (endpoint === "envelope") {

@@ -1,6 +1,7 @@
+import zlib from "node:zlib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { deleteProject } from "../../db/projects.js";
-import { createProject, postJson, startTestApp, type TestApp } from "../support/server.js";
+import { createProject, postEncoded, postJson, startTestApp, type TestApp } from "../support/server.js";
 
 let app: TestApp;
 let apiKey: string;
@@ -224,6 +225,24 @@ describe("POST /api/economy/ingest", () => {
     } finally {
       await app.sql.unsafe(`drop trigger econ_test_fail on economy_history; drop function econ_test_fail();`);
     }
+  });
+
+  it("stores a gzip push, and answers 413 to a gzip bomb past ECONOMY_MAX_BODY_BYTES decompressed, storing nothing", async () => {
+    const body = zlib.gzipSync(JSON.stringify({ players: [{ user_id: 7001, profile: profile(12, 30) }] }));
+    const r = await postEncoded(app, "/api/economy/ingest", body, "gzip", apiKey);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    expect((await snapshots()).map((s) => [s.user_id, s.total])).toEqual([["7001", "42"]]);
+
+    const other = await createProject(app.sql, "Bombed Game");
+    // 50 MB of zeros compress to about 50 KB, past the 8 MiB limit once inflated
+    const bomb = zlib.gzipSync(Buffer.alloc(50 * 1024 * 1024), { level: 9 });
+    const b = await postEncoded(app, "/api/economy/ingest", bomb, "gzip", other.apiKey);
+    expectErrorBody(b, 413, "payload_too_large");
+    const corrupt = Buffer.concat([body.subarray(0, 12), Buffer.alloc(24, 7)]);
+    expectErrorBody(await postEncoded(app, "/api/economy/ingest", corrupt, "gzip", other.apiKey), 400, "invalid_payload");
+    expectErrorBody(await postEncoded(app, "/api/economy/ingest", body, "compress", other.apiKey), 415, "unsupported_media_type");
+    expect(await snapshots(other.projectId)).toEqual([]);
   });
 
   it("keeps projects apart", async () => {

@@ -1,10 +1,11 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
+import zlib from "node:zlib";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createApiKey } from "../../app/auth/api-keys.server.js";
 import { revokeApiKey } from "../../db/projects.js";
 import type { Sql } from "../../db/client.js";
-import { connect, createProject, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
+import { connect, createProject, getJson, postEncoded, postJson, startTestApp, type TestApp } from "../support/server.js";
 
 /**
  * POST /api/ingest over real HTTP against a real PostgreSQL, one block per rule of
@@ -37,6 +38,9 @@ async function tableCounts(sql: Sql, projectId: string) {
       (select count(*) from rollup_hour where project_id = ${projectId})::int as rollup_hour`;
   return row;
 }
+
+/** Text that does not compress. */
+const randomBytesHex = (n: number) => randomBytes(n / 2).toString("hex");
 
 const EMPTY = { error_groups: 0, events: 0, traces: 0, group_users: 0, project_users: 0, rollup_minute: 0, rollup_hour: 0 };
 
@@ -95,6 +99,58 @@ describe("response shape", () => {
     });
     expect(res.status).toBe(200);
     expect((await tableCounts(app.sql, projectId)).events).toBe(1);
+  });
+});
+
+describe("compressed bodies (Content-Encoding)", () => {
+  const gzip = (body: unknown) => zlib.gzipSync(JSON.stringify(body));
+
+  it("stores and counts a gzip batch, also sent as x-gzip", async () => {
+    const { apiKey, projectId } = await createProject(app.sql);
+    const batch = { errors: [{ message: "gzip a" }, { message: "gzip b", count: 3 }] };
+    const r = await postEncoded(app, "/api/ingest", gzip(batch), "gzip", apiKey);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ success: true, count: 2, occurrences: 4, throttled: 0 });
+    const x = await postEncoded(app, "/api/ingest", gzip({ message: "x-gzip c" }), "x-gzip", apiKey);
+    expect(x.status).toBe(200);
+    expect(byMessage(await eventsOf(projectId)).map((e) => [e.message, e.count])).toEqual([
+      ["gzip a", 1],
+      ["gzip b", 3],
+      ["x-gzip c", 1],
+    ]);
+    expect((await groupsOf(projectId)).map((g) => g.count).reduce((a, b) => a + b, 0)).toBe(5);
+  });
+
+  it("answers 413 to a gzip bomb, judged on the decompressed size, and writes nothing", async () => {
+    const { apiKey, projectId } = await createProject(app.sql);
+    // 50 MB of zeros compress to about 50 KB: far under MAX_BODY_BYTES (1 MiB) as sent
+    const bomb = zlib.gzipSync(Buffer.alloc(50 * 1024 * 1024), { level: 9 });
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const r = await postEncoded(app, "/api/ingest", bomb, "gzip", apiKey);
+    expect(r.status).toBe(413);
+    expectErrorBody(r.body, "payload_too_large");
+    expect(r.body.message).toMatch(/decompressed/);
+    // the compressed bytes are held to the same limit
+    const noise = zlib.gzipSync(randomBytesHex(2 * 1024 * 1024), { level: 0 });
+    expect((await postEncoded(app, "/api/ingest", noise, "gzip", apiKey)).status).toBe(413);
+    expect(await tableCounts(app.sql, projectId)).toEqual(EMPTY);
+  });
+
+  it("answers 400 to corrupt gzip and 415 to an encoding it does not decode, writing nothing", async () => {
+    const { apiKey, projectId } = await createProject(app.sql);
+    const good = gzip({ message: "never stored" });
+    const corrupt = Buffer.concat([good.subarray(0, 12), Buffer.alloc(24, 7)]);
+    const bad = await postEncoded(app, "/api/ingest", corrupt, "gzip", apiKey);
+    expect(bad.status).toBe(400);
+    expectErrorBody(bad.body, "invalid_payload");
+    expect(bad.body.message).toMatch(/gzip/);
+    const plain = await postEncoded(app, "/api/ingest", Buffer.from(JSON.stringify({ message: "plain" })), "gzip", apiKey);
+    expect(plain.status).toBe(400);
+    const unknown = await postEncoded(app, "/api/ingest", good, "zstd", apiKey);
+    expect(unknown.status).toBe(415);
+    expectErrorBody(unknown.body, "unsupported_media_type");
+    expect(unknown.body.message).toMatch(/zstd.*gzip/);
+    expect(await tableCounts(app.sql, projectId)).toEqual(EMPTY);
   });
 });
 

@@ -88,6 +88,17 @@ export async function postJson(app: TestApp, pathname: string, body: unknown, ap
   return { status: res.status, body: parseJsonText(text), text, headers: res.headers };
 }
 
+/** A JSON body compressed by the caller, sent with the given Content-Encoding. */
+export async function postEncoded(app: TestApp, pathname: string, body: Buffer, encoding: string, apiKey?: string) {
+  const res = await app.request(pathname, {
+    method: "POST",
+    headers: { ...jsonHeaders(apiKey), "content-encoding": encoding },
+    body: new Uint8Array(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: parseJsonText(text), text, headers: res.headers };
+}
+
 /** A response text parsed as JSON, or undefined when it is not JSON. */
 export function parseJsonText(text: string): any {
   try {
