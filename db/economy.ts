@@ -1,4 +1,4 @@
-import { NotCommittedError, transaction } from "./transaction.js";
+import { transaction } from "./transaction.js";
 import type { Sql, TxSql } from "./client.js";
 
 /** One player's balances as seen at one moment, by a push or a scan. Amounts are decimal strings. */
@@ -38,14 +38,7 @@ export async function writeObservations(
   if (rows.length === 0) return new Set();
   // exactly once: resolves only if committed, even when the connection is lost around COMMIT; a
   // write known to have rolled back (lost before COMMIT, or aborted) is written again
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await transaction(sql, (tx) => writeObservationsTx(tx, projectId, source, rows), { deadline });
-    } catch (err) {
-      if (!(err instanceof NotCommittedError) || attempt >= 3 || (deadline !== undefined && Date.now() >= deadline)) throw err;
-      await new Promise((r) => setTimeout(r, 50 * attempt));
-    }
-  }
+  return transaction(sql, (tx) => writeObservationsTx(tx, projectId, source, rows), { deadline, attempts: 3 });
 }
 
 export async function writeObservationsTx(tx: TxSql, projectId: string, source: Source, rows: Observation[]): Promise<Set<string>> {

@@ -590,6 +590,7 @@ export async function writeEvents(
       await extra?.(tx, stored);
       return { stored, groups: touched };
     },
-    { deadline },
+    // a try known to have written nothing is written again, while the deadline allows
+    { deadline, attempts: 3 },
   );
 }

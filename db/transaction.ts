@@ -38,11 +38,34 @@ const MIN_BUDGET_MS = 250;
 export type TransactionOptions = {
   /** ms since epoch: the statements get the time left as statement and lock timeout, and the transaction is given up past it */
   deadline?: number;
+  /** tries in all while each failure is known to have written nothing and the deadline allows (default 1) */
+  attempts?: number;
   /** how long to keep asking what became of a transaction whose COMMIT lost its connection (default 10 s) */
   outcomeWaitMs?: number;
 };
 
 type Identity = { xid: string; pid: number };
+
+const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
+
+/**
+ * `once` below, tried again up to `attempts` in all while a failure is known to have written nothing:
+ * lost before COMMIT or aborted (NotCommittedError, after a short pause, on a fresh connection), or
+ * rolled back by a deadlock or serialization failure. Never after an unknown outcome or a timeout.
+ */
+export async function transaction<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await once(sql, fn, opts);
+    } catch (err) {
+      const lost = err instanceof NotCommittedError;
+      const code = (err as { code?: string }).code;
+      const timeLeft = opts.deadline === undefined || Date.now() < opts.deadline;
+      if (attempt >= (opts.attempts ?? 1) || !timeLeft || !(lost || (code && RETRYABLE.has(code)))) throw err;
+      if (lost) await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+}
 
 /**
  * `sql.begin` whose outcome the caller always learns, exactly:
@@ -60,7 +83,7 @@ type Identity = { xid: string; pid: number };
  *   rolls back instead of committing when the server answers again. One that already sent COMMIT
  *   runs to its outcome.
  */
-export async function transaction<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+async function once<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>, opts: TransactionOptions): Promise<T> {
   const budget = opts.deadline === undefined ? null : Math.max(MIN_BUDGET_MS, Math.round(opts.deadline - Date.now()));
   let state = "running" as "running" | "committing" | "given up";
   let identity: Promise<Identity> | undefined;

@@ -1,6 +1,6 @@
 import { isDatabaseUnavailable, type Sql, type TxSql } from "../../db/client.js";
 import { writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from "../../db/events.js";
-import { DeadlineError, NotCommittedError } from "../../db/transaction.js";
+import { DeadlineError } from "../../db/transaction.js";
 import { IdempotencyClash, recordParts, type PartRecord } from "../../db/idempotency.js";
 
 export type SubmitResult = { stored: number; throttled: number };
@@ -35,7 +35,6 @@ type WriterOptions = {
   afterCommit?: (groups: TouchedGroup[]) => void;
 };
 
-const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
 
 /** FNV-1a over project and fingerprint: the same shard in every process, for every retry. */
 export function shardOf(projectId: string, fingerprint: string, shards: number): number {
@@ -220,21 +219,11 @@ class Shard {
       }
       await recordParts(tx, parts);
     };
+    // writeEvents writes again itself what is known not to have committed (db/transaction.ts)
     const deadline = Math.min(...batch.map((p) => p.deadline));
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await writeEvents(this.sql, rows, this.opts.throttle, undefined, keyed ? record : undefined, deadline);
-        this.opts.afterCommit?.(result.groups);
-        return result;
-      } catch (err) {
-        // known not to have committed (lost before COMMIT, or PostgreSQL says it aborted): nothing was
-        // written, so write again on a fresh connection while the deadline allows
-        const lost = err instanceof NotCommittedError;
-        const code = (err as { code?: string }).code;
-        if (attempt >= 3 || Date.now() >= deadline || !(lost || (code && RETRYABLE.has(code)))) throw err;
-        if (lost) await new Promise((r) => setTimeout(r, 50 * attempt));
-      }
-    }
+    const result = await writeEvents(this.sql, rows, this.opts.throttle, undefined, keyed ? record : undefined, deadline);
+    this.opts.afterCommit?.(result.groups);
+    return result;
   }
 }
 
