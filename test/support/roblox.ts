@@ -87,9 +87,37 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
     return result.value;
   }
 
+  /**
+   * An Actor at `actorPath`. Its scripts run in their own Luau VM, where requiring the module gives
+   * a separate copy (its own module state, the same ModuleScript), as Roblox does: the bundle is
+   * loaded again for it. `run` runs a Script under the Actor with that copy as `Monitor`.
+   */
+  async function actor(actorPath: string) {
+    await mock.makeActor(actorPath);
+    const copy = state.loadstring(bundleSdk(readSdkSources(root), SDK_VERSION), "=ReplicatedStorage.RobloxMonitor", true);
+    await mock.bind(copy, "ReplicatedStorage.RobloxMonitor", "ModuleScript");
+    const [copyMonitor] = (await copy()) as [any];
+    let scripts = 0;
+    return {
+      monitor: copyMonitor,
+      run: async (source: string, maxSeconds = 60): Promise<unknown> => {
+        const path = `${actorPath}.Script${++scripts}`;
+        const chunk = state.loadstring(`local Monitor = ...\n${source}`, `=${path}`, true);
+        await mock.bind(chunk, path);
+        const [result] = (await mock.spawn(chunk, copyMonitor)) as [any];
+        for (let waited = 0; !result.done; waited += 0.1) {
+          if (waited > maxSeconds) throw new Error(`Luau code still running after ${maxSeconds} simulated seconds`);
+          await mock.advance(0.1);
+        }
+        return result.value;
+      },
+    };
+  }
+
   return {
     mock,
     monitor,
+    actor,
     requests,
     warnings,
     prints,
