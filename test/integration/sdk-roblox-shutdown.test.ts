@@ -102,13 +102,19 @@ describe("Roblox SDK on the engine's terms", () => {
     expect((await snapshots()).map((s) => s.user_id)).toEqual(["4001", "4002", "4003"]);
   });
 
-  it("the shutdown flush waits for pushes from PlayerRemoving handlers that yield briefly", async () => {
+  it("the shutdown flush waits for pushes from PlayerRemoving and BindToClose handlers that yield briefly", async () => {
     expect(await start()).toBe(true);
-    await t.rbx.run(pushOnLeave(1));
+    await t.rbx.run(`
+      ${pushOnLeave(1)}
+      game:BindToClose(function()
+        task.wait(1.5)
+        Monitor.economy.push({ UserId = 4199, Name = "Offline4199" }, { RPCharacterOne = { Cash = 7 } })
+      end)
+    `);
     await t.rbx.addPlayer(4101, "Player4101");
     await t.rbx.advance(1);
     expect(await t.rbx.shutdown()).toBe(true);
-    expect((await snapshots()).map((s) => s.user_id)).toEqual(["4101"]);
+    expect((await snapshots()).map((s) => s.user_id)).toEqual(["4101", "4199"]);
   });
 
   it("keeps shutdownTimeout under Roblox's 30 s, so its callback returns before the server is closed", async () => {
