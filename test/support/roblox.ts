@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { gzipSync } from "node:zlib";
 import { LuauState } from "luau-web";
 import { bundleSdk, SDK_VERSION } from "../../app/sdk/bundle.js";
 import { readSdkSources } from "../../app/sdk/sources.server.js";
@@ -7,7 +8,17 @@ import { readSdkSources } from "../../app/sdk/sources.server.js";
 const root = path.resolve(import.meta.dirname, "../..");
 const mockSource = readFileSync(path.join(root, "test/sdk/roblox-mock.luau"), "utf8");
 
-export type SentRequest = { at: number; method: string; url: string; headers: Record<string, string>; body: string; status: number | "network error" };
+/** A request as the engine sent it: `body` is the text the script gave; with `gzip` it travelled compressed (`bytes` on the wire). */
+export type SentRequest = {
+  at: number;
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  gzip: boolean;
+  bytes: number;
+  status: number | "network error";
+};
 
 export type RobloxOptions = {
   /** Where HttpService requests go (the real service, or a proxy in front of it). */
@@ -19,8 +30,13 @@ export type RobloxOptions = {
   httpEnabledReadable?: boolean;
   studio?: boolean;
   secrets?: Record<string, string>;
-  /** Run as this player's client instead of a game server. */
-  client?: { userId: number; name: string };
+  /** Simulated seconds each HttpService request takes (default 0.1); at or over 30 it times out. */
+  httpLatency?: number;
+  /**
+   * Run as this player's client instead of a game server. `remote: false`: the server's RemoteEvent
+   * has not replicated (the server never created it).
+   */
+  client?: { userId: number; name: string; remote?: boolean };
 };
 
 /**
@@ -43,12 +59,15 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
       if (!options.client) throw new Error("FireServer is a client call");
       outbox.push({ remote, payloadJson });
     },
-    request: async (now: number, method: string, url: string, headersJson: string, body: string) => {
+    request: async (now: number, method: string, url: string, headersJson: string, body: string, gzip: boolean) => {
       const headers = JSON.parse(headersJson) as Record<string, string>;
-      const sent: SentRequest = { at: now, method, url, headers, body, status: "network error" };
+      // Compress = Gzip: the engine gzips the body and says so in Content-Encoding
+      const payload = gzip ? gzipSync(Buffer.from(body, "utf8")) : Buffer.from(body, "utf8");
+      if (gzip) headers["Content-Encoding"] = "gzip";
+      const sent: SentRequest = { at: now, method, url, headers, body, gzip: Boolean(gzip), bytes: payload.length, status: "network error" };
       requests.push(sent);
       try {
-        const res = await fetch(url, { method, headers, body: method === "GET" ? undefined : body });
+        const res = await fetch(url, { method, headers, body: method === "GET" ? undefined : payload });
         const text = await res.text();
         sent.status = res.status;
         return [true, res.status, res.statusText, JSON.stringify(Object.fromEntries(res.headers)), text];
@@ -68,7 +87,9 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
   mock.studio = options.studio ?? false;
   await mock.setHttpEnabled(options.httpEnabled ?? true, options.httpEnabledReadable ?? true);
   for (const [name, value] of Object.entries(options.secrets ?? {})) await mock.setSecret(name, value);
-  if (options.client) await mock.becomeClient(options.client.userId, options.client.name, "RobloxMonitorClientErrors");
+  if (options.httpLatency !== undefined) await mock.setHttpLatency(options.httpLatency);
+  if (options.client)
+    await mock.becomeClient(options.client.userId, options.client.name, options.client.remote === false ? null : "RobloxMonitorClientErrors");
 
   const sdk = state.loadstring(bundleSdk(readSdkSources(root), SDK_VERSION), "=ReplicatedStorage.RobloxMonitor", true);
   await mock.bind(sdk, "ReplicatedStorage.RobloxMonitor", "ModuleScript");
@@ -137,9 +158,17 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
     /** Delivers what this client fired to the server, as that player (luau-web runs one state at a time). */
     deliverTo: async (server: { mock: any }) => {
       if (!options.client) throw new Error("only a client delivers");
+      // the client's frame ends first: handlers of the signals fired so far run (deferred), then it replicates
+      await mock.advance(0);
       for (const { remote, payloadJson } of outbox.splice(0)) await server.mock.fireRemote(remote, options.client.userId, payloadJson);
     },
+    /** Shuts the server down as Roblox does (players leave, BindToClose callbacks, closed after at most 30 s). */
     shutdown: async () => ((await mock.shutdown()) as [boolean])[0],
+    /** Names of the RemoteEvents in ReplicatedStorage (what would replicate to clients). */
+    remoteNames: async () =>
+      ((await run(`local names = {} for _, c in game:GetService("ReplicatedStorage"):GetChildren() do if c.ClassName == "RemoteEvent" then table.insert(names, c.Name) end end return table.concat(names, ",")`)) as string)
+        .split(",")
+        .filter(Boolean),
   };
 }
 
