@@ -55,5 +55,9 @@ describe("Roblox SDK client relay", () => {
     expect(attackerOccurrences).toBeLessThanOrEqual(30 + 120 + 1 - fromHonest.length);
     expect(attackerOccurrences).toBeGreaterThanOrEqual(100);
     expect(rows.filter((e) => !e.tags?.includes("origin:client"))).toEqual([]);
+    // the service marks what only clients reported
+    const marks = await t.app.sql<{ client_only: boolean }[]>`select client_only from error_groups where project_id = ${t.projectId}`;
+    expect(marks.length).toBe(10);
+    expect(marks.every((g) => g.client_only)).toBe(true);
   });
 });
