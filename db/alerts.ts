@@ -117,10 +117,10 @@ export const listEnabledRules = (sql: Sql, projectId: string) =>
  * later occurrence, when its Nth player or its first server event arrives).
  */
 export async function enqueueMode(sql: Sql, projectId: string): Promise<"none" | "changes" | "all"> {
-  const [r] = await sql<{ any: boolean; frequency: boolean }[]>`
-    select count(*) > 0 as any, coalesce(bool_or(trigger = 'frequency' or min_players > 0 or server_only), false) as frequency
+  const [r] = await sql<{ any: boolean; every: boolean }[]>`
+    select count(*) > 0 as any, coalesce(bool_or(trigger = 'frequency' or min_players > 0 or server_only), false) as every
     from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0`;
-  return !r.any ? "none" : r.frequency ? "all" : "changes";
+  return !r.any ? "none" : r.every ? "all" : "changes";
 }
 
 export type RuleFields = {
