@@ -112,13 +112,15 @@ export const listEnabledRules = (sql: Sql, projectId: string) =>
 
 /**
  * What the ingest trigger must enqueue for a project: nothing (no enabled rule with a channel),
- * only created or regressed groups (new_group/regression rules), or every touched group (frequency).
+ * only created or regressed groups (new_group/regression rules), or every touched group (frequency,
+ * and rules with a player minimum or limited to server-origin issues: a group may pass them on any
+ * later occurrence, when its Nth player or its first server event arrives).
  */
 export async function enqueueMode(sql: Sql, projectId: string): Promise<"none" | "changes" | "all"> {
-  const [r] = await sql<{ any: boolean; frequency: boolean }[]>`
-    select count(*) > 0 as any, coalesce(bool_or(trigger = 'frequency'), false) as frequency
+  const [r] = await sql<{ any: boolean; every: boolean }[]>`
+    select count(*) > 0 as any, coalesce(bool_or(trigger = 'frequency' or min_players > 0 or server_only), false) as every
     from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0`;
-  return !r.any ? "none" : r.frequency ? "all" : "changes";
+  return !r.any ? "none" : r.every ? "all" : "changes";
 }
 
 export type RuleFields = {
@@ -132,14 +134,19 @@ export type RuleFields = {
   channel_ids: string[];
   cooldown_minutes: number;
   enabled: boolean;
+  /** leave out issues every event of which was reported by a game client */
+  server_only: boolean;
+  /** fire only once the issue has this many distinct players (its user_count); 0: no minimum */
+  min_players: number;
 };
 
 export async function insertRule(sql: Sql, projectId: string, r: RuleFields): Promise<RuleRow> {
   const [row] = await sql<RuleRow[]>`
     insert into alert_rules (project_id, name, trigger, threshold_count, window_minutes, levels, environments,
-      message_contains, channel_ids, cooldown_minutes, enabled)
+      message_contains, channel_ids, cooldown_minutes, enabled, server_only, min_players)
     values (${projectId}, ${r.name}, ${r.trigger}, ${r.threshold_count}, ${r.window_minutes}, ${r.levels}::text[],
-      ${r.environments}::text[], ${r.message_contains}, ${r.channel_ids}::uuid[], ${r.cooldown_minutes}, ${r.enabled})
+      ${r.environments}::text[], ${r.message_contains}, ${r.channel_ids}::uuid[], ${r.cooldown_minutes}, ${r.enabled},
+      ${r.server_only}, ${r.min_players})
     returning *`;
   return row;
 }
@@ -155,7 +162,8 @@ export async function replaceRule(sql: Sql, projectId: string, id: string, r: Ru
     update alert_rules set name = ${r.name}, trigger = ${r.trigger}, threshold_count = ${r.threshold_count},
       window_minutes = ${r.window_minutes}, levels = ${r.levels}::text[], environments = ${r.environments}::text[],
       message_contains = ${r.message_contains}, channel_ids = ${r.channel_ids}::uuid[],
-      cooldown_minutes = ${r.cooldown_minutes}, enabled = ${r.enabled}, updated_at = now()
+      cooldown_minutes = ${r.cooldown_minutes}, enabled = ${r.enabled}, server_only = ${r.server_only},
+      min_players = ${r.min_players}, updated_at = now()
     where project_id = ${projectId} and id = ${id}
     returning *`;
   return row;
@@ -180,6 +188,10 @@ export type AlertGroup = {
   environment: string;
   culprit: string | null;
   count: number;
+  /** distinct players over all occurrences */
+  user_count: number;
+  /** every event was reported by a game client */
+  client_only: boolean;
   first_seen: Date;
   last_seen: Date;
   created_at: Date;
@@ -188,7 +200,8 @@ export type AlertGroup = {
 
 export const groupsByFingerprint = (sql: Sql, projectId: string, fingerprints: string[]) =>
   sql<AlertGroup[]>`
-    select id, fingerprint, message, level, status, environment, culprit, count, first_seen, last_seen, created_at, regressed_at
+    select id, fingerprint, message, level, status, environment, culprit, count, user_count::int, client_only, first_seen, last_seen,
+      created_at, regressed_at
     from error_groups where project_id = ${projectId} and fingerprint = any(${fingerprints}::text[])
     order by fingerprint`;
 

@@ -72,7 +72,16 @@ type GroupAgg = {
   last_version: string | null;
   first_version_at: number;
   last_version_at: number;
+  /** every event of the batch in this group was reported by a game client */
+  client_only: boolean;
 };
+
+/**
+ * Whether an event was reported by a game client (relayed by the Roblox SDK): tagged `origin:client`,
+ * or `client` as SDK versions before that tag sent it. A client may be an exploiter, so its text is
+ * not trusted (alert rules can leave such issues out).
+ */
+export const isClientOrigin = (tags: string[] | null) => tags !== null && (tags.includes("origin:client") || tags.includes("client"));
 
 /**
  * Per (project, group key): summed counts, first message/culprit, most severe level, latest
@@ -101,10 +110,12 @@ function aggregateGroups(rows: EventRow[], keysOf: (i: number) => GroupKey[]): G
           last_version: e.gameVersion,
           first_version_at: ts,
           last_version_at: ts,
+          client_only: isClientOrigin(e.tags),
         });
         continue;
       }
       g.count += e.count;
+      if (g.client_only && !isClientOrigin(e.tags)) g.client_only = false;
       if (RANK[e.level] > RANK[g.level]) g.level = e.level;
       if (ts < g.first_seen) g.first_seen = ts;
       if (ts >= g.last_seen) {
@@ -298,9 +309,10 @@ export async function writeEvents(
       const upserted = await tx<Upserted[]>`
         insert into error_groups as g
           (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
-           first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count)
+           first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only)
         select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
-          t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, t.users
+          t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, t.users,
+          t.client_only
         from json_to_recordset(${asJson(
           tx,
           groups.map((g) => {
@@ -311,7 +323,7 @@ export async function writeEvents(
         )}::json)
           as t(project_id uuid, fingerprint text, message text, level text, count bigint,
                first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-               first_version_at timestamptz, n int, traced int, users int)
+               first_version_at timestamptz, n int, traced int, users int, client_only boolean)
         cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
         order by t.project_id, t.fingerprint
         on conflict (project_id, fingerprint) do update set
@@ -321,6 +333,7 @@ export async function writeEvents(
           environment = case when excluded.last_seen >= g.last_seen then excluded.environment else g.environment end,
           level = case when level_rank(excluded.level) > level_rank(g.level) then excluded.level else g.level end,
           culprit = coalesce(g.culprit, excluded.culprit),
+          client_only = g.client_only and excluded.client_only,
           first_version = case when ${earlierVersion} then excluded.first_version else g.first_version end,
           first_version_at = case when ${earlierVersion} then excluded.first_version_at else g.first_version_at end,
           last_version = case when excluded.last_version is not null and (g.last_version is null or excluded.last_seen >= g.last_seen)

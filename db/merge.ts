@@ -61,6 +61,7 @@ async function recompute(tx: TxSql, projectId: string, targetId: string) {
       first_version = a.first_version,
       first_version_at = a.first_version_at,
       last_version = a.last_version,
+      client_only = a.client_only,
       user_count = (select count(distinct u.user_id) from group_users u
                     where u.project_id = t.project_id and u.group_id = any(a.owners))
     from (
@@ -71,7 +72,8 @@ async function recompute(tx: TxSql, projectId: string, targetId: string) {
         (array_agg(first_version order by first_version_at, id) filter (where first_version is not null))[1] as first_version,
         min(first_version_at) filter (where first_version is not null) as first_version_at,
         (array_agg(last_version order by last_seen desc, id) filter (where last_version is not null))[1] as last_version,
-        array_agg(case when merged_own then merged_into else id end) as owners
+        array_agg(case when merged_own then merged_into else id end) as owners,
+        bool_and(client_only) as client_only
       from error_groups where project_id = ${projectId} and merged_into = ${targetId}
     ) a
     where t.project_id = ${projectId} and t.id = ${targetId} and a.count is not null`;
@@ -105,10 +107,10 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
       const [own] = await tx<{ id: string }[]>`
         insert into error_groups (project_id, fingerprint, message, level, status, count, user_count, stored_count,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, first_version, first_version_at, last_version, regressed_version, merged_into, merged_own)
+          grouping_version, first_version, first_version_at, last_version, regressed_version, merged_into, merged_own, client_only)
         select project_id, ${target.fingerprint}, message, level, status, count, user_count, 0,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, first_version, first_version_at, last_version, regressed_version, id, true
+          grouping_version, first_version, first_version_at, last_version, regressed_version, id, true, client_only
         from error_groups where project_id = ${projectId} and id = ${targetId}
         returning id`;
       await tx`update group_aliases set group_id = ${own.id} where project_id = ${projectId} and group_id = ${targetId}`;

@@ -46,3 +46,31 @@ test("create a Discord channel, send a test alert, see it in the delivery log", 
   await expect(delivery).toContainText("204");
   await expect(delivery).toContainText("Discord #alerts");
 });
+
+test("create a rule limited to server errors and to issues 3 players had", async ({ page }) => {
+  const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
+  const user = await makeUser(sql);
+  const { projectId } = await makeProject(sql, user.id, [], "Alerts Rules E2E");
+  await sql.end();
+  expect((await page.request.post("/api/auth/login", { data: { email: user.email, password: PASSWORD } })).status()).toBe(200);
+  const channel = await page.request.post(`/api/team/projects/${projectId}/channels`, {
+    data: { name: "Discord #oncall", kind: "discord", url: discord.webhookUrl() },
+  });
+  expect(channel.status()).toBe(201);
+
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`/projects/${projectId}/alerts`);
+    if (width === 390) {
+      await page.getByLabel("Rule name").fill("Server pages");
+      await page.getByLabel(/Server errors only/).check();
+      await page.getByLabel("Minimum players").fill("3");
+      await page.getByRole("button", { name: "Create rule" }).click();
+      await expect(page.getByRole("status")).toContainText("Rule created.");
+    }
+    await expect(page.getByRole("row", { name: /Server pages/ })).toContainText("server errors only; 3+ players");
+    await page.screenshot({ path: `/tmp/relay-alerts-${width}.png`, fullPage: true });
+  }
+  const rules = await page.request.get(`/api/team/projects/${projectId}/rules`);
+  expect((await rules.json()).data).toEqual([expect.objectContaining({ name: "Server pages", server_only: true, min_players: 3, trigger: "new_group" })]);
+});

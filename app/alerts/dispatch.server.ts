@@ -194,6 +194,8 @@ export async function sendTestAlert(deps: AlertDeps, channel: ChannelRow): Promi
     environment: "test",
     culprit: null,
     count: 1,
+    user_count: 0,
+    client_only: false,
     first_seen: now,
     last_seen: now,
     created_at: now,

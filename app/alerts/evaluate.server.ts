@@ -5,8 +5,14 @@ import type { AlertGroup, RuleRow } from "../../db/alerts.js";
 // an alert that could not be evaluated for longer than this (jobs down) is dropped, not sent late
 const STALE_MS = 24 * 3_600_000;
 
-export function matchesFilters(rule: Pick<RuleRow, "levels" | "environments" | "message_contains">, g: Pick<AlertGroup, "level" | "environment" | "message" | "status">): boolean {
+export function matchesFilters(
+  rule: Pick<RuleRow, "levels" | "environments" | "message_contains" | "server_only" | "min_players">,
+  g: Pick<AlertGroup, "level" | "environment" | "message" | "status" | "client_only" | "user_count">,
+): boolean {
   if (g.status === "ignored") return false;
+  // what only game clients reported (possibly an exploiter's text), and what too few players had
+  if (rule.server_only && g.client_only) return false;
+  if (rule.min_players > 0 && Number(g.user_count) < rule.min_players) return false;
   if (rule.levels.length > 0 && !rule.levels.includes(g.level)) return false;
   if (rule.environments.length > 0 && !rule.environments.includes(g.environment)) return false;
   if (rule.message_contains && !g.message.toLowerCase().includes(rule.message_contains.toLowerCase())) return false;

@@ -21,6 +21,8 @@ const Fields = {
   channel_ids: z.array(uuid).min(1, "must name at least one channel").max(20),
   cooldown_minutes: z.number().int().min(0).max(10_080),
   enabled: z.boolean(),
+  server_only: z.boolean(),
+  min_players: z.number().int().min(0).max(1_000_000),
 };
 
 const FullRule = z
@@ -41,6 +43,8 @@ const RuleInput = z.object({
   channel_ids: Fields.channel_ids,
   cooldown_minutes: Fields.cooldown_minutes.optional(),
   enabled: Fields.enabled.optional(),
+  server_only: Fields.server_only.optional(),
+  min_players: Fields.min_players.optional(),
 });
 const RulePatch = z.object(Fields).partial().strict();
 
@@ -57,6 +61,8 @@ const fieldsOf = (r: RuleRow): RuleFields => ({
   channel_ids: r.channel_ids,
   cooldown_minutes: r.cooldown_minutes,
   enabled: r.enabled,
+  server_only: r.server_only,
+  min_players: r.min_players,
 });
 
 async function validated(services: Services, projectId: string, merged: unknown): Promise<RuleFields> {
@@ -86,6 +92,8 @@ export async function createRule(services: Services, actor: Actor, projectIdPara
     message_contains: null,
     cooldown_minutes: 30,
     enabled: true,
+    server_only: false,
+    min_players: 0,
     ...r,
   });
   const row = await insertRule(services.sql, projectId, fields);

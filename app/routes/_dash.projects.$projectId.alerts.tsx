@@ -98,6 +98,8 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
           message_contains: String(form.get("message_contains") ?? "") || null,
           channel_ids: form.getAll("channel_ids").map(String),
           cooldown_minutes: num(form.get("cooldown_minutes")) ?? 30,
+          server_only: form.get("server_only") === "true",
+          min_players: num(form.get("min_players")) ?? 0,
         });
         return { ok: true as const, intent, message: "Rule created." };
       }
@@ -220,7 +222,8 @@ export default function Alerts() {
                 <td>{r.name}</td>
                 <td>{r.trigger === "frequency" ? `${r.threshold_count} in ${r.window_minutes} min` : r.trigger.replace("_", " ")}</td>
                 <td className="small">
-                  {[r.levels.length ? `levels: ${r.levels.join(", ")}` : "", r.environments.length ? `env: ${r.environments.join(", ")}` : "", r.message_contains ? `message contains "${r.message_contains}"` : ""]
+                  {[r.levels.length ? `levels: ${r.levels.join(", ")}` : "", r.environments.length ? `env: ${r.environments.join(", ")}` : "", r.message_contains ? `message contains "${r.message_contains}"` : "",
+                    r.server_only ? "server errors only" : "", r.min_players > 0 ? `${r.min_players}+ players` : ""]
                     .filter(Boolean)
                     .join("; ") || "all"}
                 </td>
@@ -263,6 +266,12 @@ export default function Alerts() {
               <input name="message_contains" placeholder="Message contains" aria-label="Message contains" />
             </div>
             <div className="row" style={{ marginTop: 8 }}>
+              <label><input type="checkbox" name="server_only" value="true" /> Server errors only (skip errors only game clients reported)</label>
+              <label>
+                At least <input name="min_players" type="number" min={0} step={1} defaultValue={0} aria-label="Minimum players" style={{ width: "5em" }} /> players (0: any)
+              </label>
+            </div>
+            <div className="row" style={{ marginTop: 8 }}>
               {channels.map((c) => (
                 <label key={c.id}><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
               ))}
@@ -272,7 +281,9 @@ export default function Alerts() {
         ) : (
           <p className="muted small">Add a channel first; rules send to channels.</p>
         )}
-        <p className="muted small">Each rule alerts at most once per error within its cooldown; ignored errors never alert.</p>
+        <p className="muted small">Each rule alerts at most once per error within its cooldown; ignored errors never alert.
+          Errors relayed from game clients can be made up by an exploiting player: "server errors only", or a minimum number of
+          distinct players, keeps such text from paging the team.</p>
       </section>
     </>
   );

@@ -129,8 +129,8 @@ describe("Roblox SDK API", () => {
     await t.rbx.run(`return Monitor.flush(10)`);
     const rows = inOrder(await events(), [`${hud}:8: attempt to call a nil value`, `${hud}:20: bad argument`]);
     expect(rows.map((e) => [e.message, e.count, e.user_id, e.player_name, e.tags, e.context?.script, e.stack_trace])).toEqual([
-      [`${hud}:8: attempt to call a nil value`, 2, "555", "Player555", ["client"], hud, `${hud}:8\n`],
-      [`${hud}:20: bad argument`, 1, "555", "Player555", ["client"], hud, `${hud}:20\n`],
+      [`${hud}:8: attempt to call a nil value`, 2, "555", "Player555", ["origin:client"], hud, `${hud}:8\n`],
+      [`${hud}:20: bad argument`, 1, "555", "Player555", ["origin:client"], hud, `${hud}:20\n`],
     ]);
   });
 

@@ -52,7 +52,7 @@ describe("Roblox SDK payloads", () => {
     const message = (start: string) => rows.find((e) => e.message.startsWith(start));
     expect(message("x")?.message).toBe(cutUtf8(server, 8192));
     const relayed = rows.find((e) => e.user_id === "555" && e.message.startsWith("x"));
-    expect(relayed).toMatchObject({ message: cutUtf8(fromClient, 1000), stack_trace: cutUtf8(`${longText(6_000)}\n`, 4000), tags: ["client"] });
+    expect(relayed).toMatchObject({ message: cutUtf8(fromClient, 1000), stack_trace: cutUtf8(`${longText(6_000)}\n`, 4000), tags: ["origin:client"] });
     expect(message("byte-cut")?.message).toBe(cutUtf8(`byte-cut ${byteCut}`, 1000));
     expect(rows).toHaveLength(3);
   });

@@ -183,7 +183,7 @@ describe("Roblox SDK against the real service", () => {
     expect(occurrences).toBeLessThanOrEqual(16);
     expect(fromExploiter.every((e) => e.user_id === "111" && e.player_name === "Exploiter")).toBe(true);
     expect(rows.every((e) => e.level === "error" && e.trace_id === null)).toBe(true);
-    expect(rows.every((e) => JSON.stringify(e.tags) === JSON.stringify(["client"]))).toBe(true);
+    expect(rows.every((e) => JSON.stringify(e.tags) === JSON.stringify(["origin:client"]))).toBe(true);
     expect(rows.filter((e) => e.user_id === "222").map((e) => [e.player_name, e.message.length, e.stack_trace.length])).toEqual([
       ["Honest", "Players.Honest.PlayerGui.Hud:5: attempt to index nil".length, "Players.Honest.PlayerGui.Hud:5\n".length],
       ["Honest", 1000, 4000],

@@ -109,15 +109,23 @@ describe("webhook signature", () => {
 });
 
 describe("rule evaluation", () => {
-  const rule = { levels: ["error"], environments: ["production"], message_contains: "DataStore" };
-  const g = { level: "error", environment: "production", message: "datastore request failed", status: "open" };
+  const rule = { levels: ["error"], environments: ["production"], message_contains: "DataStore", server_only: false, min_players: 0 };
+  const g = { level: "error", environment: "production", message: "datastore request failed", status: "open", client_only: false, user_count: 0 };
   it("filters by level, environment and message (case-insensitive); ignored never matches", () => {
     expect(matchesFilters(rule, g)).toBe(true);
     expect(matchesFilters(rule, { ...g, level: "warn" })).toBe(false);
     expect(matchesFilters(rule, { ...g, environment: "studio" })).toBe(false);
     expect(matchesFilters(rule, { ...g, message: "other" })).toBe(false);
     expect(matchesFilters(rule, { ...g, status: "ignored" })).toBe(false);
-    expect(matchesFilters({ levels: [], environments: [], message_contains: null }, { ...g, level: "info" })).toBe(true);
+    expect(matchesFilters({ levels: [], environments: [], message_contains: null, server_only: false, min_players: 0 }, { ...g, level: "info" })).toBe(true);
+  });
+
+  it("server_only leaves out client-only issues; min_players waits for that many distinct players", () => {
+    expect(matchesFilters(rule, { ...g, client_only: true })).toBe(true);
+    expect(matchesFilters({ ...rule, server_only: true }, { ...g, client_only: true })).toBe(false);
+    expect(matchesFilters({ ...rule, server_only: true }, g)).toBe(true);
+    expect(matchesFilters({ ...rule, min_players: 3 }, { ...g, user_count: 2 })).toBe(false);
+    expect(matchesFilters({ ...rule, min_players: 3 }, { ...g, user_count: 3 })).toBe(true);
   });
 
   it("triggers: new groups after the rule, open regressions after the rule, counts at the threshold", () => {
