@@ -85,7 +85,7 @@ export async function countGroups(sql: Sql, projectId: string, f: GroupMatch): P
 
 const EVENT_COLUMNS = (sql: Sql) => sql`
   e.id::text as id, e.group_id, e.message, e.level, e.stack_trace, e.user_id, e.player_name, e.trace_id, e.job_id,
-  e.place_id, e.game_version, e.environment, e.context, e.tags, e.count, e."timestamp", e.received_at`;
+  e.place_id, e.game_version, e.environment, e.context, e.tags, e.count, e."timestamp", e.received_at, e.event_id`;
 
 /** `%` and `_` in a search are literal characters, not patterns. */
 export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -16,6 +16,8 @@ let owner = { id: "", email: "" };
 let member = { id: "", email: "" };
 let groupId = "";
 let traceId = "";
+/** The id the client gave the event that regressed the Combat issue. */
+const REGRESSION_EVENT_ID = "5e1f0c3e-9b2d-4e7f-8a1b-2c3d4e5f6a7b";
 let shareUrl = "";
 const TRACE = "0b4e28ba-2fa1-11d2-883f-0016d3cca427";
 
@@ -70,7 +72,7 @@ test.beforeAll(async ({ request }) => {
   const list = await (await request.get(`/api/v1/errors?grouped=true&search=${encodeURIComponent("attempt to index nil")}`, { headers: { "x-api-key": apiKey } })).json();
   groupId = list.data[0].id;
   await request.patch(`/api/team/projects/${projectId}/groups/${groupId}`, { data: { status: "resolved" } });
-  await request.post("/api/ingest", { headers: { "x-api-key": apiKey }, data: { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack_trace: "ServerScriptService.Combat:123 function attack\nServerScriptService.Combat:40", game_version: 43, user_id: 1003, player_name: names[3] } });
+  await request.post("/api/ingest", { headers: { "x-api-key": apiKey }, data: { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack_trace: "ServerScriptService.Combat:123 function attack\nServerScriptService.Combat:40", game_version: 43, user_id: 1003, player_name: names[3], event_id: REGRESSION_EVENT_ID } });
   const share = await request.post(`/api/team/projects/${projectId}/share-links`, { data: { group_id: groupId, role: "editor" } });
   shareUrl = new URL((await share.json()).url).pathname;
   await request.post(`/api/team/projects/${projectId}/channels`, { data: { name: "#errors", kind: "webhook", url: "https://example.invalid/hook" } });
@@ -190,6 +192,8 @@ test("the issue page shows the regression version, versions, players, tags, and 
   expect(title).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
   // affected player -> player page -> economy page -> back to the player's errors
   await page.goto(`/projects/${projectId}/issues/${groupId}`);
+  // the latest event (open) shows the id its client gave it
+  await expect(page.locator("details.event").first().locator("dd", { hasText: REGRESSION_EVENT_ID })).toBeVisible();
   await page.getByTestId("affected-players").getByRole("link", { name: "Builderman" }).click();
   await expect(page.getByTestId("player-name")).toHaveText("Builderman");
   await page.getByRole("link", { name: "Economy balances" }).click();

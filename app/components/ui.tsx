@@ -37,6 +37,7 @@ export type EventView = {
   tags?: string[] | null;
   count?: number;
   timestamp: Date | string;
+  event_id?: string | null;
 };
 
 /** Latest events, each expandable to its context, tags, player and stack trace. */
@@ -83,6 +84,7 @@ export function EventList({
                   <dd>{traceHref ? <a href={traceHref(e.trace_id)}>{e.trace_id}</a> : <code>{e.trace_id}</code>}</dd>
                 </>
               ) : null}
+              {e.event_id ? (<><dt>Event id</dt><dd><code>{e.event_id}</code></dd></>) : null}
               {e.tags?.length ? (
                 <>
                   <dt>Tags</dt>

@@ -57,6 +57,7 @@ export type EventRow = {
   tags: string[] | null;
   count: number;
   timestamp: Date;
+  event_id: string | null;
 };
 type TopError = { id: string; message: string; count: number; last_seen: Date; level: string; status: string };
 

@@ -63,6 +63,7 @@ export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number,
     notBefore: receivedAt - retentionDays * DAY_MS,
     count: e.count ?? 1,
     culprit,
+    storedEventId: e.event_id ?? null,
   };
 }
 

@@ -32,7 +32,7 @@ const level = z.string().transform((v, ctx): Level => {
   return z.NEVER;
 });
 
-const traceId = z.string().transform((v, ctx) => {
+const uuid = z.string().transform((v, ctx) => {
   const m = UUID_RE.exec(v.trim());
   if (!m || Boolean(m[1]) !== Boolean(m[3])) {
     ctx.addIssue({ code: "custom", message: "must be a UUID, with or without braces" });
@@ -80,7 +80,7 @@ const EventSchema = z.object({
   stack_trace: opt(z.string()),
   user_id: opt(nonNegativeId),
   player_name: opt(shortString(256)),
-  trace_id: opt(traceId),
+  trace_id: opt(uuid),
   job_id: opt(shortString(256)),
   place_id: opt(nonNegativeId),
   game_version: opt(z.union([shortString(256), z.number().transform(String)])),
@@ -90,6 +90,7 @@ const EventSchema = z.object({
   timestamp: opt(timestamp),
   count: opt(count),
   fingerprint: opt(fingerprint),
+  event_id: opt(uuid),
 });
 
 export type ValidEvent = z.output<typeof EventSchema>;

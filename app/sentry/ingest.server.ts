@@ -74,6 +74,8 @@ async function ingest(services: Services, request: Request, pathProject: string 
     const [valid] = parseIngestBody(m.event);
     const row = toEventRow(projectId, valid, receivedAt, config.retentionDays);
     row.eventId = m.clientEventId ? m.eventId : null;
+    // the id answered (the event's own, else the one made for it) is the one stored on the row
+    row.storedEventId = m.eventId;
     // frames that are not Roblox script paths (Node, Python…) name their culprit by file
     row.culprit ??= m.culprit;
     return row;

@@ -21,6 +21,7 @@ const PLANTED = [
   "CtxPlanted", // context
   "JobPlanted", // job_id
   "0a1b2c3d-1111-2222-3333-444455556666", // trace_id
+  "7e57ab1e-0000-4000-8000-00000000e1d0", // event_id
   "SecretName", // a native tag whose key names a player
   "111222333", // a native tag whose key names a user id
   "SentryKid", // a Sentry tag whose key names a player
@@ -50,6 +51,7 @@ beforeAll(async () => {
         context: { note: "CtxPlanted" },
         job_id: "JobPlanted-00000000-0000",
         trace_id: "{0A1B2C3D-1111-2222-3333-444455556666}",
+        event_id: "7E57AB1E-0000-4000-8000-00000000E1D0",
         tags: ["player:SecretName", "uid:111222333", "combat", "weapon:sword", "Zyxwvplanted", "save=Player_918273645"],
         fingerprint: ["hud-save"],
       },
@@ -96,13 +98,13 @@ afterAll(() => app?.close());
 const leaks = (text: string) => PLANTED.filter((p) => text.toLowerCase().includes(p.toLowerCase()));
 
 describe("share views", () => {
-  it("GET /api/share/:token names nobody, and drops context, job_id and trace_id", async () => {
+  it("GET /api/share/:token names nobody, and drops context, job_id, trace_id and event_id", async () => {
     const r = await call(app, "GET", `/api/share/${viewerToken}`);
     expect(r.status).toBe(200);
     expect(leaks(JSON.stringify(r.body))).toEqual([]);
     expect(r.body.events).toHaveLength(2);
     for (const e of r.body.events) {
-      for (const k of ["context", "job_id", "trace_id", "user_id", "player_name"]) expect(e).not.toHaveProperty(k);
+      for (const k of ["context", "job_id", "trace_id", "event_id", "user_id", "player_name"]) expect(e).not.toHaveProperty(k);
     }
     // what failed stays readable
     expect(r.body.group.message).toBe("Players.<player>.PlayerGui.Hud:5: DataStore request failed for Player_<id> (Key = <id>)");

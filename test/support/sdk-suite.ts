@@ -19,10 +19,11 @@ export const luaString = (s: string) => JSON.stringify(s);
 /**
  * Hooks for an SDK test file: the real service on a fresh database behind a proxy the test
  * controls, a new project (and key) per test, and checks after each test that no SDK thread died.
- * One file holds a limited number of simulated servers: luau-web's memory does not grow, and a
+ * `env`: the service's configuration (its limits, say). One file holds a limited number of
+ * simulated servers: luau-web's memory does not grow, and a
  * state cannot be destroyed and replaced in the same process (see roblox.ts).
  */
-export function sdkSuite() {
+export function sdkSuite(env: Record<string, string> = {}) {
   let proxy: http.Server;
   const t = {
     app: undefined as unknown as TestApp,
@@ -46,7 +47,7 @@ export function sdkSuite() {
   };
 
   beforeAll(async () => {
-    t.app = await startTestApp();
+    t.app = await startTestApp(env);
     proxy = http.createServer(async (req, res) => {
       const mode = t.mode;
       if (mode.kind === "down") {
