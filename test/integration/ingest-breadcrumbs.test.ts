@@ -20,6 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
+type Crumb = Record<string, unknown>;
 const ingest = (body: unknown) => postJson(app, "/api/ingest", body, apiKey);
 const eventCount = async () => Number((await app.sql`select count(*) from events where project_id = ${projectId}`)[0].count);
 
@@ -104,6 +105,13 @@ describe("breadcrumbs on POST /api/ingest", () => {
       expect(r.body.details.map((d: { path: string }) => d.path)).toContain(path);
     }
     expect(await eventCount()).toBe(before);
+  });
+
+  it("stores text PostgreSQL cannot hold (NUL, a lone surrogate) as U+FFFD, like the rest of the event", async () => {
+    const r = await ingest({ message: "odd crumbs", breadcrumbs: [{ message: "a\u0000b", category: "c\ud800", data: { "k\u0000": "v\udc00" } }] });
+    expect(r.status).toBe(200);
+    const [row] = await app.sql<{ breadcrumbs: Crumb[] }[]>`select breadcrumbs from events where project_id = ${projectId} and message = 'odd crumbs'`;
+    expect(row.breadcrumbs).toEqual([{ level: "info", message: "a\ufffdb", category: "c\ufffd", data: { "k\ufffd": "v\ufffd" } }]);
   });
 
   it("accepts breadcrumbs at the limits", async () => {

@@ -74,10 +74,12 @@ describe("Roblox SDK breadcrumbs", () => {
     expect(second?.map(({ timestamp: _t, ...c }) => c)).toEqual([...expected, { level: "debug", message: "after first" }]);
   });
 
-  it("keeps the last maxBreadcrumbs lines, and none with maxBreadcrumbs = 0", async () => {
-    await start(`maxBreadcrumbs = 3`);
-    await t.rbx.run(`for i = 1, 10 do print("line " .. i) end Monitor.captureMessage("three", "error") return Monitor.flush(10)`);
-    expect((await byMessage("three"))?.map((c) => c.message)).toEqual(["line 8", "line 9", "line 10"]);
+  it("keeps the last maxBreadcrumbs lines (a captured warning not its own), and none with maxBreadcrumbs = 0", async () => {
+    await start(`maxBreadcrumbs = 3, captureWarnings = true`);
+    await t.rbx.run(`for i = 1, 10 do print("line " .. i) end warn("careful now") Monitor.captureMessage("three", "error") return Monitor.flush(10)`);
+    expect((await byMessage("three"))?.map((c) => c.message)).toEqual(["line 9", "line 10", "careful now"]);
+    // a warning captured as an event does not carry its own line
+    expect((await byMessage("careful now"))?.map((c) => c.message)).toEqual(["line 8", "line 9", "line 10"]);
 
     await start(`maxBreadcrumbs = 0`);
     const handlers = await t.rbx.run(`return game:GetService("LogService").MessageOut:HandlerCount()`);
