@@ -87,6 +87,9 @@ const EVENT_COLUMNS = (sql: Sql) => sql`
   e.id::text as id, e.group_id, e.message, e.level, e.stack_trace, e.user_id, e.player_name, e.trace_id, e.job_id,
   e.place_id, e.game_version, e.environment, e.context, e.tags, e.count, e."timestamp", e.received_at, e.event_id`;
 
+/** A page of one group's events also carries each event's breadcrumbs (lists and share views do not). */
+const PAGE_COLUMNS = (sql: Sql) => sql`${EVENT_COLUMNS(sql)}, e.breadcrumbs`;
+
 /** `%` and `_` in a search are literal characters, not patterns. */
 export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -287,18 +290,18 @@ export async function groupEventPage(
   let rows: { id: string; timestamp: Date }[];
   if (cursor.after && anchor) {
     const newer = await sql<{ id: string; timestamp: Date }[]>`
-      select ${EVENT_COLUMNS(sql)} from events e, ${anchor} a
+      select ${PAGE_COLUMNS(sql)} from events e, ${anchor} a
       where ${base} and (e."timestamp", e.id) > (a."timestamp", a.id)
       order by e."timestamp", e.id limit ${limit}`;
     rows = newer.reverse();
   } else if (cursor.before && anchor) {
     rows = await sql<{ id: string; timestamp: Date }[]>`
-      select ${EVENT_COLUMNS(sql)} from events e, ${anchor} a
+      select ${PAGE_COLUMNS(sql)} from events e, ${anchor} a
       where ${base} and (e."timestamp", e.id) < (a."timestamp", a.id)
       order by e."timestamp" desc, e.id desc limit ${limit}`;
   } else {
     rows = await sql<{ id: string; timestamp: Date }[]>`
-      select ${EVENT_COLUMNS(sql)} from events e where ${base} order by e."timestamp" desc, e.id desc limit ${limit}`;
+      select ${PAGE_COLUMNS(sql)} from events e where ${base} order by e."timestamp" desc, e.id desc limit ${limit}`;
   }
   if (rows.length === 0) return { events: [], newer: null, older: null };
   const first = rows[0];

@@ -24,6 +24,8 @@ export type EventRow = {
   environment: string;
   context: unknown;
   tags: string[] | null;
+  /** what happened before the event, oldest first (see storedBreadcrumbs); null or absent: none */
+  breadcrumbs?: unknown[] | null;
   /** occurrence time, ms since epoch */
   timestamp: number;
   /**
@@ -420,12 +422,16 @@ export async function writeEvents(
             // kept by a merged member's throttle: stored in the issue, counted there
             if (origin.row.merged_into !== null) group.moved++;
           }
-          events.push({
+          const stored: Record<string, unknown> = {
             project_id: e.projectId, group_id: group.row.id, origin_id: origin === group ? null : origin.row.id, message: e.message,
             level: e.level, stack_trace: e.stackTrace, user_id: e.userId, player_name: e.playerName, trace_id: e.traceId, job_id: e.jobId,
             place_id: e.placeId, game_version: e.gameVersion, environment: e.environment, context: e.context ?? null, tags: e.tags,
-            count: e.count, ts: iso(ts), received: origin.row.received, event_id: e.storedEventId ?? null,
-          });
+            count: e.count, ts: iso(ts), received: origin.row.received,
+          };
+          // only when present: an event without breadcrumbs or an id sends the statement nothing more
+          if (e.breadcrumbs) stored.breadcrumbs = e.breadcrumbs;
+          if (e.storedEventId) stored.event_id = e.storedEventId;
+          events.push(stored);
         }
         if (e.userId !== null) {
           origin.users.set(e.userId, family);
@@ -540,15 +546,15 @@ export async function writeEvents(
             last_seen = greatest(gv.last_seen, excluded.last_seen)
         )${events.length === 0 ? tx`` : tx`, stored as (
           insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
-            job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at, event_id)
+            job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at, breadcrumbs, event_id)
           select project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
             job_id, place_id, game_version, environment, context,
             case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
-            count, ts, received, event_id
+            count, ts, received, breadcrumbs, event_id
           from json_to_recordset(${asJson(tx, events)}::json) as t(
             project_id uuid, group_id uuid, origin_id uuid, message text, level text, stack_trace text,
             user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
-            context jsonb, tags jsonb, count int, ts timestamptz, received timestamptz, event_id uuid)
+            context jsonb, tags jsonb, count int, ts timestamptz, received timestamptz, breadcrumbs jsonb, event_id uuid)
         )`}${traces.size === 0 ? tx`` : tx`, traced as (
           insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
           select project_id, trace_id, first, last, n, array(select distinct x from unnest(group_ids) x order by x)

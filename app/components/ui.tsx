@@ -35,6 +35,8 @@ export type EventView = {
   environment?: string | null;
   context?: unknown;
   tags?: string[] | null;
+  /** absent on share views */
+  breadcrumbs?: unknown;
   count?: number;
   timestamp: Date | string;
   event_id?: string | null;
@@ -92,7 +94,7 @@ export function EventList({
                 </>
               ) : null}
             </dl>
-            <Breadcrumbs context={e.context} />
+            <Breadcrumbs breadcrumbs={e.breadcrumbs} context={e.context} />
             {contextWithoutBreadcrumbs(e.context) != null ? (
               <>
                 <strong className="small">Context</strong>

@@ -55,6 +55,8 @@ export type EventRow = {
   environment: string;
   context: unknown;
   tags: string[] | null;
+  /** only on a page of one group's events */
+  breadcrumbs?: unknown;
   count: number;
   timestamp: Date;
   event_id: string | null;

@@ -28,6 +28,20 @@ function storableJson(v: unknown): unknown {
   return v;
 }
 
+/** Breadcrumbs as stored: the time as ISO 8601, the level filled in, absent fields left out; none is null. */
+export function storedBreadcrumbs(crumbs: ValidEvent["breadcrumbs"]): unknown[] | null {
+  if (!crumbs?.length) return null;
+  return crumbs.map((c) => {
+    const out: Record<string, unknown> = {};
+    if (c.timestamp !== undefined) out.timestamp = new Date(c.timestamp).toISOString();
+    out.level = c.level ?? "info";
+    if (c.category !== undefined) out.category = storable(c.category);
+    if (c.message !== undefined) out.message = storable(c.message);
+    if (c.data !== undefined) out.data = storableJson(c.data);
+    return out;
+  });
+}
+
 /** Fingerprints this process knows to have a group (shared with the Sentry endpoints' new-issue bound). */
 export const knownFingerprints = new KnownFingerprints();
 const known = knownFingerprints;
@@ -59,6 +73,7 @@ export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number,
     environment: storable(e.environment?.trim() || "production"),
     context: e.context == null ? null : storableJson(e.context),
     tags: e.tags?.map(storable) ?? null,
+    breadcrumbs: storedBreadcrumbs(e.breadcrumbs),
     timestamp: ts > receivedAt + FUTURE_TOLERANCE_MS ? receivedAt : ts,
     notBefore: receivedAt - retentionDays * DAY_MS,
     count: e.count ?? 1,

@@ -69,6 +69,48 @@ const context = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
   }
 });
 
+/** Breadcrumb bounds (README, "breadcrumbs"): the SDK keeps well under them. */
+export const BREADCRUMBS = { count: 100, bytes: 32 * 1024, message: 2048, category: 128, dataBytes: 4 * 1024 } as const;
+export const BREADCRUMB_LEVELS = ["debug", "info", "warning", "error", "fatal"] as const;
+export type BreadcrumbLevel = (typeof BREADCRUMB_LEVELS)[number];
+
+const breadcrumbLevel = z.string().transform((v, ctx): BreadcrumbLevel => {
+  const l = v.trim().toLowerCase();
+  if (l === "warn") return "warning";
+  if ((BREADCRUMB_LEVELS as readonly string[]).includes(l)) return l as BreadcrumbLevel;
+  ctx.addIssue({ code: "custom", message: `must be one of ${BREADCRUMB_LEVELS.join(", ")}` });
+  return z.NEVER;
+});
+
+const breadcrumbData = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+  if (jsonDepth(v, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    ctx.addIssue({ code: "custom", message: `must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep` });
+  } else if (Buffer.byteLength(JSON.stringify(v)) > BREADCRUMBS.dataBytes) {
+    ctx.addIssue({ code: "custom", message: `must be at most ${BREADCRUMBS.dataBytes / 1024} KiB when serialized` });
+  }
+});
+
+const breadcrumb = z
+  .object({
+    timestamp: opt(timestamp),
+    level: opt(breadcrumbLevel),
+    category: opt(shortString(BREADCRUMBS.category)),
+    message: opt(shortString(BREADCRUMBS.message)),
+    data: opt(breadcrumbData),
+  })
+  .refine((c) => c.message !== undefined || c.category !== undefined || c.data !== undefined, "must have a message, a category or data");
+
+const breadcrumbs = z
+  .array(z.unknown())
+  .max(BREADCRUMBS.count, `must have at most ${BREADCRUMBS.count} breadcrumbs`)
+  // the count is checked before any breadcrumb is parsed
+  .pipe(z.array(breadcrumb))
+  .superRefine((v, ctx) => {
+    if (Buffer.byteLength(JSON.stringify(v)) > BREADCRUMBS.bytes) {
+      ctx.addIssue({ code: "custom", message: `must be at most ${BREADCRUMBS.bytes / 1024} KiB when serialized` });
+    }
+  });
+
 const fingerprint = z.union([
   shortString(500).min(1, "must not be empty"),
   z.array(shortString(500)).min(1, "must not be empty").max(20, "must have at most 20 parts"),
@@ -91,6 +133,7 @@ const EventSchema = z.object({
   count: opt(count),
   fingerprint: opt(fingerprint),
   event_id: opt(uuid),
+  breadcrumbs: opt(breadcrumbs),
 });
 
 export type ValidEvent = z.output<typeof EventSchema>;

@@ -5,6 +5,7 @@
  * refused. The native validation still runs on the result.
  */
 
+import { BREADCRUMBS, type BreadcrumbLevel } from "~/ingest/validate.server";
 import { cutText, jsonDepth, MAX_JSON_DEPTH, storable } from "~/text.server";
 
 const CONTEXT_BYTES = 16 * 1024;
@@ -12,7 +13,6 @@ const MAX_TAGS = 50;
 const TAG_CHARS = 200;
 const SHORT_CHARS = 256;
 const MAX_FRAMES = 250;
-const MAX_BREADCRUMBS = 100;
 
 type Json = Record<string, unknown>;
 
@@ -30,7 +30,10 @@ export type NativeEvent = {
   tags?: string[];
   timestamp?: string;
   fingerprint?: string[];
+  breadcrumbs?: NativeBreadcrumb[];
 };
+
+export type NativeBreadcrumb = { timestamp?: string; level: BreadcrumbLevel; category?: string; message?: string; data?: Json };
 
 export type MappedEvent = {
   /** 32 lowercase hex digits: the client's event id, or a new one when it sent none */
@@ -152,10 +155,47 @@ function traceIdOf(contexts: unknown): string | undefined {
 
 const byteLength = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 
+const CRUMB_LEVELS: Record<string, BreadcrumbLevel> = {
+  fatal: "fatal",
+  critical: "fatal",
+  error: "error",
+  warning: "warning",
+  warn: "warning",
+  info: "info",
+  log: "info",
+  debug: "debug",
+};
+
 /**
- * `platform`, `sdk`, `contexts`, `extra`, `breadcrumbs` (and what of `user` is not mapped) within the
- * native 16 KiB context limit: when too large, older breadcrumbs go first, then whole parts, and
- * `_dropped` names what was left out.
+ * `breadcrumbs` (`{values: [...]}` or a bare list) as native breadcrumbs: the newest 100, each
+ * with its time, level (unknown: `info`), category (else its `type`), message and `data` (left out
+ * when over 4 KiB or nested too deep), cut to the native limits; a breadcrumb with none of message,
+ * category and data is left out, and older ones go first until the whole fits in 32 KiB.
+ */
+function breadcrumbsOf(v: unknown): NativeBreadcrumb[] | undefined {
+  const crumbs: NativeBreadcrumb[] = [];
+  for (const c of valuesOf(v).filter(isObject).slice(-BREADCRUMBS.count)) {
+    const crumb: NativeBreadcrumb = { level: CRUMB_LEVELS[str(c.level)?.trim().toLowerCase() ?? ""] ?? "info" };
+    const timestamp = timestampOf(c.timestamp);
+    if (timestamp) crumb.timestamp = timestamp;
+    const category = nonEmpty(str(c.category)) ?? nonEmpty(str(c.type));
+    if (category) crumb.category = cutText(category, BREADCRUMBS.category);
+    const message = nonEmpty(str(c.message));
+    if (message) crumb.message = cutText(message, BREADCRUMBS.message);
+    if (isObject(c.data) && jsonDepth(c.data, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH && byteLength(c.data) <= BREADCRUMBS.dataBytes) crumb.data = c.data;
+    if (crumb.category || crumb.message || crumb.data) crumbs.push(crumb);
+  }
+  // the array's size is its items' sizes, the commas between them and the brackets
+  const sizes = crumbs.map(byteLength);
+  let total = sizes.reduce((a, b) => a + b + 1, 1);
+  let first = 0;
+  while (first < crumbs.length && total > BREADCRUMBS.bytes) total -= sizes[first++] + 1;
+  return first < crumbs.length ? crumbs.slice(first) : undefined;
+}
+
+/**
+ * `platform`, `sdk`, `contexts`, `extra` (and what of `user` is not mapped) within the native 16 KiB
+ * context limit: when too large, whole parts go, and `_dropped` names what was left out.
  */
 function contextOf(event: Json, userRest: Json | undefined): Json | undefined {
   const ctx: Json = {};
@@ -163,8 +203,6 @@ function contextOf(event: Json, userRest: Json | undefined): Json | undefined {
     if (event[k] !== undefined && event[k] !== null) ctx[k] = event[k];
   }
   if (userRest) ctx.user = userRest;
-  let crumbs = valuesOf(event.breadcrumbs).filter(isObject).slice(-MAX_BREADCRUMBS);
-  if (crumbs.length) ctx.breadcrumbs = crumbs;
   if (Object.keys(ctx).length === 0) return undefined;
   const dropped: string[] = [];
   // a part nested deeper than stored context may be is left out (measured without recursion: no
@@ -172,18 +210,12 @@ function contextOf(event: Json, userRest: Json | undefined): Json | undefined {
   for (const [k, v] of Object.entries(ctx)) {
     if (jsonDepth(v, MAX_JSON_DEPTH) >= MAX_JSON_DEPTH) {
       delete ctx[k];
-      if (k === "breadcrumbs") crumbs = [];
       dropped.push(k);
     }
   }
   if (Object.keys(ctx).length === 0) return { _dropped: dropped };
   const fits = () => byteLength(dropped.length ? { ...ctx, _dropped: dropped } : ctx) <= CONTEXT_BYTES;
-  while (!fits() && crumbs.length > 1) {
-    crumbs = crumbs.slice(Math.ceil(crumbs.length / 2));
-    ctx.breadcrumbs = crumbs;
-    if (!dropped.includes("older breadcrumbs")) dropped.push("older breadcrumbs");
-  }
-  for (const k of ["extra", "contexts", "breadcrumbs", "user", "sdk", "transaction", "logger"]) {
+  for (const k of ["extra", "contexts", "user", "sdk", "transaction", "logger"]) {
     if (fits()) break;
     if (k in ctx) {
       delete ctx[k];
@@ -261,6 +293,7 @@ export function mapSentryEvent(raw: unknown, fallbackEventId?: string | null): M
       tags: tagsOf(raw.tags),
       timestamp: timestampOf(raw.timestamp),
       fingerprint: fingerprint?.length ? fingerprint : undefined,
+      breadcrumbs: breadcrumbsOf(raw.breadcrumbs),
     },
   };
 }

@@ -55,13 +55,14 @@ const publicGroup = (g: Record<string, unknown>, scrub: (text: string) => string
 
 /**
  * An event as a share view shows it: without who it happened to (user id, player name), without
- * what could lead back to them (free-form context, server job id, trace id, event id), with names and ids
+ * what could lead back to them (free-form context, breadcrumbs, which hold the server's Output and
+ * so players' chat and names, server job id, trace id, event id), with names and ids
  * scrubbed out of its text and the tags that name someone left out.
  */
-export type SharedEvent = Omit<EventRow, "user_id" | "player_name" | "group_id" | "context" | "job_id" | "trace_id" | "event_id">;
+export type SharedEvent = Omit<EventRow, "user_id" | "player_name" | "group_id" | "context" | "job_id" | "trace_id" | "event_id" | "breadcrumbs">;
 
 const publicEvent = (
-  { user_id: _u, player_name: _p, group_id: _g, received_at: _r, context: _c, job_id: _j, trace_id: _t, event_id: _i, ...e }: Record<string, unknown>,
+  { user_id: _u, player_name: _p, group_id: _g, received_at: _r, context: _c, job_id: _j, trace_id: _t, event_id: _i, breadcrumbs: _b, ...e }: Record<string, unknown>,
   scrub: (text: string) => string,
 ) => {
   const shown = e as SharedEvent;

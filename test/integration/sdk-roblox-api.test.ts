@@ -143,7 +143,7 @@ describe("Roblox SDK API", () => {
     const state = await LuauState.createAsync({});
     try {
       const chunk = state.loadstring(`${source.replace(/\nreturn __require\("init"\)\n$/, "\n")}\nlocal keys = {} for k in __require("init") do table.insert(keys, k) end table.sort(keys) return table.concat(keys, ",")`, "=bundle", true);
-      expect(await chunk()).toEqual(["captureException,captureMessage,close,economy,flush,init,newTraceId,setContext,setExtra,setTag,setUser,startClient,status,withScope,wrapPlayerHandler"]);
+      expect(await chunk()).toEqual(["addBreadcrumb,captureException,captureMessage,close,economy,flush,init,newTraceId,setContext,setExtra,setTag,setUser,startClient,status,withScope,wrapPlayerHandler"]);
     } finally {
       state.destroy();
     }

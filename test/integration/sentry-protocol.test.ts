@@ -97,7 +97,12 @@ describe("Roblox Sentry ports posting to /store/", () => {
     expect(e.game_version).toBe("place-v214");
     expect(e.tags).toEqual(["PlaceId:1818", "PlaceVersion:214", "Realm:Server"]);
     expect(new Date(e.timestamp).toISOString()).toBe(new Date(1795430000250).toISOString());
-    expect(e.context.breadcrumbs.map((b: any) => b.message)).toEqual(["Round 12 started", "Player Builderman has no Humanoid"]);
+    // the bare-array form, in the event's breadcrumbs (not its context)
+    expect(e.breadcrumbs).toEqual([
+      { timestamp: "2026-11-23T10:33:10.000Z", level: "info", category: "log", message: "Round 12 started" },
+      { timestamp: "2026-11-23T10:33:19.000Z", level: "warning", category: "log", message: "Player Builderman has no Humanoid" },
+    ]);
+    expect(e.context?.breadcrumbs).toBeUndefined();
   });
 
   it("stores the nomer888/sentry-roblox event shape (string line numbers, `function name`, zone-less time)", async () => {
@@ -412,7 +417,10 @@ describe("deduplication and protocol details", () => {
     expect(new Date(e.timestamp).getTime()).toBe(ts * 1000);
     expect(e.stack_trace).toBe("bot/inventory.py:9 function equip");
     expect(e.culprit).toBe("bot/inventory.py");
-    expect(e.context).toMatchObject({ platform: "python", extra: { attempt: 3 }, contexts: { runtime: { name: "CPython" } }, breadcrumbs: [{ message: "loaded save" }] });
+    expect(e.context).toMatchObject({ platform: "python", extra: { attempt: 3 }, contexts: { runtime: { name: "CPython" } } });
+    // the `{values: [...]}` form
+    expect(e.breadcrumbs).toEqual([{ level: "info", category: "db", message: "loaded save" }]);
+    expect(e.context.breadcrumbs).toBeUndefined();
     // {{ default }} keeps the default grouping in the fingerprint, so the two fingerprints differ
     expect(e.group_id).not.toBe(f.group_id);
     const [trace] = await sql`select event_count from traces where project_id = ${p.projectId}`;

@@ -72,16 +72,54 @@ describe("mapSentryEvent", () => {
     expect(mapSentryEvent({ message: "m", contexts: { trace: { trace_id: "short" } } }).event.trace_id).toBeUndefined();
   });
 
-  it("keeps the context within 16 KiB, dropping older breadcrumbs first and saying what went", () => {
-    const breadcrumbs = Array.from({ length: 100 }, (_, i) => ({ message: `crumb ${i} ${"x".repeat(300)}` }));
-    const m = mapSentryEvent({ message: "m", breadcrumbs: { values: breadcrumbs }, extra: { small: 1 } });
+  it("keeps the context within 16 KiB, dropping whole parts and saying what went", () => {
+    const m = mapSentryEvent({ message: "m", extra: { big: "x".repeat(17_000) }, contexts: { os: { name: "Windows" } } });
     const ctx = m.event.context as any;
     expect(Buffer.byteLength(JSON.stringify(ctx))).toBeLessThanOrEqual(16 * 1024);
-    expect(ctx._dropped).toEqual(["older breadcrumbs"]);
-    expect(ctx.breadcrumbs.at(-1).message).toMatch(/^crumb 99 /);
-    expect(ctx.extra).toEqual({ small: 1 });
-    // and the result passes the native validation as is
+    expect(ctx._dropped).toEqual(["extra"]);
+    expect(ctx.contexts).toEqual({ os: { name: "Windows" } });
     expect(() => parseIngestBody(m.event)).not.toThrow();
+  });
+
+  it("maps breadcrumbs (both forms) onto the native field, out of the context", () => {
+    const crumbs = [
+      { timestamp: 1795429990.5, category: "log", level: "warning", message: "Round 12 started", data: { round: 12 } },
+      { timestamp: "2026-11-23T07:53:19Z", type: "http", level: "CRITICAL", data: { url: "/buy" } },
+      { level: "log", message: "no time" },
+      { level: "trace", category: "odd" },
+      { timestamp: "soon", data: 5 },
+      "not a crumb",
+    ];
+    const expected = [
+      { timestamp: "2026-11-23T10:33:10.500Z", level: "warning", category: "log", message: "Round 12 started", data: { round: 12 } },
+      { timestamp: "2026-11-23T07:53:19.000Z", level: "fatal", category: "http", data: { url: "/buy" } },
+      { level: "info", message: "no time" },
+      { level: "info", category: "odd" },
+    ];
+    for (const form of [crumbs, { values: crumbs }]) {
+      const m = mapSentryEvent({ message: "m", breadcrumbs: form });
+      expect(m.event.breadcrumbs).toEqual(expected);
+      expect(m.event.context).toBeUndefined();
+      expect(parseIngestBody(m.event)[0].breadcrumbs).toHaveLength(4);
+    }
+    expect(mapSentryEvent({ message: "m", breadcrumbs: { values: [] } }).event.breadcrumbs).toBeUndefined();
+    expect(mapSentryEvent({ message: "m", breadcrumbs: "junk" }).event.breadcrumbs).toBeUndefined();
+  });
+
+  it("keeps breadcrumbs within the native bounds: the newest 100, cut, older ones first out of 32 KiB", () => {
+    const many = Array.from({ length: 150 }, (_, i) => ({ message: `crumb ${i} ${"x".repeat(400)}`, category: "c".repeat(300), data: i === 149 ? { big: "y".repeat(5000) } : { i } }));
+    const m = mapSentryEvent({ message: "m", breadcrumbs: { values: many } });
+    const out = m.event.breadcrumbs!;
+    expect(Buffer.byteLength(JSON.stringify(out))).toBeLessThanOrEqual(32 * 1024);
+    expect(out.length).toBeLessThan(100);
+    expect(out.at(-1)!.message).toMatch(/^crumb 149 /);
+    expect(out.at(-1)!.data).toBeUndefined();
+    expect(out.at(-2)!.data).toEqual({ i: 148 });
+    expect(out[0].category).toHaveLength(128);
+    const long = mapSentryEvent({ message: "m", breadcrumbs: [{ message: "z".repeat(5000) }] });
+    expect(long.event.breadcrumbs![0].message).toHaveLength(2048);
+    expect(() => parseIngestBody(m.event)).not.toThrow();
+    expect(() => parseIngestBody(long.event)).not.toThrow();
   });
 
   it("clips what is over the native limits instead of refusing the event", () => {
