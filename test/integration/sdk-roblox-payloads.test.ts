@@ -111,4 +111,17 @@ describe("Roblox SDK payloads", () => {
       { user_id: "51", cash: "0" },
     ]);
   });
+
+  it("does not capture again the warnings its own beforeSend prints, while the game's warnings are still captured", async () => {
+    await start(`captureWarnings = true, beforeSend = function(event)
+      warn("beforeSend saw " .. event.message)
+      return event
+    end`);
+    await t.rbx.run(`warn("low health") task.wait() warn("shop closed") task.wait(1) return Monitor.flush(10)`);
+    // each game warning once: beforeSend's own "beforeSend saw …" lines are not events, and do not loop
+    expect((await events()).map((e) => [e.message, e.count])).toEqual([
+      ["low health", 1],
+      ["shop closed", 1],
+    ]);
+  });
 });
