@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { FakeDiscord } from "../support/fake-discord.js";
+import { QUIET_MS, sleep, waitFor } from "../support/wait.js";
 
 /**
  * Rules limited to server-origin issues and to issues N distinct players had, end to end: real
@@ -14,18 +15,6 @@ let app: TestApp;
 let discord: FakeDiscord;
 let owner: { id: string; email: string; cookie: string };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(fn: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error("timed out waiting");
-    await sleep(25);
-  }
-}
-// long enough for the 200 ms coalescing, a 500 ms poll and the send to have happened if they were going to
-const QUIET_MS = 2000;
 
 async function project() {
   const { projectId, apiKey } = await makeProject(app.sql, owner.id, [], `Origin ${randomUUID().slice(0, 8)}`);

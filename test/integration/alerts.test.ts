@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { FakeDiscord } from "../support/fake-discord.js";
 import { FakeSlack } from "../support/fake-slack.js";
+import { QUIET_MS, sleep, waitFor } from "../support/wait.js";
 
 /**
  * Alerts end to end: real server with pg-boss running, a local Discord and Slack, events through
@@ -15,18 +16,6 @@ let discord: FakeDiscord;
 let slack: FakeSlack;
 let owner: { id: string; email: string; cookie: string };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(fn: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error("timed out waiting");
-    await sleep(25);
-  }
-}
-// long enough for the 200 ms coalescing, a 500 ms poll and the send to have happened if they were going to
-const QUIET_MS = 2000;
 
 const errors = (n: number, e: Record<string, unknown>) => ({ errors: Array.from({ length: n }, () => ({ ...e })) });
 
