@@ -1,7 +1,9 @@
 import { defineConfig } from "@playwright/test";
+import { chromiumExecutable } from "./e2e/support/chromium.js";
 
 /**
- * End-to-end tests in Debian's Chromium (Playwright cannot download browsers here).
+ * End-to-end tests in Chromium: CHROMIUM_PATH, Debian's, or the one @sparticuz/chromium ships
+ * (Playwright cannot download browsers here; see e2e/support/chromium.ts).
  * e2e/global-setup.ts starts the real server on a fresh database and exports its URL.
  */
 export default defineConfig({
@@ -16,7 +18,7 @@ export default defineConfig({
     baseURL: process.env.E2E_BASE_URL,
     screenshot: "only-on-failure",
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      executablePath: await chromiumExecutable(),
       args: [
         "--headless",
         "--no-sandbox",
