@@ -62,7 +62,8 @@ const DATE_FORMS = [
   String.raw`${CLOCK}${ZONE}?`,
 ];
 const DATE = new RegExp(String.raw`(?<![\w:.])(?:${DATE_FORMS.join("|")})(?![\w:]|\.\d)`, "g");
-const DATE_HINT = /\d[-:]\d|\d{8}T/;
+// every form has an ISO date, a time with seconds or a compact ISO stamp: a cheap test before the scan
+const DATE_HINT = /\d{4}-[01]\d-|\d:[0-5]\d:[0-5]\d|\d{8}T/;
 // hex ids and hashes (receipt/purchase ids, MD5, SHA-1, SHA-256): 8 to 128 hex digits of one case,
 // with at least one digit and one letter (all-digit runs are numbers, all-letter runs are words)
 const HEX_ID = /(?<![\w.-])(?:(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,128}|(?=[A-F]*\d)(?=\d*[A-F])[0-9A-F]{8,128})(?![\w-])/g;
@@ -70,7 +71,6 @@ const OCTET = String.raw`(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`;
 const IPV4 = new RegExp(String.raw`(?<![\w.])(?:${OCTET}\.){3}${OCTET}(?![\w]|\.\d)`, "g");
 // IPv6 candidates (validated by ipv6()): colon-separated groups of up to four hex digits
 const IPV6 = /(?<![\w:.])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])/gi;
-const IPV6_HINT = /::|(?:[0-9a-f]{1,4}:){7}/i;
 const EMAIL = /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])/g;
 const DATA_ROOTS = new Set(["Workspace", "workspace"]);
 const PLACEHOLDER = /[\ue000-\uefff]/g;
@@ -109,16 +109,21 @@ type Touched = { touched: boolean };
 const WORD_CHAR = /\w/;
 const LETTER = /[A-Za-z_]/;
 
-/** Each whole-word occurrence of `word` (not part of a longer name) replaced by `to`. */
-function replaceWord(text: string, word: string, to: string, st: Touched): string {
+/**
+ * Each whole-word occurrence of the player's name (not part of a longer name) replaced by `<player>`;
+ * a segment after a dot is left to the path rule (`Players.<player>`, `Workspace.<player>`), which
+ * already replaced it under version 2.
+ */
+function replacePlayer(text: string, name: string, st: Touched): string {
+  const to = "<player>";
   let out = "";
   let from = 0;
-  for (let i = text.indexOf(word); i >= 0; i = text.indexOf(word, i + word.length)) {
+  for (let i = text.indexOf(name); i >= 0; i = text.indexOf(name, i + name.length)) {
     const before = text[i - 1] ?? " ";
-    const after = text[i + word.length] ?? " ";
-    if (WORD_CHAR.test(before) || WORD_CHAR.test(after)) continue;
+    const after = text[i + name.length] ?? " ";
+    if (WORD_CHAR.test(before) || WORD_CHAR.test(after) || before === ".") continue;
     out += text.slice(from, i) + to;
-    from = i + word.length;
+    from = i + name.length;
     st.touched = true;
   }
   return from === 0 ? text : out + text.slice(from);
@@ -152,27 +157,37 @@ function isIpv6(s: string): boolean {
   return groups.length >= 1 && groups.length <= 7 && !groups.includes("");
 }
 
+// replacement callbacks made once (not per call): each notes that it replaced something
+let replaced = false;
+const replacer = (to: string) => () => ((replaced = true), to);
+const TO_DATE = replacer("<date>");
+const TO_EMAIL = replacer("<email>");
+const TO_IP = replacer("<ip>");
+const TO_HEX = replacer("<hex>");
+const TO_IPV6 = (m: string) => (isIpv6(m) ? ((replaced = true), "<ip>") : m);
+
+function colons(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf(":"); i >= 0 && n < 7; i = s.indexOf(":", i + 1)) n++;
+  return n;
+}
+
 /**
  * Version 3's classes, as Sentry's message parameterization has them: dates and timestamps, emails,
  * IP addresses, hex ids and hashes, and the event's own player name.
  */
 function parameterize(text: string, playerName: string | null | undefined, st: Touched): string {
   let out = text;
-  const sub = (re: RegExp, to: string, valid?: (m: string) => boolean) => {
-    out = out.replace(re, (m) => {
-      if (valid && !valid(m)) return m;
-      st.touched = true;
-      return to;
-    });
-  };
+  replaced = false;
   if (DIGIT.test(out)) {
-    if (DATE_HINT.test(out)) sub(DATE, "<date>");
-    if (out.includes("@")) sub(EMAIL, "<email>");
-    if (out.includes(".")) sub(IPV4, "<ip>");
-    if (out.includes(":") && IPV6_HINT.test(out)) sub(IPV6, "<ip>", isIpv6);
-    sub(HEX_ID, "<hex>");
-  } else if (out.includes("@")) sub(EMAIL, "<email>");
-  if (playerName && playerName.length >= 3 && out.includes(playerName)) out = replaceWord(out, playerName, "<player>", st);
+    if (DATE_HINT.test(out)) out = out.replace(DATE, TO_DATE);
+    if (out.includes("@")) out = out.replace(EMAIL, TO_EMAIL);
+    if (out.includes(".")) out = out.replace(IPV4, TO_IP);
+    if (out.includes("::") || colons(out) >= 7) out = out.replace(IPV6, TO_IPV6);
+    out = out.replace(HEX_ID, TO_HEX);
+  } else if (out.includes("@")) out = out.replace(EMAIL, TO_EMAIL);
+  if (replaced) st.touched = true;
+  if (playerName && playerName.length >= 3 && out.includes(playerName)) out = replacePlayer(out, playerName, st);
   return out;
 }
 
@@ -210,7 +225,8 @@ function normalize(text: string, playerName: string | null | undefined, userId: 
 
 /** A user id worth looking for in the text (3 digits or more), as a string. */
 const idText = (userId?: number | string | null) => {
-  const s = userId == null ? "" : String(userId).trim();
+  if (typeof userId === "number") return Number.isSafeInteger(userId) && userId >= 100 ? String(userId) : null;
+  const s = userId?.trim() ?? "";
   return /^\d{3,}$/.test(s) ? s : null;
 };
 
