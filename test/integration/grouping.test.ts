@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultFingerprint, defaultFingerprintV2, GROUPING_VERSION } from "../../app/ingest/fingerprint.server.js";
 import { defaultFingerprint as v1 } from "../../app/ingest/fingerprint-v1.server.js";
 import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
-import { ingest } from "../support/team.js";
+import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 
 /** Grouping through the real ingest path, and the upgrades from v1 and v2 without split issues. */
 
@@ -144,5 +144,28 @@ describe("upgrading from grouping v2", () => {
     // an error never seen before makes a version-3 issue, one for every player
     await ingest(app, apiKey, { errors: ["Builderman", "Shedletsky"].map((p) => ({ message: teleport(p), player_name: p })) });
     expect((await groups(apiKey)).find((g) => g.message === teleport("Builderman"))).toMatchObject({ count: 2, grouping_version: 3 });
+  });
+});
+
+describe("grouping v3 on the Sentry path", () => {
+  it("a Sentry event's user id and username are the event's own variables, as on the native path", async () => {
+    const owner = await makeUser(app.sql);
+    const cookie = await login(app, owner.email);
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    const r = await call(app, "POST", `/api/team/projects/${projectId}/dsn-keys`, { cookie, body: {} });
+    expect(r.status).toBe(201);
+    const dsnId = String(r.body.dsn).split("/").pop()!;
+    const store = async (id: string, username: string) => {
+      const res = await app.request(`/api/${dsnId}/store/?sentry_key=${r.body.public_key}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message: `Inventory Inventory_${id} of ${username} failed to load at 2026-11-25T14:03:1${id.length % 10}Z`, user: { id, username } }),
+      });
+      expect(res.status).toBe(200);
+    };
+    await store("156", "Builderman");
+    await store("1538394712", "xX_Noob_Xx");
+    await ingest(app, apiKey, { message: "Inventory Inventory_261 of Shedletsky failed to load at 2026-11-26T00:00:00.5Z", user_id: 261, player_name: "Shedletsky" });
+    expect((await groups(apiKey)).map((g) => g.count)).toEqual([3]);
   });
 });
