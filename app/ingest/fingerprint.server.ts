@@ -69,7 +69,7 @@ const DATE_HINT = /\d{4}-[01]\d-|\d:[0-5]\d:[0-5]\d|\d{8}T/;
 const HEX_ID = /(?<![\w.-])(?:(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,128}|(?=[A-F]*\d)(?=\d*[A-F])[0-9A-F]{8,128})(?![\w-])/g;
 const OCTET = String.raw`(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`;
 const IPV4 = new RegExp(String.raw`(?<![\w.])(?:${OCTET}\.){3}${OCTET}(?![\w]|\.\d)`, "g");
-// IPv6 candidates (validated by ipv6()): colon-separated groups of up to four hex digits
+// IPv6 candidates (validated by isIpv6()): colon-separated groups of up to four hex digits
 const IPV6 = /(?<![\w:.])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])/gi;
 const EMAIL = /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])/g;
 const DATA_ROOTS = new Set(["Workspace", "workspace"]);
