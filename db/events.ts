@@ -156,8 +156,9 @@ type Resolved = {
  * Where each distinct fingerprint of the batch lands, read after the merge lock is held:
  *  1. the group whose fingerprint it is (possibly a member merged into another group);
  *  2. else the group it was aliased to by an earlier grouping upgrade;
- *  3. else the group of the previous version's fingerprint (the event joins it, and the new
- *     fingerprint is recorded as an alias of it);
+ *  3. else the group of the previous version's fingerprint, or the group that fingerprint is an
+ *     alias of (an issue of version 1 that version 2 events joined): the event joins it, and the new
+ *     fingerprint is recorded as an alias of it;
  *  4. else nothing: a new group is made with the fingerprint.
  * For a member of a merged issue it also returns the issue (target) and all its members.
  */
@@ -185,6 +186,10 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
       union all
       (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from error_groups g
        where i.fp1 is not null and g.project_id = i.project_id and g.fingerprint = i.fp1)
+      union all
+      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from group_aliases a
+       join error_groups g on g.project_id = a.project_id and g.id = a.group_id
+       where i.fp1 is not null and a.project_id = i.project_id and a.fingerprint = i.fp1)
       limit 1
     ) o on true`;
   return new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));
@@ -220,7 +225,7 @@ export async function writeEvents(
   sql: Sql,
   input: EventRow[],
   throttle: ThrottleRule,
-  groupingVersion = 2,
+  groupingVersion = 3,
   extra?: (tx: TxSql, stored: boolean[]) => Promise<void>,
   /** ms since epoch: the write is bounded by it and rolled back past it (see transaction()) */
   deadline?: number,

@@ -395,7 +395,7 @@ async function createProject(databaseUrl: string, name: string): Promise<{ proje
 function groupingCost(): { usPerEvent: number; firstSightingUs: number; events: number } {
   const sample = [
     ...Array.from({ length: 200 }, (_, k) => event(`Single${k}`, 10 + (k % 7), k)),
-    ...CORPUS.map((c) => ({ message: c.message, stack_trace: c.stack, player_name: c.player })),
+    ...CORPUS.map((c) => ({ message: c.message, stack_trace: c.stack, player_name: c.player, user_id: c.userId })),
   ];
   let unique = 0;
   const run = (fresh: boolean) => {
@@ -405,7 +405,7 @@ function groupingCost(): { usPerEvent: number; firstSightingUs: number; events: 
     while (elapsed < 1_000_000_000n) {
       for (const e of sample) {
         const message = fresh ? `${e.message} (${++unique})` : e.message;
-        groupEvent(message, e.stack_trace, null, e.player_name, () => fresh);
+        groupEvent(message, e.stack_trace, null, e.player_name, () => fresh, e.user_id);
       }
       events += sample.length;
       elapsed = process.hrtime.bigint() - start;

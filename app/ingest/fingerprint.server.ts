@@ -2,7 +2,7 @@ import { hash as digest } from "node:crypto";
 import { fingerprintFor as fingerprintForV1 } from "./fingerprint-v1.server";
 
 /**
- * Grouping version 2: stack first.
+ * Grouping version 3: stack first.
  *
  * An event is grouped by the normalized frames of its stack (script path, line, function name) plus
  * the normalized *template* of its message; without a usable stack, by the template and the script
@@ -15,8 +15,14 @@ import { fingerprintFor as fingerprintForV1 } from "./fingerprint-v1.server";
  * messaging topics and memory store queue/map names, the child name of `is not a valid member of`, asset ids, URLs' query strings,
  * vectors, durations, UUIDs, addresses and other numbers. Numbers that name a kind of failure (HTTP
  * status, Roblox error codes, argument positions) are kept.
+ *
+ * Version 3 adds, as Sentry's message parameterization does, dates and timestamps, hex ids and hashes,
+ * IP addresses and emails (also inside URLs), and what the event itself says: its own player name and
+ * user id are variables wherever they appear in the text. A text holding none of these has the same
+ * key, so the same fingerprint, as under version 2 (the key keeps its `v2` tag): only texts that
+ * version 2 had split change, and those join their version-2 issue through the secondary fingerprint.
  */
-export const GROUPING_VERSION = 2;
+export const GROUPING_VERSION = 3;
 
 const UUID = /\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?/gi;
 const HEX_ADDRESS = /\b0x[0-9a-f]+\b/gi;
@@ -39,6 +45,33 @@ const KEPT_NUMBER =
 const PATH = /(?<![\w.<>])(?:game\.)?[A-Za-z_][\w]*(?:\.[\w<>]+)+/g;
 const LOCATION = /((?<![\w.<>])[A-Za-z_][\w.<>]*:\d+)(?=[:\s]|$)|((?:,\s*|\b)[Ll]ine\s+\d+)/g;
 const NUMBER = /(?<![\w.<])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w<])/gi;
+// version 3: what Sentry's parameterization classifies, as Roblox games print it
+const MONTH = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec";
+const WEEKDAY = "Mon|Tue|Wed|Thu|Fri|Sat|Sun";
+const ZONE = String.raw`(?:Z|[+-][0-2]\d:?[0-5]\d)`;
+const CLOCK = String.raw`[0-2]?\d:[0-5]\d:[0-5]\d(?:[.,]\d+)?`;
+const DATE_FORMS = [
+  // ISO 8601 / RFC 3339 (`DateTime:ToIsoDate()`, `os.date("!%Y-%m-%dT%H:%M:%SZ")`), with or without a time
+  String.raw`\d{4}-[01]\d-[0-3]\d(?:[T ][0-2]\d:[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?${ZONE}?)?`,
+  String.raw`\d{8}T\d{6}(?:[.,]\d+)?${ZONE}?`,
+  // RFC 1123 (HTTP `Date` headers): `Wed, 25 Nov 2026 21:20:48 GMT`
+  String.raw`(?:(?:${WEEKDAY}),\s)?\d{1,2}\s(?:${MONTH})\s\d{4}\s${CLOCK}(?:\s(?:GMT|UTC|[+-]\d{4}))?`,
+  // `os.date("%c")`: `Wed Nov 25 21:20:48 2026`
+  String.raw`(?:(?:${WEEKDAY})\s+)?(?:${MONTH})\s+\d{1,2}\s+${CLOCK}\s+\d{4}`,
+  // a time of day with seconds: `21:20:48`, `21:20:48.123Z`
+  String.raw`${CLOCK}${ZONE}?`,
+];
+const DATE = new RegExp(String.raw`(?<![\w:.])(?:${DATE_FORMS.join("|")})(?![\w:]|\.\d)`, "g");
+// every form has an ISO date, a time with seconds or a compact ISO stamp: a cheap test before the scan
+const DATE_HINT = /\d{4}-[01]\d-|\d:[0-5]\d:[0-5]\d|\d{8}T/;
+// hex ids and hashes (receipt/purchase ids, MD5, SHA-1, SHA-256): 8 to 128 hex digits of one case,
+// with at least one digit and one letter (all-digit runs are numbers, all-letter runs are words)
+const HEX_ID = /(?<![\w.-])(?:(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,128}|(?=[A-F]*\d)(?=\d*[A-F])[0-9A-F]{8,128})(?![\w-])/g;
+const OCTET = String.raw`(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`;
+const IPV4 = new RegExp(String.raw`(?<![\w.])(?:${OCTET}\.){3}${OCTET}(?![\w]|\.\d)`, "g");
+// IPv6 candidates (validated by isIpv6()): colon-separated groups of up to four hex digits
+const IPV6 = /(?<![\w:.])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])/gi;
+const EMAIL = /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])/g;
 const DATA_ROOTS = new Set(["Workspace", "workspace"]);
 const PLACEHOLDER = /[\ue000-\uefff]/g;
 const DIGIT = /\d/;
@@ -71,7 +104,94 @@ class Keeper {
   restore = (s: string) => s.replace(PLACEHOLDER, (c) => this.kept[c.charCodeAt(0) - 0xe000] ?? "");
 }
 
-function normalizeV2(text: string, playerName?: string | null): string {
+/** Whether version 3's classes replaced anything: if not, the text reads exactly as under version 2. */
+type Touched = { touched: boolean };
+const WORD_CHAR = /\w/;
+const LETTER = /[A-Za-z_]/;
+
+/**
+ * Each whole-word occurrence of the player's name (not part of a longer name) replaced by `<player>`;
+ * a segment after a dot is left to the path rule (`Players.<player>`, `Workspace.<player>`), which
+ * already replaced it under version 2.
+ */
+function replacePlayer(text: string, name: string, st: Touched): string {
+  const to = "<player>";
+  let out = "";
+  let from = 0;
+  for (let i = text.indexOf(name); i >= 0; i = text.indexOf(name, i + name.length)) {
+    const before = text[i - 1] ?? " ";
+    const after = text[i + name.length] ?? " ";
+    if (WORD_CHAR.test(before) || WORD_CHAR.test(after) || before === ".") continue;
+    out += text.slice(from, i) + to;
+    from = i + name.length;
+    st.touched = true;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/**
+ * The user id inside a name (`Player_1538394712`, `save1538394712`) replaced by `<n>`; standing alone
+ * it is a number like any other (`<n>` too). Ids shorter than 3 digits (the first accounts) are left
+ * to the number rules, so user 12's `Quest12` stays `Quest12`.
+ */
+function replaceUserId(text: string, id: string, st: Touched): string {
+  let out = "";
+  let from = 0;
+  for (let i = text.indexOf(id); i >= 0; i = text.indexOf(id, i + id.length)) {
+    const before = text[i - 1] ?? " ";
+    const after = text[i + id.length] ?? " ";
+    if (DIGIT.test(before) || DIGIT.test(after) || !(LETTER.test(before) || LETTER.test(after))) continue;
+    out += text.slice(from, i) + "<n>";
+    from = i + id.length;
+    st.touched = true;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** A valid IPv6 address: eight groups, or fewer around one `::`. */
+function isIpv6(s: string): boolean {
+  const dbl = s.indexOf("::");
+  if (dbl < 0) return s.split(":").length === 8 && !s.split(":").includes("");
+  if (dbl !== s.lastIndexOf("::")) return false;
+  const groups = [s.slice(0, dbl), s.slice(dbl + 2)].filter((p) => p !== "").flatMap((p) => p.split(":"));
+  return groups.length >= 1 && groups.length <= 7 && !groups.includes("");
+}
+
+// replacement callbacks made once (not per call): each notes that it replaced something
+let replaced = false;
+const replacer = (to: string) => () => ((replaced = true), to);
+const TO_DATE = replacer("<date>");
+const TO_EMAIL = replacer("<email>");
+const TO_IP = replacer("<ip>");
+const TO_HEX = replacer("<hex>");
+const TO_IPV6 = (m: string) => (isIpv6(m) ? ((replaced = true), "<ip>") : m);
+
+function colons(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf(":"); i >= 0 && n < 7; i = s.indexOf(":", i + 1)) n++;
+  return n;
+}
+
+/**
+ * Version 3's classes, as Sentry's message parameterization has them: dates and timestamps, emails,
+ * IP addresses, hex ids and hashes, and the event's own player name.
+ */
+function parameterize(text: string, playerName: string | null | undefined, st: Touched): string {
+  let out = text;
+  replaced = false;
+  if (DIGIT.test(out)) {
+    if (DATE_HINT.test(out)) out = out.replace(DATE, TO_DATE);
+    if (out.includes("@")) out = out.replace(EMAIL, TO_EMAIL);
+    if (out.includes(".")) out = out.replace(IPV4, TO_IP);
+    if (out.includes("::") || colons(out) >= 7) out = out.replace(IPV6, TO_IPV6);
+    out = out.replace(HEX_ID, TO_HEX);
+  } else if (out.includes("@")) out = out.replace(EMAIL, TO_EMAIL);
+  if (replaced) st.touched = true;
+  if (playerName && playerName.length >= 3 && out.includes(playerName)) out = replacePlayer(out, playerName, st);
+  return out;
+}
+
+function normalize(text: string, playerName: string | null | undefined, userId: string | null, v3: boolean, st: Touched): string {
   const k = new Keeper();
   // each pass runs only when its marker is present: most messages need few of them
   let out = text.slice(0, 8192).replace(PLACEHOLDER, "");
@@ -80,10 +200,12 @@ function normalizeV2(text: string, playerName?: string | null): string {
   if (out.includes("://")) {
     out = out
       .replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`)
-      // a URL keeps its host and path (numeric segments replaced); its query string is dropped
-      .replace(URL, (_m, rest: string) => k.keep(`https://${rest.replace(/\/\d+(?=\/|$)/g, "/<n>")}`));
+      // a URL keeps its host and path (numeric segments replaced; under version 3 also dates, emails,
+      // addresses, hex ids and the player's name); its query string is dropped
+      .replace(URL, (_m, rest: string) => k.keep(`https://${(v3 ? parameterize(rest, playerName, st) : rest).replace(/\/\d+(?=\/|$)/g, "/<n>")}`));
   } else if (out.includes("id=")) out = out.replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`);
   if (KEY_WORD.test(out)) out = out.replace(KEY_VALUE, (_m, word: string, sep: string) => k.keep(`${word}${sep}<key>`));
+  if (v3) out = parameterize(out, playerName, st);
   if (out.includes(" is not a valid member of")) out = out.replace(NOT_A_MEMBER, (_m, lead: string) => `${lead}<child> is not a valid member of`);
   if (out.includes(":WaitForChild(")) {
     // `Parent:WaitForChild("Spawn7")` under a data path: the child is a path segment too
@@ -95,22 +217,38 @@ function normalizeV2(text: string, playerName?: string | null): string {
   if (DIGIT.test(out)) {
     out = out.replace(LOCATION, k.keep).replace(KEPT_NUMBER, k.keep).replace(DURATION, "<duration>");
     if (out.includes(",")) out = out.replace(VECTOR, "<vector>");
+    if (v3 && userId && out.includes(userId)) out = replaceUserId(out, userId, st);
     out = k.restore(out.replace(NUMBER, "<n>"));
   } else out = k.restore(out);
   return out.replace(/\s+/g, " ").trim();
 }
 
+/** A user id worth looking for in the text (3 digits or more), as a string. */
+const idText = (userId?: number | string | null) => {
+  if (typeof userId === "number") return Number.isSafeInteger(userId) && userId >= 100 ? String(userId) : null;
+  const s = userId?.trim() ?? "";
+  return /^\d{3,}$/.test(s) ? s : null;
+};
+
 // `ServerScriptService.Combat:123: text` or `ServerScriptService.Combat, line 123: text`
 const LEADING_LOCATION = /^\s*(?:Script\s+')?([A-Za-z_][\w.<> ]*?)(?::(\d+)|'?,\s*[Ll]ine\s+(\d+))\s*:?\s*/;
 
-/** The message's template (without a leading script location) and that location, if any. */
-export function messageTemplate(message: string, playerName?: string | null): { template: string; location: string | null } {
-  const norm = normalizeV2(message, playerName);
+function templateOf(message: string, playerName: string | null | undefined, userId: string | null, v3: boolean, st: Touched) {
+  const norm = normalize(message, playerName, userId, v3, st);
   const m = LEADING_LOCATION.exec(norm);
   if (m && m[1].includes(".")) {
     return { template: norm.slice(m[0].length), location: `${m[1].trim()}:${m[2] ?? m[3]}` };
   }
   return { template: norm, location: null };
+}
+
+/** The message's template (without a leading script location) and that location, if any. */
+export function messageTemplate(
+  message: string,
+  playerName?: string | null,
+  userId?: number | string | null,
+): { template: string; location: string | null } {
+  return templateOf(message, playerName, idText(userId), true, { touched: false });
 }
 
 // `Path:123 function name`, `Script 'Path', Line 123 - function name`, `Path, line 123 - function name`
@@ -141,28 +279,32 @@ export function stackFrames(stack: string | null | undefined, playerName?: strin
 
 const hash = (parts: string[]) => digest("sha256", parts.join("\u001f"), "hex").slice(0, 32);
 
-type Analysis = { key: string[]; culprit: string | null };
+type Analysis = { key: string[]; culprit: string | null; touched: boolean };
 
-function analyze(message: string, stack: string | null | undefined, playerName?: string | null): Analysis {
-  const { template, location } = messageTemplate(message, playerName);
+/** The grouping key; `v3: false` gives the previous version's (version 2's) key. */
+function analyze(message: string, stack: string | null | undefined, playerName: string | null | undefined, userId: string | null, v3 = true): Analysis {
+  const st: Touched = { touched: false };
+  const { template, location } = templateOf(message, playerName, userId, v3, st);
   const frames = stackFrames(stack, playerName);
   const at = (f: string) => f.split(" ", 1)[0];
   const pathOf = (loc: string) => loc.slice(0, loc.lastIndexOf(":"));
+  // the tag stays `v2`: a text without version 3's classes keeps its version-2 fingerprint
+  const done = (key: string[], culprit: string | null) => ({ key: ["v2", ...key], culprit, touched: st.touched });
   if (frames.length > 0) {
     const culprit = pathOf(at(frames[0]));
     // the message names the top frame: that location is the error's identity, whatever called it
-    if (location && at(frames[0]) === location) return { key: ["v2", template, location], culprit };
-    return { key: ["v2", template, ...frames], culprit };
+    if (location && at(frames[0]) === location) return done([template, location], culprit);
+    return done([template, ...frames], culprit);
   }
-  return location ? { key: ["v2", template, location], culprit: pathOf(location) } : { key: ["v2", template], culprit: null };
+  return location ? done([template, location], pathOf(location)) : done([template], null);
 }
 
 // Game servers send the same few messages and stacks over and over (a storm is one text thousands of
 // times, from as many players), so the analysis of recent texts is kept: a bounded map, oldest entries
 // dropped first, and only for texts short enough that the map stays small (at most MEMO_ENTRIES x
-// MEMO_CHARS characters). The player's name changes the analysis only where the text contains it
-// (a path segment equal to it is replaced), so it is part of the key only then: one text sent by
-// thousands of players is one entry, not one per player that pushes the others out.
+// MEMO_CHARS characters). The player's name and user id change the analysis only where the text
+// contains them, so they are part of the key only then: one text sent by thousands of players is one
+// entry, not one per player that pushes the others out.
 const MEMO_ENTRIES = 5000;
 const MEMO_CHARS = 4096;
 const memo = new Map<string, Analysis & { fingerprint: string }>();
@@ -171,12 +313,13 @@ const memo = new Map<string, Analysis & { fingerprint: string }>();
 const namedIn = (message: string, stack: string | null | undefined, playerName?: string | null) =>
   playerName && (message.includes(playerName) || stack?.includes(playerName)) ? playerName : "";
 
-function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null) {
+function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null) {
+  const id = idText(userId);
   const long = message.length + (stack?.length ?? 0) > MEMO_CHARS;
-  const k = long ? "" : `${namedIn(message, stack, playerName)}\u0000${message}\u0000${stack ?? ""}`;
+  const k = long ? "" : `${namedIn(message, stack, playerName)}\u0000${id && message.includes(id) ? id : ""}\u0000${message}\u0000${stack ?? ""}`;
   const hit = long ? undefined : memo.get(k);
   if (hit) return hit;
-  const a = analyze(message, stack, playerName);
+  const a = analyze(message, stack, playerName, id);
   const done = { ...a, fingerprint: hash(a.key) };
   if (!long) {
     if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
@@ -185,13 +328,18 @@ function analyzeMemo(message: string, stack: string | null | undefined, playerNa
   return done;
 }
 
-/** The parts a version-2 fingerprint is a hash of (exported for tests and for the README's examples). */
-export function groupingKey(message: string, stack: string | null | undefined, playerName?: string | null): string[] {
-  return analyze(message, stack, playerName).key;
+/** The parts a fingerprint is a hash of (exported for tests and for the README's examples). */
+export function groupingKey(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): string[] {
+  return analyze(message, stack, playerName, idText(userId)).key;
 }
 
-export function defaultFingerprint(message: string, stack: string | null | undefined, playerName?: string | null): string {
-  return analyzeMemo(message, stack, playerName).fingerprint;
+export function defaultFingerprint(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): string {
+  return analyzeMemo(message, stack, playerName, userId).fingerprint;
+}
+
+/** The previous version's (version 2's) default fingerprint. */
+export function defaultFingerprintV2(message: string, stack: string | null | undefined, playerName?: string | null): string {
+  return hash(analyze(message, stack, playerName, null, false).key);
 }
 
 /** The script path of the top frame (player names and data-path numbers replaced), or of the location the message starts with. */
@@ -202,16 +350,26 @@ export function culpritFor(message: string, stack: string | null | undefined, pl
 export type Grouping = {
   /** the fingerprint of the current grouping version */
   fingerprint: string;
-  /** the previous version's fingerprint when it differs and was asked for: an event without a current group joins that one's group */
+  /**
+   * an earlier version's fingerprint when it differs and was asked for: an event without a current
+   * group joins that one's group. Version 2's when version 3's classes changed the text (version 2
+   * had split it), else version 1's.
+   */
   secondary: string | null;
   culprit: string | null;
+};
+
+const customFingerprint = (custom: string | string[], defaultFp: string) => {
+  const parts = Array.isArray(custom) ? custom : [custom];
+  return hash(["custom", ...parts.map((p) => (p.trim() === "{{ default }}" || p.trim() === "{{default}}" ? defaultFp : p))]);
 };
 
 /**
  * A client fingerprint (string or array) replaces the default grouping; `{{ default }}` inside the
  * array stands for the default fingerprint. The result is always a hash, so it has a fixed length.
  * `needsSecondary(fingerprint)` says whether the previous version's fingerprint is worth computing:
- * once a fingerprint has a group or an alias it is never consulted again.
+ * once a fingerprint has a group or an alias it is never consulted again. `userId` is the event's
+ * own user id: inside a name in the text it is a variable.
  */
 export function groupEvent(
   message: string,
@@ -219,21 +377,28 @@ export function groupEvent(
   custom?: string | string[] | null,
   playerName?: string | null,
   needsSecondary: (fingerprint: string) => boolean = () => true,
+  userId?: number | string | null,
 ): Grouping {
-  const a = analyzeMemo(message, stack, playerName);
-  const defaultFp = a.fingerprint;
-  let fingerprint = defaultFp;
-  if (custom != null) {
-    const parts = Array.isArray(custom) ? custom : [custom];
-    fingerprint = hash(["custom", ...parts.map((p) => (p.trim() === "{{ default }}" || p.trim() === "{{default}}" ? defaultFp : p))]);
-  }
+  const a = analyzeMemo(message, stack, playerName, userId);
+  const fingerprint = custom != null ? customFingerprint(custom, a.fingerprint) : a.fingerprint;
   if (!needsSecondary(fingerprint)) return { fingerprint, secondary: null, culprit: a.culprit };
+  if (a.touched) {
+    // version 3's classes changed the text: its version-2 issue (made while version 2 split it) takes it
+    const v2Default = defaultFingerprintV2(message, stack, playerName);
+    const v2 = custom != null ? customFingerprint(custom, v2Default) : v2Default;
+    if (v2 !== fingerprint) return { fingerprint, secondary: v2, culprit: a.culprit };
+  }
   const v1 = fingerprintForV1(message, stack, custom);
   return { fingerprint, secondary: v1 === fingerprint ? null : v1, culprit: a.culprit };
 }
 
-export const fingerprintsFor = (message: string, stack: string | null | undefined, custom?: string | string[] | null, playerName?: string | null) =>
-  groupEvent(message, stack, custom, playerName);
+export const fingerprintsFor = (
+  message: string,
+  stack: string | null | undefined,
+  custom?: string | string[] | null,
+  playerName?: string | null,
+  userId?: number | string | null,
+) => groupEvent(message, stack, custom, playerName, undefined, userId);
 
 export const fingerprintFor = (message: string, stack: string | null | undefined, custom?: string | string[] | null) =>
   groupEvent(message, stack, custom).fingerprint;

@@ -56,7 +56,7 @@ export function toEventRow(projectId: string, e: ValidEvent, receivedAt: number,
   const stackTrace = e.stack_trace == null ? null : truncateUtf8(storable(e.stack_trace), STACK_BYTES);
   const ts = e.timestamp ?? receivedAt;
   const playerName = storableOpt(e.player_name);
-  const { fingerprint, secondary, culprit } = groupEvent(message, stackTrace, e.fingerprint, playerName, (fp) => !known.has(projectId, fp));
+  const { fingerprint, secondary, culprit } = groupEvent(message, stackTrace, e.fingerprint, playerName, (fp) => !known.has(projectId, fp), e.user_id);
   return {
     projectId,
     fingerprint,

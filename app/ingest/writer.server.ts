@@ -2,6 +2,7 @@ import { isDatabaseUnavailable, type Sql, type TxSql } from "../../db/client.js"
 import { writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from "../../db/events.js";
 import { DeadlineError } from "../../db/transaction.js";
 import { IdempotencyClash, recordParts, type PartRecord } from "../../db/idempotency.js";
+import { GROUPING_VERSION } from "./fingerprint.server.js";
 
 export type SubmitResult = { stored: number; throttled: number };
 
@@ -221,7 +222,7 @@ class Shard {
     };
     // writeEvents writes again itself what is known not to have committed (db/transaction.ts)
     const deadline = Math.min(...batch.map((p) => p.deadline));
-    const result = await writeEvents(this.sql, rows, this.opts.throttle, undefined, keyed ? record : undefined, deadline);
+    const result = await writeEvents(this.sql, rows, this.opts.throttle, GROUPING_VERSION, keyed ? record : undefined, deadline);
     this.opts.afterCommit?.(result.groups);
     return result;
   }

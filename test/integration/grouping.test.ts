@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultFingerprint, defaultFingerprintV2, GROUPING_VERSION } from "../../app/ingest/fingerprint.server.js";
 import { defaultFingerprint as v1 } from "../../app/ingest/fingerprint-v1.server.js";
 import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
-import { ingest } from "../support/team.js";
+import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 
-/** Grouping v2 through the real ingest path, and the upgrade from v1 without split issues. */
+/** Grouping through the real ingest path, and the upgrades from v1 and v2 without split issues. */
 
 let app: TestApp;
 beforeAll(async () => {
@@ -29,7 +30,16 @@ async function makeV1Group(projectId: string, message: string, stack?: string) {
   return g.id;
 }
 
-describe("grouping v2 at ingest", () => {
+/** A group as an earlier grouping version made it, with that version's fingerprint. */
+async function makeGroup(projectId: string, fingerprint: string, message: string, version: number) {
+  const [g] = await app.sql<{ id: string }[]>`
+    insert into error_groups (project_id, fingerprint, message, level, count, first_seen, last_seen, environment, grouping_version)
+    values (${projectId}, ${fingerprint}, ${message}, 'error', 1, now() - interval '1 hour', now() - interval '1 hour', 'production', ${version})
+    returning id`;
+  return g.id;
+}
+
+describe("grouping at ingest", () => {
   it("one issue for a runtime error with and without a stack, and for a DataStore warning over many keys", async () => {
     const { apiKey } = await createProject(app.sql);
     const msg = "ServerScriptService.Combat:123: attempt to index nil with 'Health'";
@@ -42,8 +52,8 @@ describe("grouping v2 at ingest", () => {
     });
     const list = await groups(apiKey);
     expect(list.map((g) => [g.count, g.grouping_version])).toEqual([
-      [797, 2],
-      [3, 2],
+      [797, 3],
+      [3, 3],
     ]);
   });
 
@@ -73,7 +83,7 @@ describe("upgrading from grouping v1", () => {
     expect(aliases.map((a) => a.group_id)).toEqual([old]);
     // errors v1 never saw make version-2 groups
     await ingest(app, apiKey, { message: "Brand new failure" });
-    expect((await groups(apiKey)).find((g) => g.message === "Brand new failure")).toMatchObject({ grouping_version: 2, count: 1 });
+    expect((await groups(apiKey)).find((g) => g.message === "Brand new failure")).toMatchObject({ grouping_version: GROUPING_VERSION, count: 1 });
   });
 
   it("issues v1 split are not split further: the first one v2 reaches takes the later events", async () => {
@@ -88,5 +98,74 @@ describe("upgrading from grouping v1", () => {
       [s3, 4],
       [s1, 1],
     ]);
+  });
+});
+
+describe("upgrading from grouping v2", () => {
+  const teleport = (p: string) => `Teleport failed for ${p}: The server is full (Error Code: 772)`;
+  const stack = "ServerScriptService.Lobby.Teleporter:48 function sendToMatch";
+
+  it("an issue v2 made for a text naming the player keeps getting it, and takes the other players' events", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const old = await makeGroup(projectId, defaultFingerprintV2(teleport("Builderman"), stack, "Builderman"), teleport("Builderman"), 2);
+    await ingest(app, apiKey, { message: teleport("Builderman"), stack_trace: stack, player_name: "Builderman", user_id: 156 });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 2, grouping_version: 2 }]);
+    await ingest(app, apiKey, {
+      errors: [
+        { message: teleport("Shedletsky"), stack_trace: stack, player_name: "Shedletsky", user_id: 261 },
+        { message: teleport("xX_Noob_Xx"), stack_trace: stack, player_name: "xX_Noob_Xx", user_id: 1538394712, count: 3 },
+      ],
+    });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 6 }]);
+    const aliases = await app.sql`select fingerprint, group_id from group_aliases where project_id = ${projectId}`;
+    expect(aliases).toEqual([{ fingerprint: defaultFingerprint(teleport("Builderman"), stack, "Builderman"), group_id: old }]);
+  });
+
+  it("a v1 issue that v2 events joined keeps getting the text through v2's alias", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const msg = "ProcessReceipt: receipt 9f8e7d6c5b4a39281706f5e4d3c2b1a0 for user 1538394712 not granted: Profile_1538394712 is not loaded";
+    const old = await makeGroup(projectId, v1(msg, null), msg, 1);
+    await app.sql`insert into group_aliases (project_id, fingerprint, group_id) values (${projectId}, ${defaultFingerprintV2(msg, null)}, ${old})`;
+    await ingest(app, apiKey, { message: msg, user_id: 1538394712, player_name: "xX_Noob_Xx" });
+    await ingest(app, apiKey, {
+      message: "ProcessReceipt: receipt 04c1e2f3a4b5c6d7e8f90a1b2c3d4e5f for user 2207731150 not granted: Profile_2207731150 is not loaded",
+      user_id: 2207731150,
+    });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 3, grouping_version: 1 }]);
+  });
+
+  it("a text v3 does not change keeps its v2 fingerprint: its issue gets it without an alias", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const msg = "ServerScriptService.Combat:123: attempt to index nil with 'Health'";
+    const old = await makeGroup(projectId, defaultFingerprintV2(msg, null), msg, 2);
+    await ingest(app, apiKey, { message: msg, player_name: "Builderman", user_id: 156 });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 2, fingerprint: defaultFingerprint(msg, null) }]);
+    expect(await app.sql`select 1 from group_aliases where project_id = ${projectId}`).toHaveLength(0);
+    // an error never seen before makes a version-3 issue, one for every player
+    await ingest(app, apiKey, { errors: ["Builderman", "Shedletsky"].map((p) => ({ message: teleport(p), player_name: p })) });
+    expect((await groups(apiKey)).find((g) => g.message === teleport("Builderman"))).toMatchObject({ count: 2, grouping_version: 3 });
+  });
+});
+
+describe("grouping v3 on the Sentry path", () => {
+  it("a Sentry event's user id and username are the event's own variables, as on the native path", async () => {
+    const owner = await makeUser(app.sql);
+    const cookie = await login(app, owner.email);
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    const r = await call(app, "POST", `/api/team/projects/${projectId}/dsn-keys`, { cookie, body: {} });
+    expect(r.status).toBe(201);
+    const dsnId = String(r.body.dsn).split("/").pop()!;
+    const store = async (id: string, username: string) => {
+      const res = await app.request(`/api/${dsnId}/store/?sentry_key=${r.body.public_key}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message: `Inventory Inventory_${id} of ${username} failed to load at 2026-11-25T14:03:1${id.length % 10}Z`, user: { id, username } }),
+      });
+      expect(res.status).toBe(200);
+    };
+    await store("156", "Builderman");
+    await store("1538394712", "xX_Noob_Xx");
+    await ingest(app, apiKey, { message: "Inventory Inventory_261 of Shedletsky failed to load at 2026-11-26T00:00:00.5Z", user_id: 261, player_name: "Shedletsky" });
+    expect((await groups(apiKey)).map((g) => g.count)).toEqual([3]);
   });
 });

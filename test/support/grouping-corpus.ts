@@ -2,8 +2,9 @@
  * A grouping corpus: Roblox errors and warnings as games report them (ScriptContext.Error with its
  * stack, LogService.MessageOut warnings without one), written for the tests. `issue` names the issue
  * each one belongs in: entries with the same `issue` must share a fingerprint, different ones must not.
+ * `player` and `userId` are the event's own `player_name` and `user_id`.
  */
-export type CorpusEvent = { issue: string; message: string; stack?: string; player?: string };
+export type CorpusEvent = { issue: string; message: string; stack?: string; player?: string; userId?: number };
 
 const DS_QUEUE =
   "DataStore request was added to queue. If request queue fills, further requests will be dropped. Try sending fewer requests.Key = ";
@@ -134,3 +135,69 @@ export const CORPUS: CorpusEvent[] = [
   { issue: "quest-error", message: "ServerScriptService.Quests:12: Quest 4 has no reward table", stack: "ServerScriptService.Quests:12 function reward" },
   { issue: "quest-error", message: "ServerScriptService.Quests:12: Quest 17 has no reward table" },
 ];
+
+// Players (name, user id) for the texts that name the event's own player
+const PLAYERS: [string, number][] = [
+  ["Builderman", 156],
+  ["xX_Noob_Xx", 1538394712],
+  ["kittycat_2009", 2207731150],
+  ["Shedletsky", 261],
+  ["Alice_01", 98817723],
+];
+const RECEIPTS = ["9f8e7d6c5b4a39281706f5e4d3c2b1a0", "04c1e2f3a4b5c6d7e8f90a1b2c3d4e5f", "b7a6c5d4e3f2019283746556473829a1", "1d2c3b4a59687766554433221100ffee", "e0f1a2b3c4d5e6f708192a3b4c5d6e7f"];
+const ISO = ["2026-11-25T14:03:11Z", "2026-11-25T14:03:12.482Z", "2026-11-26T00:00:00Z", "2026-12-01T09:30:05+01:00", "2026-11-24T23:59:59.999Z"];
+const LOBBY_STACK = "ServerScriptService.Lobby.Teleporter:48 function sendToMatch\nServerScriptService.Lobby.Queue:112";
+
+CORPUS.push(
+  // the event's own player named outside a `Players.<name>` path
+  ...PLAYERS.map(([p, id]) => ({
+    issue: "teleport-player-full",
+    message: `Teleport failed for ${p}: The server is full (Error Code: 772)`,
+    stack: LOBBY_STACK,
+    player: p,
+    userId: id,
+  })),
+  // differs by its words (Roblox's error code and reason): another issue
+  ...PLAYERS.slice(0, 2).map(([p, id]) => ({
+    issue: "teleport-player-unauthorized",
+    message: `Teleport failed for ${p}: Unauthorized (Error Code: 773)`,
+    stack: LOBBY_STACK,
+    player: p,
+    userId: id,
+  })),
+  ...PLAYERS.map(([p, id]) => ({ issue: "anticheat-fly", message: `AntiCheat: kicked ${p} (${id}) for fly hacking`, player: p, userId: id })),
+  ...PLAYERS.slice(0, 3).map(([p, id]) => ({ issue: "anticheat-speed", message: `AntiCheat: kicked ${p} (${id}) for speed hacking`, player: p, userId: id })),
+  // an ISO timestamp (`DateTime:ToIsoDate()`, `os.date("!%Y-%m-%dT%H:%M:%SZ")`)
+  ...PLAYERS.map(([p, id], i) => ({
+    issue: "daily-reward-early",
+    message: `DailyRewards: claim rejected, next claim at ${ISO[i]} (last ${ISO[(i + 2) % ISO.length]})`,
+    stack: "ServerScriptService.Rewards.Daily:77 function claim\nServerScriptService.Rewards:20",
+    player: p,
+    userId: id,
+  })),
+  ...PLAYERS.slice(0, 3).map(([p, id], i) => ({
+    issue: "daily-reward-streak",
+    message: `DailyRewards: streak reset, last claim at ${ISO[i]} (last ${ISO[(i + 2) % ISO.length]})`,
+    stack: "ServerScriptService.Rewards.Daily:91 function resetStreak\nServerScriptService.Rewards:20",
+    player: p,
+    userId: id,
+  })),
+  // a timestamp next to an HTTP status: the status still decides
+  ...ISO.slice(0, 3).map((t) => ({ issue: "analytics-429", message: `Analytics: flush at ${t} failed: HTTP 429 (Too Many Requests)` })),
+  ...ISO.slice(3).map((t) => ({ issue: "analytics-500", message: `Analytics: flush at ${t} failed: HTTP 500 (Internal Server Error)` })),
+  // a 32-hex receipt (PurchaseId) and the event's user id, alone and inside a key-like name
+  ...PLAYERS.map(([p, id], i) => ({
+    issue: "receipt-not-granted",
+    message: `ProcessReceipt: receipt ${RECEIPTS[i]} for user ${id} not granted: profile Profile_${id} is not loaded`,
+    stack: "ServerScriptService.Shop.Receipts:63 function processReceipt",
+    player: p,
+    userId: id,
+  })),
+  ...PLAYERS.slice(0, 2).map(([p, id], i) => ({
+    issue: "receipt-unknown-product",
+    message: `ProcessReceipt: receipt ${RECEIPTS[i + 2]} for user ${id} not granted: product 1218011834 has no handler`,
+    stack: "ServerScriptService.Shop.Receipts:63 function processReceipt",
+    player: p,
+    userId: id,
+  })),
+);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   defaultFingerprint,
+  defaultFingerprintV2,
   fingerprintsFor,
   groupEvent,
   KnownFingerprints,
@@ -17,8 +18,8 @@ import { defaultFingerprint as v1 } from "../../app/ingest/fingerprint-v1.server
  * variants that must not land in the first one's issue.
  */
 
-type Ev = string | { message: string; stack?: string; player?: string };
-const fp = (e: Ev) => (typeof e === "string" ? defaultFingerprint(e, null) : defaultFingerprint(e.message, e.stack, e.player));
+type Ev = string | { message: string; stack?: string; player?: string; userId?: number };
+const fp = (e: Ev) => (typeof e === "string" ? defaultFingerprint(e, null) : defaultFingerprint(e.message, e.stack, e.player, e.userId));
 const label = (e: Ev) => (typeof e === "string" ? e : `${e.message} | ${e.stack ?? ""} | ${e.player ?? ""}`);
 
 type Case = { name: string; same: Ev[]; different: Ev[] };
@@ -195,6 +196,69 @@ const ENGINE_MESSAGES: Case[] = [
     ],
     different: ["Failed to save data for UserId 261 in server {0A1B2C3D-1111-2222-3333-444455556666}"],
   },
+  {
+    name: "dates and timestamps (version 3)",
+    same: [
+      "Leaderboard reset at 2026-11-23T00:00:00Z skipped",
+      "Leaderboard reset at 2026-11-30T00:00:00.123Z skipped",
+      "Leaderboard reset at 2026-12-07T09:30:05+01:00 skipped",
+      "Leaderboard reset at 2026-12-07 09:30:05 skipped",
+      "Leaderboard reset at 20261207T093005Z skipped",
+      "Leaderboard reset at Wed, 25 Nov 2026 21:20:48 GMT skipped",
+      "Leaderboard reset at Wed Nov 25 21:20:48 2026 skipped",
+      "Leaderboard reset at 2026-11-25 skipped",
+      "Leaderboard reset at 21:20:48 skipped",
+    ],
+    different: ["Leaderboard reset at 2026-11-23T00:00:00Z failed", "Season reset at 2026-11-23T00:00:00Z skipped"],
+  },
+  {
+    name: "hex ids and hashes (version 3); all-digit runs stay numbers, all-letter words stay words",
+    same: [
+      "receipt 9f8e7d6c5b4a39281706f5e4d3c2b1a0 not granted",
+      "receipt 04C1E2F3A4B5C6D7E8F90A1B2C3D4E5F not granted",
+      "receipt 356a192b7913b04c54574d18c28d46e6395428ab not granted",
+      "receipt a1b2c3d4 not granted",
+    ],
+    different: ["receipt 12345678 not granted", "receipt deadbeef not granted", "receipt 9f8e7d6c5b4a39281706f5e4d3c2b1a0 granted twice", "receipt 9f8e7D6c not granted"],
+  },
+  {
+    name: "IP addresses and emails (version 3), also inside URLs",
+    same: [
+      "Webhook to http://10.0.0.12:8080/hooks/admin@mygame.com failed from 192.168.1.7",
+      "Webhook to http://10.0.0.254:8080/hooks/mod@mygame.com failed from 2001:db8::ff00:42:8329",
+      "Webhook to http://172.16.4.1:8080/hooks/x.y+z@other.org failed from fe80::1",
+    ],
+    different: ["Webhook to http://10.0.0.12:9090/hooks/admin@mygame.com failed from 192.168.1.7", "Webhook to http://10.0.0.12:8080/alerts/admin@mygame.com failed from 192.168.1.7"],
+  },
+  {
+    name: "the event's own player name anywhere in the text (version 3)",
+    same: [
+      { message: "Teleport failed for Builderman: The server is full (Error Code: 772)", player: "Builderman" },
+      { message: "Teleport failed for xX_Noob_Xx: The server is full (Error Code: 772)", player: "xX_Noob_Xx" },
+      { message: "Teleport failed for kittycat_2009: The server is full (Error Code: 772)", player: "kittycat_2009" },
+    ],
+    different: [
+      // another player's name is not this event's variable; a longer name is not the player's
+      { message: "Teleport failed for Builderman: The server is full (Error Code: 772)", player: "Shedletsky" },
+      { message: "Teleport failed for Builderman2: The server is full (Error Code: 772)", player: "Builderman" },
+      { message: "Teleport failed for Builderman: Unauthorized (Error Code: 773)", player: "Builderman" },
+      { message: "Teleport failed for Builderman: The server is full (Error Code: 773)", player: "Builderman" },
+    ],
+  },
+  {
+    name: "the event's own user id inside a name (version 3)",
+    same: [
+      { message: "Profile Profile_1538394712 is not loaded", userId: 1538394712 },
+      { message: "Profile Profile_2207731150 is not loaded", userId: 2207731150 },
+      { message: "Profile Profile_261 is not loaded", userId: 261 },
+      { message: "Profile Profile_<n> is not loaded" },
+    ],
+    different: [
+      { message: "Profile Profile_2207731150 is not loaded", userId: 1538394712 },
+      { message: "Profile Profile_12 is not loaded", userId: 12 },
+      { message: "Profile Profile_15383947120 is not loaded", userId: 1538394712 },
+    ],
+  },
 ];
 
 describe("engine messages: variants that group and variants that do not", () => {
@@ -260,6 +324,7 @@ describe("pieces", () => {
   });
 
   it("groupingKey shows what the fingerprint is a hash of", () => {
+    // the tag stays `v2`: a text without version 3's classes keeps its version-2 fingerprint
     expect(groupingKey("ServerScriptService.Combat:123: attempt to index nil with 'Health'", null)).toEqual([
       "v2",
       "attempt to index nil with 'Health'",
@@ -276,9 +341,10 @@ describe("pieces", () => {
 });
 
 describe("fingerprintsFor: versions and custom fingerprints", () => {
-  it("returns the v2 fingerprint and the v1 fingerprint as the secondary", () => {
+  it("returns the current fingerprint and, for a text version 3 does not change, the v1 fingerprint as the secondary", () => {
     const r = fingerprintsFor("index 57 out of range", null);
-    expect(GROUPING_VERSION).toBe(2);
+    expect(GROUPING_VERSION).toBe(3);
+    expect(r.fingerprint).toBe(defaultFingerprintV2("index 57 out of range", null));
     expect(r.fingerprint).toMatch(/^[0-9a-f]{32}$/);
     expect(r.secondary).toBe(v1("index 57 out of range", null));
     expect(r.fingerprint).not.toBe(r.secondary);
@@ -295,6 +361,47 @@ describe("fingerprintsFor: versions and custom fingerprints", () => {
     expect(a.fingerprint).toBe(b.fingerprint);
     expect(a.secondary).not.toBeNull();
     expect(a.secondary).not.toBe(b.secondary);
+  });
+});
+
+describe("version 3: texts version 2 split", () => {
+  it("changes only texts holding its classes, and gives those version 2's fingerprint as the secondary", () => {
+    const msg = (p: string) => `Teleport failed for ${p}: The server is full (Error Code: 772)`;
+    const a = fingerprintsFor(msg("Builderman"), null, null, "Builderman", 156);
+    expect(a.secondary).toBe(defaultFingerprintV2(msg("Builderman"), null, "Builderman"));
+    expect(a.fingerprint).not.toBe(a.secondary);
+    const b = fingerprintsFor(msg("Shedletsky"), null, null, "Shedletsky", 261);
+    expect(b.fingerprint).toBe(a.fingerprint);
+    expect(b.secondary).toBe(defaultFingerprintV2(msg("Shedletsky"), null, "Shedletsky"));
+    // a custom fingerprint around the default follows the same rule
+    const c = fingerprintsFor(msg("Builderman"), null, ["{{ default }}", "lobby"], "Builderman");
+    expect(c.fingerprint).toBe(fingerprintsFor(msg("Shedletsky"), null, ["{{ default }}", "lobby"], "Shedletsky").fingerprint);
+    expect(c.secondary).not.toBe(fingerprintsFor(msg("Shedletsky"), null, ["{{ default }}", "lobby"], "Shedletsky").secondary);
+  });
+
+  it("a text its classes match but do not change (the player in a path) keeps v1's fingerprint as the secondary", () => {
+    const m = "Players.Builderman.PlayerGui.Hud.Main:55: attempt to call a nil value";
+    const r = fingerprintsFor(m, null, null, "Builderman");
+    expect(r.fingerprint).toBe(defaultFingerprintV2(m, null, "Builderman"));
+    expect(r.secondary).toBe(v1(m, null));
+  });
+
+  it("messageTemplate shows the placeholders; the player and user id are optional", () => {
+    expect(messageTemplate("ProcessReceipt: receipt 9f8e7d6c5b4a39281706f5e4d3c2b1a0 for user 1538394712: Profile_1538394712 not loaded at 2026-11-25T14:03:12.482Z", "Builderman", 1538394712).template).toBe(
+      "ProcessReceipt: receipt <hex> for user <n>: Profile_<n> not loaded at <date>",
+    );
+    expect(messageTemplate("Teleport failed for Builderman from 10.0.0.12 (admin@mygame.com)", "Builderman").template).toBe("Teleport failed for <player> from <ip> (<email>)");
+    expect(messageTemplate("Teleport failed for Builderman").template).toBe("Teleport failed for Builderman");
+  });
+
+  it("a text's kept analysis is keyed by the user id only when the text holds it", () => {
+    const m = "Profile Profile_1538394712 is not loaded";
+    const other = groupEvent(m, null, null, null, undefined, 2207731150);
+    const own = groupEvent(m, null, null, null, undefined, 1538394712);
+    const again = groupEvent(m, null, null, null, undefined, 98817723);
+    expect(own.fingerprint).not.toBe(other.fingerprint);
+    expect(again.fingerprint).toBe(other.fingerprint);
+    expect(own.fingerprint).toBe(defaultFingerprint("Profile Profile_261 is not loaded", null, null, 261));
   });
 });
 

@@ -1,22 +1,29 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { defaultFingerprint } from "../../app/ingest/fingerprint.server.js";
+import { defaultFingerprint, defaultFingerprintV2 } from "../../app/ingest/fingerprint.server.js";
 import { defaultFingerprint as v1 } from "../../app/ingest/fingerprint-v1.server.js";
 import { CORPUS } from "../support/grouping-corpus.js";
 
-const v2 = (e: (typeof CORPUS)[number]) => defaultFingerprint(e.message, e.stack, e.player);
-const issues = (fp: (e: (typeof CORPUS)[number]) => string) => new Set(CORPUS.map(fp)).size;
+type Ev = (typeof CORPUS)[number];
+const v3 = (e: Ev) => defaultFingerprint(e.message, e.stack, e.player, e.userId);
+const v2 = (e: Ev) => defaultFingerprintV2(e.message, e.stack, e.player);
+const issues = (fp: (e: Ev) => string) => new Set(CORPUS.map(fp)).size;
+const groupBy = <K>(list: Ev[], key: (e: Ev) => K) => {
+  const out = new Map<K, Ev[]>();
+  for (const e of list) out.set(key(e), [...(out.get(key(e)) ?? []), e]);
+  return out;
+};
 
 describe("grouping corpus", () => {
   it("holds at least 60 realistic events", () => {
     expect(CORPUS.length).toBeGreaterThanOrEqual(60);
   });
 
-  it("grouping v2 puts every event in its expected issue, and no two expected issues together", () => {
+  it("grouping v3 puts every event in its expected issue, and no two expected issues together", () => {
     const fpOf = new Map<string, string>();
     const issueOf = new Map<string, string>();
     for (const e of CORPUS) {
-      const fp = v2(e);
+      const fp = v3(e);
       if (!fpOf.has(e.issue)) fpOf.set(e.issue, fp);
       expect(fp, `${e.issue}: ${e.message}`).toBe(fpOf.get(e.issue));
       if (!issueOf.has(fp)) issueOf.set(fp, e.issue);
@@ -24,11 +31,36 @@ describe("grouping corpus", () => {
     }
   });
 
-  it("the README states the issue counts the corpus produces under v2 and v1", () => {
+  it("every issue version 2 grouped right keeps its version-2 fingerprint; only the ones it split change", () => {
+    const byIssue = groupBy(CORPUS, (e) => e.issue);
+    const owners = groupBy(CORPUS, v2);
+    const changed: string[] = [];
+    for (const [issue, events] of byIssue) {
+      const fps = new Set(events.map(v2));
+      const right = fps.size === 1 && owners.get([...fps][0])!.every((e) => e.issue === issue);
+      if (right) for (const e of events) expect(v3(e), `${issue}: ${e.message}`).toBe(v2(e));
+      else changed.push(issue);
+    }
+    // what version 2 split: the player named in the text, ISO timestamps, hex receipt ids with user ids
+    expect(changed.sort()).toEqual([
+      "anticheat-fly",
+      "anticheat-speed",
+      "analytics-429",
+      "analytics-500",
+      "daily-reward-early",
+      "daily-reward-streak",
+      "receipt-not-granted",
+      "receipt-unknown-product",
+      "teleport-player-full",
+      "teleport-player-unauthorized",
+    ].sort());
+  });
+
+  it("the README states the issue counts the corpus produces under v3, v2 and v1", () => {
     const expected = new Set(CORPUS.map((e) => e.issue)).size;
-    expect(issues(v2)).toBe(expected);
+    expect(issues(v3)).toBe(expected);
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const line = `its ${CORPUS.length} events make **${issues(v2)} issues with grouping v2 and ${issues((e) => v1(e.message, e.stack))} with v1**`;
+    const line = `its ${CORPUS.length} events make **${issues(v3)} issues with grouping v3, ${issues(v2)} with v2 and ${issues((e) => v1(e.message, e.stack))} with v1**`;
     expect(readme).toContain(line);
   });
 });
