@@ -18,6 +18,6 @@ export function issueTitle(message: string): string {
 }
 
 /** The row with its `title` beside its message. */
-export function withTitle<T extends { message: unknown }>(row: T): T & { title: string } {
-  return { ...row, title: issueTitle(String(row.message ?? "")) };
+export function withTitle<T extends object>(row: T): T & { title: string } {
+  return { ...row, title: issueTitle(String((row as { message?: unknown }).message ?? "")) };
 }
