@@ -1,6 +1,5 @@
 import { createHmac } from "node:crypto";
 import type { ChannelKind } from "../../db/alerts.js";
-import { issueTitle } from "~/errors/title.server";
 
 /**
  * Pure builders of what each channel kind receives. One entry point, `buildRequest(kind, alert)`,
@@ -16,6 +15,8 @@ export type Alert = {
     id: string;
     fingerprint: string;
     message: string;
+    /** the issue's title (its message in its grouping form); without one (a test alert) the message stands in */
+    title?: string;
     level: string;
     environment: string;
     culprit: string | null;
@@ -57,7 +58,7 @@ const len = (s: string) => [...s].length;
  * What an alert calls the issue: its title (the message in its grouping form), so a message shared by
  * the whole team's chat names what failed, not the player it happened to first.
  */
-const titleOf = (a: Alert) => issueTitle(a.group.message);
+const titleOf = (a: Alert) => a.group.title ?? a.group.message;
 
 function summary(a: Alert): string {
   if (a.kind === "frequency" && a.rule?.threshold_count) {
