@@ -20,6 +20,8 @@ let traceId = "";
 const REGRESSION_EVENT_ID = "5e1f0c3e-9b2d-4e7f-8a1b-2c3d4e5f6a7b";
 let shareUrl = "";
 const TRACE = "0b4e28ba-2fa1-11d2-883f-0016d3cca427";
+const SHOP = (player: string) => `Players.${player}.PlayerGui.ShopGui.BuyButton:42: Shop item 'Sword' has no price`;
+const SHOP_TITLE = SHOP("<player>");
 
 test.describe.configure({ mode: "serial" });
 
@@ -62,6 +64,11 @@ test.beforeAll(async ({ request }) => {
   // 30 different quest handlers missing: 30 issues
   const quests = "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber coral ivory olive".split(" ");
   await request.post("/api/ingest", { headers: { "x-api-key": apiKey }, data: { errors: quests.map((q) => ({ message: `Quest step ${q} has no handler`, level: "error" })) } });
+  // the shop issue: first had by another player, then by Builderman; its title names neither
+  for (const [u, minAgo] of [[1, 45], [0, 15]] as const) {
+    const r = await request.post("/api/ingest", { headers: { "x-api-key": apiKey }, data: { message: SHOP(names[u]), user_id: 1000 + u, player_name: names[u], game_version: 42, timestamp: at(minAgo) } });
+    expect(r.status()).toBe(200);
+  }
   // economy: huge balances and a duplication spike
   const profile = (cash: number, bank: number) => ({ RPCharacterOne: { Name: "Builder Man", Cash: cash, InATM: bank, DarkCoin: 3 } });
   await request.post("/api/economy/ingest", { headers: { "x-api-key": apiKey }, data: { players: [{ user_id: 1000, username: "Builderman", profile: profile(120, 900) }, { user_id: 1002, username: "KittyCat2012", profile: profile(4_370_956_012_345, 93_000_000_000) }] } });
@@ -217,6 +224,34 @@ test("snooze until N more occurrences, from the issue page", async ({ page, requ
   }
   await page.reload();
   await expect(page.locator(".badge.status-open")).toBeVisible();
+});
+
+test("issues are titled by their grouping form, not by the data of whoever had them first", async ({ page }) => {
+  await signIn(page, owner);
+  const issues = page.locator("table.issues");
+  await page.goto(`/projects/${projectId}/issues?status=all&search=fewer%20requests`);
+  await expect(issues.getByRole("link", { name: /Try sending fewer requests\.Key = <key>$/ })).toBeVisible();
+  await expect(issues).not.toContainText("Player_261");
+  await page.goto(`/projects/${projectId}/issues?status=all&search=has%20no%20price`);
+  await expect(issues.getByRole("link", { name: SHOP_TITLE, exact: true })).toBeVisible();
+  await expect(issues).not.toContainText("xX_NoobSlayer_Xx");
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: `e2e/artifacts/screens/issues-title-${width}.png`, fullPage: true });
+  }
+  await issues.getByRole("link", { name: SHOP_TITLE, exact: true }).click();
+  // the heading is the title; the latest event's message is below it as it was sent
+  await expect(page.getByTestId("issue-message")).toHaveText(SHOP_TITLE);
+  await expect(page.getByTestId("latest-message")).toHaveText(`Latest message: ${SHOP("Builderman")}`);
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await expectNoSidewaysScroll(page, `titled issue at ${width} px`);
+    await page.screenshot({ path: `e2e/artifacts/screens/issue-title-${width}.png`, fullPage: true });
+  }
+  // Builderman's page: his shop issue does not carry the other player's name
+  await page.goto(`/projects/${projectId}/players/1000`);
+  await expect(page.getByTestId("player-issues")).toContainText(SHOP_TITLE);
+  await expect(page.getByTestId("player-issues")).not.toContainText("xX_NoobSlayer_Xx");
 });
 
 test("find a player by name or id", async ({ page }) => {

@@ -2,6 +2,7 @@ import { listDeliveries } from "../../db/alerts.js";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 import type { Services } from "~/services.server";
 import { integer } from "~/errors/params.server";
+import { issueTitle } from "~/errors/title.server";
 
 /** The delivery log, newest first, paged by `before` (an id from the previous page). */
 export async function listProjectDeliveries(services: Services, actor: Actor, projectIdParam: string | undefined, query: URLSearchParams) {
@@ -9,5 +10,6 @@ export async function listProjectDeliveries(services: Services, actor: Actor, pr
   const limit = integer(query, "limit", 50, 1, 200);
   const before = integer(query, "before", 0, 0);
   const rows = await listDeliveries(services.sql, projectId, limit, before || undefined);
-  return { data: rows, next_before: rows.length === limit ? rows[rows.length - 1].id : null };
+  const data = rows.map((r) => ({ ...r, group_title: r.group_message === null ? null : issueTitle(r.group_message) }));
+  return { data, next_before: rows.length === limit ? rows[rows.length - 1].id : null };
 }

@@ -19,6 +19,7 @@ import type { Config } from "~/env.server";
 import { matchesFilters, triggerHolds } from "./evaluate.server";
 import { buildRequest, type Alert } from "./payloads.server";
 import { unseal } from "./seal.server";
+import { issueTitle } from "~/errors/title.server";
 import { sendWebhook, type SendResult } from "./send.server";
 
 export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate" | "publicUrl"> };
@@ -42,7 +43,7 @@ export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert
 const groupUrl = (deps: AlertDeps, projectId: string, groupId: string) =>
   deps.config.publicUrl ? `${deps.config.publicUrl}/projects/${projectId}/issues/${groupId}` : null;
 
-const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow | null, g: AlertGroup, stack: string | null, windowCount?: number, url: string | null = null): Alert => ({
+const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow | null, g: AlertGroup & { title?: string }, stack: string | null, windowCount?: number, url: string | null = null): Alert => ({
   kind,
   project,
   rule: rule && { id: rule.id, name: rule.name, threshold_count: rule.threshold_count, window_minutes: rule.window_minutes },
@@ -50,6 +51,7 @@ const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow |
     id: g.id,
     fingerprint: g.fingerprint,
     message: g.message,
+    title: g.title ?? issueTitle(g.message),
     level: g.level,
     environment: g.environment,
     culprit: g.culprit,
@@ -66,15 +68,17 @@ const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow |
 const PER_RULE = 5;
 const RULE_BUDGET = 10;
 
-/** One alert standing for many groups of one rule: their count and first messages. */
-function summaryGroup(groups: AlertGroup[]): AlertGroup {
+/** One alert standing for many groups of one rule: their count and titles (its title is its message). */
+function summaryGroup(groups: AlertGroup[]): AlertGroup & { title: string } {
   const first = groups[0];
-  const lines = groups.slice(0, 20).map((g) => `• ${g.message.split("\n")[0].slice(0, 150)}`);
+  const lines = groups.slice(0, 20).map((g) => `• ${issueTitle(g.message).split("\n")[0].slice(0, 150)}`);
+  const message = `${groups.length} more errors matched this rule\n${lines.join("\n")}${groups.length > 20 ? `\n… and ${groups.length - 20} more` : ""}`;
   return {
     ...first,
     id: first.id,
     fingerprint: `${groups.length} groups`,
-    message: `${groups.length} more errors matched this rule\n${lines.join("\n")}${groups.length > 20 ? `\n… and ${groups.length - 20} more` : ""}`,
+    message,
+    title: message,
     culprit: null,
     count: groups.reduce((n, g) => n + Number(g.count), 0),
   };

@@ -15,6 +15,8 @@ export type Alert = {
     id: string;
     fingerprint: string;
     message: string;
+    /** the issue's title (its message in its grouping form); without one (a test alert) the message stands in */
+    title?: string;
     level: string;
     environment: string;
     culprit: string | null;
@@ -52,6 +54,12 @@ export function cut(s: string, max: number): string {
 }
 const len = (s: string) => [...s].length;
 
+/**
+ * What an alert calls the issue: its title (the message in its grouping form), so a message shared by
+ * the whole team's chat names what failed, not the player it happened to first.
+ */
+const titleOf = (a: Alert) => a.group.title ?? a.group.message;
+
 function summary(a: Alert): string {
   if (a.kind === "frequency" && a.rule?.threshold_count) {
     return `${a.group.window_count ?? a.rule.threshold_count} occurrences in the last ${a.rule.window_minutes} min (threshold ${a.rule.threshold_count})`;
@@ -72,7 +80,7 @@ export const escapeDiscord = (s: string) => s.replace(/[\\`*_~|<>[\]()#@:!\-+=.{
 const dcut = (s: string, max: number) => cut(escapeDiscord(s), max);
 
 export function discordPayload(a: Alert) {
-  const title = cut(`${HEADLINE[a.kind]} in ${escapeDiscord(a.project.name)}: ${escapeDiscord(a.group.message.split("\n")[0])}`, DISCORD.title);
+  const title = cut(`${HEADLINE[a.kind]} in ${escapeDiscord(a.project.name)}: ${escapeDiscord(titleOf(a).split("\n")[0])}`, DISCORD.title);
   const fields = [
     { name: "Level", value: a.group.level, inline: true },
     { name: "Environment", value: dcut(a.group.environment, 200), inline: true },
@@ -87,7 +95,7 @@ export function discordPayload(a: Alert) {
   const budget = Math.min(DISCORD.description, DISCORD.total - fixed - 16);
   // (inside a code block Markdown is not rendered, so the stack trace needs only that)
   const safe = (s: string) => s.replace(/```/g, "ʼʼʼ");
-  const head = `${summary(a)}\n\n${escapeDiscord(a.group.message)}`;
+  const head = `${summary(a)}\n\n${escapeDiscord(titleOf(a))}`;
   // a long message must not starve the stack trace: with a trace, the message gets at most 1,500
   let description = cut(head, a.group.stack_trace ? Math.min(budget, 1500) : budget);
   if (a.group.stack_trace && len(description) + 20 < budget) {
@@ -115,9 +123,10 @@ export function discordPayload(a: Alert) {
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 export function slackPayload(a: Alert) {
-  const headline = `${HEADLINE[a.kind]} in ${a.project.name}: ${a.group.message.split("\n")[0]}`;
+  const title = titleOf(a);
+  const headline = `${HEADLINE[a.kind]} in ${a.project.name}: ${title.split("\n")[0]}`;
   const meta = `*Level:* ${a.group.level}  •  *Environment:* ${esc(a.group.environment)}  •  *Occurrences:* ${a.group.count}${a.rule ? `  •  *Rule:* ${esc(a.rule.name)}` : ""}`;
-  const body = `${esc(summary(a))}\n${cut(esc(a.group.message), 1500)}`;
+  const body = `${esc(summary(a))}\n${cut(esc(title), 1500)}`;
   const blocks: object[] = [
     { type: "header", text: { type: "plain_text", text: cut(headline, SLACK.header), emoji: false } },
     { type: "section", text: { type: "mrkdwn", text: cut(body, SLACK.section) } },
@@ -143,6 +152,7 @@ export function webhookPayload(a: Alert) {
       id: a.group.id,
       fingerprint: a.group.fingerprint,
       message: a.group.message,
+      title: titleOf(a),
       level: a.group.level,
       environment: a.group.environment,
       culprit: a.group.culprit,

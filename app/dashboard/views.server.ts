@@ -10,6 +10,7 @@ import { getPlayer as getEconomyPlayer } from "../../db/economy.js";
 import { groupEvents, groupFacets, groupTags, player, players, releases, traces } from "~/errors/triage.server";
 import { asUuid, text } from "~/errors/params.server";
 import { cutText } from "~/text.server";
+import { issueTitle, withTitle } from "~/errors/title.server";
 import { notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 
@@ -19,6 +20,8 @@ export type GroupRow = {
   id: string;
   fingerprint: string;
   message: string;
+  /** the message in its grouping form (see issueTitle) */
+  title: string;
   level: string;
   status: string;
   count: number;
@@ -61,7 +64,7 @@ export type EventRow = {
   timestamp: Date;
   event_id: string | null;
 };
-type TopError = { id: string; message: string; count: number; last_seen: Date; level: string; status: string };
+type TopError = { id: string; message: string; title: string; count: number; last_seen: Date; level: string; status: string };
 
 export const TIMEFRAMES: Timeframe[] = ["1h", "24h", "7d", "30d"];
 const pick = <T extends string>(v: string | null, allowed: readonly T[], def: T): T => (allowed.includes(v as T) ? (v as T) : def);
@@ -74,7 +77,7 @@ export async function overviewData(sql: Sql, actor: Actor, projectIdParam: strin
     projectSeries(sql, projectId, timeframe),
     hasGroups(sql, projectId),
   ]);
-  return { timeframe, stats: { ...stats, top_errors: stats.top_errors as unknown as TopError[] }, series, hasEvents: any };
+  return { timeframe, stats: { ...stats, top_errors: stats.top_errors.map((t) => withTitle(t)) as unknown as TopError[] }, series, hasEvents: any };
 }
 
 export const PAGE_SIZE = 25;
@@ -92,7 +95,7 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
     listEnvironments(sql, projectId),
     listVersionNames(sql, projectId),
   ]);
-  return { filters, page: requested, pageSize: PAGE_SIZE, total, groups: data as unknown as GroupRow[], environments, versions };
+  return { filters, page: requested, pageSize: PAGE_SIZE, total, groups: data.map(withTitle) as unknown as GroupRow[], environments, versions };
 }
 
 /** The issues-list filter from a query string; unknown values fall back to the defaults. */
@@ -143,17 +146,19 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
   ]);
   return {
     role,
-    group: group as unknown as GroupRow,
+    group: withTitle(group) as unknown as GroupRow,
     series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })),
     events: page.data as unknown as EventRow[],
     newer: page.newer,
     older: page.older,
     paged: paging.size > 0,
     latestStack: (latest[0] as unknown as EventRow | undefined)?.stack_trace ?? null,
+    /** the newest event's message as it was sent (the title is the first one's, in its grouping form) */
+    latestMessage: (latest[0] as unknown as EventRow | undefined)?.message ?? null,
     links,
     ...facets,
     tags,
-    mergedInto: container ? { id: container.id, message: String(container.message) } : null,
+    mergedInto: container ? { id: container.id, message: String(container.message), title: issueTitle(String(container.message)) } : null,
   };
 }
 
@@ -190,7 +195,10 @@ export async function tracesData(sql: Sql, actor: Actor, projectIdParam: string 
     page,
     pageSize: PAGE_SIZE,
     total: r.total,
-    traces: r.data as unknown as { trace_id: string; first_seen: Date; last_seen: Date; event_count: number; group_ids: string[]; first_message: string | null }[],
+    traces: (r.data as unknown as { trace_id: string; first_seen: Date; last_seen: Date; event_count: number; group_ids: string[]; first_message: string | null }[]).map((t) => ({
+      ...t,
+      first_title: t.first_message === null ? null : issueTitle(t.first_message),
+    })),
   };
 }
 
@@ -218,6 +226,6 @@ export async function settingsData(sql: Sql, actor: Actor, projectIdParam: strin
     role,
     keys: keys.map(({ project_id: _p, ...k }) => k),
     members,
-    links: links.map((l) => ({ ...l, message: messages[l.group_id] ?? "" })),
+    links: links.map((l) => ({ ...l, message: messages[l.group_id] ?? "", title: issueTitle(messages[l.group_id] ?? "") })),
   };
 }

@@ -4,6 +4,7 @@ import { findPlayers, getPlayer, groupPlayers, playerGroups } from "../../db/pla
 import { groupEnvironments, groupVersions, listReleases } from "../../db/versions.js";
 import { notFound } from "~/http.server";
 import { asUuid, fail, integer, text } from "./params.server";
+import { withTitle } from "./title.server";
 
 /** The reads behind releases, players, event paging, tag breakdowns and trace lists (API and dashboard). */
 
@@ -88,7 +89,7 @@ export async function player(sql: Sql, projectId: string, userIdParam: string | 
     playerGroups(sql, projectId, userId),
     listEvents(sql, projectId, { userId, limit: 20, offset: 0 }),
   ]);
-  return { player: found, issues, events: events.data };
+  return { player: found, issues: issues.map(withTitle), events: events.data };
 }
 
 export async function traces(sql: Sql, projectId: string, q: URLSearchParams) {

@@ -94,7 +94,7 @@ export default function Overview() {
             <tbody>
               {stats.top_errors.map((t) => (
                 <tr key={String(t.id)}>
-                  <td className="msg"><Link to={`${projectPath}/issues/${t.id}`}>{String(t.message)}</Link></td>
+                  <td className="msg"><Link to={`${projectPath}/issues/${t.id}`}>{t.title}</Link></td>
                   <td className="hide-narrow"><LevelBadge level={String(t.level)} /></td>
                   <td className="hide-narrow"><StatusBadge status={String(t.status)} /></td>
                   <td className="num">{num(t.count)}</td>

@@ -39,7 +39,7 @@ export default function Deliveries() {
               <td className="small"><At d={d.created_at} seconds /></td>
               <td className="small msg">
                 {d.group_id ? (
-                  d.group_message !== null ? <Link to={`${base}/issues/${d.group_id}`}>{d.group_message.length > 80 ? `${d.group_message.slice(0, 80)}…` : d.group_message}</Link> : <span className="muted">deleted issue</span>
+                  d.group_title !== null ? <Link to={`${base}/issues/${d.group_id}`}>{d.group_title.length > 80 ? `${d.group_title.slice(0, 80)}…` : d.group_title}</Link> : <span className="muted">deleted issue</span>
                 ) : <span className="muted">test</span>}
               </td>
               <td>{d.trigger}</td>

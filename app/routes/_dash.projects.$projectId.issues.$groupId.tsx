@@ -13,7 +13,7 @@ import { Ago, At } from "~/components/time";
 import { ActionMessage, dayLabels, EventList, LevelBadge, RegressedBadge, StatusBadge, Submit, useResetOnSuccess } from "~/components/ui";
 import { queryOf } from "~/errors/params.server";
 
-export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.group.message.slice(0, 60) ?? "Issue"} · Roblox Monitor` }];
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.group.title.slice(0, 60) ?? "Issue"} · Roblox Monitor` }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -68,7 +68,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
 };
 
 export default function Issue() {
-  const { role, group, series, events, newer, older, paged, latestStack, links, environments, versions, players, tags, members, mergedInto, now } = useLoaderData<typeof loader>();
+  const { role, group, series, events, newer, older, paged, latestStack, latestMessage, links, environments, versions, players, tags, members, mergedInto, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const created = result && "url" in result ? result.url : undefined;
   const manager = role === "owner" || role === "admin";
@@ -84,7 +84,7 @@ export default function Issue() {
       {mergedInto ? (
         <div className="alert note" role="note" data-testid="merged-into">
           <strong>Merged into another issue.</strong> This issue is part of{" "}
-          <Link to={`${base}/issues/${mergedInto.id}`} className="msg">{mergedInto.message}</Link>, which counts its
+          <Link to={`${base}/issues/${mergedInto.id}`} className="msg">{mergedInto.title}</Link>, which counts its
           occurrences and has its status. Below is this part alone; to split it out again, use Unmerge on that issue.
         </div>
       ) : null}
@@ -107,7 +107,12 @@ export default function Issue() {
             </Form>
           )}
         </div>
-        <h2 className="msg" data-testid="issue-message" style={{ fontSize: "1.25rem" }}>{group.message}</h2>
+        <h2 className="msg" data-testid="issue-message" style={{ fontSize: "1.25rem" }}>{group.title}</h2>
+        {latestMessage !== null ? (
+          <p className="latest-message small" data-testid="latest-message">
+            <span className="muted">Latest message: </span><span className="msg">{latestMessage}</span>
+          </p>
+        ) : null}
         {group.culprit ? <p className="culprit">at <code>{group.culprit}</code></p> : null}
         <ActionMessage data={result} intent="status" />
         <dl className="facts">
@@ -172,7 +177,7 @@ export default function Issue() {
               {members.map((m) => (
                 <tr key={m.id}>
                   <td>
-                    <div className="msg">{m.message}</div>
+                    <div className="msg">{m.title}</div>
                     <div className="small muted">
                       {m.own ? "this issue's own · " : ""}{num(m.count)} event{m.count === 1 ? "" : "s"} · last seen <Ago d={m.last_seen} now={now} />
                     </div>

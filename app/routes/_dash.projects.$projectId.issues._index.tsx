@@ -9,6 +9,7 @@ import { Ago } from "~/components/time";
 import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit } from "~/components/ui";
 import { mergeIssues, mergePreview } from "~/team/merge.server";
 import { queryOf } from "~/errors/params.server";
+import { issueTitle } from "~/errors/title.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -46,7 +47,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
     if (form.intent === "merge-confirmed") {
       const target = typeof form.target_id === "string" && form.target_id ? form.target_id : undefined;
       const m = await mergeIssues(context.services.sql, user, params.projectId, { ids: form.ids, target_id: target });
-      return { ok: true as const, message: `Merged ${m.merged.length + 1} issues into “${m.group.message.slice(0, 80)}”.`, intent: "bulk" };
+      return { ok: true as const, message: `Merged ${m.merged.length + 1} issues into “${issueTitle(String(m.group.message)).slice(0, 80)}”.`, intent: "bulk" };
     }
     const r = await bulkGroupStatus(context.services.sql, user, params.projectId, { ids: form.ids, status: form.intent });
     const verb = VERBS[r.status][1];
@@ -162,7 +163,7 @@ export default function Issues() {
                 <label key={g.id} className="choice">
                   <input type="radio" name="target_id" value={g.id} defaultChecked={g.id === merge.target} />
                   <span className="grow">
-                    <span className="msg">{g.message}</span>
+                    <span className="msg">{g.title}</span>
                     <span className="small muted row tight">
                       <LevelBadge level={g.level} /> <StatusBadge status={g.status} />
                       <span>{num(g.count)} event{Number(g.count) === 1 ? "" : "s"} · {num(g.user_count)} player{Number(g.user_count) === 1 ? "" : "s"} · <Ago d={g.last_seen} now={now} /></span>
@@ -216,9 +217,9 @@ export default function Issues() {
               <tbody>
                 {groups.map((g) => (
                   <tr key={g.id}>
-                    <td><input type="checkbox" name="ids" value={g.id} aria-label={`Select ${g.message}`} /></td>
+                    <td><input type="checkbox" name="ids" value={g.id} aria-label={`Select ${g.title}`} /></td>
                     <td>
-                      <Link className="msg" to={`${base}/${g.id}`}>{g.message}</Link>
+                      <Link className="msg" to={`${base}/${g.id}`}>{g.title}</Link>
                       {g.culprit ? <div className="culprit">{g.culprit}</div> : null}
                       <div className="small muted row tight">
                         <span>{g.environment}</span>

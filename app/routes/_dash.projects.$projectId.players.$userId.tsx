@@ -37,7 +37,7 @@ export default function Player() {
             {issues.map((g) => (
               <tr key={g.id}>
                 <td>
-                  <Link className="msg" to={`${base}/issues/${g.id}`}>{g.message}</Link>
+                  <Link className="msg" to={`${base}/issues/${g.id}`}>{g.title}</Link>
                   <div className="small row tight"><LevelBadge level={g.level} />{g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}</div>
                 </td>
                 <td className="hide-narrow"><StatusBadge status={g.status} /></td>

@@ -226,7 +226,7 @@ export default function Settings() {
                 const expired = l.expires_at !== null && new Date(l.expires_at) <= new Date(now);
                 return (
                   <tr key={l.id}>
-                    <td><Link to={`${base}/issues/${l.group_id}`}>{l.message.slice(0, 80) || l.group_id}</Link></td>
+                    <td><Link to={`${base}/issues/${l.group_id}`}>{l.title.slice(0, 80) || l.group_id}</Link></td>
                     <td>{l.role}</td>
                     <td className="small">{l.created_by_email ?? "—"}</td>
                     <td className="small">{l.expires_at ? <At d={l.expires_at} /> : "never"}</td>

@@ -31,7 +31,7 @@ export default function Traces() {
               {traces.map((t) => (
                 <tr key={t.trace_id}>
                   <td><Link to={`${base}/traces/${t.trace_id}`}><code>{t.trace_id.slice(0, 8)}</code></Link><div className="small muted show-narrow"><Ago d={t.first_seen} now={now} /></div></td>
-                  <td className="msg small">{t.first_message ?? "—"}</td>
+                  <td className="msg small">{t.first_title ?? "—"}</td>
                   <td className="num">{num(t.event_count)}</td>
                   <td className="num hide-narrow">{num(t.group_ids.length)}</td>
                   <td className="small hide-narrow"><At d={t.first_seen} /> <span className="muted">(<Ago d={t.first_seen} now={now} />)</span></td>

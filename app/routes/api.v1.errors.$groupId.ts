@@ -3,6 +3,7 @@ import { getGroup, groupHourlySeries, latestGroupEvents } from "../../db/errors.
 import { asUuid } from "~/errors/params.server";
 import { groupFacets } from "~/errors/triage.server";
 import { getOnly, handle, json, notFound } from "~/http.server";
+import { withTitle } from "~/errors/title.server";
 
 export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
   handle(async () => {
@@ -16,7 +17,7 @@ export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
       latestGroupEvents(sql, projectId, group),
       groupFacets(sql, projectId, groupId),
     ]);
-    return json({ group, series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })), events, ...facets });
+    return json({ group: withTitle(group), series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })), events, ...facets });
   });
 
 export const action = getOnly;

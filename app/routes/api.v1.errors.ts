@@ -2,6 +2,7 @@ import type { LoaderFunctionArgs } from "@remix-run/node";
 import { listEvents, listGroups } from "../../db/errors.js";
 import { parseListParams, queryOf } from "~/errors/params.server";
 import { getOnly, handle, json } from "~/http.server";
+import { withTitle } from "~/errors/title.server";
 
 export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
@@ -9,7 +10,9 @@ export const loader = ({ request, context }: LoaderFunctionArgs) =>
     const { projectId } = await apiKeys.projectFor(request);
     const params = parseListParams(queryOf(request));
     const result = params.grouped ? await listGroups(sql, projectId, params.filter) : await listEvents(sql, projectId, params.filter);
-    const { data, total } = result;
+    const { total } = result;
+    // an issue's title (its message in the grouping's form) beside its message
+    const data = params.grouped ? result.data.map(withTitle) : result.data;
     // a raw search reads the newest events only (see RAW_SEARCH_WINDOW); say so when older ones were left out
     const windowFull = "searchWindowFull" in result ? { search_window_full: true } : {};
     return json({ data, total, limit: params.filter.limit, offset: params.filter.offset, grouped: params.grouped, ...windowFull });

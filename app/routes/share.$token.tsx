@@ -46,7 +46,7 @@ export default function SharedIssue() {
               </Form>
             ) : null}
           </div>
-          <h1 className="msg" style={{ marginTop: 12 }}>{group.message}</h1>
+          <h1 className="msg" style={{ marginTop: 12 }}>{group.title}</h1>
           {group.culprit ? <p className="culprit">at <code>{group.culprit}</code></p> : null}
           <ActionMessage data={result} />
           <dl className="facts">

@@ -9,6 +9,7 @@ import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
 import type { EventRow, GroupRow } from "~/dashboard/views.server";
 import { scrubber, shareTags, type Known } from "./scrub.server";
+import { issueTitle } from "~/errors/title.server";
 
 /** One answer for unknown, revoked and expired tokens, so a token's history cannot be probed. */
 const gone = () => notFound("This share link does not exist, was revoked or has expired.");
@@ -42,6 +43,7 @@ type TriageFields = Pick<GroupRow, "first_version" | "last_version" | "regressed
 const publicGroup = (g: Record<string, unknown>, scrub: (text: string) => string): SharedGroup => ({
   id: g.id as string,
   message: scrub(g.message as string),
+  title: scrub(issueTitle(g.message as string)),
   level: g.level as string,
   status: g.status as string,
   count: Number(g.count),

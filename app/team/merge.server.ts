@@ -6,6 +6,7 @@ import { asUuid } from "~/errors/params.server";
 import { conflict, invalidPayload, notFound } from "~/http.server";
 import { parseOr400 } from "~/accounts/users.server";
 import { authorize, EVERYONE, type Actor } from "./access.server";
+import { withTitle } from "~/errors/title.server";
 
 const groupIds = (min: number) =>
   z
@@ -68,7 +69,7 @@ export async function mergePreview(sql: Sql, actor: Actor, projectIdParam: strin
   const issues = await mergeCandidates(sql, projectId, ids);
   const missing = ids.filter((id) => !issues.some((g) => g.id === id));
   if (missing.length > 0) throw notFound(`No visible error group with the id ${missing.join(", ")} in this project.`);
-  return { issues, target: issues[0].id };
+  return { issues: issues.map(withTitle), target: issues[0].id };
 }
 
 /** Splits merged issues back out of an issue; each gets its own events, counts and rollups back. */
@@ -87,5 +88,5 @@ export async function mergedInto(sql: Sql, actor: Actor, projectIdParam: string 
   const groupId = asUuid(groupIdParam);
   const group = groupId ? await getGroup(sql, projectId, groupId) : undefined;
   if (!group) throw noGroup();
-  return { members: await listMergedGroups(sql, projectId, group.id) };
+  return { members: (await listMergedGroups(sql, projectId, group.id)).map(withTitle) };
 }

@@ -117,7 +117,7 @@ describe("GET /api/v1/stats", () => {
     const groups = await getJson(app, "/api/v1/errors?grouped=true&limit=100", key);
     const byMessage = new Map(groups.body.data.map((g: any) => [g.message, g]));
     for (const item of r.body.top_errors) {
-      expect(Object.keys(item).sort()).toEqual(["count", "id", "last_seen", "level", "message", "status"]);
+      expect(Object.keys(item).sort()).toEqual(["count", "id", "last_seen", "level", "message", "status", "title"]);
       const g: any = byMessage.get(item.message);
       expect(item).toMatchObject({ id: g.id, level: g.level, status: g.status, last_seen: g.last_seen });
       expect(item.last_seen).toMatch(ISO_MS);

@@ -1,0 +1,23 @@
+import { messageTemplate } from "~/ingest/fingerprint.server";
+
+/**
+ * An issue's title: its message in the form it is grouped by, so it names what failed and not whom it
+ * happened to (`Players.<player>.PlayerGui.Shop:12: attempt to index nil with 'Price'`,
+ * `DataStore request failed. Key = <key>`, `Workspace.Map.Spawns.Spawn<n>`). It is computed when read,
+ * from the issue's message (its first event's), with the grouping's own template, so a better template
+ * retitles every issue, old ones included. A title is read from the message's first 1,024 characters
+ * (the rest is marked with an ellipsis), so it costs a few microseconds, tens for the longest messages.
+ */
+export const TITLE_SOURCE_CHARS = 1024;
+
+export function issueTitle(message: string): string {
+  const cut = message.length > TITLE_SOURCE_CHARS;
+  const { template, location } = messageTemplate(cut ? message.slice(0, TITLE_SOURCE_CHARS) : message);
+  const title = location ? (template ? `${location}: ${template}` : location) : template;
+  return (title || message.trim() || message.slice(0, TITLE_SOURCE_CHARS)) + (cut ? "…" : "");
+}
+
+/** The row with its `title` beside its message. */
+export function withTitle<T extends object>(row: T): T & { title: string } {
+  return { ...row, title: issueTitle(String((row as { message?: unknown }).message ?? "")) };
+}
