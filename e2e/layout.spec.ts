@@ -109,7 +109,14 @@ async function layoutProblems(page: Page, minChartPx: number): Promise<string[]>
     // 1. the page itself scrolls sideways
     const scroll = document.documentElement.scrollWidth;
     if (scroll > w) {
-      const out = all.filter((el) => el.getBoundingClientRect().right > w + 0.5 && ![...el.children].some((c) => c.getBoundingClientRect().right > w + 0.5));
+      // the innermost elements that stick out, leaving out those a box that clips already holds in
+      const held = (el: Element) => {
+        for (let box = el.parentElement; box && box !== document.body; box = box.parentElement) {
+          if (getComputedStyle(box).overflowX !== "visible") return box.getBoundingClientRect().right <= w + 0.5;
+        }
+        return false;
+      };
+      const out = all.filter((el) => el.getBoundingClientRect().right > w + 0.5 && !held(el) && ![...el.children].some((c) => c.getBoundingClientRect().right > w + 0.5));
       problems.push(`the page is ${scroll} px wide in a ${w} px viewport: ${out.slice(0, 4).map(name).join(", ")}`);
     }
 
