@@ -1,3 +1,4 @@
+import { useEffect, useRef, useState } from "react";
 import { compact, num } from "./format";
 
 export type ChartSeries = { key: string; label: string; color: string };
@@ -12,6 +13,32 @@ function niceMax(max: number): { top: number; step: number } {
   const s = Math.max(1, step);
   return { top: Math.ceil(max / s) * s, step: s };
 }
+
+/**
+ * A chart's drawing width: the width its SVG is shown at once the page runs in the browser (so one
+ * unit of the viewBox is one CSS pixel and labels keep their font size on a phone), `fallback` in
+ * the server's HTML. Follows the SVG when the window or the page around it changes width.
+ */
+export function useChartWidth(fallback: number) {
+  const ref = useRef<SVGSVGElement>(null);
+  const [width, setWidth] = useState<number | null>(null);
+  useEffect(() => {
+    const svg = ref.current;
+    if (!svg) return;
+    const measure = () => {
+      const w = svg.getBoundingClientRect().width;
+      if (w > 0) setWidth(w);
+    };
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(svg);
+    return () => observer.disconnect();
+  }, []);
+  return { ref, width: width ?? fallback, measured: width !== null };
+}
+
+/** About how wide a tick label is drawn (11 px system font), to keep labels from overlapping. */
+export const labelWidth = (text: string) => text.length * 6.5 + 8;
 
 /**
  * A server-rendered stacked bar chart: y axis with gridlines and numbers, x axis with time labels,
@@ -34,7 +61,7 @@ export function BarChart({
   height?: number;
   totals?: Record<string, number>;
 }) {
-  const width = 760;
+  const { ref, width, measured } = useChartWidth(760);
   const m = { top: 12, right: 12, bottom: 34, left: 48 };
   const w = width - m.left - m.right;
   const h = height - m.top - m.bottom;
@@ -44,11 +71,21 @@ export function BarChart({
   const band = w / Math.max(1, points.length);
   const barW = Math.max(1, band * 0.72);
   const y = (v: number) => m.top + h - (v / top) * h;
+  // x labels the rule asks for, minus those that would overlap the one before at this width
+  let lastRight = -Infinity;
+  const labels = points.map((p, i) => {
+    const text = xLabel(new Date(p.at), i);
+    if (!text) return null;
+    const cx = m.left + i * band + band / 2;
+    if (cx - labelWidth(text) / 2 < lastRight) return null;
+    lastRight = cx + labelWidth(text) / 2;
+    return text;
+  });
   const sums = series.map((s) => windowTotals?.[s.key] ?? points.reduce((n, p) => n + (p.values[s.key] ?? 0), 0));
 
   return (
     <figure className="chart">
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={label} preserveAspectRatio="xMidYMid meet">
+      <svg ref={ref} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={label} preserveAspectRatio="xMidYMid meet" data-fitted={measured || undefined}>
         {ticks.map((t) => (
           <g key={t}>
             <line x1={m.left} x2={width - m.right} y1={y(t)} y2={y(t)} className="chart-grid" />
@@ -61,7 +98,7 @@ export function BarChart({
           const at = new Date(p.at);
           let base = 0;
           const x = m.left + i * band + (band - barW) / 2;
-          const text = xLabel(at, i);
+          const text = labels[i];
           return (
             <g key={i}>
               {series.map((s) => {

@@ -4,6 +4,8 @@
  * more than double precision), while labels keep the exact text.
  */
 
+import { labelWidth, useChartWidth } from "~/components/bar-chart";
+
 /** 1234567.5 -> "1,234,567.5", exact for any length. */
 export function amount(s: string | null | undefined): string {
   if (s == null) return "—";
@@ -39,13 +41,13 @@ export function factor(f: number): string {
   return `${+f.toFixed(1)}×`;
 }
 
-const W = 720;
 const H = 220;
 const PAD = { l: 56, r: 12, t: 12, b: 28 };
 
 export type LinePoint = { label: string; value: string };
 
 export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePoint[]; label: string; color?: string }) {
+  const { ref, width: W, measured } = useChartWidth(720);
   if (points.length === 0) return <p className="muted">No data yet.</p>;
   const values = points.map((p) => Number(p.value));
   const max = Math.max(...values, 0);
@@ -54,9 +56,11 @@ export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePo
   const x = (i: number) => PAD.l + (points.length === 1 ? (W - PAD.l - PAD.r) / 2 : (i * (W - PAD.l - PAD.r)) / (points.length - 1));
   const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - (v - min) / span);
   const path = values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-  const every = Math.max(1, Math.ceil(points.length / 8));
+  // every k-th label, k as small as this width allows without overlaps
+  const widest = Math.max(...points.map((p) => labelWidth(p.label)));
+  const every = Math.max(1, Math.ceil(widest / ((W - PAD.l - PAD.r) / Math.max(1, points.length - 1))));
   return (
-    <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} style={{ width: "100%", height: "auto" }}>
+    <svg ref={ref} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="chart-svg" data-fitted={measured || undefined}>
       <title>{label}</title>
       {[min, (min + max) / 2, max].map((v, i) => (
         <g key={i}>
@@ -82,14 +86,15 @@ export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePo
 export type Bar = { label: string; count: number; title?: string };
 
 export function BarsChart({ bars, label, color = "#6a5acd" }: { bars: Bar[]; label: string; color?: string }) {
+  const { ref, width: W, measured } = useChartWidth(720);
   if (bars.length === 0) return <p className="muted">No players yet.</p>;
   const max = Math.max(...bars.map((b) => b.count), 1);
   const bw = (W - PAD.l - PAD.r) / bars.length;
-  // labels are about 6.5 units per character at this size: show every k-th so none overlap
-  const widest = Math.max(...bars.map((b) => b.label.length)) * 6.5 + 6;
+  // show every k-th label so none overlap
+  const widest = Math.max(...bars.map((b) => labelWidth(b.label)));
   const every = Math.max(1, Math.ceil(widest / bw));
   return (
-    <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} style={{ width: "100%", height: "auto" }}>
+    <svg ref={ref} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="chart-svg" data-fitted={measured || undefined}>
       <title>{label}</title>
       <text x={PAD.l - 6} y={PAD.t + 4} textAnchor="end" className="chart-tick">{short(max)}</text>
       <line x1={PAD.l} x2={W - PAD.r} y1={H - PAD.b} y2={H - PAD.b} className="chart-axis" />

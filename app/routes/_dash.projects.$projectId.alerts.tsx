@@ -163,14 +163,14 @@ export default function Alerts() {
         <h2 style={{ marginTop: 0 }}>Channels</h2>
         <Message result={result} intents={["channel-create", "channel-edit", "channel-enable", "channel-delete", "channel-test"]} />
         {channels.length === 0 ? <p className="muted">No channels yet. Add a Discord or Slack webhook, or your own endpoint.</p> : null}
-        <table>
+        <table className="stack-narrow">
           <thead><tr><th>Name</th><th>Kind</th><th>URL</th><th>State</th><th /></tr></thead>
           <tbody>
             {channels.map((c) => (
               <tr key={c.id} data-testid={`channel-${c.name}`}>
                 <td>{c.name}</td>
                 <td>{c.kind}</td>
-                <td><code>{c.url}</code></td>
+                <td><code className="url" title={c.url}>{c.url}</code></td>
                 <td>{c.enabled ? "enabled" : "disabled"}</td>
                 <td className="row" hidden={!manager}>
                   <Form method="post" className="inline"><Intent intent="channel-test" id={c.id} /><Submit pending="Sending…">Send test</Submit></Form>
@@ -214,21 +214,21 @@ export default function Alerts() {
         <h2 style={{ marginTop: 0 }}>Rules</h2>
         <Message result={result} intents={["rule-create", "rule-enable", "rule-delete"]} />
         {rules.length === 0 ? <p className="muted">No rules yet: nothing alerts.</p> : null}
-        <table>
+        <table className="stack-narrow">
           <thead><tr><th>Name</th><th>Trigger</th><th>Filters</th><th>Channels</th><th>Cooldown</th><th>State</th><th /></tr></thead>
           <tbody>
             {rules.map((r) => (
               <tr key={r.id}>
                 <td>{r.name}</td>
                 <td>{r.trigger === "frequency" ? `${r.threshold_count} in ${r.window_minutes} min` : r.trigger.replace("_", " ")}</td>
-                <td className="small">
+                <td className="small" data-label="Filters">
                   {[r.levels.length ? `levels: ${r.levels.join(", ")}` : "", r.environments.length ? `env: ${r.environments.join(", ")}` : "", r.message_contains ? `message contains "${r.message_contains}"` : "",
                     r.server_only ? "server errors only" : "", r.min_players > 0 ? `${r.min_players}+ players` : ""]
                     .filter(Boolean)
                     .join("; ") || "all"}
                 </td>
-                <td className="small">{r.channel_ids.map((id) => channelName.get(id) ?? "?").join(", ") || <span className="muted">none</span>}</td>
-                <td>{r.cooldown_minutes} min</td>
+                <td className="small" data-label="Channels">{r.channel_ids.map((id) => channelName.get(id) ?? "?").join(", ") || <span className="muted">none</span>}</td>
+                <td data-label="Cooldown">{r.cooldown_minutes} min</td>
                 <td>{r.enabled ? "enabled" : "disabled"}</td>
                 <td className="row" hidden={!manager}>
                   <Form method="post" className="inline">

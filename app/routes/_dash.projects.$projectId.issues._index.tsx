@@ -210,7 +210,7 @@ export default function Issues() {
                   <th className="hide-narrow">Level</th>
                   <th className="hide-narrow">Status</th>
                   <th className="num">{filters.environment ? `In ${filters.environment}` : "Events"}</th>
-                  <th className="num hide-narrow">Players</th>
+                  <th className="num">Players</th>
                   <th className="hide-narrow">Last seen</th>
                 </tr>
               </thead>
@@ -234,7 +234,7 @@ export default function Issues() {
                       {num(filters.environment ? g.environment_count ?? 0 : g.count)}
                       {filters.environment ? <div className="small muted">of {num(g.count)}</div> : null}
                     </td>
-                    <td className="num hide-narrow">{num(g.user_count)}</td>
+                    <td className="num">{num(g.user_count)}</td>
                     <td className="muted small hide-narrow"><Ago d={g.last_seen} now={now} /></td>
                   </tr>
                 ))}
