@@ -23,7 +23,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     const { project, api_key } = await createProject(services.sql, user, formObject(await request.formData()));
     const base = baseUrl(services, request);
     return { ok: true as const, project: { id: project.id, name: project.name }, apiKey: api_key, base, problem: urlProblem(base, Boolean(services.config.publicUrl)) };
-  });
+  }, { name: "Name" });
 
 export default function NewProject() {
   const result = useActionData<typeof action>();

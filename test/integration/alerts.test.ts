@@ -82,7 +82,7 @@ describe("new_group rule", () => {
     expect(msg.receivedAt - t0).toBeLessThan(3000);
     const embed = msg.body.embeds[0];
     expect(embed.title.length).toBeLessThanOrEqual(256);
-    expect(embed.title).toContain("New error");
+    expect(embed.title).toContain("New issue in ");
     expect(embed.description.length).toBeLessThanOrEqual(4096);
     expect(embed.description).toContain("attempt to index nil");
     expect(embed.description).toContain("Workspace.Shop.Module0, line 0");
