@@ -173,7 +173,7 @@ test("alerts: URL example follows the kind, labelled cooldown and levels, trigge
   await page.getByLabel("Kind").selectOption("discord");
   await url.fill("https://discord.com/api/webhooks/1/abc");
   await page.getByRole("button", { name: "Add channel" }).click();
-  await expect(page.getByTestId("channel-#errors")).toBeVisible();
+  await expect(page.getByTestId("channel-#errors").getByRole("cell", { name: "Discord", exact: true })).toBeVisible();
 
   // visible labels, not only accessible names
   const ruleForm = page.locator("form").filter({ has: page.getByRole("button", { name: "Create rule" }) });
@@ -181,6 +181,7 @@ test("alerts: URL example follows the kind, labelled cooldown and levels, trigge
   await expect(page.getByLabel("Cooldown minutes")).toHaveValue("30");
   await expect(ruleForm.getByRole("group", { name: "Levels (all if none ticked)" })).toBeVisible();
   await expect(ruleForm.getByText("Levels (all if none ticked)")).toBeVisible();
+  await expect(ruleForm.getByText("Send to")).toBeVisible();
   const options = await page.getByLabel("Trigger").locator("option").allTextContents();
   expect(options.map((o) => o.split(":")[0])).toEqual(["New issue", "Regression", "Spike"]);
 

@@ -9,18 +9,19 @@ import type { UrlProblem } from "~/sdk/onboarding.server";
 export function NewApiKey({ apiKey, url, problem }: { apiKey: string; url: string; problem: UrlProblem }) {
   const script = serverScript(url, apiKey);
   return (
-    <div className="stack" data-testid="new-key">
+    <div data-testid="new-key">
       <div className="row">
         <code className="secret" data-testid="api-key">{apiKey}</code>
         <CopyButton text={apiKey} label="Copy the API key" />
       </div>
-      <div className="row between">
-        <span>
-          Paste this Script into <code>ServerScriptService</code> (the SDK goes into <code>ReplicatedStorage</code> as a
-          ModuleScript named <code>RobloxMonitor</code>: <a href="/sdk/RobloxMonitor.luau" download="RobloxMonitor.luau">download RobloxMonitor.luau</a>):
-        </span>
+      <div className="row between" style={{ marginTop: 16 }}>
+        <strong>Server Script with this key</strong>
         <CopyButton text={script} label="Copy the server script" />
       </div>
+      <p className="small">
+        Paste it into a Script in <code>ServerScriptService</code>. The SDK goes into <code>ReplicatedStorage</code> as a
+        ModuleScript named <code>RobloxMonitor</code>: <a href="/sdk/RobloxMonitor.luau" download="RobloxMonitor.luau">download RobloxMonitor.luau</a>.
+      </p>
       <pre data-testid="new-key-script">{script}</pre>
       <UrlWarning url={url} problem={problem} />
       <p className="muted small">

@@ -128,6 +128,8 @@ function Message({ result, intents }: { result: unknown; intents: string[] }) {
   );
 }
 
+const KIND_NAME: Record<string, string> = { discord: "Discord", slack: "Slack", webhook: "Signed webhook" };
+
 /** What each channel kind's URL looks like, as the URL box's placeholder. */
 const URL_EXAMPLE: Record<string, string> = {
   discord: "https://discord.com/api/webhooks/…",
@@ -179,7 +181,7 @@ export default function Alerts() {
             {channels.map((c) => (
               <tr key={c.id} data-testid={`channel-${c.name}`}>
                 <td>{c.name}</td>
-                <td>{c.kind}</td>
+                <td>{KIND_NAME[c.kind] ?? c.kind}</td>
                 <td><code>{c.url}</code></td>
                 <td>{c.enabled ? "enabled" : "disabled"}</td>
                 <td className="row" hidden={!manager}>
@@ -260,7 +262,7 @@ export default function Alerts() {
             <div className="row">
               <input name="name" placeholder="Rule name" required maxLength={100} aria-label="Rule name" />
               <select name="trigger" value={trigger} onChange={(e) => setTrigger(e.target.value)} aria-label="Trigger">
-                <option value="new_group">{TRIGGER_NAME.new_group}: an error appears for the first time</option>
+                <option value="new_group">{TRIGGER_NAME.new_group}: an issue is seen for the first time</option>
                 <option value="regression">{TRIGGER_NAME.regression}: a resolved issue comes back</option>
                 <option value="frequency">{TRIGGER_NAME.frequency}: an issue occurs N times in M minutes</option>
               </select>
@@ -293,6 +295,7 @@ export default function Alerts() {
               </label>
             </div>
             <div className="row" style={{ marginTop: 8 }}>
+              <span className="small muted">Send to</span>
               {channels.map((c) => (
                 <label key={c.id}><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
               ))}
@@ -302,7 +305,7 @@ export default function Alerts() {
         ) : (
           <p className="muted small">Add a channel first; rules send to channels.</p>
         )}
-        <p className="muted small">Each rule alerts at most once per error within its cooldown; ignored errors never alert.
+        <p className="muted small">Each rule alerts at most once per issue within its cooldown; ignored issues never alert.
           Errors relayed from game clients can be made up by an exploiting player: "server errors only", or a minimum number of
           distinct players, keeps such text from paging the team.</p>
       </section>
