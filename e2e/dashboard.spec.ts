@@ -116,7 +116,7 @@ test("events sent through the API appear in the overview and the issues list", a
   await expect(page.getByRole("link", { name: /attempt to index nil with 'Humanoid'/ })).toBeVisible();
   await expect(page.getByRole("link", { name: "DataStore request was added to queue" })).toBeVisible();
   await expect(page.getByRole("link", { name: "Shop opened" })).toBeVisible();
-  await expect(page.getByText("3 issues")).toBeVisible();
+  await expect(page.getByTestId("issue-total")).toHaveText("3 issues");
 
   // filters work without client JavaScript too: they are a plain GET form
   await page.getByLabel("Level").selectOption("warn");

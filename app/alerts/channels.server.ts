@@ -30,6 +30,10 @@ const ChannelPatch = z
 
 const DISCORD_PATH = /^\/api(\/v\d+)?\/webhooks\/\d+\/[\w-]+\/?$/;
 
+/** What an operator does to alert a local or LAN endpoint (a test receiver, a self-hosted chat). */
+const ALLOW_PRIVATE_HINT =
+  "To send alerts to plain http or to private and loopback addresses (local testing), the operator starts the service with WEBHOOK_ALLOW_PRIVATE=true.";
+
 /** http(s) only (plain http only where private destinations are allowed, i.e. local testing); Discord URLs must be webhook URLs. */
 function checkUrl(raw: string, kind: ChannelRow["kind"], allowPrivate: boolean): string {
   let u: URL;
@@ -39,12 +43,12 @@ function checkUrl(raw: string, kind: ChannelRow["kind"], allowPrivate: boolean):
     throw invalidPayload("url is not a valid URL.", [{ path: "url", message: "must be a valid URL" }]);
   }
   const ok = u.protocol === "https:" || (allowPrivate && u.protocol === "http:");
-  if (!ok) throw invalidPayload("url must be an https URL.", [{ path: "url", message: "must start with https://" }]);
+  if (!ok) throw invalidPayload(`url must be an https URL. ${ALLOW_PRIVATE_HINT}`, [{ path: "url", message: "must start with https://" }]);
   if (u.username || u.password) throw invalidPayload("url must not contain credentials.", [{ path: "url", message: "must not contain user:password@" }]);
   // a literal address is judged now; a name is resolved and judged at every delivery
   const literal = ipLiteral(u.hostname);
   if (!allowPrivate && literal !== undefined && !isPublicAddress(literal)) {
-    throw invalidPayload("url points at a private, loopback or reserved address.", [{ path: "url", message: "must be a public address" }]);
+    throw invalidPayload(`url points at a private, loopback or reserved address. ${ALLOW_PRIVATE_HINT}`, [{ path: "url", message: "must be a public address" }]);
   }
   if (kind === "discord" && !DISCORD_PATH.test(u.pathname)) {
     throw invalidPayload("url is not a Discord webhook URL (…/api/webhooks/{id}/{token}).", [

@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import type { ChannelKind } from "../../db/alerts.js";
+import { TRIGGER_NAME } from "./triggers";
 
 /**
  * Pure builders of what each channel kind receives. One entry point, `buildRequest(kind, alert)`,
@@ -36,12 +37,7 @@ export type Alert = {
 export const DISCORD = { title: 256, description: 4096, fieldName: 256, fieldValue: 1024, footer: 2048, total: 6000 } as const;
 const SLACK = { header: 150, section: 3000, text: 3000 } as const;
 
-const HEADLINE: Record<AlertKind, string> = {
-  new_group: "New error",
-  regression: "Regression",
-  frequency: "Error spike",
-  test: "Test alert",
-};
+const HEADLINE: Record<AlertKind, string> = { ...TRIGGER_NAME, test: "Test alert" };
 
 const COLOR: Record<string, number> = { error: 0xd64545, warn: 0xe0a030, info: 0x3b82f6 };
 
@@ -64,8 +60,8 @@ function summary(a: Alert): string {
   if (a.kind === "frequency" && a.rule?.threshold_count) {
     return `${a.group.window_count ?? a.rule.threshold_count} occurrences in the last ${a.rule.window_minutes} min (threshold ${a.rule.threshold_count})`;
   }
-  if (a.kind === "regression") return "A resolved error occurred again.";
-  if (a.kind === "new_group") return "First occurrence of a new error.";
+  if (a.kind === "regression") return "A resolved issue occurred again.";
+  if (a.kind === "new_group") return "First occurrence of a new issue.";
   return "This is a test alert from Roblox Monitor; the channel works.";
 }
 

@@ -1,7 +1,8 @@
-import { useState } from "react";
 import { Form } from "@remix-run/react";
 import { ActionMessage } from "./ui";
-import { ago, utc } from "./format";
+import { CopyButton } from "./copy-button";
+import { ago, plural, utc } from "./format";
+import type { UrlProblem } from "~/sdk/onboarding.server";
 
 export type DsnKeyView = {
   id: string;
@@ -14,27 +15,12 @@ export type DsnKeyView = {
   rate_limit_per_minute: number | null;
 };
 
-/** Copies a text with the clipboard API; the text itself stays selectable for browsers without it. */
-function CopyButton({ text, label }: { text: string; label: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <button
-      type="button"
-      aria-label={label}
-      onClick={() => {
-        void navigator.clipboard?.writeText(text).then(() => {
-          setCopied(true);
-          setTimeout(() => setCopied(false), 2000);
-        });
-      }}
-    >
-      {copied ? "Copied" : "Copy"}
-    </button>
-  );
-}
-
-/** The settings panel of Sentry DSN keys: every member sees and copies them; managers create and revoke. */
-export function DsnKeysPanel({ keys, manager, result, now }: { keys: DsnKeyView[]; manager: boolean; result: unknown; now: Date | string }) {
+/**
+ * The settings panel of Sentry DSN keys: every member sees and copies them; managers create and revoke.
+ * `problem` is the service address's reachability (urlProblem): a DSN holds that address, so a
+ * loopback or private one is flagged, as the SDK onboarding flags it.
+ */
+export function DsnKeysPanel({ keys, manager, result, now, problem = null }: { keys: DsnKeyView[]; manager: boolean; result: unknown; now: Date | string; problem?: UrlProblem }) {
   const active = keys.filter((k) => !k.revoked_at);
   const revoked = keys.filter((k) => k.revoked_at);
   return (
@@ -48,6 +34,13 @@ export function DsnKeysPanel({ keys, manager, result, now }: { keys: DsnKeyView[
       <ActionMessage data={result} intent="dsn-create" />
       <ActionMessage data={result} intent="dsn-revoke" />
       <ActionMessage data={result} intent="dsn-limit" />
+      {active.length > 0 && (problem === "loopback" || problem === "private") ? (
+        <p className="alert error" role="note" data-testid="dsn-warning">
+          These DSNs point at a {problem === "loopback" ? "loopback" : "private network"} address, which Roblox game servers and
+          players&apos; devices cannot reach. Set <code>PUBLIC_URL</code> to the service&apos;s public https address (behind a proxy or
+          a tunnel) and copy the DSN again.
+        </p>
+      ) : null}
       {active.length === 0 ? <p className="muted">No active DSN key.{manager ? " Create one below." : " Ask an owner or admin to create one."}</p> : null}
       <ul className="dsn-list">
         {active.map((k) => (
@@ -88,14 +81,14 @@ export function DsnKeysPanel({ keys, manager, result, now }: { keys: DsnKeyView[
                 </Form>
               ) : (
                 <span className="muted">
-                  {k.rate_limit_per_minute === null ? "No rate limit" : `Rate limit: ${k.rate_limit_per_minute.toLocaleString("en-US")} events per minute`}
+                  {k.rate_limit_per_minute === null ? "No rate limit" : `Rate limit: ${plural(k.rate_limit_per_minute, "event")} per minute`}
                 </span>
               )}
             </div>
           </li>
         ))}
       </ul>
-      {revoked.length ? <p className="muted small">{revoked.length} revoked DSN key{revoked.length === 1 ? "" : "s"} (refused at once).</p> : null}
+      {revoked.length ? <p className="muted small">{plural(revoked.length, "revoked DSN key")} (refused at once).</p> : null}
       {manager ? (
         <Form method="post" className="row" style={{ marginTop: 12 }}>
           <input type="hidden" name="intent" value="dsn-create" />

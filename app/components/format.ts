@@ -26,3 +26,24 @@ export function compact(n: number): string {
   if (n >= 1e3) return `${+(n / 1e3).toFixed(1)}k`;
   return String(n);
 }
+
+/**
+ * A count with its noun, singular or plural: plural(1, "issue") is "1 issue", plural(1200, "issue")
+ * "1,200 issues". Nouns whose plural is not noun + "s" pass it: plural(2, "reply", "replies").
+ */
+export function plural(n: number | string, noun: string, nouns = `${noun}s`): string {
+  return `${num(n)} ${Number(n) === 1 ? noun : nouns}`;
+}
+
+/**
+ * "all N things" that reads right for small N: allOf(1, "issue") is "the 1 issue", allOf(2, "issue")
+ * "both issues", allOf(30, "issue") "all 30 issues".
+ */
+export function allOf(n: number | string, noun: string, nouns = `${noun}s`): string {
+  const count = Number(n);
+  if (count === 1) return `the 1 ${noun}`;
+  if (count === 2) return `both ${nouns}`;
+  return `all ${plural(count, noun, nouns)}`;
+}
+
+export const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

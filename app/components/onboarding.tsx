@@ -1,5 +1,6 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef } from "react";
 import { Link, useRevalidator } from "@remix-run/react";
+import { CopyButton } from "./copy-button";
 
 type Props = {
   url: string;
@@ -10,15 +11,20 @@ type Props = {
 
 const POLL_MS = 3000;
 
-/** The server Script a developer pastes into ServerScriptService. */
-export function serverScript(url: string) {
+/**
+ * The server Script a developer pastes into ServerScriptService, with the project's API key when the
+ * page knows it (right after it was created), else a placeholder to replace. `sendInStudio` is on so
+ * that the first Studio play test already sends (its events carry environment "studio").
+ */
+export function serverScript(url: string, apiKey?: string) {
   return `-- ServerScriptService > Script "RobloxMonitor"
 local ReplicatedStorage = game:GetService("ReplicatedStorage")
 local Monitor = require(ReplicatedStorage:WaitForChild("RobloxMonitor"))
 
 Monitor.init({
 	url = "${url}",
-	apiKey = "YOUR_API_KEY", -- or apiKeySecret = "roblox_monitor" (a Roblox secret)
+	apiKey = "${apiKey ?? "YOUR_API_KEY"}", -- or apiKeySecret = "roblox_monitor" (a Roblox secret)
+	sendInStudio = true, -- also send from Studio play tests
 })`;
 }
 
@@ -26,21 +32,23 @@ const CLIENT_SCRIPT = `-- StarterPlayer > StarterPlayerScripts > LocalScript
 local ReplicatedStorage = game:GetService("ReplicatedStorage")
 require(ReplicatedStorage:WaitForChild("RobloxMonitor")).startClient()`;
 
-function CopyButton({ text, label }: { text: string; label: string }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopied(true);
-      setTimeout(() => setCopied(false), 2000);
-    } catch {
-      setCopied(false);
-    }
-  };
+/** Why Roblox servers may not reach the service address in a script or DSN, or nothing when they can. */
+export function UrlWarning({ url, problem }: { url: string; problem: Props["problem"] }) {
+  if (!problem) return null;
   return (
-    <button type="button" onClick={copy} aria-label={label}>
-      {copied ? "Copied" : "Copy"}
-    </button>
+    <p className="alert error" role="note" data-testid="url-warning">
+      {problem === "unset" ? (
+        <>
+          <code>PUBLIC_URL</code> is not set, so this is the address this page was opened with. Set <code>PUBLIC_URL</code> to
+          the service's public https address if Roblox servers reach it elsewhere.
+        </>
+      ) : (
+        <>
+          <code>{url}</code> is a {problem === "loopback" ? "loopback" : "private network"} address, which a Roblox game server
+          cannot reach. Set <code>PUBLIC_URL</code> to the service's public https address (behind a proxy or a tunnel).
+        </>
+      )}
+    </p>
   );
 }
 
@@ -63,7 +71,7 @@ export function Onboarding({ url, problem, firstIssueId, projectPath }: Props) {
   const script = serverScript(url);
   return (
     <section className="panel onboarding" aria-labelledby="onboarding-title" data-testid="onboarding">
-      <h2 id="onboarding-title" style={{ marginTop: 0 }}>No events yet: send them from Roblox</h2>
+      <h2 id="onboarding-title" style={{ marginTop: 0 }}>{firstIssueId ? "Roblox is sending events" : "No events yet: send them from Roblox"}</h2>
       <ol className="steps">
         <li>
           Add the SDK as a ModuleScript named <code>RobloxMonitor</code> in <code>ReplicatedStorage</code>:{" "}
@@ -82,21 +90,7 @@ export function Onboarding({ url, problem, firstIssueId, projectPath }: Props) {
             <CopyButton text={script} label="Copy the server script" />
           </div>
           <pre data-testid="server-script">{script}</pre>
-          {problem ? (
-            <p className="alert error" role="note" data-testid="url-warning">
-              {problem === "unset" ? (
-                <>
-                  <code>PUBLIC_URL</code> is not set, so this is the address this page was opened with. Set <code>PUBLIC_URL</code> to
-                  the service's public https address if Roblox servers reach it elsewhere.
-                </>
-              ) : (
-                <>
-                  <code>{url}</code> is a {problem === "loopback" ? "loopback" : "private network"} address, which a Roblox game server
-                  cannot reach. Set <code>PUBLIC_URL</code> to the service's public https address (behind a proxy or a tunnel).
-                </>
-              )}
-            </p>
-          ) : null}
+          <UrlWarning url={url} problem={problem} />
         </li>
         <li>
           Optional, for client errors: a LocalScript in <code>StarterPlayerScripts</code>:
@@ -113,8 +107,8 @@ export function Onboarding({ url, problem, firstIssueId, projectPath }: Props) {
           </>
         ) : (
           <>
-            <span className="pulse" aria-hidden="true" /> Waiting for the first event… Play a test server with{" "}
-            <code>sendInStudio = true</code> in the options, or start a live server.
+            <span className="pulse" aria-hidden="true" /> Waiting for the first event… Play a test in Studio (the script
+            above sets <code>sendInStudio = true</code>) or start a live server.
           </>
         )}
       </p>

@@ -1,6 +1,6 @@
 import { Link, useActionData, useNavigation } from "@remix-run/react";
 import { useEffect, useRef } from "react";
-import { num } from "./format";
+import { num, plural } from "./format";
 import { Ago, At } from "./time";
 import { Breadcrumbs, contextWithoutBreadcrumbs } from "./breadcrumbs";
 
@@ -172,7 +172,7 @@ export function Pager({ page, total, pageSize, href, noun }: { page: number; tot
     return (
       <div className="panel" role="status" data-testid="no-such-page">
         <p style={{ margin: 0 }}>
-          There is no page {num(page)}: {total === 0 ? `no ${noun}s match.` : `${num(total)} ${noun}${total === 1 ? "" : "s"} fit on ${num(pages)} page${pages === 1 ? "" : "s"}.`}{" "}
+          There is no page {num(page)}: {total === 0 ? `no ${noun}s match.` : `${plural(total, noun)} fit on ${plural(pages, "page")}.`}{" "}
           <Link to={href(total === 0 ? 1 : pages)}>{total === 0 ? "Go to the first page" : "Go to the last page"}</Link>
         </p>
       </div>

@@ -16,12 +16,19 @@ export async function pageLoad<T>(fn: () => Promise<T>): Promise<T> {
 
 export type ActionError = { ok: false; error: string; details?: ErrorDetail[]; intent?: string };
 
-export async function pageAct<T>(intent: string | undefined, fn: () => Promise<T>) {
+/**
+ * `fields` names a form's fields the way its labels do ({ new_password: "New password" }): a 400 about
+ * one of them then reads "New password must be at least 8 characters." instead of the API's
+ * "The request body is invalid: new_password must be at least 8 characters.".
+ */
+export async function pageAct<T>(intent: string | undefined, fn: () => Promise<T>, fields: Record<string, string> = {}) {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof ApiError) {
-      const body: ActionError = { ok: false, error: err.message, details: err.details, intent };
+      const first = err.code === "invalid_payload" ? err.details?.[0] : undefined;
+      const error = first && Object.hasOwn(fields, first.path) ? `${fields[first.path]} ${first.message}.` : err.message;
+      const body: ActionError = { ok: false, error, details: err.details, intent };
       return data(body, { status: err.status, headers: err.headers });
     }
     throw err;

@@ -3,6 +3,7 @@
  * Amounts arrive as exact decimal strings; plotting converts them to numbers (a chart needs no
  * more than double precision), while labels keep the exact text.
  */
+import { plural } from "../components/format";
 
 import { labelWidth, useChartWidth } from "~/components/bar-chart";
 
@@ -103,7 +104,7 @@ export function BarsChart({ bars, label, color = "#6a5acd" }: { bars: Bar[]; lab
         return (
           <g key={i}>
             <rect x={PAD.l + i * bw + 2} y={H - PAD.b - h} width={Math.max(1, bw - 4)} height={h} fill={color}>
-              <title>{`${b.title ?? b.label}: ${b.count.toLocaleString("en-US")} players`}</title>
+              <title>{`${b.title ?? b.label}: ${plural(b.count, "player")}`}</title>
             </rect>
             {i % every === 0 ? <text x={PAD.l + i * bw + bw / 2} y={H - 8} textAnchor="middle" className="chart-tick">{b.label}</text> : null}
           </g>

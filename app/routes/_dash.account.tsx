@@ -35,7 +35,7 @@ export const action = async ({ request, context }: ActionFunctionArgs) => {
     // a forced change done: on to the dashboard it was blocking
     if (user.must_change_password) throw redirect("/projects");
     return { ok: true as const, intent: "password", message: "Password changed; your other sessions were signed out." };
-  });
+  }, { current_password: "Current password", new_password: "New password" });
 };
 
 export default function Account() {

@@ -83,7 +83,7 @@ export default function Overview() {
         />
       </section>
       <section className="panel">
-        <h2 style={{ marginTop: 0 }}>Top errors ({timeframe})</h2>
+        <h2 style={{ marginTop: 0 }}>Top issues ({timeframe})</h2>
         {stats.top_errors.length === 0 ? (
           <p className="muted">Nothing happened in this timeframe.</p>
         ) : (

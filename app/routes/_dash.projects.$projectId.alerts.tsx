@@ -7,6 +7,7 @@ import { ApiError } from "~/http.server";
 import { authorize, EVERYONE } from "~/team/access.server";
 import { createChannel, editChannel, listProjectChannels, removeChannel, testChannel } from "~/alerts/channels.server";
 import { createRule, editRule, listProjectRules, removeRule } from "~/alerts/rules.server";
+import { TRIGGER_NAME, triggerName } from "~/alerts/triggers";
 
 export const meta: MetaFunction = () => [{ title: "Alerts · Roblox Monitor" }];
 
@@ -127,6 +128,15 @@ function Message({ result, intents }: { result: unknown; intents: string[] }) {
   );
 }
 
+const KIND_NAME: Record<string, string> = { discord: "Discord", slack: "Slack", webhook: "Signed webhook" };
+
+/** What each channel kind's URL looks like, as the URL box's placeholder. */
+const URL_EXAMPLE: Record<string, string> = {
+  discord: "https://discord.com/api/webhooks/…",
+  slack: "https://hooks.slack.com/services/…",
+  webhook: "https://example.com/alerts",
+};
+
 const Intent = ({ intent, id }: { intent: string; id?: string }) => (
   <>
     <input type="hidden" name="intent" value={intent} />
@@ -141,9 +151,11 @@ export default function Alerts() {
   const channelForm = useResetOnSuccess("channel-create");
   const ruleForm = useResetOnSuccess("rule-create");
   const [trigger, setTrigger] = useState("new_group");
+  const [kind, setKind] = useState("discord");
   const ruleResult = result as { ok?: boolean; intent?: string } | undefined;
   useEffect(() => {
     if (ruleResult?.ok && ruleResult.intent === "rule-create") setTrigger("new_group");
+    if (ruleResult?.ok && ruleResult.intent === "channel-create") setKind("discord");
   }, [ruleResult]);
   const base = `/projects/${useParams().projectId}`;
   const channelName = new Map(channels.map((c) => [c.id, c.name]));
@@ -169,7 +181,7 @@ export default function Alerts() {
             {channels.map((c) => (
               <tr key={c.id} data-testid={`channel-${c.name}`}>
                 <td>{c.name}</td>
-                <td>{c.kind}</td>
+                <td>{KIND_NAME[c.kind] ?? c.kind}</td>
                 <td><code className="url" title={c.url}>{c.url}</code></td>
                 <td>{c.enabled ? "enabled" : "disabled"}</td>
                 <td className="row" hidden={!manager}>
@@ -198,13 +210,13 @@ export default function Alerts() {
         <Form method="post" className="row" style={{ marginTop: 12 }} hidden={!manager} ref={channelForm}>
           <Intent intent="channel-create" />
           <input name="name" placeholder="Name, e.g. #errors" required maxLength={100} aria-label="Channel name" />
-          <select name="kind" defaultValue="discord" aria-label="Kind">
+          <select name="kind" value={kind} onChange={(e) => setKind(e.target.value)} aria-label="Kind">
             <option value="discord">Discord webhook</option>
             <option value="slack">Slack incoming webhook</option>
             <option value="webhook">Signed webhook</option>
           </select>
-          <input name="url" type="url" placeholder="https://discord.com/api/webhooks/…" required size={48} aria-label="Webhook URL" />
-          <input name="secret" placeholder="Secret (webhook only; generated if empty)" aria-label="Secret" />
+          <input name="url" type="url" placeholder={URL_EXAMPLE[kind]} required size={48} aria-label="Webhook URL" />
+          {kind === "webhook" ? <input name="secret" placeholder="Signing secret (generated if empty)" aria-label="Secret" /> : null}
           <Submit pending="Adding…">Add channel</Submit>
         </Form>
         <p className="muted small">URLs hold the webhook's token: they are stored encrypted and shown masked after saving.</p>
@@ -220,7 +232,7 @@ export default function Alerts() {
             {rules.map((r) => (
               <tr key={r.id}>
                 <td>{r.name}</td>
-                <td>{r.trigger === "frequency" ? `${r.threshold_count} in ${r.window_minutes} min` : r.trigger.replace("_", " ")}</td>
+                <td>{triggerName(r.trigger)}{r.trigger === "frequency" ? `: ${r.threshold_count} in ${r.window_minutes} min` : null}</td>
                 <td className="small" data-label="Filters">
                   {[r.levels.length ? `levels: ${r.levels.join(", ")}` : "", r.environments.length ? `env: ${r.environments.join(", ")}` : "", r.message_contains ? `message contains "${r.message_contains}"` : "",
                     r.server_only ? "server errors only" : "", r.min_players > 0 ? `${r.min_players}+ players` : ""]
@@ -250,18 +262,29 @@ export default function Alerts() {
             <div className="row">
               <input name="name" placeholder="Rule name" required maxLength={100} aria-label="Rule name" />
               <select name="trigger" value={trigger} onChange={(e) => setTrigger(e.target.value)} aria-label="Trigger">
-                <option value="new_group">A new error appears</option>
-                <option value="regression">A resolved error comes back</option>
-                <option value="frequency">An error occurs N times in M minutes</option>
+                <option value="new_group">{TRIGGER_NAME.new_group}: an issue is seen for the first time</option>
+                <option value="regression">{TRIGGER_NAME.regression}: a resolved issue comes back</option>
+                <option value="frequency">{TRIGGER_NAME.frequency}: an issue occurs N times in M minutes</option>
               </select>
-              <input name="threshold_count" type="number" min={1} step={1} placeholder="N (frequency)" aria-label="Threshold count" required={trigger === "frequency"} disabled={trigger !== "frequency"} />
-              <input name="window_minutes" type="number" min={1} max={1440} step={1} placeholder="M minutes" aria-label="Window minutes" required={trigger === "frequency"} disabled={trigger !== "frequency"} />
-              <input name="cooldown_minutes" type="number" min={0} defaultValue={30} aria-label="Cooldown minutes" />
+              {trigger === "frequency" ? (
+                <span className="row tight">
+                  <input name="threshold_count" type="number" min={1} step={1} placeholder="N" aria-label="Threshold count" required style={{ width: "6em" }} />
+                  <span>times in</span>
+                  <input name="window_minutes" type="number" min={1} max={1440} step={1} placeholder="M" aria-label="Window minutes" required style={{ width: "5em" }} />
+                  <span>minutes</span>
+                </span>
+              ) : null}
+              <label className="row tight">
+                Cooldown <input name="cooldown_minutes" type="number" min={0} defaultValue={30} aria-label="Cooldown minutes" style={{ width: "5em" }} /> minutes
+              </label>
             </div>
             <div className="row" style={{ marginTop: 8 }}>
-              {["error", "warn", "info"].map((l) => (
-                <label key={l}><input type="checkbox" name="levels" value={l} /> {l}</label>
-              ))}
+              <fieldset className="row tight" style={{ border: 0, padding: 0, margin: 0 }}>
+                <legend className="small muted" style={{ float: "left", marginRight: 8 }}>Levels (all if none ticked)</legend>
+                {["error", "warn", "info"].map((l) => (
+                  <label key={l}><input type="checkbox" name="levels" value={l} /> {l}</label>
+                ))}
+              </fieldset>
               <input name="environments" placeholder="Environments, comma-separated (all if empty)" aria-label="Environments" />
               <input name="message_contains" placeholder="Message contains" aria-label="Message contains" />
             </div>
@@ -272,6 +295,7 @@ export default function Alerts() {
               </label>
             </div>
             <div className="row" style={{ marginTop: 8 }}>
+              <span className="small muted">Send to</span>
               {channels.map((c) => (
                 <label key={c.id}><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
               ))}
@@ -281,7 +305,7 @@ export default function Alerts() {
         ) : (
           <p className="muted small">Add a channel first; rules send to channels.</p>
         )}
-        <p className="muted small">Each rule alerts at most once per error within its cooldown; ignored errors never alert.
+        <p className="muted small">Each rule alerts at most once per issue within its cooldown; ignored issues never alert.
           Errors relayed from game clients can be made up by an exploiting player: "server errors only", or a minimum number of
           distinct players, keeps such text from paging the team.</p>
       </section>

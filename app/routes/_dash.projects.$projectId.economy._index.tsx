@@ -1,6 +1,7 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
+import { plural } from "~/components/format";
 import { amount, BarsChart, factor, LineChart, shortAmount } from "~/economy/charts";
 
 /** A card keeps its big figure short (4.37B) and shows the exact amount below it, wrapping. */
@@ -65,7 +66,7 @@ export default function EconomyOverview() {
       </Form>
       {d.players ? (
         <section className="panel">
-          <h3 style={{ marginTop: 0 }}>{d.players.total} player{d.players.total === 1 ? "" : "s"} matching “{d.search}”</h3>
+          <h3 style={{ marginTop: 0 }}>{plural(d.players.total, "player")} matching “{d.search}”</h3>
           <PlayerTable rows={d.players.data as unknown as PlayerRow[]} base={base} testId="search-results" />
         </section>
       ) : null}

@@ -8,7 +8,7 @@ import { mergedInto, unmergeIssues } from "~/team/merge.server";
 import { createShareLink, revokeShare } from "~/team/share-links.server";
 import { baseUrl } from "~/team/api.server";
 import { BarChart } from "~/components/bar-chart";
-import { num } from "~/components/format";
+import { num, plural } from "~/components/format";
 import { Ago, At } from "~/components/time";
 import { ActionMessage, dayLabels, EventList, LevelBadge, RegressedBadge, StatusBadge, Submit, useResetOnSuccess } from "~/components/ui";
 import { queryOf } from "~/errors/params.server";
@@ -136,8 +136,8 @@ export default function Issue() {
               <dd data-testid="snooze">
                 reopens {[
                   group.snooze_until ? <>at <At d={group.snooze_until} /></> : null,
-                  group.snooze_count ? <>at {num(group.snooze_count)} occurrences ({num(Math.max(0, group.snooze_count - group.count))} more)</> : null,
-                  group.snooze_users ? <>at {num(group.snooze_users)} players ({num(Math.max(0, group.snooze_users - group.user_count))} more)</> : null,
+                  group.snooze_count ? <>at {plural(group.snooze_count, "occurrence")} ({num(Math.max(0, group.snooze_count - group.count))} more)</> : null,
+                  group.snooze_users ? <>at {plural(group.snooze_users, "player")} ({num(Math.max(0, group.snooze_users - group.user_count))} more)</> : null,
                 ].filter(Boolean).map((x, i) => <span key={i}>{i > 0 ? " or " : ""}{x}</span>)}
               </dd>
             </>
@@ -179,7 +179,7 @@ export default function Issue() {
                   <td>
                     <div className="msg">{m.title}</div>
                     <div className="small muted">
-                      {m.own ? "this issue's own · " : ""}{num(m.count)} event{m.count === 1 ? "" : "s"} · last seen <Ago d={m.last_seen} now={now} />
+                      {m.own ? "this issue's own · " : ""}{plural(m.count, "occurrence")} · last seen <Ago d={m.last_seen} now={now} />
                     </div>
                   </td>
                   <td>

@@ -4,7 +4,7 @@ import { requirePageUser } from "~/accounts/sessions.server";
 import { filterBody, issueFilters, issuesData } from "~/dashboard/views.server";
 import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
 import { bulkGroupStatus, bulkGroupStatusByFilter } from "~/team/groups.server";
-import { num } from "~/components/format";
+import { allOf, capitalize, num, plural } from "~/components/format";
 import { Ago } from "~/components/time";
 import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit } from "~/components/ui";
 import { mergeIssues, mergePreview } from "~/team/merge.server";
@@ -38,7 +38,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
         as_of: typeof form.as_of === "string" && form.as_of ? form.as_of : undefined,
       });
       const updated = ("updated" in r ? r.updated : undefined) ?? 0;
-      return { ok: true as const, message: `${VERBS[r.status][1]} ${num(updated)} issue${updated === 1 ? "" : "s"} matching the filters.`, intent: "bulk" };
+      return { ok: true as const, message: `${VERBS[r.status][1]} ${plural(updated, "issue")} matching the filters.`, intent: "bulk" };
     }
     if (!Array.isArray(form.ids) || form.ids.length === 0) return { ok: false as const, error: "Tick at least one issue first.", intent: "bulk" };
     if (form.intent === "merge") {
@@ -51,7 +51,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
     }
     const r = await bulkGroupStatus(context.services.sql, user, params.projectId, { ids: form.ids, status: form.intent });
     const verb = VERBS[r.status][1];
-    return { ok: true as const, message: `${verb} ${r.updated} issue${r.updated === 1 ? "" : "s"}.`, intent: "bulk" };
+    return { ok: true as const, message: `${verb} ${plural(r.updated, "issue")}.`, intent: "bulk" };
   });
 
 export default function Issues() {
@@ -134,7 +134,7 @@ export default function Issues() {
       {confirming && VERBS[confirming] && total > 0 ? (
         <div className="panel confirm" role="alertdialog" aria-labelledby="confirm-title">
           <p id="confirm-title" style={{ marginTop: 0 }}>
-            <strong>{VERBS[confirming][0]} all {num(total)} issue{total === 1 ? "" : "s"} matching these filters?</strong>{" "}
+            <strong>{VERBS[confirming][0]} {allOf(total, "issue")} matching these filters?</strong>{" "}
             <span className="muted small">Not only this page. Issues that appear after now are left alone.</span>
           </p>
           <Form method="post" className="row" action={`${base}?index&${filterQuery}`}>
@@ -142,7 +142,7 @@ export default function Issues() {
             <input type="hidden" name="filter" value={filterQuery} />
             <input type="hidden" name="as_of" value={new Date(now).toISOString()} />
             <Submit className="primary" name="intent" value={confirming} pending="Working…">
-              {VERBS[confirming][0]} {num(total)} issue{total === 1 ? "" : "s"}
+              {VERBS[confirming][0]} {plural(total, "issue")}
             </Submit>
             <Link to={withParams({ confirm: null })}>Cancel</Link>
           </Form>
@@ -166,7 +166,7 @@ export default function Issues() {
                     <span className="msg">{g.title}</span>
                     <span className="small muted row tight">
                       <LevelBadge level={g.level} /> <StatusBadge status={g.status} />
-                      <span>{num(g.count)} event{Number(g.count) === 1 ? "" : "s"} · {num(g.user_count)} player{Number(g.user_count) === 1 ? "" : "s"} · <Ago d={g.last_seen} now={now} /></span>
+                      <span>{plural(g.count, "occurrence")} · {plural(g.user_count, "player")} · <Ago d={g.last_seen} now={now} /></span>
                     </span>
                   </span>
                 </label>
@@ -181,7 +181,7 @@ export default function Issues() {
       ) : null}
       <Form method="post">
         <div className="row between bulkbar">
-          <span className="muted small" data-testid="issue-total">{num(total)} issue{total === 1 ? "" : "s"}</span>
+          <span className="muted small" data-testid="issue-total">{plural(total, "issue")}</span>
           <div className="row">
             <span className="small muted">With ticked:</span>
             <Submit name="intent" value="resolved" pending="Resolving…">Resolve</Submit>
@@ -192,7 +192,7 @@ export default function Issues() {
         </div>
         {total > 0 ? (
           <div className="row small bulkbar">
-            <span className="muted">All {num(total)} matching:</span>
+            <span className="muted">{capitalize(allOf(total, "issue"))} matching:</span>
             {filters.status !== "resolved" ? <Link to={withParams({ confirm: "resolved" })}>Resolve all…</Link> : null}
             {filters.status !== "ignored" ? <Link to={withParams({ confirm: "ignored" })}>Ignore all…</Link> : null}
             {filters.status !== "open" ? <Link to={withParams({ confirm: "open" })}>Reopen all…</Link> : null}
@@ -209,7 +209,7 @@ export default function Issues() {
                   <th>Issue</th>
                   <th className="hide-narrow">Level</th>
                   <th className="hide-narrow">Status</th>
-                  <th className="num">{filters.environment ? `In ${filters.environment}` : "Events"}</th>
+                  <th className="num">{filters.environment ? `In ${filters.environment}` : "Occurrences"}</th>
                   <th className="num">Players</th>
                   <th className="hide-narrow">Last seen</th>
                 </tr>

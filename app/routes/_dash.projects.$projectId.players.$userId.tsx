@@ -32,7 +32,7 @@ export default function Player() {
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Issues ({num(issues.length)})</h2>
         <table data-testid="player-issues">
-          <thead><tr><th>Issue</th><th className="hide-narrow">Status</th><th className="num">Events (all players)</th><th className="hide-narrow">Last seen</th></tr></thead>
+          <thead><tr><th>Issue</th><th className="hide-narrow">Status</th><th className="num">Occurrences (all players)</th><th className="hide-narrow">Last seen</th></tr></thead>
           <tbody>
             {issues.map((g) => (
               <tr key={g.id}>

@@ -8,7 +8,7 @@ import { Ago, At } from "~/components/time";
 import { Pager } from "~/components/ui";
 import { queryOf } from "~/errors/params.server";
 
-export const meta: MetaFunction = () => [{ title: "Releases · Roblox Monitor" }];
+export const meta: MetaFunction = () => [{ title: "Versions · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);

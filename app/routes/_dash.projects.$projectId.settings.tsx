@@ -12,6 +12,9 @@ import { Submit, ActionMessage, useResetOnSuccess } from "~/components/ui";
 import { DsnKeysPanel } from "~/components/dsn-keys";
 import { createDsnKey, listDsnKeysFor, revokeDsnKeyFor, updateDsnKeyFor } from "~/team/dsn-keys.server";
 import { baseUrl } from "~/team/api.server";
+import { urlProblem } from "~/sdk/onboarding.server";
+import { plural } from "~/components/format";
+import { NewApiKey } from "~/components/new-api-key";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -19,6 +22,8 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
     ...(await settingsData(context.services.sql, user, params.projectId)),
     project: await getProjectFor(context.services.sql, user, params.projectId),
     dsnKeys: await listDsnKeysFor(context.services.sql, user, params.projectId, baseUrl(context.services, request)),
+    base: baseUrl(context.services, request),
+    urlProblem: urlProblem(baseUrl(context.services, request), Boolean(context.services.config.publicUrl)),
     me: user.id,
     now: new Date(),
   }));
@@ -60,7 +65,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
         const text = String(form.rate_limit_per_minute ?? "").trim().replace(/[,_\s]/g, "");
         const key = await updateDsnKeyFor(sql, user, p, String(form.key_id ?? ""), { rate_limit_per_minute: text === "" ? null : Number(text) }, baseUrl(context.services, request));
         const limit = key.rate_limit_per_minute;
-        return { ok: true as const, intent, message: limit === null ? "The DSN now has no rate limit." : `The DSN may now post ${limit.toLocaleString("en-US")} events per minute.` };
+        return { ok: true as const, intent, message: limit === null ? "The DSN now has no rate limit." : `The DSN may now post ${plural(limit, "event")} per minute.` };
       }
       case "member-add": {
         const r = await addMember(sql, user, p, { email: form.email, role: form.role });
@@ -98,7 +103,7 @@ const Hidden = ({ intent, ...fields }: { intent: string } & Record<string, strin
 );
 
 export default function Settings() {
-  const { role, keys, members, links, project, me, now, dsnKeys } = useLoaderData<typeof loader>();
+  const { role, keys, members, links, project, me, now, dsnKeys, base: serviceUrl, urlProblem } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const manager = role === "owner" || role === "admin";
   const base = `/projects/${useParams().projectId}`;
@@ -115,7 +120,7 @@ export default function Settings() {
             <p className="muted small">Games send events with a key in the <code>x-api-key</code> header. Keep several active keys to rotate without downtime: create the new one, deploy it, revoke the old one.</p>
             <ActionMessage data={result} intent="key-create" />
             <ActionMessage data={result} intent="key-revoke" />
-            {secret ? <code className="secret" data-testid="new-api-key">{secret}</code> : null}
+            {secret ? <NewApiKey apiKey={secret} url={serviceUrl} problem={urlProblem} /> : null}
             <table>
               <thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th><th>State</th><th /></tr></thead>
               <tbody>
@@ -125,7 +130,7 @@ export default function Settings() {
                     <td><code>{k.prefix}…</code></td>
                     <td className="small"><At d={k.created_at} /></td>
                     <td className="small"><Ago d={k.last_used_at} now={now} /></td>
-                    <td className="small">{k.revoked_at ? `revoked $<At d={k.revoked_at} />` : "active"}</td>
+                    <td className="small">{k.revoked_at ? <>revoked <At d={k.revoked_at} /></> : "active"}</td>
                     <td>
                       {!k.revoked_at ? (
                         <Form method="post" className="inline">
@@ -149,7 +154,7 @@ export default function Settings() {
         )}
       </section>
 
-      <DsnKeysPanel keys={dsnKeys} manager={manager} result={result} now={now} />
+      <DsnKeysPanel keys={dsnKeys} manager={manager} result={result} now={now} problem={urlProblem} />
 
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Members</h2>

@@ -5,6 +5,8 @@ import { createProject } from "~/team/projects.server";
 import { baseUrl } from "~/team/api.server";
 import { formObject, pageAct } from "~/dashboard/page.server";
 import { ActionMessage, Submit } from "~/components/ui";
+import { NewApiKey } from "~/components/new-api-key";
+import { urlProblem } from "~/sdk/onboarding.server";
 
 export const meta: MetaFunction = () => [{ title: "New project · Roblox Monitor" }];
 
@@ -19,23 +21,18 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     const { services } = context;
     const user = await requirePageUser(services, request);
     const { project, api_key } = await createProject(services.sql, user, formObject(await request.formData()));
-    return { ok: true as const, project: { id: project.id, name: project.name }, apiKey: api_key, base: baseUrl(services, request) };
-  });
+    const base = baseUrl(services, request);
+    return { ok: true as const, project: { id: project.id, name: project.name }, apiKey: api_key, base, problem: urlProblem(base, Boolean(services.config.publicUrl)) };
+  }, { name: "Name" });
 
 export default function NewProject() {
   const result = useActionData<typeof action>();
   if (result && "apiKey" in result) {
-    const curl = `curl -X POST ${result.base}/api/ingest \\
-  -H "content-type: application/json" \\
-  -H "x-api-key: ${result.apiKey}" \\
-  -d '{"message": "Hello from my game", "level": "error", "stack_trace": "ServerScriptService.Main:1"}'`;
     return (
       <div className="panel">
         <h1>{result.project.name} is ready</h1>
         <p>This is the project's API key. <strong>It is shown only this once</strong>; copy it into your game's server script now (you can create more keys in the settings later).</p>
-        <code className="secret" data-testid="api-key">{result.apiKey}</code>
-        <h2>Send a first event</h2>
-        <pre>{curl}</pre>
+        <NewApiKey apiKey={result.apiKey} url={result.base} problem={result.problem} />
         <p>
           <Link className="button primary" to={`/projects/${result.project.id}`}>Open the project</Link>
         </p>

@@ -27,7 +27,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     headers.append("Set-Cookie", await startSession(services, request, user.id));
     headers.append("Set-Cookie", deviceCookie(request, services.config.appSecret, user.id));
     throw redirect("/projects/new", { headers });
-  });
+  }, { email: "Email", password: "Password" });
 
 export default function Setup() {
   const result = useActionData<typeof action>();

@@ -82,7 +82,7 @@ describe("new_group rule", () => {
     expect(msg.receivedAt - t0).toBeLessThan(3000);
     const embed = msg.body.embeds[0];
     expect(embed.title.length).toBeLessThanOrEqual(256);
-    expect(embed.title).toContain("New error");
+    expect(embed.title).toContain("New issue in ");
     expect(embed.description.length).toBeLessThanOrEqual(4096);
     expect(embed.description).toContain("attempt to index nil");
     expect(embed.description).toContain("Workspace.Shop.Module0, line 0");
@@ -442,7 +442,15 @@ describe("POST /api/notifications/test and the Team API", () => {
         });
         expect(bad.status, host).toBe(400);
         expect(bad.body).toMatchObject({ error: "invalid_payload", details: [{ path: "url" }] });
+        expect(bad.body.message, host).toContain("WEBHOOK_ALLOW_PRIVATE=true");
       }
+      // a local receiver over plain http: the refusal says how an operator allows it
+      const http = await call(strict, "POST", `/api/team/projects/${projectId}/channels`, {
+        cookie,
+        body: { name: "local", kind: "webhook", url: "http://127.0.0.1:8080/hook" },
+      });
+      expect(http.status).toBe(400);
+      expect(http.body.message).toMatch(/^url must be an https URL\. .*WEBHOOK_ALLOW_PRIVATE=true/);
       const create = await call(strict, "POST", `/api/team/projects/${projectId}/channels`, {
         cookie,
         body: { name: "loop", kind: "discord", url: `https://localhost:1/api/webhooks/1/abc` },

@@ -36,7 +36,7 @@ it("a new error sent by a Sentry SDK reaches the new_group rule's Discord channe
   }
   for (let waited = 0; discord.for(url).length === 0 && waited < 30_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
   const [msg] = discord.for(url);
-  expect(msg.body.embeds[0].title).toContain("New error");
+  expect(msg.body.embeds[0].title).toContain("New issue");
   expect(msg.body.embeds[0].description).toContain("attempt to index nil with 'Open'");
   // the two later occurrences are not new: no second message
   await new Promise((r) => setTimeout(r, 2000));
