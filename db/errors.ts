@@ -71,10 +71,59 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = 
     ${f.level ? sql`and g.level = ${f.level}` : sql``}
     ${f.status ? sql`and g.status = ${f.status}` : sql``}
     ${f.environment ? inEnvironment(f.environment) : sql``}
-    ${f.search ? sql`and g.message ilike ${likePattern(f.search)}` : sql``}
+    ${f.search ? sql`and g.id in (${searchHits(sql, projectId, f.search)})` : sql``}
     ${f.regressed ? sql`and g.regressed_at is not null` : sql``}
     ${f.newInVersion ? sql`and g.first_version = ${f.newInVersion}` : sql``}
     ${f.createdBefore ? sql`and g.created_at <= ${f.createdBefore}` : sql``}`;
+}
+
+/**
+ * How many of the project's newest stored events an issue search reads for their messages and player
+ * names, as raw search does (RAW_SEARCH_WINDOW): a substring of an event's text cannot use an index
+ * without making every ingest pay for one.
+ */
+export const ISSUE_SEARCH_WINDOW = 100_000;
+
+/** A numeric search also names a player by user id, exactly. */
+const searchedUserId = (search: string) => (/^\d{1,18}$/.test(search.trim()) ? search.trim() : null);
+
+/**
+ * The ids of the issues a search finds: an issue whose message or culprit holds it (trigram indexes),
+ * one a matching player had (any part of their latest name, or their user id for a numeric search;
+ * through group_users), and one whose events among the newest ISSUE_SEARCH_WINDOW hold it in their
+ * message or player name. A group merged into another is found as that issue.
+ */
+function searchHits(sql: Sql, projectId: string, search: string) {
+  const p = likePattern(search);
+  const userId = searchedUserId(search);
+  return sql`
+    select coalesce(h.merged_into, h.id) from error_groups h
+    where h.project_id = ${projectId} and (h.message ilike ${p} or h.culprit ilike ${p})
+    union
+    select coalesce(m.merged_into, m.id) from error_groups m
+    where m.project_id = ${projectId} and m.id in (
+      select e.group_id from (
+        select group_id, message, player_name from events where project_id = ${projectId}
+        order by "timestamp" desc, id desc limit ${ISSUE_SEARCH_WINDOW}
+      ) e where e.message ilike ${p} or e.player_name ilike ${p}
+      union
+      select gu.group_id from group_users gu
+      where gu.project_id = ${projectId} and gu.user_id in (
+        select pu.user_id from project_users pu where pu.project_id = ${projectId} and pu.player_name ilike ${p}
+        ${userId ? sql`union all select ${userId}::bigint` : sql``}
+      )
+    )`;
+}
+
+/**
+ * What an issue search read of the stored events: how many (at most ISSUE_SEARCH_WINDOW), and whether
+ * older ones were left out. From the per-group stored-row counters, so it costs no scan.
+ */
+export async function issueSearchScope(sql: Sql, projectId: string): Promise<{ events: number; windowFull: boolean }> {
+  const [{ stored }] = await sql<{ stored: string }[]>`
+    select coalesce(sum(stored_count), 0)::bigint as stored from error_groups where project_id = ${projectId}`;
+  const n = Number(stored);
+  return { events: Math.min(n, ISSUE_SEARCH_WINDOW), windowFull: n > ISSUE_SEARCH_WINDOW };
 }
 
 export async function countGroups(sql: Sql, projectId: string, f: GroupMatch): Promise<number> {

@@ -54,7 +54,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
   });
 
 export default function Issues() {
-  const { filters, page, pageSize, total, groups, environments, versions, now } = useLoaderData<typeof loader>();
+  const { filters, page, pageSize, total, groups, environments, versions, searched, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const [params] = useSearchParams();
   const nav = useNavigation();
@@ -77,10 +77,18 @@ export default function Issues() {
   const merge = result && "merge" in result ? result.merge : undefined;
   return (
     <>
-      <Form method="get" className="filters panel" role="search">
+      {/* keyed by the address: the fields show the filters in force after a link or Back, not what was last typed */}
+      <Form key={filterQuery} method="get" className="filters panel" role="search">
         <div>
-          <label htmlFor="search">Search messages</label>
-          <input id="search" name="search" type="search" defaultValue={filters.search} placeholder="attempt to index nil" />
+          <label htmlFor="search">Search</label>
+          <input id="search" name="search" type="search" defaultValue={filters.search} placeholder="message, culprit, player or user id"
+            aria-describedby={searched ? "search-scope" : undefined} />
+          {searched ? (
+            <div id="search-scope" className="small muted" data-testid="search-scope">
+              Searched messages, culprits, player names and user ids, and the messages and player names of{" "}
+              {searched.windowFull ? `the newest ${num(searched.events)} stored events (older ones were not searched)` : `all ${num(searched.events)} stored events`}.
+            </div>
+          ) : null}
         </div>
         <div>
           <label htmlFor="status">Status</label>
@@ -198,7 +206,11 @@ export default function Issues() {
           </div>
         ) : null}
         {groups.length === 0 ? (
-          page === 1 ? <div className="panel"><p className="muted">No issues match these filters.</p></div> : null
+          page === 1 ? (
+            <div className="panel">
+              <p className="muted">{filters.search ? <>No issues match “{filters.search}” with these filters.</> : "No issues match these filters."}</p>
+            </div>
+          ) : null
         ) : (
           <div className="table-wrap">
             <table className="panel issues">
@@ -221,7 +233,7 @@ export default function Issues() {
                       <Link className="msg" to={`${base}/${g.id}`}>{g.message}</Link>
                       {g.culprit ? <div className="culprit">{g.culprit}</div> : null}
                       <div className="small muted row tight">
-                        <span>{g.environment}</span>
+                        <Environments list={g.environments} />
                         {g.last_version ? <span>v{g.last_version}</span> : null}
                         {g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}
                         <span className="show-narrow"><LevelBadge level={g.level} /> <StatusBadge status={g.status} /> · <Ago d={g.last_seen} now={now} /></span>
@@ -244,5 +256,18 @@ export default function Issues() {
       </Form>
       <Pager page={page} total={total} pageSize={pageSize} href={(p) => withParams({ page: String(p), confirm: null })} noun="issue" />
     </>
+  );
+}
+
+/** The environments an issue occurred in, most occurrences first: three chips, then "+N" for the rest. */
+function Environments({ list }: { list: { environment: string; count: number }[] }) {
+  if (list.length === 0) return null;
+  const shown = list.slice(0, 3);
+  const all = list.map((e) => `${e.environment} (${num(e.count)})`).join(", ");
+  return (
+    <span className="envs" title={`Occurred in ${all}`}>
+      {shown.map((e) => <span key={e.environment} className="tag">{e.environment}</span>)}
+      {list.length > shown.length ? <span className="tag">+{list.length - shown.length}</span> : null}
+    </span>
   );
 }

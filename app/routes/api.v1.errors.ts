@@ -1,5 +1,5 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { listEvents, listGroups } from "../../db/errors.js";
+import { issueSearchScope, listEvents, listGroups } from "../../db/errors.js";
 import { parseListParams, queryOf } from "~/errors/params.server";
 import { getOnly, handle, json } from "~/http.server";
 
@@ -11,7 +11,9 @@ export const loader = ({ request, context }: LoaderFunctionArgs) =>
     const result = params.grouped ? await listGroups(sql, projectId, params.filter) : await listEvents(sql, projectId, params.filter);
     const { data, total } = result;
     // a raw search reads the newest events only (see RAW_SEARCH_WINDOW); say so when older ones were left out
-    const windowFull = "searchWindowFull" in result ? { search_window_full: true } : {};
+    // a grouped search reads the newest events' messages and players the same way
+    const full = "searchWindowFull" in result || (params.grouped && params.filter.search && (await issueSearchScope(sql, projectId)).windowFull);
+    const windowFull = full ? { search_window_full: true } : {};
     return json({ data, total, limit: params.filter.limit, offset: params.filter.offset, grouped: params.grouped, ...windowFull });
   });
 
