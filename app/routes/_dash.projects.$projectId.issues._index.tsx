@@ -83,12 +83,6 @@ export default function Issues() {
           <label htmlFor="search">Search</label>
           <input id="search" name="search" type="search" defaultValue={filters.search} placeholder="message, culprit, player or user id"
             aria-describedby={searched ? "search-scope" : undefined} />
-          {searched ? (
-            <div id="search-scope" className="small muted" data-testid="search-scope">
-              Searched messages, culprits, player names and user ids, and the messages and player names of{" "}
-              {searched.windowFull ? `the newest ${num(searched.events)} stored events (older ones were not searched)` : `all ${num(searched.events)} stored events`}.
-            </div>
-          ) : null}
         </div>
         <div>
           <label htmlFor="status">Status</label>
@@ -135,6 +129,12 @@ export default function Issues() {
           <label htmlFor="regressed">Regressed only</label>
         </div>
         <button type="submit" disabled={loading} aria-busy={loading || undefined}>{loading ? "Loading…" : "Apply"}</button>
+        {searched ? (
+          <p id="search-scope" className="search-scope small muted" data-testid="search-scope">
+            Searched messages, culprits, player names and user ids, and the messages and player names of{" "}
+            {searched.windowFull ? `the newest ${num(searched.events)} stored events (older ones were not searched)` : `all ${num(searched.events)} stored events`}.
+          </p>
+        ) : null}
       </Form>
 
       <ActionMessage data={result} intent="bulk" />

@@ -8,12 +8,14 @@ export const loader = ({ request, context }: LoaderFunctionArgs) =>
     const { sql, apiKeys } = context.services;
     const { projectId } = await apiKeys.projectFor(request);
     const params = parseListParams(queryOf(request));
-    const result = params.grouped ? await listGroups(sql, projectId, params.filter) : await listEvents(sql, projectId, params.filter);
+    // a grouped search reads the newest events' messages and players (ISSUE_SEARCH_WINDOW), as raw search does
+    const [result, scope] = await Promise.all([
+      params.grouped ? listGroups(sql, projectId, params.filter) : listEvents(sql, projectId, params.filter),
+      params.grouped && params.filter.search ? issueSearchScope(sql, projectId) : undefined,
+    ]);
     const { data, total } = result;
     // a raw search reads the newest events only (see RAW_SEARCH_WINDOW); say so when older ones were left out
-    // a grouped search reads the newest events' messages and players the same way
-    const full = "searchWindowFull" in result || (params.grouped && params.filter.search && (await issueSearchScope(sql, projectId)).windowFull);
-    const windowFull = full ? { search_window_full: true } : {};
+    const windowFull = "searchWindowFull" in result || scope?.windowFull ? { search_window_full: true } : {};
     return json({ data, total, limit: params.filter.limit, offset: params.filter.offset, grouped: params.grouped, ...windowFull });
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { login, makeProject, makeUser } from "../support/team.js";
 import { MINUTE, ingest, iso, list } from "../support/query-fixtures.js";
+import { ISSUE_SEARCH_WINDOW } from "../../db/errors.js";
 
 /**
  * The issues list's filters and search, through real HTTP: each filter lists the values the project has
@@ -179,5 +180,27 @@ describe("issue search", () => {
     } finally {
       await app.sql`update error_groups set merged_into = null where project_id = ${projectId} and id = ${member}`;
     }
+  });
+
+  it("reads only the newest events' messages, and says so when older ones were left out", async () => {
+    const ownerId = (await app.sql<{ user_id: string }[]>`select user_id from project_members where project_id = ${projectId}`)[0].user_id;
+    const { projectId: pid, apiKey: key } = await makeProject(app.sql, ownerId);
+    await ingest(app, key, [
+      { message: "Spawn3 is not a valid member of Workspace.Map", timestamp: at(60), trace_id: crypto.randomUUID() },
+      { message: "Spawn7 is not a valid member of Workspace.Map", timestamp: at(55), trace_id: crypto.randomUUID() },
+      { message: "Filler", timestamp: at(50), trace_id: crypto.randomUUID() },
+    ]);
+    const [filler] = await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${pid} and message = 'Filler'`;
+    // a window's worth of newer events (written directly: through ingest this would take minutes)
+    await app.sql`
+      insert into events (project_id, group_id, message, level, environment, "timestamp")
+      select ${pid}, ${filler.id}, 'Filler', 'error', 'production', ${new Date(now - 40 * MINUTE)}::timestamptz + i * interval '1 millisecond'
+      from generate_series(1, ${ISSUE_SEARCH_WINDOW}) i`;
+    const api = await list(app, key, { grouped: true, search: "Spawn7" });
+    expect(api.body).toMatchObject({ data: [], total: 0, search_window_full: true });
+    // the issue's own message and its players are indexed, not windowed
+    expect((await list(app, key, { grouped: true, search: "Spawn3" })).body.total).toBe(1);
+    const html = (await (await app.request(`/projects/${pid}/issues?search=Spawn7`, { headers: { cookie } })).text()).replaceAll("<!-- -->", "");
+    expect(html).toContain("the messages and player names of the newest 20,000 stored events (older ones were not searched).");
   });
 });
