@@ -242,6 +242,7 @@ test("the issues list's filters keep their value through Apply, and search finds
     await expect(environment.locator("option")).toHaveText(["Any", "production", "staging"]);
     await expect(page.getByLabel("New in version")).toHaveValue("42");
     await page.getByRole("button", { name: "Apply" }).click();
+    await expect(page).toHaveURL(/sort=last_seen/); // the form's own submission
     await expect(page).toHaveURL(/environment=staging/);
     await expect(page).toHaveURL(/version=42/);
     await expect(environment).toHaveValue("staging");
@@ -249,6 +250,7 @@ test("the issues list's filters keep their value through Apply, and search finds
     await page.getByLabel("New in version").selectOption("");
     await page.getByRole("button", { name: "Apply" }).click();
     await expect(page).not.toHaveURL(/version=42/);
+    await expect(page.getByTestId("issue-total")).toHaveText("2 issues");
     await expect(environment).toHaveValue("staging");
     const combat = page.locator("tr", { hasText: "attempt to index nil" });
     await expect(combat.locator(".envs .tag")).toHaveText(["production", "staging"]);

@@ -77,11 +77,11 @@ export default function Issues() {
   const merge = result && "merge" in result ? result.merge : undefined;
   return (
     <>
-      {/* keyed by the address: the fields show the filters in force after a link or Back, not what was last typed */}
-      <Form key={filterQuery} method="get" className="filters panel" role="search">
+      {/* keyed by the filters in force: after a link or Back the fields show them, not what was last typed */}
+      <Form key={JSON.stringify(filters)} method="get" className="filters panel" role="search">
         <div>
           <label htmlFor="search">Search</label>
-          <input id="search" name="search" type="search" defaultValue={filters.search} placeholder="message, culprit, player or user id"
+          <input id="search" name="search" type="search" defaultValue={filters.search} placeholder="message or player"
             aria-describedby={searched ? "search-scope" : undefined} />
         </div>
         <div>
