@@ -233,7 +233,7 @@ export default function Issues() {
                       <Link className="msg" to={`${base}/${g.id}`}>{g.message}</Link>
                       {g.culprit ? <div className="culprit">{g.culprit}</div> : null}
                       <div className="small muted row tight">
-                        <Environments list={g.environments} />
+                        <Environments list={g.environments.length ? g.environments : [{ environment: g.environment, count: Number(g.count) }]} />
                         {g.last_version ? <span>v{g.last_version}</span> : null}
                         {g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}
                         <span className="show-narrow"><LevelBadge level={g.level} /> <StatusBadge status={g.status} /> · <Ago d={g.last_seen} now={now} /></span>
