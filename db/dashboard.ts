@@ -39,10 +39,40 @@ export async function projectSeries(sql: Sql, projectId: string, timeframe: Time
   return [...byBucket.values()];
 }
 
-export async function listEnvironments(sql: Sql, projectId: string): Promise<string[]> {
+/**
+ * Every environment the project's events came from (any event of any issue, not only each issue's
+ * latest), by name: a loose index scan of group_environments' (project, environment) index, one probe
+ * per distinct name however many issues there are.
+ */
+export async function listEnvironments(sql: Sql, projectId: string, limit = 100): Promise<string[]> {
   const rows = await sql<{ environment: string }[]>`
-    select distinct environment from error_groups where project_id = ${projectId} and merged_into is null order by environment limit 50`;
+    with recursive envs as (
+      (select environment from group_environments where project_id = ${projectId} order by environment limit 1)
+      union all
+      select (select x.environment from group_environments x
+              where x.project_id = ${projectId} and x.environment > envs.environment order by x.environment limit 1)
+      from envs where envs.environment is not null
+    )
+    select environment from envs where environment is not null limit ${limit}`;
   return rows.map((r) => r.environment);
+}
+
+/**
+ * The environments each of some issues occurred in, most occurrences first (a merged issue: its
+ * members' too).
+ */
+export async function issueEnvironments(sql: Sql, projectId: string, ids: string[]): Promise<Record<string, { environment: string; count: number }[]>> {
+  if (ids.length === 0) return {};
+  const rows = await sql<{ id: string; environment: string; count: string }[]>`
+    select coalesce(g.merged_into, g.id) as id, ge.environment, sum(ge.count)::bigint as count
+    from error_groups g
+    join group_environments ge on ge.project_id = g.project_id and ge.group_id = g.id
+    where g.project_id = ${projectId} and (g.id = any(${ids}::uuid[]) or g.merged_into = any(${ids}::uuid[]))
+    group by 1, 2
+    order by 1, 3 desc, 2`;
+  const out: Record<string, { environment: string; count: number }[]> = {};
+  for (const r of rows) (out[r.id] ??= []).push({ environment: r.environment, count: Number(r.count) });
+  return out;
 }
 
 export async function hasGroups(sql: Sql, projectId: string): Promise<boolean> {

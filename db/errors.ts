@@ -71,10 +71,67 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = 
     ${f.level ? sql`and g.level = ${f.level}` : sql``}
     ${f.status ? sql`and g.status = ${f.status}` : sql``}
     ${f.environment ? inEnvironment(f.environment) : sql``}
-    ${f.search ? sql`and g.message ilike ${likePattern(f.search)}` : sql``}
+    ${f.search ? searchWhere(sql, projectId, f.search) : sql``}
     ${f.regressed ? sql`and g.regressed_at is not null` : sql``}
     ${f.newInVersion ? sql`and g.first_version = ${f.newInVersion}` : sql``}
     ${f.createdBefore ? sql`and g.created_at <= ${f.createdBefore}` : sql``}`;
+}
+
+/**
+ * How many of the project's newest stored events an issue search reads for their messages and player
+ * names. A substring of an event's text cannot use an index without making every ingest pay for one,
+ * so, as raw search (RAW_SEARCH_WINDOW), it reads a bounded window; a smaller one, since the issues list
+ * searches on every Apply and its other parts (messages, culprits, players) are indexed and unbounded:
+ * at 100,000 events the window costs about a fifth of raw search's.
+ */
+export const ISSUE_SEARCH_WINDOW = 20_000;
+
+/** A numeric search also names a player by user id, exactly. */
+const searchedUserId = (search: string) => (/^\d{1,18}$/.test(search.trim()) ? search.trim() : null);
+
+/**
+ * The issues a search finds: one whose message or culprit holds it (trigram indexes), and, through one
+ * list of ids computed once, one a matching player had (any part of their latest name, or their user
+ * id for a numeric search; through group_users), one whose events among the newest ISSUE_SEARCH_WINDOW
+ * hold it in their message or player name (lower() and LIKE: ILIKE, which the trigram indexes need,
+ * costs about twice as much per unindexed row), and one holding a merged group whose message or
+ * culprit does. The planner answers the three as one bitmap (message index, culprit index, primary key), so
+ * each matching issue is read from the heap once, as with the message alone.
+ */
+function searchWhere(sql: Sql, projectId: string, search: string) {
+  const p = likePattern(search);
+  const userId = searchedUserId(search);
+  return sql`and (g.message ilike ${p} or g.culprit ilike ${p} or g.id = any(array(
+    select coalesce(m.merged_into, m.id) from error_groups m
+    where m.project_id = ${projectId} and m.id in (
+      select e.group_id from (
+        select group_id, message, player_name from events where project_id = ${projectId}
+        order by "timestamp" desc, id desc limit ${ISSUE_SEARCH_WINDOW}
+      ) e where lower(e.message) like lower(${p}) or lower(e.player_name) like lower(${p})
+      union
+      select gu.group_id from group_users gu
+      where gu.project_id = ${projectId} and gu.user_id in (
+        select pu.user_id from project_users pu where pu.project_id = ${projectId} and pu.player_name ilike ${p}
+        ${userId ? sql`union all select ${userId}::bigint` : sql``}
+      )
+    )
+    union
+    select h.merged_into from error_groups h
+    where h.project_id = ${projectId} and h.merged_into is not null and (h.message ilike ${p} or h.culprit ilike ${p})
+  )))`;
+}
+
+/**
+ * What an issue search read of the stored events: how many (at most ISSUE_SEARCH_WINDOW), and whether
+ * older ones were left out. An index-only count of the window, bounded like the search itself.
+ */
+export async function issueSearchScope(sql: Sql, projectId: string): Promise<{ events: number; windowFull: boolean }> {
+  const [{ n }] = await sql<{ n: string }[]>`
+    select count(*)::bigint as n from (
+      select 1 from events where project_id = ${projectId} order by "timestamp" desc, id desc limit ${ISSUE_SEARCH_WINDOW + 1}
+    ) w`;
+  const count = Number(n);
+  return { events: Math.min(count, ISSUE_SEARCH_WINDOW), windowFull: count > ISSUE_SEARCH_WINDOW };
 }
 
 export async function countGroups(sql: Sql, projectId: string, f: GroupMatch): Promise<number> {

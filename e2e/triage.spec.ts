@@ -266,6 +266,50 @@ test("find a player by name or id", async ({ page }) => {
   await expect(page.getByTestId("players").locator("tbody tr").first()).toContainText("Guest_8812");
 });
 
+test("the issues list's filters keep their value through Apply, and search finds issues by player and user id", async ({ browser }) => {
+  for (const width of [390, 1280]) {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page, owner);
+    await page.goto(`/projects/${projectId}/issues?status=all&environment=staging&version=42`);
+    const environment = page.getByLabel("Environment");
+    await expect(environment).toHaveValue("staging");
+    await expect(environment.locator("option")).toHaveText(["Any", "production", "staging"]);
+    await expect(page.getByLabel("New in version")).toHaveValue("42");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await expect(page).toHaveURL(/sort=last_seen/); // the form's own submission
+    await expect(page).toHaveURL(/environment=staging/);
+    await expect(page).toHaveURL(/version=42/);
+    await expect(environment).toHaveValue("staging");
+    // the Combat issue (new in 41) occurred in both; its latest event was in production
+    await page.getByLabel("New in version").selectOption("");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await expect(page).not.toHaveURL(/version=42/);
+    await expect(page.getByTestId("issue-total")).toHaveText("2 issues");
+    await expect(environment).toHaveValue("staging");
+    const combat = page.locator("tr", { hasText: "attempt to index nil" });
+    await expect(combat.locator(".envs .tag")).toHaveText(["production", "staging"]);
+    await page.screenshot({ path: `/tmp/search-issues-env-${width}.png`, fullPage: true });
+    // a player's name finds the issues they had; the box says what was searched
+    await page.getByLabel("Search").fill("KittyCat");
+    await page.getByLabel("Environment").selectOption("");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await expect(page.getByTestId("issue-total")).toHaveText("1 issue");
+    await expect(page.locator("table.issues tbody tr").first()).toContainText("attempt to index nil");
+    await expect(page.getByTestId("search-scope")).toContainText("Searched messages, culprits, player names and user ids");
+    await page.screenshot({ path: `/tmp/search-issues-search-${width}.png`, fullPage: true });
+    // a user id: exactly that player's issues
+    await page.getByLabel("Search").fill("1001");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await expect(page.getByTestId("issue-total")).toHaveText("2 issues");
+    await page.getByLabel("Search").fill("Spawn99");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await expect(page.getByText("No issues match “Spawn99” with these filters.")).toBeVisible();
+    await page.screenshot({ path: `/tmp/search-issues-none-${width}.png`, fullPage: true });
+    await context.close();
+  }
+});
+
 test("bulk: resolve every matching issue after a confirmation that shows the count", async ({ page }) => {
   await signIn(page, owner);
   await page.goto(`/projects/${projectId}/issues?status=open&search=has%20no%20handler`);

@@ -699,6 +699,8 @@ async function main() {
           ...QUERIES.filter((q) => targeted.includes(q.name)),
           { name: "group detail", path: `/api/v1/errors/${g.id}` },
           { name: "errors raw search", path: "/api/v1/errors?search=Damage" },
+          // also reads the newest events' messages and player names (ISSUE_SEARCH_WINDOW)
+          { name: "errors grouped search", path: "/api/v1/errors?grouped=true&search=Damage" },
         ];
       };
       const smallSql = await createProject(db.url, "bench-sql-small");

@@ -1,6 +1,6 @@
 import type { Sql } from "../../db/client.js";
-import { groupMessages, hasGroups, listEnvironments, projectSeries } from "../../db/dashboard.js";
-import { getGroup, getTrace, groupHourlySeries, latestGroupEvents, listGroups, type GroupSort } from "../../db/errors.js";
+import { groupMessages, hasGroups, issueEnvironments, listEnvironments, projectSeries } from "../../db/dashboard.js";
+import { getGroup, getTrace, groupHourlySeries, issueSearchScope, latestGroupEvents, listGroups, type GroupSort } from "../../db/errors.js";
 import { listApiKeys } from "../../db/projects.js";
 import { listShareLinks } from "../../db/share-links.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
@@ -90,12 +90,27 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
   const filters = issueFilters(q);
   const requested = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
   const page = Math.min(10_000, requested);
-  const [{ data, total }, environments, versions] = await Promise.all([
+  const [{ data, total }, seenEnvironments, seenVersions, searched] = await Promise.all([
     listGroups(sql, projectId, { ...matchOf(filters), sort: filters.sort, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }),
     listEnvironments(sql, projectId),
     listVersionNames(sql, projectId),
+    filters.search ? issueSearchScope(sql, projectId) : undefined,
   ]);
-  return { filters, page: requested, pageSize: PAGE_SIZE, total, groups: data.map(withTitle) as unknown as GroupRow[], environments, versions };
+  const groups = data as unknown as GroupRow[];
+  const environmentsOf = await issueEnvironments(sql, projectId, groups.map((g) => g.id));
+  // a value in the address that the lists do not hold (past their limit, or never seen) is still offered,
+  // so the form shows it selected and Apply keeps it
+  const withCurrent = (list: string[], current: string) => (current && !list.includes(current) ? [current, ...list] : list);
+  return {
+    filters,
+    page: requested,
+    pageSize: PAGE_SIZE,
+    total,
+    groups: groups.map((g) => ({ ...withTitle(g), environments: environmentsOf[g.id] ?? [] })),
+    environments: withCurrent(seenEnvironments, filters.environment),
+    versions: withCurrent(seenVersions, filters.version),
+    searched,
+  };
 }
 
 /** The issues-list filter from a query string; unknown values fall back to the defaults. */

@@ -55,7 +55,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
   });
 
 export default function Issues() {
-  const { filters, page, pageSize, total, groups, environments, versions, now } = useLoaderData<typeof loader>();
+  const { filters, page, pageSize, total, groups, environments, versions, searched, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const [params] = useSearchParams();
   const nav = useNavigation();
@@ -78,10 +78,12 @@ export default function Issues() {
   const merge = result && "merge" in result ? result.merge : undefined;
   return (
     <>
-      <Form method="get" className="filters panel" role="search">
+      {/* keyed by the filters in force: after a link or Back the fields show them, not what was last typed */}
+      <Form key={JSON.stringify(filters)} method="get" className="filters panel" role="search">
         <div>
-          <label htmlFor="search">Search messages</label>
-          <input id="search" name="search" type="search" defaultValue={filters.search} placeholder="attempt to index nil" />
+          <label htmlFor="search">Search</label>
+          <input id="search" name="search" type="search" defaultValue={filters.search} placeholder="message or player"
+            aria-describedby={searched ? "search-scope" : undefined} />
         </div>
         <div>
           <label htmlFor="status">Status</label>
@@ -128,6 +130,12 @@ export default function Issues() {
           <label htmlFor="regressed">Regressed only</label>
         </div>
         <button type="submit" disabled={loading} aria-busy={loading || undefined}>{loading ? "Loading…" : "Apply"}</button>
+        {searched ? (
+          <p id="search-scope" className="search-scope small muted" data-testid="search-scope">
+            Searched messages, culprits, player names and user ids, and the messages and player names of{" "}
+            {searched.windowFull ? `the newest ${num(searched.events)} stored events (older ones were not searched)` : `all ${num(searched.events)} stored events`}.
+          </p>
+        ) : null}
       </Form>
 
       <ActionMessage data={result} intent="bulk" />
@@ -199,7 +207,11 @@ export default function Issues() {
           </div>
         ) : null}
         {groups.length === 0 ? (
-          page === 1 ? <div className="panel"><p className="muted">No issues match these filters.</p></div> : null
+          page === 1 ? (
+            <div className="panel">
+              <p className="muted">{filters.search ? <>No issues match “{filters.search}” with these filters.</> : "No issues match these filters."}</p>
+            </div>
+          ) : null
         ) : (
           <div className="table-wrap">
             <table className="panel issues">
@@ -222,7 +234,7 @@ export default function Issues() {
                       <Link className="msg" to={`${base}/${g.id}`}>{g.title}</Link>
                       {g.culprit ? <div className="culprit">{g.culprit}</div> : null}
                       <div className="small muted row tight">
-                        <span>{g.environment}</span>
+                        <Environments list={g.environments.length ? g.environments : [{ environment: g.environment, count: Number(g.count) }]} />
                         {g.last_version ? <span>v{g.last_version}</span> : null}
                         {g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}
                         <span className="show-narrow"><LevelBadge level={g.level} /> <StatusBadge status={g.status} /> · <Ago d={g.last_seen} now={now} /></span>
@@ -245,5 +257,18 @@ export default function Issues() {
       </Form>
       <Pager page={page} total={total} pageSize={pageSize} href={(p) => withParams({ page: String(p), confirm: null })} noun="issue" />
     </>
+  );
+}
+
+/** The environments an issue occurred in, most occurrences first: three chips, then "+N" for the rest. */
+function Environments({ list }: { list: { environment: string; count: number }[] }) {
+  if (list.length === 0) return null;
+  const shown = list.slice(0, 3);
+  const all = list.map((e) => `${e.environment} (${num(e.count)})`).join(", ");
+  return (
+    <span className="envs" title={`Occurred in ${all}`}>
+      {shown.map((e) => <span key={e.environment} className="tag">{e.environment}</span>)}
+      {list.length > shown.length ? <span className="tag">+{list.length - shown.length}</span> : null}
+    </span>
   );
 }
