@@ -358,13 +358,24 @@ export async function groupTagBreakdown(sql: Sql, projectId: string, group: Grou
   return { sampled: rows.length ? Number(rows[0].sampled) : 0, tags };
 }
 
-/** The project's traces, newest first (by first event), paged. */
+/**
+ * The project's traces, newest first (by first event), paged. `first_message` is the issue of the
+ * trace's earliest stored event, by event time and then id as the trace's page orders them
+ * (`group_ids` is a set, in id order); null once the trace's events have expired.
+ */
 export async function listTraces(sql: Sql, projectId: string, limit: number, offset: number) {
   const [data, [{ total }]] = await Promise.all([
-    sql`select trace_id, first_seen, last_seen, event_count, group_ids,
-          (select g.message from error_groups g where g.project_id = t.project_id and g.id = t.group_ids[1]) as first_message
-        from traces t where project_id = ${projectId}
-        order by first_seen desc, trace_id desc limit ${limit} offset ${offset}`,
+    sql`select t.trace_id, t.first_seen, t.last_seen, t.event_count, t.group_ids, g.message as first_message
+        from (
+          select * from traces where project_id = ${projectId}
+          order by first_seen desc, trace_id desc limit ${limit} offset ${offset}
+        ) t
+        left join lateral (
+          select e.group_id from events e where e.project_id = t.project_id and e.trace_id = t.trace_id
+          order by e."timestamp", e.id limit 1
+        ) fe on true
+        left join error_groups g on g.project_id = t.project_id and g.id = fe.group_id
+        order by t.first_seen desc, t.trace_id desc`,
     sql<{ total: number }[]>`select count(*)::bigint as total from traces where project_id = ${projectId}`,
   ]);
   return { data, total: Number(total) };
