@@ -250,6 +250,30 @@ export async function groupHourlySeries(sql: Sql, projectId: string, group: Grou
     order by b.bucket`;
 }
 
+/**
+ * Hourly occurrences over the last `hours` hours (the current, partial hour last) of several listed
+ * issues in one statement, for a page of the issues list: each id's counts, oldest first, zero-filled.
+ * Rollup cells of groups merged into an issue are under the issue's id (db/merge.ts), so a listed
+ * issue's line includes them. Read by the (project, group, bucket) index, bounded to those hours.
+ */
+export async function groupsHourlyCounts(sql: Sql, projectId: string, ids: string[], hours = 24): Promise<Record<string, number[]>> {
+  if (ids.length === 0) return {};
+  const first = sql`date_trunc('hour', now()) - make_interval(hours => ${hours - 1})`;
+  const rows = await sql<{ id: string; counts: string[] }[]>`
+    with r as (
+      select group_id, bucket, sum(count) as count from rollup_hour
+      where project_id = ${projectId} and group_id = any(${ids}::uuid[])
+        and bucket >= ${first} and bucket <= date_trunc('hour', now())
+      group by 1, 2
+    )
+    select i.id, array_agg(coalesce(r.count, 0)::bigint order by b.bucket) as counts
+    from unnest(${ids}::uuid[]) as i(id)
+    cross join generate_series(${first}, date_trunc('hour', now()), interval '1 hour') as b(bucket)
+    left join r on r.group_id = i.id and r.bucket = b.bucket
+    group by i.id`;
+  return Object.fromEntries(rows.map((r) => [r.id, r.counts.map(Number)]));
+}
+
 export async function latestGroupEvents(sql: Sql, projectId: string, group: GroupRef, limit = 20) {
   return sql`
     select ${EVENT_COLUMNS(sql)} from events e

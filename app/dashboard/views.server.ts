@@ -1,6 +1,6 @@
 import type { Sql } from "../../db/client.js";
 import { groupMessages, hasGroups, listEnvironments, projectSeries } from "../../db/dashboard.js";
-import { getGroup, getTrace, groupHourlySeries, latestGroupEvents, listGroups, type GroupSort } from "../../db/errors.js";
+import { getGroup, getTrace, groupHourlySeries, groupsHourlyCounts, latestGroupEvents, listGroups, type GroupSort } from "../../db/errors.js";
 import { listApiKeys } from "../../db/projects.js";
 import { listShareLinks } from "../../db/share-links.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
@@ -92,7 +92,9 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
     listEnvironments(sql, projectId),
     listVersionNames(sql, projectId),
   ]);
-  return { filters, page: requested, pageSize: PAGE_SIZE, total, groups: data as unknown as GroupRow[], environments, versions };
+  // each listed issue's last 24 hours, for the rows' sparklines: one statement for the page
+  const hourly = await groupsHourlyCounts(sql, projectId, data.map((g) => String(g.id)));
+  return { filters, page: requested, pageSize: PAGE_SIZE, total, groups: data as unknown as GroupRow[], environments, versions, hourly };
 }
 
 /** The issues-list filter from a query string; unknown values fall back to the defaults. */
