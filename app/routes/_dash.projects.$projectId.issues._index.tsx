@@ -282,7 +282,7 @@ function useTicks(key: string) {
   useEffect(() => {
     recount();
     setReady(true);
-  }, [key]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [key]);
   const setAll = (on: boolean) => {
     for (const b of boxes()) b.checked = on;
     recount();
