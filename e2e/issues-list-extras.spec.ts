@@ -31,7 +31,8 @@ test.beforeAll(async ({ request }) => {
       expect(r.status()).toBe(200);
     }
   };
-  // 45 stored events over the last day (each traced, so every one is stored): three pages of events
+  // 45 stored events within the last 23 hours, so all fall in the 24 hourly bars whatever the
+  // minute (each traced, so every one is stored): three pages of events
   await post(
     Array.from({ length: 45 }, (_, i) => ({
       message: "ServerScriptService.Race:88: attempt to index nil with 'Checkpoint'",
@@ -40,7 +41,7 @@ test.beforeAll(async ({ request }) => {
       user_id: 2000 + (i % 5),
       player_name: `Racer${i % 5}`,
       trace_id: `7c1d2e3f-4a5b-4c6d-8e7f-${String(100 + i).padStart(12, "0")}`,
-      timestamp: at(1400 - i * 30),
+      timestamp: at(1360 - i * 30),
     })),
   );
   // a trace that crosses two issues; its later event arrives first
