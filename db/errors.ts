@@ -307,6 +307,30 @@ export async function groupHourlySeries(sql: Sql, projectId: string, group: Grou
     order by b.bucket`;
 }
 
+/**
+ * Hourly occurrences over the last `hours` hours (the current, partial hour last) of several listed
+ * issues in one statement, for a page of the issues list: each id's counts, oldest first, zero-filled.
+ * Rollup cells of groups merged into an issue are under the issue's id (db/merge.ts), so a listed
+ * issue's line includes them. Read by the (project, group, bucket) index, bounded to those hours.
+ */
+export async function groupsHourlyCounts(sql: Sql, projectId: string, ids: string[], hours = 24): Promise<Record<string, number[]>> {
+  if (ids.length === 0) return {};
+  const first = sql`date_trunc('hour', now()) - make_interval(hours => ${hours - 1})`;
+  const rows = await sql<{ id: string; counts: string[] }[]>`
+    with r as (
+      select group_id, bucket, sum(count) as count from rollup_hour
+      where project_id = ${projectId} and group_id = any(${ids}::uuid[])
+        and bucket >= ${first} and bucket <= date_trunc('hour', now())
+      group by 1, 2
+    )
+    select i.id, array_agg(coalesce(r.count, 0)::bigint order by b.bucket) as counts
+    from unnest(${ids}::uuid[]) as i(id)
+    cross join generate_series(${first}, date_trunc('hour', now()), interval '1 hour') as b(bucket)
+    left join r on r.group_id = i.id and r.bucket = b.bucket
+    group by i.id`;
+  return Object.fromEntries(rows.map((r) => [r.id, r.counts.map(Number)]));
+}
+
 export async function latestGroupEvents(sql: Sql, projectId: string, group: GroupRef, limit = 20) {
   return sql`
     select ${EVENT_COLUMNS(sql)} from events e
@@ -415,13 +439,24 @@ export async function groupTagBreakdown(sql: Sql, projectId: string, group: Grou
   return { sampled: rows.length ? Number(rows[0].sampled) : 0, tags };
 }
 
-/** The project's traces, newest first (by first event), paged. */
+/**
+ * The project's traces, newest first (by first event), paged. `first_message` is the issue of the
+ * trace's earliest stored event, by event time and then id as the trace's page orders them
+ * (`group_ids` is a set, in id order); null once the trace's events have expired.
+ */
 export async function listTraces(sql: Sql, projectId: string, limit: number, offset: number) {
   const [data, [{ total }]] = await Promise.all([
-    sql`select trace_id, first_seen, last_seen, event_count, group_ids,
-          (select g.message from error_groups g where g.project_id = t.project_id and g.id = t.group_ids[1]) as first_message
-        from traces t where project_id = ${projectId}
-        order by first_seen desc, trace_id desc limit ${limit} offset ${offset}`,
+    sql`select t.trace_id, t.first_seen, t.last_seen, t.event_count, t.group_ids, g.message as first_message
+        from (
+          select * from traces where project_id = ${projectId}
+          order by first_seen desc, trace_id desc limit ${limit} offset ${offset}
+        ) t
+        left join lateral (
+          select e.group_id from events e where e.project_id = t.project_id and e.trace_id = t.trace_id
+          order by e."timestamp", e.id limit 1
+        ) fe on true
+        left join error_groups g on g.project_id = t.project_id and g.id = fe.group_id
+        order by t.first_seen desc, t.trace_id desc`,
     sql<{ total: number }[]>`select count(*)::bigint as total from traces where project_id = ${projectId}`,
   ]);
   return { data, total: Number(total) };

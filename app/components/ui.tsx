@@ -8,8 +8,40 @@ export function LevelBadge({ level }: { level: string }) {
   return <span className={`badge level-${level}`}>{level}</span>;
 }
 
-export function StatusBadge({ status }: { status: string }) {
+/** A snooze's ends as an issue row holds them (the counts are targets on the issue's own counters). */
+export type SnoozeFields = {
+  snooze_until: Date | string | null;
+  snooze_count: number | string | null;
+  snooze_users: number | string | null;
+  count: number | string;
+  user_count: number | string;
+};
+
+/**
+ * An issue's status. Given the issue's snooze fields, an ignored issue that reopens by itself reads
+ * "snoozed" (in its own colours, not ignored's grey), and with `until` also says when it reopens.
+ */
+export function StatusBadge({ status, snooze, until = false }: { status: string; snooze?: SnoozeFields; until?: boolean }) {
+  if (status === "ignored" && snooze && (snooze.snooze_until || snooze.snooze_count || snooze.snooze_users)) {
+    return (
+      <span className="snoozed" data-testid="snoozed">
+        <span className="badge status-snoozed" title="Ignored for now: it reopens by itself">snoozed</span>
+        {until ? <> <span className="small muted">until <SnoozeEnds snooze={snooze} /></span></> : null}
+      </span>
+    );
+  }
   return <span className={`badge status-${status}`}>{status}</span>;
+}
+
+/** "2026-11-26 14:05 UTC or 40 more occurrences or 3 more players", whichever comes first. */
+function SnoozeEnds({ snooze: s }: { snooze: SnoozeFields }) {
+  const more = (target: number | string, now: number | string) => num(Math.max(0, Number(target) - Number(now)));
+  const ends = [
+    s.snooze_until ? <At d={s.snooze_until} /> : null,
+    s.snooze_count ? <>{more(s.snooze_count, s.count)} more occurrences</> : null,
+    s.snooze_users ? <>{more(s.snooze_users, s.user_count)} more players</> : null,
+  ].filter(Boolean);
+  return <>{ends.map((x, i) => <span key={i}>{i > 0 ? " or " : ""}{x}</span>)}</>;
 }
 
 /** The message an action answered with (errors in red), if any. */

@@ -1,6 +1,6 @@
 import type { Sql } from "../../db/client.js";
 import { groupMessages, hasGroups, issueEnvironments, listEnvironments, projectSeries } from "../../db/dashboard.js";
-import { getGroup, getTrace, groupHourlySeries, issueSearchScope, latestGroupEvents, listGroups, type GroupSort } from "../../db/errors.js";
+import { getGroup, getTrace, groupHourlySeries, groupsHourlyCounts, issueSearchScope, latestGroupEvents, listGroups, type GroupSort } from "../../db/errors.js";
 import { listApiKeys } from "../../db/projects.js";
 import { listShareLinks } from "../../db/share-links.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
@@ -101,6 +101,8 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
   // a value in the address that the lists do not hold (past their limit, or never seen) is still offered,
   // so the form shows it selected and Apply keeps it
   const withCurrent = (list: string[], current: string) => (current && !list.includes(current) ? [current, ...list] : list);
+  // each listed issue's last 24 hours, for the rows' sparklines: one statement for the page
+  const hourly = await groupsHourlyCounts(sql, projectId, groups.map((g) => String(g.id)));
   return {
     filters,
     page: requested,
@@ -110,6 +112,7 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
     environments: withCurrent(seenEnvironments, filters.environment),
     versions: withCurrent(seenVersions, filters.version),
     searched,
+    hourly,
   };
 }
 

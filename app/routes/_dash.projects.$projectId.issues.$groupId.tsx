@@ -92,7 +92,7 @@ export default function Issue() {
         <div className="row between">
           <div className="row">
             <LevelBadge level={group.level} />
-            {away ? <span className="badge status-ignored">merged</span> : <StatusBadge status={group.status} />}
+            {away ? <span className="badge status-ignored">merged</span> : <StatusBadge status={group.status} snooze={group} />}
             {!away && group.regressed_at && group.status === "open" ? <RegressedBadge /> : null}
             <span className="muted small">{group.environment}</span>
           </div>
@@ -290,13 +290,14 @@ export default function Issue() {
         </section>
       ) : null}
 
-      <section className="panel" aria-labelledby="events-title">
+      {/* the pager's links come back to this section (#events), not to the top of the page */}
+      <section className="panel" id="events" aria-labelledby="events-title">
         <div className="row between">
           <h2 id="events-title" style={{ margin: 0 }}>{paged ? "Events" : "Latest events"}</h2>
           <nav className="row small" aria-label="Event pages">
-            {newer ? <Link to={`?after=${newer}`}>← Newer</Link> : <span className="muted">← Newer</span>}
-            {paged ? <Link to="?">Latest</Link> : null}
-            {older ? <Link to={`?before=${older}`}>Older →</Link> : <span className="muted">Older →</span>}
+            {newer ? <Link to={`?after=${newer}#events`}>← Newer</Link> : <span className="muted">← Newer</span>}
+            {paged ? <Link to="?#events">Latest</Link> : null}
+            {older ? <Link to={`?before=${older}#events`}>Older →</Link> : <span className="muted">Older →</span>}
           </nav>
         </div>
         <EventList events={events} now={now} traceHref={(t) => `${base}/traces/${t}`} playerHref={(u) => `${base}/players/${u}`} />

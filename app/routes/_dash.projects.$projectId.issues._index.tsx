@@ -1,11 +1,13 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useParams, useSearchParams } from "@remix-run/react";
+import { useEffect, useRef, useState } from "react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { filterBody, issueFilters, issuesData } from "~/dashboard/views.server";
 import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
 import { bulkGroupStatus, bulkGroupStatusByFilter } from "~/team/groups.server";
 import { allOf, capitalize, num, plural } from "~/components/format";
 import { Ago } from "~/components/time";
+import { Sparkline } from "~/components/sparkline";
 import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit } from "~/components/ui";
 import { mergeIssues, mergePreview } from "~/team/merge.server";
 import { queryOf } from "~/errors/params.server";
@@ -55,7 +57,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
   });
 
 export default function Issues() {
-  const { filters, page, pageSize, total, groups, environments, versions, searched, now } = useLoaderData<typeof loader>();
+  const { filters, page, pageSize, total, groups, environments, versions, searched, hourly, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const [params] = useSearchParams();
   const nav = useNavigation();
@@ -76,6 +78,7 @@ export default function Issues() {
   })();
   const loading = nav.state === "loading" && nav.location?.pathname === base;
   const merge = result && "merge" in result ? result.merge : undefined;
+  const ticks = useTicks(groups.map((g) => g.id).join());
   return (
     <>
       {/* keyed by the filters in force: after a link or Back the fields show them, not what was last typed */}
@@ -187,7 +190,7 @@ export default function Issues() {
           </Form>
         </div>
       ) : null}
-      <Form method="post">
+      <Form method="post" ref={ticks.form} onChange={ticks.recount}>
         <div className="row between bulkbar">
           <span className="muted small" data-testid="issue-total">{plural(total, "issue")}</span>
           <div className="row">
@@ -206,6 +209,11 @@ export default function Issues() {
             {filters.status !== "open" ? <Link to={withParams({ confirm: "open" })}>Reopen all…</Link> : null}
           </div>
         ) : null}
+        {groups.length > 0 && ticks.count === groups.length && total > groups.length ? (
+          <p className="small muted" role="status" data-testid="page-ticked">
+            All {num(groups.length)} issues on this page are ticked. To change all {num(total)} matching, use the links above.
+          </p>
+        ) : null}
         {groups.length === 0 ? (
           page === 1 ? (
             <div className="panel">
@@ -217,8 +225,20 @@ export default function Issues() {
             <table className="panel issues">
               <thead>
                 <tr>
-                  <th aria-label="Select" />
+                  <th>
+                    <input
+                      type="checkbox"
+                      aria-label={`Select all ${groups.length} issues on this page`}
+                      disabled={!ticks.ready}
+                      checked={ticks.count > 0 && ticks.count === groups.length}
+                      ref={(el) => {
+                        if (el) el.indeterminate = ticks.count > 0 && ticks.count < groups.length;
+                      }}
+                      onChange={(e) => ticks.setAll(e.currentTarget.checked)}
+                    />
+                  </th>
                   <th>Issue</th>
+                  <th className="hide-narrow spark-col">Last 24 h</th>
                   <th className="hide-narrow">Level</th>
                   <th className="hide-narrow">Status</th>
                   <th className="num">{filters.environment ? `In ${filters.environment}` : "Occurrences"}</th>
@@ -235,13 +255,14 @@ export default function Issues() {
                       {g.culprit ? <div className="culprit">{g.culprit}</div> : null}
                       <div className="small muted row tight">
                         <Environments list={g.environments.length ? g.environments : [{ environment: g.environment, count: Number(g.count) }]} />
-                        {g.last_version ? <span>v{g.last_version}</span> : null}
+                        {g.last_version ? <span title="The game version of the latest occurrence">last seen in v{g.last_version}</span> : null}
                         {g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}
-                        <span className="show-narrow"><LevelBadge level={g.level} /> <StatusBadge status={g.status} /> · <Ago d={g.last_seen} now={now} /></span>
+                        <span className="show-narrow"><LevelBadge level={g.level} /> <StatusBadge status={g.status} snooze={g} until /> · <Ago d={g.last_seen} now={now} /></span>
                       </div>
                     </td>
+                    <td className="hide-narrow"><Sparkline counts={hourly[g.id] ?? []} label="Occurrences per hour, last 24 hours" /></td>
                     <td className="hide-narrow"><LevelBadge level={g.level} /></td>
-                    <td className="hide-narrow"><StatusBadge status={g.status} /></td>
+                    <td className="hide-narrow"><StatusBadge status={g.status} snooze={g} until /></td>
                     <td className="num">
                       {num(filters.environment ? g.environment_count ?? 0 : g.count)}
                       {filters.environment ? <div className="small muted">of {num(g.count)}</div> : null}
@@ -271,4 +292,26 @@ function Environments({ list }: { list: { environment: string; count: number }[]
       {list.length > shown.length ? <span className="tag">+{list.length - shown.length}</span> : null}
     </span>
   );
+}
+
+/**
+ * The ticked rows of the list's form, for the header checkbox that ticks or clears every row of the
+ * page (Sentry's select-all). The header box works once the page is interactive; `key` changes with
+ * the page's rows, which are counted again then.
+ */
+function useTicks(key: string) {
+  const form = useRef<HTMLFormElement>(null);
+  const [count, setCount] = useState(0);
+  const [ready, setReady] = useState(false);
+  const boxes = () => [...(form.current?.querySelectorAll<HTMLInputElement>('input[type="checkbox"][name="ids"]') ?? [])];
+  const recount = () => setCount(boxes().filter((b) => b.checked).length);
+  useEffect(() => {
+    recount();
+    setReady(true);
+  }, [key]);
+  const setAll = (on: boolean) => {
+    for (const b of boxes()) b.checked = on;
+    recount();
+  };
+  return { form, count, ready, recount, setAll };
 }
