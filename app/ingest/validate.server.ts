@@ -60,14 +60,18 @@ const timestamp = z.string().transform((v, ctx) => {
 
 const count = z.number().transform((v) => Math.min(1000, Math.max(1, Math.trunc(v))));
 
-const context = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
-  // checked first: serializing (here, and again for PostgreSQL) recurses once per level
-  if (jsonDepth(v, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
-    ctx.addIssue({ code: "custom", message: `must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep` });
-  } else if (Buffer.byteLength(JSON.stringify(v)) > 16 * 1024) {
-    ctx.addIssue({ code: "custom", message: "must be at most 16 KiB when serialized" });
-  }
-});
+/** A JSON object nested at most MAX_JSON_DEPTH levels and at most `maxBytes` when serialized. */
+const boundedObject = (maxBytes: number) =>
+  z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+    // checked first: serializing (here, and again for PostgreSQL) recurses once per level
+    if (jsonDepth(v, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      ctx.addIssue({ code: "custom", message: `must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep` });
+    } else if (Buffer.byteLength(JSON.stringify(v)) > maxBytes) {
+      ctx.addIssue({ code: "custom", message: `must be at most ${maxBytes / 1024} KiB when serialized` });
+    }
+  });
+
+const context = boundedObject(16 * 1024);
 
 /** Breadcrumb bounds (README, "breadcrumbs"): the SDK keeps well under them. */
 export const BREADCRUMBS = { count: 100, bytes: 32 * 1024, message: 2048, category: 128, dataBytes: 4 * 1024 } as const;
@@ -82,13 +86,6 @@ const breadcrumbLevel = z.string().transform((v, ctx): BreadcrumbLevel => {
   return z.NEVER;
 });
 
-const breadcrumbData = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
-  if (jsonDepth(v, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
-    ctx.addIssue({ code: "custom", message: `must not nest objects or arrays more than ${MAX_JSON_DEPTH} levels deep` });
-  } else if (Buffer.byteLength(JSON.stringify(v)) > BREADCRUMBS.dataBytes) {
-    ctx.addIssue({ code: "custom", message: `must be at most ${BREADCRUMBS.dataBytes / 1024} KiB when serialized` });
-  }
-});
 
 const breadcrumb = z
   .object({
@@ -96,7 +93,7 @@ const breadcrumb = z
     level: opt(breadcrumbLevel),
     category: opt(shortString(BREADCRUMBS.category)),
     message: opt(shortString(BREADCRUMBS.message)),
-    data: opt(breadcrumbData),
+    data: opt(boundedObject(BREADCRUMBS.dataBytes)),
   })
   .refine((c) => c.message !== undefined || c.category !== undefined || c.data !== undefined, "must have a message, a category or data");
 
