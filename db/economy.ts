@@ -78,9 +78,10 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
       where s.project_id = ${projectId}
     ), up as (
       insert into economy_snapshots as s (
-        project_id, user_id, cash, bank, dark_coin, display_names, username, display_name, data_code,
+        project_id, user_id, cash, bank, dark_coin, total, balances, display_names, username, display_name, data_code,
         last_logout, observed_at, source, revision_time, history_observed_at)
-      select ${projectId}, user_id, cash, bank, dark_coin,
+      select ${projectId}, user_id, cash, bank, dark_coin, cash + bank + dark_coin,
+        jsonb_build_object('cash', cash::text, 'bank', bank::text, 'dark_coin', dark_coin::text),
         array(select jsonb_array_elements_text(coalesce(display_names, '[]'::jsonb))),
         username, display_name, data_code, ${push ? tx`observed_at` : tx`null::timestamptz`}, observed_at, ${source},
         revision_time, observed_at
@@ -89,6 +90,8 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
         cash = excluded.cash,
         bank = excluded.bank,
         dark_coin = excluded.dark_coin,
+        total = excluded.total,
+        balances = excluded.balances,
         display_names = excluded.display_names,
         username = coalesce(excluded.username, s.username),
         display_name = coalesce(excluded.display_name, s.display_name),

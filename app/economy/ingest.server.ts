@@ -1,7 +1,8 @@
 import { writeObservations, type Observation } from "../../db/economy.js";
 import { invalidPayload, type ErrorDetail } from "~/http.server";
 import type { Services } from "~/services.server";
-import { parseProfile, parseUserId } from "./profile.server";
+import { parseUserId } from "./profile.server";
+import { readProfile, SEED, seedFields } from "./currency-map.server";
 import { cutText, isStorable } from "~/text.server";
 
 export const MAX_PLAYERS = 100;
@@ -22,8 +23,9 @@ export function parseEntry(item: unknown): Entry | string {
   const userId = parseUserId(e.user_id);
   if (!userId) return "user_id must be a positive integer or a string of digits";
   if (e.profile === undefined || e.profile === null) return "profile is missing";
-  const p = parseProfile(e.profile);
-  if (!p) return "profile has neither RPCharacterOne nor RPCharacterTwo";
+  const r = readProfile(SEED, e.profile);
+  if (!r.ok) return r.reason;
+  const p = { ...r.profile, ...seedFields(r.profile.balances) };
   const username = optionalName(e.username);
   const displayName = optionalName(e.display_name);
   // a name PostgreSQL cannot store would fail the whole batch's transaction: only this player is skipped

@@ -1,9 +1,9 @@
 /**
- * Profile parsing shared by the push endpoint and the Open Cloud scan. Pure: no I/O, no clock.
+ * Profile helpers shared by the push endpoint, the Open Cloud scan and the currency map
+ * (currency-map.server.ts reads a profile through a project's map). Pure: no I/O, no clock.
  *
- * A profile is the player's data-store table. RPCharacterOne / RPCharacterTwo are character tables
- * holding Cash, InATM and DarkCoin; the profile may hold a DataCode. ProfileService / ProfileStore
- * save `{Data, MetaData, ...}`, so a value with both tables is unwrapped to its Data first.
+ * ProfileService / ProfileStore save `{Data, MetaData, ...}`, so a value with both tables is
+ * unwrapped to its Data first.
  *
  * Amounts are exact decimal strings: Luau numbers are doubles, and summing two large doubles in
  * JavaScript would silently round, so each value is taken at its shortest round-trip decimal form
@@ -12,19 +12,9 @@
 
 import { cutText } from "~/text.server";
 
-export const CHARACTER_KEYS = ["RPCharacterOne", "RPCharacterTwo"] as const;
 const NAME_KEYS = ["Name", "DisplayName", "CharacterName", "FullName"] as const;
 const MAX_NAME = 200;
 const MAX_INT64 = 9223372036854775807n;
-
-export type ParsedProfile = {
-  cash: string;
-  bank: string;
-  dark_coin: string;
-  total: string;
-  display_names: string[];
-  data_code: string | null;
-};
 
 type Table = Record<string, unknown>;
 
@@ -44,21 +34,22 @@ export function unwrapProfile(value: unknown): unknown {
 
 // ---- exact decimals ------------------------------------------------------------------------------
 
-type Dec = { m: bigint; e: number }; // value = m * 10^e
+export type Dec = { m: bigint; e: number }; // value = m * 10^e
 
-function toDec(n: number): Dec {
+/** A finite double at its shortest round-trip decimal form, exactly. */
+export function numberToDec(n: number): Dec {
   const s = String(n); // shortest round-trip form, e.g. "123.5", "1e+21", "5e-324"
   const match = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(s)!;
   const [, sign, int, frac = "", exp = "0"] = match;
   return { m: BigInt(sign + int + frac), e: Number(exp) - frac.length };
 }
 
-function addDec(a: Dec, b: Dec): Dec {
+export function addDec(a: Dec, b: Dec): Dec {
   const e = Math.min(a.e, b.e);
   return { m: a.m * 10n ** BigInt(a.e - e) + b.m * 10n ** BigInt(b.e - e), e };
 }
 
-function decString({ m, e }: Dec): string {
+export function decString({ m, e }: Dec): string {
   if (m === 0n) return "0";
   if (e >= 0) return (m * 10n ** BigInt(e)).toString();
   const neg = m < 0n;
@@ -68,7 +59,7 @@ function decString({ m, e }: Dec): string {
   return `${neg ? "-" : ""}${int}${frac ? `.${frac}` : ""}`;
 }
 
-const ZERO: Dec = { m: 0n, e: 0 };
+export const ZERO: Dec = { m: 0n, e: 0 };
 const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 
 /** Exact sum of decimal strings (used for totals). */
@@ -85,7 +76,7 @@ function parseDecimal(s: string): Dec {
 
 /** A finite number as an exact decimal string; anything else is null. */
 export function numberToDecimal(v: unknown): string | null {
-  return isNumber(v) ? decString(toDec(v)) : null;
+  return isNumber(v) ? decString(numberToDec(v)) : null;
 }
 
 // ---- names -------------------------------------------------------------------------------------
@@ -104,39 +95,6 @@ export function characterName(ch: Table): string | null {
   }
   const parts = [clean(ch.FirstName), clean(ch.LastName)].filter((p): p is string => p !== null);
   return parts.length ? cutText(parts.join(" "), MAX_NAME) : null;
-}
-
-// ---- the profile ---------------------------------------------------------------------------------
-
-/**
- * Balances, names and data code of a (possibly wrapped) profile, or null when the value is not a
- * table or holds neither character table (the seed's skip rule). Missing or non-numeric amounts
- * count as 0.
- */
-export function parseProfile(value: unknown): ParsedProfile | null {
-  const profile = asTable(unwrapProfile(value));
-  if (!profile) return null;
-  const characters = CHARACTER_KEYS.map((k) => asTable(profile[k])).filter((c): c is Table => c !== null);
-  if (characters.length === 0) return null;
-  let cash = ZERO;
-  let bank = ZERO;
-  let dark = ZERO;
-  const names: string[] = [];
-  for (const ch of characters) {
-    if (isNumber(ch.Cash)) cash = addDec(cash, toDec(ch.Cash));
-    if (isNumber(ch.InATM)) bank = addDec(bank, toDec(ch.InATM));
-    if (isNumber(ch.DarkCoin)) dark = addDec(dark, toDec(ch.DarkCoin));
-    const name = characterName(ch);
-    if (name) names.push(name);
-  }
-  return {
-    cash: decString(cash),
-    bank: decString(bank),
-    dark_coin: decString(dark),
-    total: decString(addDec(addDec(cash, bank), dark)),
-    display_names: names,
-    data_code: numberToDecimal(profile.DataCode),
-  };
 }
 
 // ---- user ids ----------------------------------------------------------------------------------

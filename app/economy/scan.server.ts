@@ -3,7 +3,8 @@ import { writeObservationsTx, type Observation } from "../../db/economy.js";
 import { beginRun, finishSync, getOpenCloudKey, savePage } from "../../db/economy-sync.js";
 import { openKey } from "./crypto.server";
 import { Interrupted, OpenCloudAuthError, OpenCloudClient, OpenCloudError, Pacer } from "./open-cloud.server";
-import { parseProfile, userIdFromKey } from "./profile.server";
+import { userIdFromKey } from "./profile.server";
+import { readProfile, SEED, seedFields } from "./currency-map.server";
 import { isStorable } from "~/text.server";
 
 export type ScanDeps = {
@@ -84,7 +85,8 @@ export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: st
           }
           throw err;
         }
-        const profile = value && parseProfile(value.value);
+        const reading = value ? readProfile(SEED, value.value) : null;
+        const profile = reading?.ok ? { ...reading.profile, ...seedFields(reading.profile.balances) } : null;
         if (profile && !profile.display_names.every(isStorable)) {
           skipped++; // a name PostgreSQL cannot store (NUL, lone surrogate) would fail the whole page
           continue;
