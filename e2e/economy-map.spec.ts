@@ -62,7 +62,7 @@ test("an owner replaces the map with Coins and Gems, previews a pasted profile a
 
   // a bad path is named beside its field, and the draft survives the answer
   await page.getByRole("button", { name: "Preview", exact: true }).click();
-  await expect(row(page, 1).locator(".field-error")).toHaveText("Path “Vault[*.Gems” is not a path: it has an unclosed [ at character 6.");
+  await expect(row(page, 1).getByLabel("Paths, one per line")).toHaveAccessibleDescription("Path “Vault[*.Gems” is not a path: it has an unclosed [ at character 6.");
   await expect(row(page, 1).getByLabel("Paths, one per line")).toHaveAttribute("aria-invalid", "true");
   await expect(row(page, 0).getByLabel("Key")).toHaveValue("coins");
 
@@ -96,6 +96,31 @@ test("an owner replaces the map with Coins and Gems, previews a pasted profile a
   await page.getByRole("button", { name: "Save map" }).click();
   await expect(page.getByTestId("map-status")).toHaveText("The currency map is saved.");
   await expect(row(page, 1).getByLabel("Paths, one per line")).toHaveValue("Gems\nVault[*].Gems");
+});
+
+test("without JavaScript, rows are added and removed by the server and errors still sit beside their field", async ({ browser }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await signIn(page);
+  await page.goto(`/projects/${projectId}/economy/settings`);
+  await expect(page.getByTestId("map-currency")).toHaveCount(2);
+  await row(page, 0).getByLabel("Display name").fill("Gold coins");
+  await page.getByRole("button", { name: "Add currency" }).click();
+  await expect(page.getByTestId("map-currency")).toHaveCount(3);
+  // the typed but unsaved name came back with the new row
+  await expect(row(page, 0).getByLabel("Display name")).toHaveValue("Gold coins");
+  await row(page, 2).getByLabel("Key").fill("Tickets");
+  await row(page, 2).getByLabel("Display name").fill("Tickets");
+  await page.getByRole("button", { name: "Save map" }).click();
+  await expect(row(page, 2).getByLabel("Key")).toHaveAccessibleDescription("Key must be 1 to 32 lowercase letters, digits or _, starting with a letter.");
+  await expect(row(page, 2).getByLabel("Paths, one per line")).toHaveAccessibleDescription("Paths must list at least one path.");
+  await expect(page.getByTestId("map-status")).toContainText("The currency map is not valid");
+  await page.getByRole("button", { name: "Remove currency 3 (Tickets)" }).click();
+  await expect(page.getByTestId("map-currency")).toHaveCount(2);
+  // nothing was saved
+  await page.goto(`/projects/${projectId}/economy/settings`);
+  await expect(row(page, 0).getByLabel("Display name")).toHaveValue("Coins");
+  await context.close();
 });
 
 test("a pushed Coins and Gems profile shows on the player page and the overview", async ({ page, request }) => {

@@ -108,7 +108,7 @@ export function MapEditor(props: {
         </Field>
       </div>
 
-      <h4>Preview</h4>
+      <h4>Try it on a profile</h4>
       <Field
         label="Profile to preview (JSON)"
         errors={errors.profile}

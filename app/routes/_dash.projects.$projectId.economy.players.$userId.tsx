@@ -1,7 +1,7 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
-import { amount, LineChart } from "~/economy/charts";
+import { amount, LineChart, shortAmount } from "~/economy/charts";
 import { loadMap } from "~/economy/map.server";
 import { SkippedValues } from "~/economy/map-preview";
 import { economyPage, economyPlayer } from "~/economy/views.server";
@@ -28,6 +28,19 @@ type Skipped = { currency: string; path: string; reason: string };
 const balancesOf = (r: { balances?: Balances | null; cash: string; bank: string; dark_coin: string }): Balances =>
   r.balances ?? { cash: r.cash, bank: r.bank, dark_coin: r.dark_coin };
 
+/** A balance kept short on its card (4.37B), the exact amount below it when they differ. */
+function BalanceCard({ value, label, testId, exactTestId }: { value: string | undefined; label: string; testId: string; exactTestId?: string }) {
+  const exact = amount(value);
+  const short = shortAmount(value);
+  return (
+    <div className="card" data-testid={testId}>
+      <div className="value" title={exact}>{short}</div>
+      <div className="exact" data-testid={exactTestId} hidden={short === exact}>{exact}</div>
+      <div className="label">{label}</div>
+    </div>
+  );
+}
+
 export default function EconomyPlayer() {
   const { projectId, player, history, hasErrors, currencies } = useLoaderData<typeof loader>();
   const p = player as unknown as Record<string, any>;
@@ -42,6 +55,8 @@ export default function EconomyPlayer() {
     return [...currencies.map((c) => c.key).filter((k) => set.has(k)), ...[...set].filter((k) => !currencies.some((c) => c.key === k)).sort()];
   };
   const cardKeys = order(Object.keys(balances));
+  // a history within one day is labelled by the time of day, else by the date
+  const oneDay = h.length > 0 && utc(h[0].observed_at).slice(0, 10) === utc(h[h.length - 1].observed_at).slice(0, 10);
   const columnKeys = order(new Set([...h.flatMap((e) => Object.keys(balancesOf(e))), ...cardKeys]));
   return (
     <>
@@ -54,14 +69,11 @@ export default function EconomyPlayer() {
         {p.data_code !== null ? ` · data code ${p.data_code}` : ""}
         {hasErrors ? <> · <Link to={`/projects/${projectId}/players/${p.user_id}`}>Errors of this player</Link></> : " · no errors recorded"}
       </p>
-      <div className="cards" data-testid="player-balances">
+      <div className="cards balance-cards" data-testid="player-balances">
         {cardKeys.map((k) => (
-          <div className="card" key={k} data-testid={`balance-${k}`}>
-            <div className="value amount">{amount(balances[k])}</div>
-            <div className="label">{nameOf(k)}</div>
-          </div>
+          <BalanceCard key={k} value={balances[k]} label={nameOf(k)} testId={`balance-${k}`} />
         ))}
-        <div className="card"><div className="value amount" data-testid="player-total">{amount(p.total)}</div><div className="label">Total</div></div>
+        <BalanceCard value={p.total} label="Total" testId="player-total-card" exactTestId="player-total" />
       </div>
       <p className="muted small">
         Observed {utc(p.observed_at)} UTC by {p.source} · last logout {utc(p.last_logout)}{p.last_logout ? " UTC" : " (never pushed)"}
@@ -74,7 +86,7 @@ export default function EconomyPlayer() {
       ) : null}
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Total wealth over time</h3>
-        <LineChart label="Balance history" points={h.map((e) => ({ label: utc(e.observed_at).slice(5, 10), value: e.total }))} />
+        <LineChart label="Balance history" points={h.map((e) => ({ label: oneDay ? utc(e.observed_at).slice(11) : utc(e.observed_at).slice(5, 10), value: e.total }))} />
       </section>
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Changes</h3>
@@ -93,7 +105,7 @@ export default function EconomyPlayer() {
               const b = balancesOf(e);
               return (
                 <tr key={e.id}>
-                  <td>{utc(e.observed_at)}</td>
+                  <td className="nowrap">{utc(e.observed_at)}</td>
                   <td>{e.source}</td>
                   {columnKeys.map((k) => <td key={k} className="num">{amount(b[k])}</td>)}
                   <td className="num">{amount(e.total)}</td>

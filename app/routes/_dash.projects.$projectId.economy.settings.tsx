@@ -165,7 +165,7 @@ export default function EconomySettings() {
           <Form method="post" className="map-reset">
             <input type="hidden" name="intent" value="reset-map" />
             <button type="submit" className="danger" disabled={busy}>Reset to the default map</button>
-            <span className="muted small"> The RP layout every project starts with: Cash, Bank and Dark coin.</span>
+            <p className="muted small">Back to the RP layout every project starts with: Cash, Bank and Dark coin of RPCharacterOne and RPCharacterTwo.</p>
           </Form>
         )}
       </section>
