@@ -71,7 +71,11 @@ export function fieldErrors(details: { path: string; message: string }[], draft:
   const quoted = (list: string[], i: string | undefined) => (i !== undefined && list[Number(i)] !== undefined ? ` “${list[Number(i)]}”` : "");
   for (const { path, message } of details) {
     let m: RegExpExecArray | null;
-    if ((m = /^currencies\[(\d+)\]\.(key|name)$/.exec(path))) add(`currencies[${Number(m[1])}].${m[2] as "key" | "name"}`, `${LABEL[m[2] as "key" | "name"]} ${message}`);
+    if ((m = /^currencies\[(\d+)\]\.(key|name)$/.exec(path))) {
+      const again = /^repeats the key (.+)$/.exec(message);
+      const text = again ? `Key ${again[1]} is already used by a currency above` : `${LABEL[m[2] as "key" | "name"]} ${message}`;
+      add(`currencies[${Number(m[1])}].${m[2] as "key" | "name"}`, text);
+    }
     else if ((m = /^currencies\[(\d+)\]\.paths(?:\[(\d+)\])?$/.exec(path))) {
       const row = draft.currencies[Number(m[1])];
       const text = m[2] === undefined ? `Paths ${message}` : `${LABEL.paths}${quoted(lines(row?.paths ?? ""), m[2])} ${message}`;
