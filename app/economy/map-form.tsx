@@ -48,7 +48,7 @@ export function MapEditor(props: {
           : `Saved map, last changed ${utc(props.updatedAt)}.`}
       </p>
       <Errors list={errors.form} />
-      <details className="map-syntax">
+      <details className="map-syntax" open>
         <summary>Path syntax</summary>
         <p className="small">
           A path leads from the top of a player&rsquo;s saved profile to a value. ProfileStore and ProfileService wrappers
