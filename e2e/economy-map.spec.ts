@@ -67,6 +67,16 @@ test("an owner replaces the map with Coins and Gems, previews a pasted profile a
   await expect(row(page, 0).getByLabel("Key")).toHaveValue("coins");
 
   await row(page, 1).getByLabel("Paths, one per line").fill("Gems\nVault[*].Gems");
+  // a profile that is not JSON, then one this map does not read
+  const pasted = page.getByLabel("Profile to preview (JSON)");
+  await pasted.fill("{Coins = 5}");
+  await page.getByRole("button", { name: "Preview", exact: true }).click();
+  await expect(pasted).toHaveAccessibleDescription(/The profile is not JSON: /);
+  await pasted.fill(JSON.stringify({ Data: { Level: 4 }, MetaData: {} }));
+  await page.getByRole("button", { name: "Preview", exact: true }).click();
+  await expect(page.getByTestId("preview-not-read")).toHaveText("This profile is not read (a push of it would skip the player): no path of the currency map is in the profile.");
+
+  await pasted.fill(JSON.stringify(PROFILE, null, 2));
   await page.getByRole("button", { name: "Preview", exact: true }).click();
   const preview = page.getByTestId("map-preview");
   await expect(preview).toContainText("The pasted profile");
