@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { useEffect } from "react";
 import { getProfileSample } from "../../db/economy-samples.js";
 import { requirePageUser } from "~/accounts/sessions.server";
+import { plural } from "~/components/format";
 import type { User } from "../../db/users.js";
 import type { Services } from "~/services.server";
 import { BLANK_CURRENCY, draftFromForm, draftToBody, fieldErrors, mapToDraft, MAX_ROWS, type MapDraft } from "~/economy/map-draft";
@@ -121,7 +122,12 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
     return answer({ ok: true, message: "The default map is back.", draft: mapToDraft(reset.map) });
   } catch (err) {
     if (!ApiError.is(err)) throw err;
-    return data(answer({ ok: false, error: err.message, details: err.details ?? [], draft }), { status: err.status });
+    const details = err.details ?? [];
+    // the service's message names a field by its path (currencies[0].key): the editor shows each
+    // problem in words beside its field, so the summary only counts them
+    const onMap = details.filter((d) => /^(currencies|names|data_code|match)\b/.test(d.path)).length;
+    const error = onMap > 0 ? `The map has ${plural(onMap, "problem")}, marked above; nothing was saved.` : err.message;
+    return data(answer({ ok: false, error, details, draft }), { status: err.status });
   }
 }
 
