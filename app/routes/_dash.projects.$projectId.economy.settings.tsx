@@ -22,7 +22,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   const { services } = context;
   const user = await requirePageUser(services, request);
   return economyPage(async () => {
-    const { projectId } = await authorize(services.sql, user, params.projectId, MANAGERS, "manage the Open Cloud scan");
+    const { projectId } = await authorize(services.sql, user, params.projectId, MANAGERS, "manage the economy settings");
     const [key, sync, map, sample] = await Promise.all([
       keyStatus(services, projectId),
       syncStatus(services, projectId),
