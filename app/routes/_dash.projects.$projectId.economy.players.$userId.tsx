@@ -1,22 +1,63 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
-import { amount, LineChart } from "~/economy/charts";
+import { amount, LineChart, shortAmount } from "~/economy/charts";
+import { loadMap } from "~/economy/map.server";
+import { SkippedValues } from "~/economy/map-preview";
 import { economyPage, economyPlayer } from "~/economy/views.server";
 
 export const meta: MetaFunction = () => [{ title: "Player · Economy · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return economyPage(() => economyPlayer(context.services.sql, user, params.projectId, params.userId));
+  return economyPage(async () => {
+    const view = await economyPlayer(context.services.sql, user, params.projectId, params.userId);
+    // names and order of the currencies as the map has them now (balances keep the keys they were read with)
+    const { map } = await loadMap(context.services.sql, view.projectId);
+    return { ...view, currencies: map.currencies.map((c) => ({ key: c.key, name: c.name })) };
+  });
 };
 
 const utc = (d: string | Date | null) => (d ? new Date(d).toISOString().slice(0, 16).replace("T", " ") : "—");
 
+type Balances = Record<string, string>;
+type HistoryRow = { id: string; cash: string; bank: string; dark_coin: string; total: string; balances?: Balances | null; observed_at: string | Date; source: string };
+type Skipped = { currency: string; path: string; reason: string };
+
+/** A row's balances; a row read before balances existed has the seed's three columns. */
+const balancesOf = (r: { balances?: Balances | null; cash: string; bank: string; dark_coin: string }): Balances =>
+  r.balances ?? { cash: r.cash, bank: r.bank, dark_coin: r.dark_coin };
+
+/** A balance kept short on its card (4.37B), the exact amount below it when they differ. */
+function BalanceCard({ value, label, testId, exactTestId }: { value: string | undefined; label: string; testId: string; exactTestId?: string }) {
+  const exact = amount(value);
+  const short = shortAmount(value);
+  return (
+    <div className="card" data-testid={testId}>
+      <div className="value" title={exact}>{short}</div>
+      <div className="exact" data-testid={exactTestId} hidden={short === exact}>{exact}</div>
+      <div className="label">{label}</div>
+    </div>
+  );
+}
+
 export default function EconomyPlayer() {
-  const { projectId, player, history, hasErrors } = useLoaderData<typeof loader>();
+  const { projectId, player, history, hasErrors, currencies } = useLoaderData<typeof loader>();
   const p = player as unknown as Record<string, any>;
-  const h = history as unknown as { id: string; cash: string; bank: string; dark_coin: string; total: string; observed_at: string | Date; source: string }[];
+  const h = history as unknown as HistoryRow[];
+  const balances = balancesOf(p as HistoryRow);
+  const skipped: Skipped[] = Array.isArray(p.skipped_values) ? p.skipped_values : [];
+  const skippedCount: number = Number(p.skipped_count ?? skipped.length);
+  const nameOf = (key: string) => currencies.find((c) => c.key === key)?.name ?? key;
+  // the map's order first, then keys the map no longer has (shown by their key)
+  const order = (keys: Iterable<string>) => {
+    const set = new Set(keys);
+    return [...currencies.map((c) => c.key).filter((k) => set.has(k)), ...[...set].filter((k) => !currencies.some((c) => c.key === k)).sort()];
+  };
+  const cardKeys = order(Object.keys(balances));
+  // a history within one day is labelled by the time of day, else by the date
+  const oneDay = h.length > 0 && utc(h[0].observed_at).slice(0, 10) === utc(h[h.length - 1].observed_at).slice(0, 10);
+  const columnKeys = order(new Set([...h.flatMap((e) => Object.keys(balancesOf(e))), ...cardKeys]));
   return (
     <>
       <p><Link to={`/projects/${projectId}/economy`}>← Economy</Link></p>
@@ -28,34 +69,49 @@ export default function EconomyPlayer() {
         {p.data_code !== null ? ` · data code ${p.data_code}` : ""}
         {hasErrors ? <> · <Link to={`/projects/${projectId}/players/${p.user_id}`}>Errors of this player</Link></> : " · no errors recorded"}
       </p>
-      <div className="cards">
-        <div className="card"><div className="value amount">{amount(p.cash)}</div><div className="label">Cash</div></div>
-        <div className="card"><div className="value amount">{amount(p.bank)}</div><div className="label">Bank</div></div>
-        <div className="card"><div className="value amount">{amount(p.dark_coin)}</div><div className="label">Dark coin</div></div>
-        <div className="card"><div className="value amount" data-testid="player-total">{amount(p.total)}</div><div className="label">Total</div></div>
+      <div className="cards balance-cards" data-testid="player-balances">
+        {cardKeys.map((k) => (
+          <BalanceCard key={k} value={balances[k]} label={nameOf(k)} testId={`balance-${k}`} />
+        ))}
+        <BalanceCard value={p.total} label="Total" testId="player-total-card" exactTestId="player-total" />
       </div>
       <p className="muted small">
         Observed {utc(p.observed_at)} UTC by {p.source} · last logout {utc(p.last_logout)}{p.last_logout ? " UTC" : " (never pushed)"}
       </p>
+      {skippedCount > 0 ? (
+        <section className="panel">
+          <SkippedValues list={skipped} count={skippedCount} nameOf={nameOf} title="Values skipped in the latest observation" />
+          <p className="muted small">These values are not numbers (or are NaN or infinite), so they add nothing to the balances above.</p>
+        </section>
+      ) : null}
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Total wealth over time</h3>
-        <LineChart label="Balance history" points={h.map((e) => ({ label: utc(e.observed_at).slice(5, 10), value: e.total }))} />
+        <LineChart label="Balance history" points={h.map((e) => ({ label: oneDay ? utc(e.observed_at).slice(11) : utc(e.observed_at).slice(5, 10), value: e.total }))} />
       </section>
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Changes</h3>
+        <p className="muted small">Each row keeps the balances as the currency map of its time read them; “—”: that map had no such currency.</p>
         <table data-testid="history">
-          <thead><tr><th>When (UTC)</th><th>Source</th><th className="num">Cash</th><th className="num">Bank</th><th className="num">Dark coin</th><th className="num">Total</th></tr></thead>
+          <thead>
+            <tr>
+              <th>When (UTC)</th>
+              <th>Source</th>
+              {columnKeys.map((k) => <th key={k} className="num">{nameOf(k)}</th>)}
+              <th className="num">Total</th>
+            </tr>
+          </thead>
           <tbody>
-            {[...h].reverse().map((e) => (
-              <tr key={e.id}>
-                <td>{utc(e.observed_at)}</td>
-                <td>{e.source}</td>
-                <td className="num">{amount(e.cash)}</td>
-                <td className="num">{amount(e.bank)}</td>
-                <td className="num">{amount(e.dark_coin)}</td>
-                <td className="num">{amount(e.total)}</td>
-              </tr>
-            ))}
+            {[...h].reverse().map((e) => {
+              const b = balancesOf(e);
+              return (
+                <tr key={e.id}>
+                  <td className="nowrap">{utc(e.observed_at)}</td>
+                  <td>{e.source}</td>
+                  {columnKeys.map((k) => <td key={k} className="num">{amount(b[k])}</td>)}
+                  <td className="num">{amount(e.total)}</td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       </section>

@@ -1,9 +1,19 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { data, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator } from "@remix-run/react";
+import { randomUUID } from "node:crypto";
 import { useEffect } from "react";
+import { getProfileSample } from "../../db/economy-samples.js";
 import { requirePageUser } from "~/accounts/sessions.server";
+import { plural } from "~/components/format";
+import type { User } from "../../db/users.js";
+import type { Services } from "~/services.server";
+import { BLANK_CURRENCY, draftFromForm, draftToBody, fieldErrors, mapToDraft, MAX_ROWS, type MapDraft } from "~/economy/map-draft";
+import { MapEditor } from "~/economy/map-form";
+import { MapPreview } from "~/economy/map-preview";
+import { getMapFor, previewMapFor, resetMapFor, saveMapFor, type Preview } from "~/economy/map.server";
 import { deleteKey, keyStatus, putKey, startSync, syncStatus } from "~/economy/sync.server";
 import { economyAct, economyPage } from "~/economy/views.server";
+import { ApiError } from "~/http.server";
 import { authorize, MANAGERS } from "~/team/access.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy settings · Roblox Monitor" }];
@@ -12,9 +22,14 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   const { services } = context;
   const user = await requirePageUser(services, request);
   return economyPage(async () => {
-    const { projectId } = await authorize(services.sql, user, params.projectId, MANAGERS, "manage the Open Cloud scan");
-    const [key, sync] = await Promise.all([keyStatus(services, projectId), syncStatus(services, projectId)]);
-    return { projectId, key, sync };
+    const { projectId } = await authorize(services.sql, user, params.projectId, MANAGERS, "manage the economy settings");
+    const [key, sync, map, sample] = await Promise.all([
+      keyStatus(services, projectId),
+      syncStatus(services, projectId),
+      getMapFor(services.sql, user, projectId),
+      getProfileSample(services.sql, projectId),
+    ]);
+    return { projectId, key, sync, map, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at } };
   });
 };
 
@@ -23,6 +38,8 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
   const { services } = context;
   const user = await requirePageUser(services, request);
   const form = await request.formData();
+  const intent = String(form.get("intent") ?? "");
+  if (MAP_INTENTS.test(intent)) return mapAction(services, user, params.projectId, intent, form);
   const field = (k: string) => {
     const v = form.get(k);
     return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
@@ -53,9 +70,73 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
   });
 };
 
+const MAP_INTENTS = /^(preview-map|save-map|reset-map|add-currency|remove-currency:\d+)$/;
+
+type MapResult = {
+  kind: "map";
+  /** a new value per answer: the editor starts over from `draft` whenever one arrives */
+  at: string;
+  ok: boolean;
+  message?: string;
+  error?: string;
+  draft: MapDraft;
+  details?: { path: string; message: string }[];
+  preview?: Preview;
+};
+
+/**
+ * The currency map's intents. Every answer carries the draft back (as posted, or as saved), so the
+ * editor shows what was sent with each error beside its field; adding and removing a row are
+ * answered here too for a browser without JavaScript.
+ */
+async function mapAction(services: Services, user: User, projectIdParam: string | undefined, intent: string, form: FormData) {
+  const draft = draftFromForm(form);
+  const answer = (r: Omit<MapResult, "kind" | "at">): MapResult => ({ kind: "map", at: randomUUID(), ...r });
+  if (intent === "add-currency") {
+    const currencies = draft.currencies.length < MAX_ROWS ? [...draft.currencies, { ...BLANK_CURRENCY }] : draft.currencies;
+    return answer({ ok: true, draft: { ...draft, currencies } });
+  }
+  if (intent.startsWith("remove-currency:")) {
+    const i = Number(intent.slice("remove-currency:".length));
+    return answer({ ok: true, draft: { ...draft, currencies: draft.currencies.filter((_, j) => j !== i) } });
+  }
+  try {
+    if (intent === "preview-map") {
+      let profile: unknown = undefined;
+      if (draft.profile.trim() !== "") {
+        try {
+          profile = JSON.parse(draft.profile);
+        } catch (err) {
+          const details = [{ path: "profile", message: `is not JSON: ${(err as Error).message}` }];
+          return data(answer({ ok: false, error: "The profile to preview is not JSON.", details, draft }), { status: 400 });
+        }
+      }
+      const preview = await previewMapFor(services.sql, user, projectIdParam, { map: draftToBody(draft), profile });
+      return answer({ ok: true, draft, preview });
+    }
+    if (intent === "save-map") {
+      const saved = await saveMapFor(services.sql, user, projectIdParam, draftToBody(draft));
+      return answer({ ok: true, message: "The currency map is saved.", draft: mapToDraft(saved.map, draft.profile) });
+    }
+    const reset = await resetMapFor(services.sql, user, projectIdParam);
+    return answer({ ok: true, message: "The default map is back.", draft: mapToDraft(reset.map) });
+  } catch (err) {
+    if (!ApiError.is(err)) throw err;
+    const details = err.details ?? [];
+    // the service's message names a field by its path (currencies[0].key): the editor shows each
+    // problem in words beside its field, so the summary only counts them
+    const onMap = details.filter((d) => /^(currencies|names|data_code|match)\b/.test(d.path)).length;
+    const error = onMap > 0 ? `The map has ${plural(onMap, "problem")}, marked above; nothing was saved.` : err.message;
+    return data(answer({ ok: false, error, details, draft }), { status: err.status });
+  }
+}
+
 export default function EconomySettings() {
-  const { projectId, key, sync } = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>();
+  const { projectId, key, sync, map, sample } = useLoaderData<typeof loader>();
+  const answer = useActionData<typeof action>();
+  const mapResult = answer && "kind" in answer ? answer : null;
+  const result = answer && !("kind" in answer) ? answer : null;
+  const draft = mapResult?.draft ?? mapToDraft(map.map);
   const busy = useNavigation().state !== "idle";
   const revalidator = useRevalidator();
   const live = sync.state === "queued" || sync.state === "running";
@@ -70,6 +151,31 @@ export default function EconomySettings() {
       <p><Link to={`/projects/${projectId}/economy`}>← Economy</Link></p>
       <h2>Economy settings</h2>
       {result ? <p className={result.ok ? "success" : "error"} role="status">{result.ok ? result.message : result.error}</p> : null}
+      <section className="panel" aria-labelledby="currencies-title">
+        <h3 id="currencies-title" style={{ marginTop: 0 }}>Currencies</h3>
+        <p className="muted small">
+          The currency map says where this game keeps its currencies in a player&rsquo;s saved profile. Pushes and the Open Cloud
+          scan read every profile through it.
+        </p>
+        <MapEditor
+          key={mapResult?.at ?? "saved"}
+          draft={draft}
+          errors={mapResult && !mapResult.ok ? fieldErrors(mapResult.details ?? [], mapResult.draft) : {}}
+          busy={busy}
+          isDefault={map.is_default}
+          updatedAt={map.updated_at}
+          sample={sample}
+          status={mapResult?.message ? { ok: true, text: mapResult.message } : mapResult?.error ? { ok: false, text: mapResult.error } : null}
+        />
+        {map.is_default ? null : (
+          <Form method="post" className="map-reset">
+            <input type="hidden" name="intent" value="reset-map" />
+            <button type="submit" className="danger" disabled={busy}>Reset to the default map</button>
+            <p className="muted small">Back to the RP layout every project starts with: Cash, Bank and Dark coin of RPCharacterOne and RPCharacterTwo.</p>
+          </Form>
+        )}
+      </section>
+      {mapResult?.preview ? <MapPreview preview={mapResult.preview} /> : null}
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Open Cloud key</h3>
         <p className="muted small">
