@@ -15,8 +15,8 @@ const reference = (sql: Sql, projectId: string, factor: number, minAmount: numbe
     from economy_history where project_id = ${projectId}
     window w as (partition by user_id order by id)
   )
-  select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names,
-    a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
+  select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names, s.balances,
+    'total' as currency, a.prev_total::text as from_amount, a.total::text as to_amount, a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
     case when a.prev_total > 0 and a.total / a.prev_total < 1e300 then round(a.total / a.prev_total, 2)::float8 end as factor,
     a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source
   from h a left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
