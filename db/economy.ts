@@ -193,57 +193,68 @@ export async function playerHistory(sql: Sql, projectId: string, userId: string,
     ) latest order by latest.id asc`;
 }
 
-export async function economyTotals(sql: Sql, projectId: string) {
-  const [row] = await sql<
-    { players: string; cash: string; bank: string; dark_coin: string; total: string; median_total: string | null; p99_total: string | null }[]
-  >`
-    select count(*)::text as players, coalesce(sum(cash), 0)::text as cash, coalesce(sum(bank), 0)::text as bank,
-      coalesce(sum(dark_coin), 0)::text as dark_coin, coalesce(sum(total), 0)::text as total,
-      (percentile_disc(0.5) within group (order by total))::text as median_total,
-      (percentile_disc(0.99) within group (order by total))::text as p99_total
-    from economy_snapshots where project_id = ${projectId}`;
-  return row;
-}
-
-/** Every currency's sum over the players' latest balances (keys the players were read with). */
-export async function currencySums(sql: Sql, projectId: string) {
-  return sql<{ key: string; sum: string }[]>`
-    select b.key, sum(b.value::numeric)::text as sum
-    from economy_snapshots s cross join lateral jsonb_each_text(s.balances) b
-    where s.project_id = ${projectId} group by b.key`;
-}
+export type EconomyStats = {
+  players: string;
+  cash: string;
+  bank: string;
+  dark_coin: string;
+  total: string;
+  median_total: string | null;
+  p99_total: string | null;
+  /** the sum of each key asked for, over the players' latest balances (0 for a player read without it) */
+  sums: Record<string, string>;
+  /** the selected currency: */
+  median: string | null;
+  p99: string | null;
+  top1_share: number | null;
+  top10_share: number | null;
+  newcomers: string;
+  newcomers_median: string | null;
+};
 
 /**
- * One currency across the players: its median and 99th percentile, its supply, the share of that
- * supply the richest 1% and 10% hold (floor of the share of the players, at least one player; null
- * when the supply is not positive), and the players first observed in the last `days` UTC days (the
- * money supply's window) with the median of their current balance.
+ * Everything the summary says about the players' latest balances, in one pass over the project's
+ * snapshots: the count, the seed's sums and the total's median and 99th percentile; the sum of each
+ * of `keys`; and for one `currency`: its median and 99th percentile, the share of its supply the
+ * richest 1% and 10% hold (floor of the share of the players, at least one player; null when the
+ * supply is not positive), and the players first observed in the last `days` UTC days (the money
+ * supply's window) with the median of their current balance.
  */
-export async function currencyStats(sql: Sql, projectId: string, currency: CurrencyKey, days: number) {
-  const v = amountOf(sql, "s", currency);
-  const [row] = await sql<
-    { supply: string; median: string | null; p99: string | null; top1_share: number | null; top10_share: number | null; newcomers: string; newcomers_median: string | null }[]
-  >`
-    with b as (
-      select ${v} as v, s.first_observed_at >= date_trunc('day', now(), 'UTC') - make_interval(days => ${days - 1}) as new from economy_snapshots s where s.project_id = ${projectId}
-    ), r as (
-      select v, new, row_number() over (order by v desc) as rn, count(*) over () as n from b
+export async function economyStats(sql: Sql, projectId: string, keys: string[], currency: CurrencyKey, days: number): Promise<EconomyStats> {
+  // each balance is read from the jsonb once per player (a materialized CTE: inlined, every aggregate
+  // would read it again), then one pass aggregates and a top-N sort picks the richest 10%
+  const [row] = await sql<(Omit<EconomyStats, "sums"> & Record<string, string>)[]>`
+    with b as materialized (
+      select s.cash, s.bank, s.dark_coin, s.total, ${amountOf(sql, "s", currency)} as v,
+        s.first_observed_at >= date_trunc('day', now(), 'UTC') - make_interval(days => ${days - 1}) as new
+        ${keys.map((k, i) => sql`, ${amountOf(sql, "s", k)} as ${sql(`k_${i}`)}`)}
+      from economy_snapshots s where s.project_id = ${projectId}
     ), t as (
-      select coalesce(sum(v), 0) as supply,
-        sum(v) filter (where rn <= greatest(1, floor(n * 0.01))) as top1,
-        sum(v) filter (where rn <= greatest(1, floor(n * 0.1))) as top10,
+      select count(*) as players, coalesce(sum(cash), 0) as cash, coalesce(sum(bank), 0) as bank,
+        coalesce(sum(dark_coin), 0) as dark_coin, coalesce(sum(total), 0) as total,
+        percentile_disc(0.5) within group (order by total) as median_total,
+        percentile_disc(0.99) within group (order by total) as p99_total,
+        coalesce(sum(v), 0) as supply,
         percentile_disc(0.5) within group (order by v) as median,
         percentile_disc(0.99) within group (order by v) as p99,
         count(*) filter (where new) as newcomers,
         percentile_disc(0.5) within group (order by v) filter (where new) as newcomers_median
-      from r
+        ${keys.map((_, i) => sql`, coalesce(sum(${sql(`k_${i}`)}), 0)::text as ${sql(`sum_${i}`)}`)}
+      from b
+    ), top as (
+      select v, row_number() over (order by v desc) as rn
+      from (select v from b order by v desc limit (select greatest(1, floor(players * 0.1))::bigint from t)) x
+    ), shares as (
+      select sum(v) filter (where rn <= (select greatest(1, floor(players * 0.01)) from t)) as top1, sum(v) as top10 from top
     )
-    select supply::text as supply, median::text as median, p99::text as p99,
+    select players::text as players, cash::text as cash, bank::text as bank, dark_coin::text as dark_coin, total::text as total,
+      median_total::text as median_total, p99_total::text as p99_total, median::text as median, p99::text as p99,
       case when supply > 0 then round(top1 / supply, 4)::float8 end as top1_share,
       case when supply > 0 then round(top10 / supply, 4)::float8 end as top10_share,
       newcomers::text as newcomers, newcomers_median::text as newcomers_median
-    from t`;
-  return row;
+      ${keys.map((_, i) => sql`, ${sql(`sum_${i}`)}`)}
+    from t, shares`;
+  return { ...row, sums: Object.fromEntries(keys.map((k, i) => [k, row[`sum_${i}`]])) };
 }
 
 export async function topPlayers(sql: Sql, projectId: string, n = 10, currency: CurrencyKey = "total") {

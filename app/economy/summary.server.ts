@@ -1,4 +1,4 @@
-import { currencyStats, currencySums, economyTotals, moneySupplyPerDay, topPlayers, wealthBuckets } from "../../db/economy.js";
+import { economyStats, moneySupplyPerDay, topPlayers, wealthBuckets } from "../../db/economy.js";
 import type { Sql } from "../../db/client.js";
 import type { CurrencyMap } from "./currency-map.server";
 import { TOTAL } from "./currency-map.server";
@@ -26,15 +26,14 @@ export function histogram(rows: { bucket: number; count: string }[]): WealthBuck
  * players, wealth histogram and money supply per day with growth and the faucet/sink split.
  */
 export async function economySummary(sql: Sql, projectId: string, days: number, map: CurrencyMap, currency: string = TOTAL) {
-  const [totals, sums, stats, top, buckets, supply] = await Promise.all([
-    economyTotals(sql, projectId),
-    currencySums(sql, projectId),
-    currencyStats(sql, projectId, currency, days),
+  const keys = map.currencies.map((c) => c.key);
+  const [stats, top, buckets, supply] = await Promise.all([
+    economyStats(sql, projectId, keys, currency, days),
     topPlayers(sql, projectId, 10, currency),
     wealthBuckets(sql, projectId, currency),
     moneySupplyPerDay(sql, projectId, days, currency),
   ]);
-  const sumOf = new Map(sums.map((s) => [s.key, s.sum]));
+  const totals = stats;
   return {
     currency,
     currencies: map.currencies.map((c) => ({ key: c.key, name: c.name })),
@@ -44,7 +43,7 @@ export async function economySummary(sql: Sql, projectId: string, days: number, 
       bank: totals.bank,
       dark_coin: totals.dark_coin,
       total: totals.total,
-      balances: Object.fromEntries(map.currencies.map((c) => [c.key, sumOf.get(c.key) ?? "0"])),
+      balances: stats.sums,
     },
     median_total: totals.median_total,
     p99_total: totals.p99_total,
