@@ -36,6 +36,10 @@ test("economy overview and player page", async ({ page }) => {
   await expect(page.getByRole("heading", { name: "Economy", exact: true })).toBeVisible();
   await expect(page.getByTestId("player-count")).toHaveText("3");
   await expect(page.getByTestId("money-supply")).toHaveText("5,003,678");
+  // the seed's map: a card per currency, each a link to that currency's view
+  await expect(page.getByTestId("card-cash")).toContainText("Cash");
+  await expect(page.getByTestId("card-bank")).toContainText("Bank");
+  await expect(page.getByTestId("card-dark_coin")).toContainText("Dark coin");
   await expect(page.getByRole("img", { name: "Money supply per day" })).toBeVisible();
   await expect(page.getByRole("img", { name: "Wealth histogram" })).toBeVisible();
   const top = page.getByTestId("top-players");
