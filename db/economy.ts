@@ -121,8 +121,16 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
 }
 
 // ---- read side ---------------------------------------------------------------------------------
+//
+// A currency is `total` (the sum of every currency, a column) or a key of the project's map, read from
+// the `balances` jsonb ({key: "decimal string"}). Snapshots and history keep the balances they were read
+// with: a key the player was not read with (the map changed since) reads as 0 in sums and orders, and is
+// absent from the player's `balances`.
 
-export type PlayerSort = "cash" | "bank" | "dark_coin" | "total";
+/** `total` or a currency key; callers check the key against the project's map before it gets here. */
+export type CurrencyKey = string;
+
+export type PlayerSort = CurrencyKey;
 export type PlayerFilter = { sort: PlayerSort; order: "asc" | "desc"; search?: string; limit: number; offset: number };
 
 /** `%` and `_` in a search are literal characters, not patterns. */
@@ -130,7 +138,19 @@ const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 const PLAYER_COLUMNS = (sql: Sql) => sql`
   user_id::text as user_id, cash::text as cash, bank::text as bank, dark_coin::text as dark_coin, total::text as total,
-  display_names, username, display_name, data_code::text as data_code, last_logout, observed_at, source, revision_time`;
+  balances, display_names, username, display_name, data_code::text as data_code, last_logout, observed_at, source, revision_time`;
+
+const SEED_COLUMNS = new Set(["cash", "bank", "dark_coin", "total"]);
+
+/**
+ * One currency's amount on a row aliased `alias` (numeric): the column for total and the seed's keys
+ * (the writer keeps them equal to the map's currencies of those keys, 0 when the map lacks one), the
+ * jsonb balance otherwise (0 when the row was read without that currency).
+ */
+export function amountOf(sql: Sql, alias: string, currency: CurrencyKey) {
+  if (SEED_COLUMNS.has(currency)) return sql`${sql(alias)}.${sql(currency)}`;
+  return sql`coalesce((${sql(alias)}.balances ->> ${currency})::numeric, 0)`;
+}
 
 export async function listPlayers(sql: Sql, projectId: string, f: PlayerFilter) {
   const pattern = f.search ? likePattern(f.search.trim()) : null;
@@ -145,7 +165,7 @@ export async function listPlayers(sql: Sql, projectId: string, f: PlayerFilter) 
         : sql``
     }`;
   // qualified: the select list aliases the ::text casts to the same names, and text sorts "9" after "10"
-  const column = { cash: sql`s.cash`, bank: sql`s.bank`, dark_coin: sql`s.dark_coin`, total: sql`s.total` }[f.sort];
+  const column = amountOf(sql, "s", f.sort);
   const order = f.order === "asc" ? sql`${column} asc, s.user_id asc` : sql`${column} desc, s.user_id desc`;
   const [data, [{ total }]] = await Promise.all([
     sql`select ${PLAYER_COLUMNS(sql)} from economy_snapshots s where ${where} order by ${order} limit ${f.limit} offset ${f.offset}`,
@@ -154,97 +174,199 @@ export async function listPlayers(sql: Sql, projectId: string, f: PlayerFilter) 
   return { data, total: Number(total) };
 }
 
+/** The player's snapshot with the values the latest observation skipped and when the player was first seen. */
 export async function getPlayer(sql: Sql, projectId: string, userId: string) {
-  const [p] = await sql`select ${PLAYER_COLUMNS(sql)} from economy_snapshots where project_id = ${projectId} and user_id = ${userId}`;
+  const [p] = await sql`
+    select ${PLAYER_COLUMNS(sql)}, coalesce(skipped_values, '[]') as skipped_values, skipped_count, first_observed_at
+    from economy_snapshots where project_id = ${projectId} and user_id = ${userId}`;
   return p;
 }
 
-/** The latest `limit` balance changes of one player, oldest first (ready to chart). */
+/** The latest `limit` balance changes of one player, oldest first (ready to chart), with the balances as read. */
 export async function playerHistory(sql: Sql, projectId: string, userId: string, limit = 500) {
   return sql`
-    select * from (
-      select id::text as id, cash::text as cash, bank::text as bank, dark_coin::text as dark_coin, total::text as total,
-        observed_at, source
+    select id::text as id, cash, bank, dark_coin, total, balances, observed_at, source from (
+      select id, cash::text as cash, bank::text as bank, dark_coin::text as dark_coin, total::text as total,
+        coalesce(balances, '{}') as balances, observed_at, source
       from economy_history where project_id = ${projectId} and user_id = ${userId}
       order by economy_history.id desc limit ${limit}
-    ) latest order by id::bigint asc`;
+    ) latest order by latest.id asc`;
 }
 
-export async function economyTotals(sql: Sql, projectId: string) {
-  const [row] = await sql<
-    { players: string; cash: string; bank: string; dark_coin: string; total: string; median_total: string | null; p99_total: string | null }[]
-  >`
-    select count(*)::text as players, coalesce(sum(cash), 0)::text as cash, coalesce(sum(bank), 0)::text as bank,
-      coalesce(sum(dark_coin), 0)::text as dark_coin, coalesce(sum(total), 0)::text as total,
-      (percentile_disc(0.5) within group (order by total))::text as median_total,
-      (percentile_disc(0.99) within group (order by total))::text as p99_total
-    from economy_snapshots where project_id = ${projectId}`;
-  return row;
+export type EconomyStats = {
+  players: string;
+  cash: string;
+  bank: string;
+  dark_coin: string;
+  total: string;
+  median_total: string | null;
+  p99_total: string | null;
+  /** the sum of each key asked for, over the players' latest balances (0 for a player read without it) */
+  sums: Record<string, string>;
+  /** the selected currency: */
+  median: string | null;
+  p99: string | null;
+  top1_share: number | null;
+  top10_share: number | null;
+  newcomers: string;
+  newcomers_median: string | null;
+};
+
+/**
+ * Everything the summary says about the players' latest balances, in one pass over the project's
+ * snapshots: the count, the seed's sums and the total's median and 99th percentile; the sum of each
+ * of `keys`; and for one `currency`: its median and 99th percentile, the share of its supply the
+ * richest 1% and 10% hold (floor of the share of the players, at least one player; null when the
+ * supply is not positive), and the players first observed in the last `days` UTC days (the money
+ * supply's window) with the median of their current balance.
+ */
+export async function economyStats(sql: Sql, projectId: string, keys: string[], currency: CurrencyKey, days: number): Promise<EconomyStats> {
+  // each balance is read from the jsonb once per player (a materialized CTE: inlined, every aggregate
+  // would read it again), then one pass aggregates and a top-N sort picks the richest 10%
+  const [row] = await sql<(Omit<EconomyStats, "sums"> & Record<string, string>)[]>`
+    with b as materialized (
+      select s.cash, s.bank, s.dark_coin, s.total, ${amountOf(sql, "s", currency)} as v,
+        s.first_observed_at >= date_trunc('day', now(), 'UTC') - make_interval(days => ${days - 1}) as new
+        ${keys.map((k, i) => sql`, ${amountOf(sql, "s", k)} as ${sql(`k_${i}`)}`)}
+      from economy_snapshots s where s.project_id = ${projectId}
+    ), t as (
+      select count(*) as players, coalesce(sum(cash), 0) as cash, coalesce(sum(bank), 0) as bank,
+        coalesce(sum(dark_coin), 0) as dark_coin, coalesce(sum(total), 0) as total,
+        percentile_disc(0.5) within group (order by total) as median_total,
+        percentile_disc(0.99) within group (order by total) as p99_total,
+        coalesce(sum(v), 0) as supply,
+        percentile_disc(0.5) within group (order by v) as median,
+        percentile_disc(0.99) within group (order by v) as p99,
+        count(*) filter (where new) as newcomers,
+        percentile_disc(0.5) within group (order by v) filter (where new) as newcomers_median
+        ${keys.map((_, i) => sql`, coalesce(sum(${sql(`k_${i}`)}), 0)::text as ${sql(`sum_${i}`)}`)}
+      from b
+    ), top as (
+      select v, row_number() over (order by v desc) as rn
+      from (select v from b order by v desc limit (select greatest(1, floor(players * 0.1))::bigint from t)) x
+    ), shares as (
+      select sum(v) filter (where rn <= (select greatest(1, floor(players * 0.01)) from t)) as top1, sum(v) as top10 from top
+    )
+    select players::text as players, cash::text as cash, bank::text as bank, dark_coin::text as dark_coin, total::text as total,
+      median_total::text as median_total, p99_total::text as p99_total, median::text as median, p99::text as p99,
+      case when supply > 0 then round(top1 / supply, 4)::float8 end as top1_share,
+      case when supply > 0 then round(top10 / supply, 4)::float8 end as top10_share,
+      newcomers::text as newcomers, newcomers_median::text as newcomers_median
+      ${keys.map((_, i) => sql`, ${sql(`sum_${i}`)}`)}
+    from t, shares`;
+  return { ...row, sums: Object.fromEntries(keys.map((k, i) => [k, row[`sum_${i}`]])) };
 }
 
-export async function topPlayers(sql: Sql, projectId: string, n = 10) {
-  return sql`select ${PLAYER_COLUMNS(sql)} from economy_snapshots s where project_id = ${projectId} order by s.total desc, s.user_id desc limit ${n}`;
+export async function topPlayers(sql: Sql, projectId: string, n = 10, currency: CurrencyKey = "total") {
+  const v = amountOf(sql, "s", currency);
+  return sql`select ${PLAYER_COLUMNS(sql)} from economy_snapshots s where project_id = ${projectId} order by ${v} desc, s.user_id desc limit ${n}`;
 }
 
 /**
- * Players per order of magnitude of total wealth: bucket -1 is below 0, 0 is [0, 1), d >= 1 is
- * [10^(d-1), 10^d). Digits of the integer part, not log(), so huge values bucket exactly.
+ * Players per order of magnitude of one currency (default the total): bucket -1 is below 0, 0 is
+ * [0, 1), d >= 1 is [10^(d-1), 10^d). Digits of the integer part, not log(), so huge values bucket exactly.
  */
-export async function wealthBuckets(sql: Sql, projectId: string) {
+export async function wealthBuckets(sql: Sql, projectId: string, currency: CurrencyKey = "total") {
+  const v = amountOf(sql, "s", currency);
   return sql<{ bucket: number; count: string }[]>`
-    select case when total < 0 then -1 when total < 1 then 0 else length(trunc(total)::text) end as bucket, count(*)::text as count
-    from economy_snapshots where project_id = ${projectId} group by 1 order by 1`;
+    select case when v < 0 then -1 when v < 1 then 0 else length(trunc(v)::text) end as bucket, count(*)::text as count
+    from (select ${v} as v from economy_snapshots s where s.project_id = ${projectId}) b group by 1 order by 1`;
 }
 
+export type SupplyDay = {
+  day: Date;
+  supply: string;
+  change: string;
+  growth_pct: number | null;
+  gained: string;
+  lost: string;
+  gainers: number;
+  losers: number;
+};
+
 /**
- * Money supply at the end of each UTC day of the last `days` days, from the history: every history
- * row changes the supply by its total minus the player's previous total, so the running sum of those
- * deltas is the sum of the latest totals at any time.
+ * One currency's (or the total's) supply at the end of each UTC day of the last `days` days, its change
+ * that day and the growth over the previous day's supply (null when that supply is not positive), and
+ * the faucet/sink split: what the players who ended the day above where they started gained, what those
+ * below lost, and how many of each. economy_daily_currency keeps each day at write time, so this reads
+ * one row per day and shard, whatever the size of the history.
  */
-export async function moneySupplyPerDay(sql: Sql, projectId: string, days: number) {
-  // economy_daily keeps each day's change at write time, so this reads one row per day and shard
-  return sql<{ day: Date; supply: string; change: string }[]>`
+export async function moneySupplyPerDay(sql: Sql, projectId: string, days: number, currency: CurrencyKey = "total") {
+  return sql<SupplyDay[]>`
     with per_day as (
-      select day::timestamp at time zone 'UTC' as day, sum(delta) as delta
-      from economy_daily where project_id = ${projectId} group by 1
+      select day::timestamp at time zone 'UTC' as day, sum(delta) as delta, sum(gained) as gained, sum(lost) as lost,
+        sum(gainers)::int as gainers, sum(losers)::int as losers
+      from economy_daily_currency where project_id = ${projectId} and currency = ${currency} group by 1
     ), running as (
-      select day, delta, sum(delta) over (order by day) as supply from per_day
+      select *, sum(delta) over (order by day) as supply from per_day
     ), days as (
       select generate_series(date_trunc('day', now(), 'UTC') - make_interval(days => ${days - 1}), date_trunc('day', now(), 'UTC'), interval '1 day') as day
+    ), out as (
+      select d.day,
+        coalesce((select r.supply from running r where r.day <= d.day order by r.day desc limit 1), 0) as supply,
+        r.delta, r.gained, r.lost, r.gainers, r.losers
+      from days d left join running r on r.day = d.day
     )
-    select d.day,
-      coalesce((select r.supply from running r where r.day <= d.day order by r.day desc limit 1), 0)::text as supply,
-      coalesce((select r.delta from running r where r.day = d.day), 0)::text as change
-    from days d order by d.day`;
+    select day, supply::text as supply, coalesce(delta, 0)::text as change,
+      case when supply - coalesce(delta, 0) > 0 then round(coalesce(delta, 0) * 100 / (supply - coalesce(delta, 0)), 2)::float8 end as growth_pct,
+      coalesce(gained, 0)::text as gained, coalesce(lost, 0)::text as lost, coalesce(gainers, 0) as gainers, coalesce(losers, 0) as losers
+    from out order by day`;
 }
 
-export type AnomalyFilter = { factor: number; minAmount: number; days: number; limit: number; offset: number };
+/** `currency` defaults to the total. */
+export type AnomalyFilter = { currency?: CurrencyKey; factor: number; minAmount: number; days: number; limit: number; offset: number };
 
 /**
- * Consecutive observations of one player where the total rose by more than `factor` times and by
- * more than `minAmount`: the duplication-exploit signature. A rise from zero or debt passes the factor
- * test. Pairs are consecutive history rows, so the detector sees pushes and scans alike.
+ * Consecutive observations of one player where a currency (default the total) rose by more than
+ * `factor` times and by more than `minAmount`: the duplication-exploit signature. A rise from zero or
+ * debt passes the factor test. Pairs are consecutive history rows, so the detector sees pushes and
+ * scans alike. Every item names its currency, its amounts before and after (`from_amount`,
+ * `to_amount`), and the player's totals at both observations (`from_total`, `to_total`).
  */
-export async function listAnomalies(sql: Sql, projectId: string, f: AnomalyFilter) {
+export async function listAnomalies(sql: Sql, projectId: string, filter: AnomalyFilter) {
+  const f = { ...filter, currency: filter.currency ?? "total" };
   // each history row carries its player's previous observation (written with it), and the rise index
   // covers the filter and the order, so counting and picking the page read only the index entries of
-  // the large rises; the page's rows and their players are then fetched by key
-  const rises = sql`
+  // the large rises; the page's rows and their players are then fetched by key. Per currency, the
+  // rises table (one row per currency that rose) has the same index.
+  const rises =
+    f.currency === "total"
+      ? sql`
     from economy_history
     where project_id = ${projectId}
       and (total - prev_total) > ${f.minAmount}
       and observed_at >= now() - make_interval(days => ${f.days})
-      and (prev_total <= 0 or total > prev_total * ${f.factor})`;
+      and (prev_total <= 0 or total > prev_total * ${f.factor})`
+      : sql`
+    from economy_rises
+    where project_id = ${projectId} and currency = ${f.currency}
+      and (amount - prev_amount) > ${f.minAmount}
+      and observed_at >= now() - make_interval(days => ${f.days})
+      and (prev_amount <= 0 or amount > prev_amount * ${f.factor})`;
   // one pass over the rises gives the page and their count; a page past the end has no row to carry
   // the count, so only then is it counted on its own
-  const rows = await sql<({ total: string } & Record<string, unknown>)[]>`
-    select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names,
+  const rows =
+    f.currency === "total"
+      ? await sql<({ total: string } & Record<string, unknown>)[]>`
+    select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names, s.balances,
+      'total' as currency, a.prev_total::text as from_amount, a.total::text as to_amount,
       a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
       -- a ratio past what a double holds (5e-324 to 1e308 is a valid push) has no finite factor either
       case when a.prev_total > 0 and a.total / a.prev_total < 1e300 then round(a.total / a.prev_total, 2)::float8 end as factor,
       a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source, p.total::text as total
     from (select id, observed_at, count(*) over () as total ${rises} order by observed_at desc, id desc limit ${f.limit} offset ${f.offset}) p
     join economy_history a on a.project_id = ${projectId} and a.id = p.id
+    left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
+    order by p.observed_at desc, p.id desc`
+      : await sql<({ total: string } & Record<string, unknown>)[]>`
+    select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names, s.balances,
+      a.currency, a.prev_amount::text as from_amount, a.amount::text as to_amount,
+      h.prev_total::text as from_total, h.total::text as to_total, (a.amount - a.prev_amount)::text as increase,
+      case when a.prev_amount > 0 and a.amount / a.prev_amount < 1e300 then round(a.amount / a.prev_amount, 2)::float8 end as factor,
+      a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source, p.total::text as total
+    from (select id, observed_at, count(*) over () as total ${rises} order by observed_at desc, id desc limit ${f.limit} offset ${f.offset}) p
+    join economy_rises a on a.project_id = ${projectId} and a.id = p.id
+    left join economy_history h on h.project_id = ${projectId} and h.id = a.history_id
     left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
     order by p.observed_at desc, p.id desc`;
   const total = rows.length > 0 ? rows[0].total : f.offset > 0 ? (await sql<{ total: string }[]>`select count(*)::text as total ${rises}`)[0].total : "0";

@@ -740,10 +740,13 @@ async function main() {
     }
 
     if (SCENARIOS.has("economy")) {
-      // (h) economy summary and anomalies at 10,000 players with 10,000 and with BENCH_ECONOMY_HISTORY history rows
+      // (h) economy summary and anomalies at 10,000 players with 10,000 and with BENCH_ECONOMY_HISTORY history
+      // rows: over the total (the default) and over one currency read from the balances (gems)
       const eq = [
         { name: "economy summary", path: "/api/v1/economy/summary?days=30" },
         { name: "economy anomalies", path: "/api/v1/economy/anomalies?days=30" },
+        { name: "economy summary, gems", path: "/api/v1/economy/summary?days=30&currency=gems" },
+        { name: "economy anomalies, gems", path: "/api/v1/economy/anomalies?days=30&currency=gems" },
       ];
       const perPlayer = Math.max(1, Math.round(ECONOMY_HISTORY / ECONOMY_PLAYERS));
       const eSmall = await createProject(db.url, "bench-economy-small");

@@ -45,7 +45,8 @@ export function factor(f: number): string {
 const H = 220;
 const PAD = { l: 56, r: 12, t: 12, b: 28 };
 
-export type LinePoint = { label: string; value: string };
+/** `note` is added to the point's tooltip (the day's growth, say). */
+export type LinePoint = { label: string; value: string; note?: string };
 
 export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePoint[]; label: string; color?: string }) {
   const { ref, width: W, measured } = useChartWidth(720);
@@ -72,7 +73,7 @@ export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePo
       <path d={path} fill="none" stroke={color} strokeWidth="2" />
       {values.map((v, i) => (
         <circle key={i} cx={x(i)} cy={y(v)} r={points.length > 60 ? 0 : 2.5} fill={color}>
-          <title>{`${points[i].label}: ${amount(points[i].value)}`}</title>
+          <title>{`${points[i].label}: ${amount(points[i].value)}${points[i].note ? ` (${points[i].note})` : ""}`}</title>
         </circle>
       ))}
       {points.map((p, i) =>
@@ -112,4 +113,88 @@ export function BarsChart({ bars, label, color = "#6a5acd" }: { bars: Bar[]; lab
       })}
     </svg>
   );
+}
+
+/** Growth of a day's supply over the previous day's: +1.25%, −20%, — when there was no supply to grow from. */
+export function growth(pct: number | null | undefined): string {
+  if (pct == null) return "—";
+  const a = Math.abs(pct);
+  const text = a >= 1e6 ? short(a) : a >= 100 ? Math.round(a).toLocaleString("en-US") : `${+a.toFixed(2)}`;
+  return `${pct > 0 ? "+" : pct < 0 ? "−" : ""}${text}%`;
+}
+
+/** A share of the supply (0.9211) as a percentage: 92.1%. */
+export function share(s: number | null | undefined): string {
+  if (s == null) return "—";
+  return `${+(s * 100).toFixed(1)}%`;
+}
+
+export type FlowDay = { label: string; gained: string; lost: string; gainers: number; losers: number };
+
+/**
+ * Faucet/sink per day: what the players who ended the day above where they started gained (up, green)
+ * and what those below lost (down, red), around a zero line; each bar's title names how many players.
+ */
+export function FlowChart({ days, label }: { days: FlowDay[]; label: string }) {
+  const { ref, width: W, measured } = useChartWidth(720);
+  if (days.length === 0) return <p className="muted">No data yet.</p>;
+  const up = days.map((d) => Number(d.gained));
+  const down = days.map((d) => Number(d.lost));
+  const top = Math.max(...up, 0);
+  const bottom = Math.max(...down, 0);
+  const span = top + bottom || 1;
+  const inner = H - PAD.t - PAD.b;
+  const zero = PAD.t + (inner * top) / span;
+  const bw = (W - PAD.l - PAD.r) / days.length;
+  const widest = Math.max(...days.map((d) => labelWidth(d.label)));
+  const every = Math.max(1, Math.ceil(widest / bw));
+  return (
+    <svg ref={ref} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="chart-svg" data-fitted={measured || undefined}>
+      <title>{label}</title>
+      {top > 0 ? <text x={PAD.l - 6} y={PAD.t + 4} textAnchor="end" className="chart-tick">{`+${short(top)}`}</text> : null}
+      {bottom > 0 ? <text x={PAD.l - 6} y={H - PAD.b} textAnchor="end" className="chart-tick">{`−${short(bottom)}`}</text> : null}
+      <line x1={PAD.l} x2={W - PAD.r} y1={zero} y2={zero} className="chart-axis" />
+      {days.map((d, i) => {
+        const hu = (inner * up[i]) / span;
+        const hd = (inner * down[i]) / span;
+        const x = PAD.l + i * bw + 1;
+        const w = Math.max(1, bw - 2);
+        return (
+          <g key={i}>
+            {hu > 0 ? (
+              <rect x={x} y={zero - hu} width={w} height={hu} className="flow-gained">
+                <title>{`${d.label}: +${amount(d.gained)} gained by ${plural(d.gainers, "player")}`}</title>
+              </rect>
+            ) : null}
+            {hd > 0 ? (
+              <rect x={x} y={zero} width={w} height={hd} className="flow-lost">
+                <title>{`${d.label}: −${amount(d.lost)} lost by ${plural(d.losers, "player")}`}</title>
+              </rect>
+            ) : null}
+            {i % every === 0 ? <text x={PAD.l + i * bw + bw / 2} y={H - 8} textAnchor="middle" className="chart-tick">{d.label}</text> : null}
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
+/**
+ * Stat cards that wrap evenly: at most `wide` a row on a wide screen, the rows' sizes differing by at
+ * most one; two a row on a phone, the last three sharing a row when the count is odd. Never one card
+ * alone on a row. Returns each card's flex basis for both widths (as CSS variables).
+ */
+export function evenRows(n: number, wide = 6): { wide: number; narrow: number }[] {
+  const rows = Math.max(1, Math.ceil(n / wide));
+  const wideSizes: number[] = [];
+  for (let r = 0; r < rows; r++) wideSizes.push(Math.floor(n / rows) + (r < n % rows ? 1 : 0));
+  const out: { wide: number; narrow: number }[] = [];
+  wideSizes.forEach((size) => {
+    for (let i = 0; i < size; i++) out.push({ wide: size, narrow: 2 });
+  });
+  if (n % 2 === 1) {
+    if (n >= 3) for (let i = n - 3; i < n; i++) out[i].narrow = 3;
+    else out[0].narrow = 1;
+  }
+  return out;
 }

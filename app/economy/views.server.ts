@@ -7,7 +7,8 @@ import { getPlayer as getErrorPlayer } from "../../db/players.js";
 import type { Config } from "~/env.server";
 import { ApiError, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
-import { parsePlayerParams } from "./params.server";
+import { loadMap } from "./map.server";
+import { parseCurrency, parsePlayerParams } from "./params.server";
 import { parseUserId } from "./profile.server";
 import { economySummary } from "./summary.server";
 import { syncView } from "./sync.server";
@@ -25,17 +26,20 @@ export async function economyPage<T>(fn: () => Promise<T>): Promise<T> {
 /** Economy overview: summary, anomalies, player search and the scan's state, for any member. */
 export async function economyOverview(sql: Sql, config: Config, user: User, projectIdParam: string | undefined, q: URLSearchParams) {
   const { projectId, role } = await authorize(sql, user, projectIdParam, EVERYONE, "view the economy");
-  const filter = parsePlayerParams(q);
+  const { map } = await loadMap(sql, projectId);
+  const currency = parseCurrency(q, map);
+  const filter = parsePlayerParams(q, map);
   const [summary, anomalies, players, sync] = await Promise.all([
-    economySummary(sql, projectId, 30),
-    listAnomalies(sql, projectId, { factor: config.economyAnomalyFactor, minAmount: config.economyAnomalyMinAmount, days: 30, limit: 20, offset: 0 }),
-    filter.search ? listPlayers(sql, projectId, { ...filter, limit: 50 }) : Promise.resolve(null),
+    economySummary(sql, projectId, 30, map, currency),
+    listAnomalies(sql, projectId, { currency, factor: config.economyAnomalyFactor, minAmount: config.economyAnomalyMinAmount, days: 30, limit: 20, offset: 0 }),
+    filter.search ? listPlayers(sql, projectId, { ...filter, sort: filter.sort === "total" ? currency : filter.sort, limit: 50 }) : Promise.resolve(null),
     getSync(sql, projectId),
   ]);
   return {
     projectId,
     canManage: MANAGERS.includes(role),
     search: filter.search ?? "",
+    currency,
     summary,
     anomalies,
     players,

@@ -1,5 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { parseDays } from "~/economy/params.server";
+import { loadMap } from "~/economy/map.server";
+import { parseCurrency, parseDays } from "~/economy/params.server";
 import { economySummary } from "~/economy/summary.server";
 import { getOnly, handle, json } from "~/http.server";
 import { queryOf } from "~/errors/params.server";
@@ -8,8 +9,10 @@ export const loader = ({ request, context }: LoaderFunctionArgs) =>
   handle(async () => {
     const { sql, apiKeys } = context.services;
     const { projectId } = await apiKeys.projectFor(request);
-    const days = parseDays(queryOf(request));
-    return json(await economySummary(sql, projectId, days));
+    const q = queryOf(request);
+    const days = parseDays(q);
+    const { map } = await loadMap(sql, projectId);
+    return json(await economySummary(sql, projectId, days, map, parseCurrency(q, map)));
   });
 
 export const action = getOnly;

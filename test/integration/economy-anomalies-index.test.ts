@@ -15,8 +15,8 @@ const reference = (sql: Sql, projectId: string, factor: number, minAmount: numbe
     from economy_history where project_id = ${projectId}
     window w as (partition by user_id order by id)
   )
-  select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names,
-    a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
+  select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names, s.balances,
+    'total' as currency, a.prev_total::text as from_amount, a.total::text as to_amount, a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
     case when a.prev_total > 0 and a.total / a.prev_total < 1e300 then round(a.total / a.prev_total, 2)::float8 end as factor,
     a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source
   from h a left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
@@ -112,5 +112,40 @@ describe("anomalies from the covering rise index", () => {
       );
     });
     expect(plan.map((r: any) => r["QUERY PLAN"]).join("\n")).toMatch(/Index Only Scan using economy_history_rise/);
+  });
+
+  it("per currency, lists what the history's consecutive balances list, from the rises index alone", async () => {
+    // the rows above hold the seed's three currencies (filled from the columns); cash carries the rises
+    const referenceCurrency = (key: string, factor: number, minAmount: number, days: number) => sql<{ user_id: string; from_amount: string; to_amount: string }[]>`
+      with h as (
+        select user_id, id, observed_at, (balances ->> ${key})::numeric as v, lag((balances ->> ${key})::numeric) over w as prev_v
+        from economy_history where project_id = ${projectId}
+        window w as (partition by user_id order by id)
+      )
+      select user_id::text as user_id, prev_v::text as from_amount, v::text as to_amount from h
+      where prev_v is not null and observed_at >= now() - make_interval(days => ${days})
+        and v - prev_v > ${minAmount} and (prev_v <= 0 or v > prev_v * ${factor})
+      order by observed_at desc, id desc`;
+    for (const [factor, minAmount, days] of [[10, 100_000, 30], [10, 100_000, 2], [1.5, 0, 30], [2, 100, 8]] as const) {
+      const want = await referenceCurrency("cash", factor, minAmount, days);
+      expect(want.length).toBeGreaterThan(0);
+      const got = await listAnomalies(sql, projectId, { currency: "cash", factor, minAmount, days, limit: 1000, offset: 0 });
+      expect(got.total).toBe(want.length);
+      expect(got.data.map((a: any) => ({ user_id: a.user_id, from_amount: a.from_amount, to_amount: a.to_amount }))).toEqual([...want]);
+      expect(got.data.every((a: any) => a.currency === "cash")).toBe(true);
+    }
+    // bank never rose
+    expect((await listAnomalies(sql, projectId, { currency: "bank", factor: 1.5, minAmount: 0, days: 30, limit: 10, offset: 0 })).total).toBe(0);
+
+    await sql`vacuum analyze economy_rises`;
+    const plan = await sql.begin(async (tx) => {
+      await tx`set local enable_seqscan = off`;
+      return tx.unsafe(
+        `explain select count(*) from economy_rises where project_id = $1 and currency = 'cash' and (amount - prev_amount) > 100000
+           and observed_at >= now() - make_interval(days => 30) and (prev_amount <= 0 or amount > prev_amount * 10)`,
+        [projectId],
+      );
+    });
+    expect(plan.map((r: any) => r["QUERY PLAN"]).join("\n")).toMatch(/Index Only Scan using economy_rises_rise/);
   });
 });

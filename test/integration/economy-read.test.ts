@@ -48,6 +48,7 @@ describe("GET /api/v1/economy/players", () => {
       display_name: "Alice",
       source: "push",
     });
+    expect(r.body.data[3].balances).toEqual({ cash: "1000", bank: "1000", dark_coin: "0" });
     expect(r.body.data[3].last_logout).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
@@ -94,6 +95,12 @@ describe("GET /api/v1/economy/players/:user_id", () => {
       ["75", "push"],
       ["50075", "push"],
     ]);
+    expect(r.body.history.map((h: any) => h.balances)).toEqual([
+      { cash: "50", bank: "20", dark_coin: "5" },
+      { cash: "50050", bank: "20", dark_coin: "5" },
+    ]);
+    expect(r.body.player).toMatchObject({ balances: { cash: "50050", bank: "20", dark_coin: "5" }, skipped_values: [], skipped_count: 0 });
+    expect(r.body.player).toHaveProperty("first_observed_at");
   });
 
   it("answers 404 for an unknown or malformed id, and for another project's player", async () => {
@@ -110,7 +117,21 @@ describe("GET /api/v1/economy/summary", () => {
     expect(r.status).toBe(200);
     const b = r.body;
     expect(b.players).toBe(5);
-    expect(b.sums).toEqual({ cash: "100000000000000060050", bank: "1020", dark_coin: "6", total: "100000000000000061076" });
+    expect(b.sums).toEqual({
+      cash: "100000000000000060050",
+      bank: "1020",
+      dark_coin: "6",
+      total: "100000000000000061076",
+      balances: { cash: "100000000000000060050", bank: "1020", dark_coin: "6" },
+    });
+    // the seed's map, and the total selected by default (median and p99 are the total's)
+    expect(b.currency).toBe("total");
+    expect(b.currencies).toEqual([
+      { key: "cash", name: "Cash" },
+      { key: "bank", name: "Bank" },
+      { key: "dark_coin", name: "Dark coin" },
+    ]);
+    expect([b.median, b.p99]).toEqual(["9001", "100000000000000000000"]);
     // totals sorted: 0, 2000, 9001, 50075, 1e20
     expect(b.median_total).toBe("9001");
     expect(b.p99_total).toBe("100000000000000000000");
@@ -124,6 +145,11 @@ describe("GET /api/v1/economy/summary", () => {
     expect(today.day).toBe(new Date().toISOString().slice(0, 10));
     expect(today.supply).toBe(b.sums.total);
     expect(b.money_supply[0].supply).toBe("0");
+    expect(b.money_supply[0]).toMatchObject({ change: "0", growth_pct: null, gained: "0", lost: "0", gainers: 0, losers: 0 });
+    expect(b.newcomers).toHaveProperty("players");
+    // the richest player holds nearly all of it: 1e20 / (1e20 + 61076)
+    expect(b.concentration.top1_share).toBe(1);
+    expect(b.concentration.top10_share).toBe(1);
   });
 
   it("carries the supply across days from history", async () => {
