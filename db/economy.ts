@@ -101,16 +101,26 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
       select s.user_id, s.balances, s.total, s.history_observed_at
       from economy_snapshots s join input i on i.user_id = s.user_id
       where s.project_id = ${projectId}
+    ), orphan as (
+      -- a player without a snapshot may still have history (written by another writer): its latest row
+      -- is the previous observation
+      select i.user_id, h.balances, h.total, h.observed_at,
+        case when h.day_start is not null and (h.observed_at at time zone 'UTC')::date = (i.observed_at at time zone 'UTC')::date
+          then h.day_start else coalesce(h.balances, '{}'::jsonb) || jsonb_build_object('total', h.total::text) end as day_start
+      from input i cross join lateral (
+        select h.balances, h.total, h.observed_at, h.day_start from economy_history h
+        where h.project_id = ${projectId} and h.user_id = i.user_id order by h.id desc limit 1) h
+      where not exists (select 1 from prev p where p.user_id = i.user_id)
     ), up as (
       insert into economy_snapshots as s (
         project_id, user_id, cash, bank, dark_coin, total, balances, skipped_values, skipped_count, display_names,
         username, display_name, data_code, last_logout, observed_at, source, revision_time, history_observed_at,
         first_observed_at, day_start)
-      select ${projectId}, user_id, cash, bank, dark_coin, total, balances, skipped_values, skipped_count,
-        array(select jsonb_array_elements_text(coalesce(display_names, '[]'::jsonb))),
-        username, display_name, data_code, ${push ? tx`observed_at` : tx`null::timestamptz`}, observed_at, ${source},
-        revision_time, observed_at, observed_at, '{}'::jsonb
-      from input order by user_id
+      select ${projectId}, i.user_id, i.cash, i.bank, i.dark_coin, i.total, i.balances, i.skipped_values, i.skipped_count,
+        array(select jsonb_array_elements_text(coalesce(i.display_names, '[]'::jsonb))),
+        i.username, i.display_name, i.data_code, ${push ? tx`i.observed_at` : tx`null::timestamptz`}, i.observed_at, ${source},
+        i.revision_time, i.observed_at, i.observed_at, coalesce(o.day_start, '{}'::jsonb)
+      from input i left join orphan o on o.user_id = i.user_id order by i.user_id
       on conflict (project_id, user_id) do update set
         cash = excluded.cash,
         bank = excluded.bank,
@@ -143,8 +153,10 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
       returning s.user_id, s.cash, s.bank, s.dark_coin, s.total, s.balances, s.day_start, s.observed_at, s.source
     ), changed as (
       select u.user_id, u.cash, u.bank, u.dark_coin, u.total, u.balances, u.day_start, u.observed_at, u.source,
-        p.total as prev_total, p.balances as prev_balances, p.history_observed_at as prev_observed_at
-      from up u left join prev p on p.user_id = u.user_id
+        coalesce(p.total, o.total) as prev_total,
+        case when p.user_id is not null then p.balances when o.user_id is not null then coalesce(o.balances, '{}'::jsonb) end as prev_balances,
+        coalesce(p.history_observed_at, o.observed_at) as prev_observed_at
+      from up u left join prev p on p.user_id = u.user_id left join orphan o on o.user_id = u.user_id
       where p.user_id is null or (p.balances, p.total) is distinct from (u.balances, u.total)
     ), hist as (
       insert into economy_history (
