@@ -57,7 +57,9 @@ export async function writeObservations(
  * skipped values), when the player was first observed, and the balances at the start of the UTC day
  * of its latest history row (`day_start`, with "total"). A history row is appended when the balances
  * or the total differ from the snapshot's; it carries the previous observation and the day's start,
- * taken here from the locked snapshot, so the history triggers never look the player's rows up.
+ * taken here from the locked snapshot, so the history triggers never look the player's rows up. A
+ * player without a snapshot is new (every writer writes the snapshot with its history): no previous
+ * observation, and the day starts at nothing ('{}').
  */
 export async function writeObservationsTx(tx: TxSql, projectId: string, source: Source, rows: Observation[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
@@ -98,19 +100,12 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
         skipped_count integer, display_names jsonb, username text, display_name text, data_code numeric,
         observed_at timestamptz, revision_time timestamptz)
     ), prev as (
+      -- one primary-key probe per player (the limit keeps the planner from turning this into a join,
+      -- which stale statistics of a growing project make a scan of all its snapshots)
       select s.user_id, s.balances, s.total, s.history_observed_at
-      from economy_snapshots s join input i on i.user_id = s.user_id
-      where s.project_id = ${projectId}
-    ), orphan as (
-      -- a player without a snapshot may still have history (written by another writer): its latest row
-      -- is the previous observation
-      select i.user_id, h.balances, h.total, h.observed_at,
-        case when h.day_start is not null and (h.observed_at at time zone 'UTC')::date = (i.observed_at at time zone 'UTC')::date
-          then h.day_start else coalesce(h.balances, '{}'::jsonb) || jsonb_build_object('total', h.total::text) end as day_start
       from input i cross join lateral (
-        select h.balances, h.total, h.observed_at, h.day_start from economy_history h
-        where h.project_id = ${projectId} and h.user_id = i.user_id order by h.id desc limit 1) h
-      where not exists (select 1 from prev p where p.user_id = i.user_id)
+        select s.user_id, s.balances, s.total, s.history_observed_at from economy_snapshots s
+        where s.project_id = ${projectId} and s.user_id = i.user_id limit 1) s
     ), up as (
       insert into economy_snapshots as s (
         project_id, user_id, cash, bank, dark_coin, total, balances, skipped_values, skipped_count, display_names,
@@ -119,8 +114,8 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
       select ${projectId}, i.user_id, i.cash, i.bank, i.dark_coin, i.total, i.balances, i.skipped_values, i.skipped_count,
         array(select jsonb_array_elements_text(coalesce(i.display_names, '[]'::jsonb))),
         i.username, i.display_name, i.data_code, ${push ? tx`i.observed_at` : tx`null::timestamptz`}, i.observed_at, ${source},
-        i.revision_time, i.observed_at, i.observed_at, coalesce(o.day_start, '{}'::jsonb)
-      from input i left join orphan o on o.user_id = i.user_id order by i.user_id
+        i.revision_time, i.observed_at, i.observed_at, '{}'::jsonb
+      from input i order by i.user_id
       on conflict (project_id, user_id) do update set
         cash = excluded.cash,
         bank = excluded.bank,
@@ -153,10 +148,8 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
       returning s.user_id, s.cash, s.bank, s.dark_coin, s.total, s.balances, s.day_start, s.observed_at, s.source
     ), changed as (
       select u.user_id, u.cash, u.bank, u.dark_coin, u.total, u.balances, u.day_start, u.observed_at, u.source,
-        coalesce(p.total, o.total) as prev_total,
-        case when p.user_id is not null then p.balances when o.user_id is not null then coalesce(o.balances, '{}'::jsonb) end as prev_balances,
-        coalesce(p.history_observed_at, o.observed_at) as prev_observed_at
-      from up u left join prev p on p.user_id = u.user_id left join orphan o on o.user_id = u.user_id
+        p.total as prev_total, p.balances as prev_balances, p.history_observed_at as prev_observed_at
+      from up u left join prev p on p.user_id = u.user_id
       where p.user_id is null or (p.balances, p.total) is distinct from (u.balances, u.total)
     ), hist as (
       insert into economy_history (
