@@ -1,12 +1,23 @@
 import { transaction } from "./transaction.js";
 import type { Sql, TxSql } from "./client.js";
 
+/** A value of a currency path that could not be read as an amount (see app/economy/currency-map.server.ts). */
+export type SkippedValue = { currency: string; path: string; reason: string };
+
 /** One player's balances as seen at one moment, by a push or a scan. Amounts are decimal strings. */
 export type Observation = {
   userId: string;
+  /** every currency of the project's map, read with the map of the moment */
+  balances: Record<string, string>;
+  /** the sum of every currency, exact */
+  total: string;
+  /** the seed's three fields: the map's currencies of those keys, "0" when the map has no such key */
   cash: string;
   bank: string;
   darkCoin: string;
+  /** values the map's paths reached that are not amounts (at most 20) and how many in all */
+  skippedValues: SkippedValue[];
+  skippedCount: number;
   displayNames: string[];
   username: string | null;
   displayName: string | null;
@@ -41,6 +52,15 @@ export async function writeObservations(
   return transaction(sql, (tx) => writeObservationsTx(tx, projectId, source, rows), { deadline, attempts: 3 });
 }
 
+/**
+ * The snapshot keeps what the latest observation read (balances of every currency, their total,
+ * skipped values), when the player was first observed, and the balances at the start of the UTC day
+ * of its latest history row (`day_start`, with "total"). A history row is appended when the balances
+ * or the total differ from the snapshot's; it carries the previous observation and the day's start,
+ * taken here from the locked snapshot, so the history triggers never look the player's rows up. A
+ * player without a snapshot is new (every writer writes the snapshot with its history): no previous
+ * observation, and the day starts at nothing ('{}').
+ */
 export async function writeObservationsTx(tx: TxSql, projectId: string, source: Source, rows: Observation[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
   // one row per player (ON CONFLICT cannot touch a row twice): the latest observation, later rows winning ties
@@ -59,6 +79,10 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
     cash: r.cash,
     bank: r.bank,
     dark_coin: r.darkCoin,
+    total: r.total,
+    balances: r.balances,
+    skipped_values: r.skippedCount > 0 ? r.skippedValues : null,
+    skipped_count: r.skippedCount,
     display_names: r.displayNames,
     username: r.username,
     display_name: r.displayName,
@@ -67,31 +91,39 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
     revision_time: r.revisionTime?.toISOString() ?? null,
   }));
   const push = source === "push";
+  // the snapshot's values before this statement (CTEs all see the same snapshot of the table); the
+  // advisory locks keep any other writer of these players out until commit
   const stored = await tx<{ user_id: string }[]>`
     with input as (
       select * from jsonb_to_recordset(${tx.json(input)}::jsonb) as x(
-        user_id bigint, cash numeric, bank numeric, dark_coin numeric, display_names jsonb, username text,
-        display_name text, data_code numeric, observed_at timestamptz, revision_time timestamptz)
+        user_id bigint, cash numeric, bank numeric, dark_coin numeric, total numeric, balances jsonb, skipped_values jsonb,
+        skipped_count integer, display_names jsonb, username text, display_name text, data_code numeric,
+        observed_at timestamptz, revision_time timestamptz)
     ), prev as (
-      select s.user_id, s.cash, s.bank, s.dark_coin, s.total, s.history_observed_at
-      from economy_snapshots s join input i on i.user_id = s.user_id
-      where s.project_id = ${projectId}
+      -- one primary-key probe per player (the limit keeps the planner from turning this into a join,
+      -- which stale statistics of a growing project make a scan of all its snapshots)
+      select s.user_id, s.balances, s.total, s.history_observed_at
+      from input i cross join lateral (
+        select s.user_id, s.balances, s.total, s.history_observed_at from economy_snapshots s
+        where s.project_id = ${projectId} and s.user_id = i.user_id limit 1) s
     ), up as (
       insert into economy_snapshots as s (
-        project_id, user_id, cash, bank, dark_coin, total, balances, display_names, username, display_name, data_code,
-        last_logout, observed_at, source, revision_time, history_observed_at)
-      select ${projectId}, user_id, cash, bank, dark_coin, cash + bank + dark_coin,
-        jsonb_build_object('cash', cash::text, 'bank', bank::text, 'dark_coin', dark_coin::text),
-        array(select jsonb_array_elements_text(coalesce(display_names, '[]'::jsonb))),
-        username, display_name, data_code, ${push ? tx`observed_at` : tx`null::timestamptz`}, observed_at, ${source},
-        revision_time, observed_at
-      from input order by user_id
+        project_id, user_id, cash, bank, dark_coin, total, balances, skipped_values, skipped_count, display_names,
+        username, display_name, data_code, last_logout, observed_at, source, revision_time, history_observed_at,
+        first_observed_at, day_start)
+      select ${projectId}, i.user_id, i.cash, i.bank, i.dark_coin, i.total, i.balances, i.skipped_values, i.skipped_count,
+        array(select jsonb_array_elements_text(coalesce(i.display_names, '[]'::jsonb))),
+        i.username, i.display_name, i.data_code, ${push ? tx`i.observed_at` : tx`null::timestamptz`}, i.observed_at, ${source},
+        i.revision_time, i.observed_at, i.observed_at, '{}'::jsonb
+      from input i order by i.user_id
       on conflict (project_id, user_id) do update set
         cash = excluded.cash,
         bank = excluded.bank,
         dark_coin = excluded.dark_coin,
         total = excluded.total,
         balances = excluded.balances,
+        skipped_values = excluded.skipped_values,
+        skipped_count = excluded.skipped_count,
         display_names = excluded.display_names,
         username = coalesce(excluded.username, s.username),
         display_name = coalesce(excluded.display_name, s.display_name),
@@ -100,23 +132,43 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
         observed_at = excluded.observed_at,
         source = excluded.source,
         revision_time = excluded.revision_time,
-        history_observed_at = case when (s.cash, s.bank, s.dark_coin) is distinct from (excluded.cash, excluded.bank, excluded.dark_coin)
+        -- least() skips a null: a snapshot written before first_observed_at existed gets this one
+        first_observed_at = least(s.first_observed_at, excluded.first_observed_at),
+        history_observed_at = case when (s.balances, s.total) is distinct from (excluded.balances, excluded.total)
           then excluded.observed_at else s.history_observed_at end,
+        -- a history row is written: the day starts where it started when the previous change was the
+        -- same UTC day, else at the previous balances
+        day_start = case
+          when (s.balances, s.total) is not distinct from (excluded.balances, excluded.total) then s.day_start
+          when s.day_start is not null and s.history_observed_at is not null
+            and (s.history_observed_at at time zone 'UTC')::date = (excluded.observed_at at time zone 'UTC')::date then s.day_start
+          else s.balances || jsonb_build_object('total', s.total::text) end,
         updated_at = now()
       ${push ? tx`` : tx`where s.observed_at < excluded.observed_at`}
-      returning s.user_id, s.cash, s.bank, s.dark_coin, s.total, s.observed_at, s.source
+      returning s.user_id, s.cash, s.bank, s.dark_coin, s.total, s.balances, s.day_start, s.observed_at, s.source
     ), changed as (
-      select u.user_id, u.cash, u.bank, u.dark_coin, u.total, u.observed_at, u.source,
-        p.total as prev_total, p.history_observed_at as prev_observed_at
+      select u.user_id, u.cash, u.bank, u.dark_coin, u.total, u.balances, u.day_start, u.observed_at, u.source,
+        p.total as prev_total, p.balances as prev_balances, p.history_observed_at as prev_observed_at
       from up u left join prev p on p.user_id = u.user_id
-      where p.user_id is null or (p.cash, p.bank, p.dark_coin) is distinct from (u.cash, u.bank, u.dark_coin)
+      where p.user_id is null or (p.balances, p.total) is distinct from (u.balances, u.total)
     ), hist as (
-      insert into economy_history (project_id, user_id, cash, bank, dark_coin, total, observed_at, source, prev_total, prev_observed_at)
-      select ${projectId}, user_id, cash, bank, dark_coin, total, observed_at, source, prev_total, prev_observed_at
+      insert into economy_history (
+        project_id, user_id, cash, bank, dark_coin, total, balances, observed_at, source,
+        prev_total, prev_balances, prev_observed_at, day_start)
+      select ${projectId}, user_id, cash, bank, dark_coin, total, balances, observed_at, source,
+        prev_total, prev_balances, prev_observed_at, day_start
       from changed order by user_id
       returning 1
     )
     select user_id::text as user_id from up`;
+  if (!push && stored.length !== rows.length) {
+    // a scanned revision older than the snapshot does not overwrite it, but the player was seen then
+    await tx`
+      update economy_snapshots s set first_observed_at = i.observed_at
+      from jsonb_to_recordset(${tx.json(rows.map((r) => ({ user_id: r.userId, observed_at: r.observedAt.toISOString() })))}::jsonb)
+        as i(user_id bigint, observed_at timestamptz)
+      where s.project_id = ${projectId} and s.user_id = i.user_id and s.first_observed_at > i.observed_at`;
+  }
   return new Set(stored.map((r) => r.user_id));
 }
 

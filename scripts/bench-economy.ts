@@ -7,11 +7,13 @@
  *   (a) ceiling: GET /api/ingest (the HTTP + Remix floor, no database)
  *   (b) POST /api/ingest, batches of 100 events
  *   (e) POST /api/economy/ingest, batches of 100 players (a pool of 200k user ids, so a mix of new
- *       players and balance changes that append history, as at a busy server's PlayerRemoving)
+ *       players and balance changes that append history, as at a busy server's PlayerRemoving), read
+ *       through ECONOMY_BENCH_MAP (five currencies, wildcards)
  * `economyPushBody` is exported so the main benchmark can add scenario (e) as one more row.
  *
  * Env: BENCH_DATABASE_URL (a server the bench may create a database on; else an embedded one),
- * BENCH_DURATION (seconds per scenario, default 10).
+ * BENCH_DURATION (seconds per scenario, default 10), BENCH_ECONOMY_MAP=seed (push through the seed's map
+ * instead), BENCH_ECONOMY_ONLY=1 (skip (a) and (b)).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
@@ -23,6 +25,7 @@ import postgres from "postgres";
 import { createSql } from "../db/client.js";
 import { startEmbeddedPostgres } from "../db/embedded.js";
 import { insertProject } from "../db/projects.js";
+import { putEconomyMap } from "../db/economy-maps.js";
 import { createApiKey } from "../app/auth/api-keys.server.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -33,7 +36,24 @@ const workDir = path.join(root, "data", `bench-economy-${process.pid}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (s: string) => console.log(`[bench-economy ${new Date().toISOString().slice(11, 19)}] ${s}`);
 
-/** One push of 100 distinct players with real-shaped two-character profiles. */
+/**
+ * The pushes' currency map: five currencies, three of them read with a wildcard over every top-level
+ * table (both characters), one from a list of pets, one flat; names, data code and match as the seed's.
+ */
+export const ECONOMY_BENCH_MAP = {
+  currencies: [
+    { key: "cash", name: "Cash", paths: ["*.Cash"] },
+    { key: "bank", name: "Bank", paths: ["*.InATM"] },
+    { key: "dark_coin", name: "Dark coin", paths: ["*.DarkCoin"] },
+    { key: "gems", name: "Gems", paths: ["Gems"] },
+    { key: "tokens", name: "Pet tokens", paths: ["Pets[*].Tokens"] },
+  ],
+  names: ["RPCharacterOne", "RPCharacterTwo"],
+  data_code: "DataCode",
+  match: ["RPCharacterOne", "RPCharacterTwo"],
+};
+
+/** One push of 100 distinct players with real-shaped two-character profiles (plus gems and pets for the map's other currencies). */
 export function economyPushBody(players = 100): string {
   const ids = new Set<number>();
   while (ids.size < players) ids.add(1 + Math.floor(Math.random() * PLAYER_POOL));
@@ -45,6 +65,11 @@ export function economyPushBody(players = 100): string {
       profile: {
         RPCharacterOne: { Name: `Char ${userId}`, Cash: Math.floor(Math.random() * 50_000), InATM: Math.floor(Math.random() * 1e6), DarkCoin: userId % 7, Job: "Police" },
         RPCharacterTwo: { FirstName: "Alt", LastName: String(userId), Cash: 250, InATM: 1000, DarkCoin: 0 },
+        Gems: userId % 500,
+        Pets: [
+          { Name: "Cat", Level: 3, Tokens: userId % 40 },
+          { Name: "Dog", Level: 1, Tokens: 5 },
+        ],
         DataCode: 3,
       },
     })),
@@ -116,10 +141,14 @@ async function main() {
     const sql = createSql(dbUrl.toString(), 2);
     const project = await insertProject(sql, "Economy bench");
     const { apiKey } = await createApiKey(sql, project.id, "bench");
+    // the pushes read through a five-currency map with wildcards (BENCH_ECONOMY_MAP=seed: the seed's map)
+    if (process.env.BENCH_ECONOMY_MAP !== "seed") await putEconomyMap(sql, project.id, ECONOMY_BENCH_MAP, null);
     log(`service up at ${service.url}; ${DURATION}s per scenario, ${CONNECTIONS} connections`);
-    const ceiling = await cannon(service.url, "/api/ingest", undefined);
+    const only = process.env.BENCH_ECONOMY_ONLY === "1";
+    const skipped: Measured = { rps: Number.NaN, non2xx: 0, errors: 0 };
+    const ceiling = only ? skipped : await cannon(service.url, "/api/ingest", undefined);
     log(`(a) ceiling ${ceiling.rps.toFixed(0)} req/s`);
-    const events = await cannon(service.url, "/api/ingest", apiKey, eventBatch);
+    const events = only ? skipped : await cannon(service.url, "/api/ingest", apiKey, eventBatch);
     log(`(b) events ${(events.rps * 100).toFixed(0)} events/s`);
     const push = await cannon(service.url, "/api/economy/ingest", apiKey, () => economyPushBody());
     log(`(e) push ${(push.rps * 100).toFixed(0)} players/s`);

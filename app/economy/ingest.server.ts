@@ -1,14 +1,27 @@
 import { writeObservations, type Observation } from "../../db/economy.js";
+import { putProfileSample } from "../../db/economy-samples.js";
 import { invalidPayload, type ErrorDetail } from "~/http.server";
 import type { Services } from "~/services.server";
 import { parseUserId } from "./profile.server";
-import { readProfile, SEED, seedFields } from "./currency-map.server";
+import { readProfile, SEED, seedFields, type CompiledMap } from "./currency-map.server";
+import { loadMap } from "./map.server";
 import { cutText, isStorable } from "~/text.server";
 
 export const MAX_PLAYERS = 100;
 const MAX_NAME = 256;
+/** at most this many skipped players and values are listed in a push's answer */
+export const MAX_REASONS = 50;
+/** the preview's last pushed profile is kept when its JSON is at most this size */
+export const MAX_SAMPLE_BYTES = 256 * 1024;
+/** and replaced at most this often per project (per process) */
+export const SAMPLE_EVERY_MS = 10_000;
 
-type Entry = Omit<Observation, "observedAt" | "revisionTime">;
+type Entry = Omit<Observation, "observedAt" | "revisionTime"> & { profile: unknown };
+
+/** A skipped player (`currency` absent) or a skipped value of a stored player, as the push answers it. */
+export type SkippedReason =
+  | { index: number; user_id: string | null; reason: string }
+  | { index: number; user_id: string; currency: string; path: string; reason: string };
 
 function optionalName(v: unknown): string | null {
   if (typeof v !== "string") return null;
@@ -16,16 +29,17 @@ function optionalName(v: unknown): string | null {
   return s === "" ? null : cutText(s, MAX_NAME);
 }
 
-/** One push entry, or the reason it is skipped (seed rule 1). */
-export function parseEntry(item: unknown): Entry | string {
+/** One push entry read through the project's map, or the reason it is skipped (seed rule 1). */
+export function parseEntry(item: unknown, map: CompiledMap = SEED): Entry | string {
   if (typeof item !== "object" || item === null || Array.isArray(item)) return "must be an object with user_id and profile";
   const e = item as Record<string, unknown>;
   const userId = parseUserId(e.user_id);
   if (!userId) return "user_id must be a positive integer or a string of digits";
   if (e.profile === undefined || e.profile === null) return "profile is missing";
-  const r = readProfile(SEED, e.profile);
+  const r = readProfile(map, e.profile);
   if (!r.ok) return r.reason;
-  const p = { ...r.profile, ...seedFields(r.profile.balances) };
+  const p = r.profile;
+  const seed = seedFields(p.balances);
   const username = optionalName(e.username);
   const displayName = optionalName(e.display_name);
   // a name PostgreSQL cannot store would fail the whole batch's transaction: only this player is skipped
@@ -34,23 +48,33 @@ export function parseEntry(item: unknown): Entry | string {
   }
   return {
     userId,
-    cash: p.cash,
-    bank: p.bank,
-    darkCoin: p.dark_coin,
+    balances: p.balances,
+    total: p.total,
+    cash: seed.cash,
+    bank: seed.bank,
+    darkCoin: seed.dark_coin,
+    skippedValues: p.skipped_values,
+    skippedCount: p.skipped_count,
     displayNames: p.display_names,
     dataCode: p.data_code,
     // optional metadata of the wrong type is dropped, not the entry
     username,
     displayName,
+    profile: e.profile,
   };
 }
 
-/**
- * Body `{players: [...]}` with 1..100 entries. Bad entries are skipped; the request is a 400 (and
- * nothing is stored) only when the batch is empty, too large, or has no valid entry (seed rule 5).
- * A player listed twice keeps the later entry; the earlier one counts as skipped.
- */
-export function parsePushBody(body: unknown): { entries: Entry[]; skipped: number } {
+export type ParsedPush = {
+  /** one per player, in the order of each player's last occurrence */
+  entries: (Entry & { index: number })[];
+  /** entries not stored: bad ones, and earlier occurrences of a player listed twice */
+  skipped: number;
+  /** why each skipped entry was skipped, in batch order */
+  skippedPlayers: { index: number; user_id: string | null; reason: string }[];
+};
+
+/** The batch's players; a 400 when the body is not `{players: [...]}` with 1..100 entries. */
+function batchOf(body: unknown): unknown[] {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalidPayload("Send an object with a `players` array of {user_id, profile} entries.");
   }
@@ -66,27 +90,86 @@ export function parsePushBody(body: unknown): { entries: Entry[]; skipped: numbe
       { path: "players", message: `must have at most ${MAX_PLAYERS} players` },
     ]);
   }
-  const byUser = new Map<string, Entry>();
+  return players;
+}
+
+/**
+ * Body `{players: [...]}` with 1..100 entries, each read through the project's map. Bad entries are
+ * skipped; the request is a 400 (and nothing is stored) only when the batch is empty, too large, or
+ * has no valid entry (seed rule 5). A player listed twice keeps the later entry; the earlier one
+ * counts as skipped.
+ */
+export function parsePushBody(body: unknown, map: CompiledMap = SEED): ParsedPush {
+  const players = batchOf(body);
+  const byUser = new Map<string, Entry & { index: number }>();
   const details: ErrorDetail[] = [];
+  const skippedPlayers: ParsedPush["skippedPlayers"] = [];
   players.forEach((item, i) => {
-    const r = parseEntry(item);
-    if (typeof r === "string") details.push({ path: `players[${i}]`, message: r });
-    else {
+    const r = parseEntry(item, map);
+    if (typeof r === "string") {
+      details.push({ path: `players[${i}]`, message: r });
+      const raw = typeof item === "object" && item !== null ? (item as { user_id?: unknown }).user_id : undefined;
+      skippedPlayers.push({ index: i, user_id: parseUserId(raw), reason: r });
+    } else {
+      const earlier = byUser.get(r.userId);
+      if (earlier) skippedPlayers.push({ index: earlier.index, user_id: r.userId, reason: `the player is listed again at index ${i}; the later entry is kept` });
       byUser.delete(r.userId); // re-insert so iteration order follows the last occurrence
-      byUser.set(r.userId, r);
+      byUser.set(r.userId, { ...r, index: i });
     }
   });
   if (byUser.size === 0) {
     throw invalidPayload(`No entry is a valid player payload: ${details[0].path} ${details[0].message}.`, details.slice(0, 50));
   }
-  return { entries: [...byUser.values()], skipped: players.length - byUser.size };
+  skippedPlayers.sort((a, b) => a.index - b.index);
+  return { entries: [...byUser.values()], skipped: players.length - byUser.size, skippedPlayers };
 }
 
-/** POST /api/economy/ingest: validate, then write every valid entry in one transaction. */
-export async function pushBalances(services: Services, projectId: string, body: unknown): Promise<{ stored: number; skipped: number }> {
-  const { entries, skipped } = parsePushBody(body);
+/** The push's answer: skipped players first, then the skipped values of stored players, 50 in all. */
+function skippedReasons(parsed: ParsedPush, stored: Set<string>): { skipped_values: number; skipped_reasons: SkippedReason[] } {
+  const reasons: SkippedReason[] = parsed.skippedPlayers.slice(0, MAX_REASONS);
+  let count = 0;
+  for (const e of [...parsed.entries].sort((a, b) => a.index - b.index)) {
+    if (!stored.has(e.userId) || e.skippedCount === 0) continue;
+    count += e.skippedCount;
+    for (const v of e.skippedValues) {
+      if (reasons.length >= MAX_REASONS) break;
+      reasons.push({ index: e.index, user_id: e.userId, currency: v.currency, path: v.path, reason: v.reason });
+    }
+  }
+  return { skipped_values: count, skipped_reasons: reasons };
+}
+
+/** when each project's profile sample was last written by this process */
+const sampledAt = new Map<string, number>();
+
+/** Keeps the first stored entry's profile for the map preview; never fails the push. */
+async function keepSample(services: Services, projectId: string, entries: Entry[], stored: Set<string>, at: Date): Promise<void> {
+  const now = Date.now();
+  if (now - (sampledAt.get(projectId) ?? 0) < SAMPLE_EVERY_MS) return;
+  const first = entries.find((e) => stored.has(e.userId));
+  if (!first) return;
+  sampledAt.set(projectId, now);
+  if (sampledAt.size > 10_000) {
+    for (const [id, t] of sampledAt) if (now - t >= SAMPLE_EVERY_MS) sampledAt.delete(id);
+  }
+  try {
+    if (Buffer.byteLength(JSON.stringify(first.profile)) > MAX_SAMPLE_BYTES) return;
+    await putProfileSample(services.sql, projectId, first.userId, first.profile, at);
+  } catch {
+    // a profile jsonb cannot hold (a NUL in a string) or a failed write only leaves the older sample
+  }
+}
+
+export type PushAnswer = { stored: number; skipped: number; skipped_values: number; skipped_reasons: SkippedReason[] };
+
+/** POST /api/economy/ingest: read each entry through the project's map, then write every valid one in one transaction. */
+export async function pushBalances(services: Services, projectId: string, body: unknown): Promise<PushAnswer> {
+  batchOf(body); // a malformed batch costs no query
+  const { compiled } = await loadMap(services.sql, projectId);
+  const parsed = parsePushBody(body, compiled);
   const now = new Date();
-  const rows: Observation[] = entries.map((e) => ({ ...e, observedAt: now, revisionTime: null }));
+  const rows: Observation[] = parsed.entries.map(({ profile: _, index: __, ...e }) => ({ ...e, observedAt: now, revisionTime: null }));
   const stored = await writeObservations(services.sql, projectId, "push", rows, Date.now() + services.config.dbTimeoutMs);
-  return { stored: stored.size, skipped };
+  await keepSample(services, projectId, parsed.entries, stored, now);
+  return { stored: stored.size, skipped: parsed.skipped, ...skippedReasons(parsed, stored) };
 }

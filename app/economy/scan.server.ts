@@ -4,7 +4,8 @@ import { beginRun, finishSync, getOpenCloudKey, savePage } from "../../db/econom
 import { openKey } from "./crypto.server";
 import { Interrupted, OpenCloudAuthError, OpenCloudClient, OpenCloudError, Pacer } from "./open-cloud.server";
 import { userIdFromKey } from "./profile.server";
-import { readProfile, SEED, seedFields } from "./currency-map.server";
+import { readProfile, seedFields } from "./currency-map.server";
+import { loadMap } from "./map.server";
 import { isStorable } from "~/text.server";
 
 export type ScanDeps = {
@@ -24,7 +25,8 @@ export type SliceOutcome = "done" | "continue" | "superseded";
 
 /**
  * Runs one slice of a project's scan: list a page (maxPageSize 256), read each entry that names a
- * player, parse it with the push parser, and commit the page's snapshots together with the next
+ * player, read it through the project's currency map (loaded once per slice, so a map saved during a
+ * scan applies from the next slice), and commit the page's snapshots together with the next
  * cursor and counters. A page cut short by shutdown is not committed and is read again on resume,
  * so counters stay exact. 401/403 and other permanent errors end the scan in state `failed`.
  */
@@ -60,6 +62,7 @@ export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: st
     deps.signal,
     deps.backoffBaseMs,
   );
+  const { compiled: map } = await loadMap(sql, projectId);
   const deadline = Date.now() + deps.sliceMs;
   let cursor = run.cursor;
   try {
@@ -85,8 +88,8 @@ export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: st
           }
           throw err;
         }
-        const reading = value ? readProfile(SEED, value.value) : null;
-        const profile = reading?.ok ? { ...reading.profile, ...seedFields(reading.profile.balances) } : null;
+        const reading = value ? readProfile(map, value.value) : null;
+        const profile = reading?.ok ? reading.profile : null;
         if (profile && !profile.display_names.every(isStorable)) {
           skipped++; // a name PostgreSQL cannot store (NUL, lone surrogate) would fail the whole page
           continue;
@@ -96,11 +99,16 @@ export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: st
           else skipped++;
           continue;
         }
+        const seed = seedFields(profile.balances);
         observations.push({
           userId,
-          cash: profile.cash,
-          bank: profile.bank,
-          darkCoin: profile.dark_coin,
+          balances: profile.balances,
+          total: profile.total,
+          cash: seed.cash,
+          bank: seed.bank,
+          darkCoin: seed.dark_coin,
+          skippedValues: profile.skipped_values,
+          skippedCount: profile.skipped_count,
           displayNames: profile.display_names,
           dataCode: profile.data_code,
           username: null,
@@ -116,7 +124,7 @@ export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: st
           cursor: next,
           scanned: page.entries.length,
           stored: stored.size,
-          // not stored: no player, no character, deleted, or older than the snapshot (a push always wins)
+          // not stored: no player, not a profile of the map, deleted, or older than the snapshot (a push always wins)
           skipped: skipped + (observations.length - stored.size),
           failed,
         });

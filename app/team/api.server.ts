@@ -22,7 +22,7 @@ type Handler = (ctx: TeamContext) => Promise<Response>;
  * same-origin JSON (403/415, the CSRF rule), then the method's handler runs; whatever it throws
  * becomes the one error body.
  */
-export function teamRoute(handlers: Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", Handler>>, opts: { beforePasswordChange?: boolean } = {}) {
+export function teamRoute(handlers: Partial<Record<"GET" | "POST" | "PUT" | "PATCH" | "DELETE", Handler>>, opts: { beforePasswordChange?: boolean } = {}) {
   const allowed = Object.keys(handlers);
   return ({ request, params, context }: LoaderFunctionArgs | ActionFunctionArgs) =>
     handle(async () => {

@@ -58,6 +58,12 @@ describe("economy aggregates kept at write time", () => {
         (${projectId}, 2, 10, 0, 0, 10, now() - interval '5 days', 'scan'),
         (${projectId}, 2, 500000, 0, 0, 500000, now() - interval '4 days', 'scan'),
         (${projectId}, 1, -50, 0, 0, -50, now() - interval '2 days', 'scan')`;
+    // with their snapshots, as every writer writes them together
+    await app.sql`
+      insert into economy_snapshots (project_id, user_id, cash, bank, dark_coin, total, balances, observed_at, history_observed_at, source)
+      select distinct on (user_id) project_id, user_id, cash, bank, dark_coin, total,
+        jsonb_build_object('cash', cash::text, 'bank', bank::text, 'dark_coin', dark_coin::text), observed_at, observed_at, source
+      from economy_history where project_id = ${projectId} order by user_id, id desc`;
     // pushes: new players, a change, an unchanged push (no history row), a jump from debt, and a
     // burst of concurrent pushes over shared players
     const push = (players: unknown[]) => postJson(app, "/api/economy/ingest", { players }, apiKey);

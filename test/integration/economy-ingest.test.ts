@@ -12,6 +12,9 @@ const profile = (cash: number, bank = 0, dark = 0, extra: Record<string, unknown
   ...extra,
 });
 
+/** a push's answer when nothing was skipped */
+const clean = (stored: number) => ({ stored, skipped: 0, skipped_values: 0, skipped_reasons: [] });
+
 const push = (body: unknown, key: string | null = apiKey) => postJson(app, "/api/economy/ingest", body, key ?? undefined);
 
 async function snapshots(pid = projectId) {
@@ -58,7 +61,13 @@ describe("POST /api/economy/ingest", () => {
       ],
     });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    // DarkCoin "lots" is not an amount: a skipped value, reported, and the player is stored
+    expect(r.body).toEqual({
+      stored: 1,
+      skipped: 0,
+      skipped_values: 1,
+      skipped_reasons: [{ index: 0, user_id: "1001", currency: "dark_coin", path: "RPCharacterTwo.DarkCoin", reason: "is a string, not a number" }],
+    });
     const [s] = await snapshots();
     expect(s).toMatchObject({
       user_id: "1001",
@@ -81,7 +90,7 @@ describe("POST /api/economy/ingest", () => {
     const r = await push({
       players: [{ user_id: "2002", profile: { Data: profile(7, 8, 9), MetaData: { LastUpdate: 1, SessionLoadCount: 3 } } }],
     });
-    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    expect(r.body).toEqual(clean(1));
     expect((await snapshots())[0]).toMatchObject({ user_id: "2002", cash: "7", bank: "8", dark_coin: "9", total: "24" });
   });
 
@@ -97,7 +106,14 @@ describe("POST /api/economy/ingest", () => {
       ],
     });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ stored: 1, skipped: 5 });
+    expect(r.body).toMatchObject({ stored: 1, skipped: 5, skipped_values: 0 });
+    expect(r.body.skipped_reasons).toEqual([
+      { index: 0, user_id: null, reason: expect.stringContaining("user_id") },
+      { index: 1, user_id: "3003", reason: "profile is missing" },
+      { index: 2, user_id: "3004", reason: "profile is missing" },
+      { index: 3, user_id: "3005", reason: expect.stringContaining("neither") },
+      { index: 4, user_id: null, reason: expect.stringContaining("object") },
+    ]);
     expect((await snapshots()).map((s) => s.user_id)).toEqual(["3006"]);
   });
 
@@ -106,7 +122,7 @@ describe("POST /api/economy/ingest", () => {
       insert into economy_snapshots (project_id, user_id, cash, bank, dark_coin, observed_at, source, revision_time)
       values (${projectId}, 4004, 999, 999, 999, now() + interval '1 hour', 'scan', now() + interval '1 hour')`;
     const r = await push({ players: [{ user_id: 4004, username: "first", profile: profile(10) }] });
-    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    expect(r.body).toEqual(clean(1));
     expect((await snapshots())[0]).toMatchObject({ cash: "10", bank: "0", source: "push", username: "first" });
     await push({ players: [{ user_id: 4004, profile: profile(20) }] });
     // a later push without names keeps the stored username
@@ -126,19 +142,20 @@ describe("POST /api/economy/ingest", () => {
 
   it("keeps the later entry when a player appears twice in one batch", async () => {
     const r = await push({ players: [{ user_id: 6006, profile: profile(1) }, { user_id: 6006, profile: profile(2) }] });
-    expect(r.body).toEqual({ stored: 1, skipped: 1 });
+    expect(r.body).toMatchObject({ stored: 1, skipped: 1, skipped_values: 0 });
+    expect(r.body.skipped_reasons).toEqual([{ index: 0, user_id: "6006", reason: expect.stringContaining("listed again at index 1") }]);
     expect((await snapshots())[0].cash).toBe("2");
   });
 
   it("stores huge balances exactly", async () => {
     const r = await push({ players: [{ user_id: 7007, profile: { RPCharacterOne: { Cash: 1e20 }, RPCharacterTwo: { Cash: 1 } } }] });
-    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    expect(r.body).toEqual(clean(1));
     expect((await snapshots())[0].cash).toBe("100000000000000000001");
   });
 
   it("accepts 100 players and stores them all", async () => {
     const players = Array.from({ length: 100 }, (_, i) => ({ user_id: 10_000 + i, profile: profile(i) }));
-    expect((await push({ players })).body).toEqual({ stored: 100, skipped: 0 });
+    expect((await push({ players })).body).toEqual(clean(100));
     expect(await snapshots()).toHaveLength(100);
   });
 
@@ -188,7 +205,7 @@ describe("POST /api/economy/ingest", () => {
       const players = Array.from({ length: 100 }, (_, i) => ({ user_id: 30_000 + i, profile: profile(i, 0, 0, { Inventory: inventory }) }));
       const body = JSON.stringify({ players });
       expect(body.length).toBeGreaterThan(2 * 1024 * 1024);
-      expect((await push(body)).body).toEqual({ stored: 100, skipped: 0 });
+      expect((await push(body)).body).toEqual(clean(100));
       const huge = JSON.stringify({ players, pad: "x".repeat(8 * 1024 * 1024) });
       const r = await push(huge);
       expectErrorBody(r, 413, "payload_too_large");
@@ -231,7 +248,7 @@ describe("POST /api/economy/ingest", () => {
     const body = zlib.gzipSync(JSON.stringify({ players: [{ user_id: 7001, profile: profile(12, 30) }] }));
     const r = await postEncoded(app, "/api/economy/ingest", body, "gzip", apiKey);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ stored: 1, skipped: 0 });
+    expect(r.body).toEqual(clean(1));
     expect((await snapshots()).map((s) => [s.user_id, s.total])).toEqual([["7001", "42"]]);
 
     const other = await createProject(app.sql, "Bombed Game");

@@ -262,6 +262,54 @@ describe("/api/economy/sync", () => {
     }
   });
 
+  it("reads scanned entries through the project's currency map: balances, skipped values, players the map does not match", async () => {
+    const owner = await makeUser(app.sql);
+    const p = await makeProject(app.sql, owner.id, [], "Gem Game");
+    const cookie = await login(app, owner.email);
+    const map = { currencies: [{ key: "coins", name: "Coins", paths: ["Coins"] }, { key: "gems", name: "Gems", paths: ["Slots[*].Gems"] }], match: ["Slots[*]"] };
+    expect((await call(app, "PUT", `/api/team/projects/${p.projectId}/economy-map`, { body: map, cookie })).status).toBe(200);
+    const at = "2026-11-04T00:00:00.000Z";
+    const saved = new Map(fake.entries);
+    fake.entries.clear();
+    for (const e of [
+      { id: "Player_8001", value: { Data: { Coins: 10, Slots: [{ Gems: 3 }, { Gems: 4 }] }, MetaData: { LastUpdate: 1 } }, revisionCreateTime: at },
+      { id: "Player_8002", value: { Coins: "NaN", Slots: [{ Gems: 1e20 }] }, revisionCreateTime: at },
+      { id: "Player_8003", value: profile(500), revisionCreateTime: at },
+    ]) fake.entries.set(e.id, e);
+    try {
+      await call(app, "PUT", "/api/economy/key", { body: { ...keyBody(), project_id: p.projectId }, cookie });
+      expect((await call(app, "POST", "/api/economy/sync", { body: { project_id: p.projectId }, headers: internal })).status).toBe(202);
+      let s: any;
+      for (let i = 0; i < 600; i++) {
+        s = (await call(app, "GET", `/api/economy/sync?project_id=${p.projectId}`, { headers: internal })).body;
+        if (s.state === "succeeded" || s.state === "failed") break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // 8003 has the seed's layout, which this map does not match: skipped, not stored as zeros
+      expect(s).toMatchObject({ state: "succeeded", scanned: 3, stored: 2, skipped: 1, failed: 0 });
+      const rows = await app.sql`
+        select user_id::text, balances, total::text, cash::text, skipped_values, skipped_count, source
+        from economy_snapshots where project_id = ${p.projectId} order by user_id`;
+      expect(rows).toEqual([
+        { user_id: "8001", balances: { coins: "10", gems: "7" }, total: "17", cash: "0", skipped_values: null, skipped_count: 0, source: "scan" },
+        {
+          user_id: "8002",
+          balances: { coins: "0", gems: "100000000000000000000" },
+          total: "100000000000000000000",
+          cash: "0",
+          skipped_values: [{ currency: "coins", path: "Coins", reason: "is NaN" }],
+          skipped_count: 1,
+          source: "scan",
+        },
+      ]);
+      const hist = await app.sql`select user_id::text, balances from economy_history where project_id = ${p.projectId} order by user_id`;
+      expect(hist.map((h) => h.balances)).toEqual([{ coins: "10", gems: "7" }, { coins: "0", gems: "100000000000000000000" }]);
+    } finally {
+      fake.entries.clear();
+      for (const [k, v] of saved) fake.entries.set(k, v);
+    }
+  });
+
   it("lets a new scan replace one whose process died (no progress for 30 minutes)", async () => {
     const owner = await makeUser(app.sql);
     const p = await makeProject(app.sql, owner.id, [], "Crashed Game");

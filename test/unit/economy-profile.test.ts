@@ -44,6 +44,16 @@ describe("parseProfile", () => {
     expect(p).toMatchObject({ cash: "20", bank: "0", dark_coin: "0", total: "20", display_names: [], data_code: null });
   });
 
+  it("reports the non-numeric amounts it skipped, with where they were and why", () => {
+    const r = readProfile(SEED, { RPCharacterOne: { Cash: "100", InATM: null, DarkCoin: true }, RPCharacterTwo: { Cash: 20, InATM: { nested: 1 } } });
+    expect(r.ok && r.profile.skipped_values).toEqual([
+      { currency: "cash", path: "RPCharacterOne.Cash", reason: "is a string, not a number" },
+      { currency: "bank", path: "RPCharacterTwo.InATM", reason: "is a table, not a number" },
+      { currency: "dark_coin", path: "RPCharacterOne.DarkCoin", reason: "is a boolean, not a number" },
+    ]);
+    expect(r.ok && r.profile.skipped_count).toBe(3);
+  });
+
   it("treats an empty Luau table ([] in JSON) as a character with nothing in it", () => {
     expect(parseProfile({ RPCharacterOne: [] })).toMatchObject({ cash: "0", total: "0" });
   });
