@@ -278,7 +278,7 @@ function cleanName(v: unknown): string | null {
 
 function listWords(paths: string[]): string {
   const shown = paths.slice(0, 3);
-  if (paths.length === 1) return shown[0];
+  if (paths.length === 1) return `no table at ${shown[0]}`;
   if (paths.length === 2) return `neither ${shown[0]} nor ${shown[1]}`;
   return `none of ${shown.join(", ")}${paths.length > 3 ? ", …" : ""}`;
 }

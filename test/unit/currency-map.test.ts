@@ -200,8 +200,8 @@ describe("match rules, names and data code", () => {
     const m = map({ currencies: [{ key: "coins", name: "Coins", paths: ["Wallet.Coins"] }], match: ["Wallet"] });
     expect(read(m, { Wallet: {} }).profile.balances).toEqual({ coins: "0" });
     expect(read(m, { Wallet: [] }).profile.balances).toEqual({ coins: "0" });
-    expect(readProfile(m, { Wallet: 5 })).toEqual({ ok: false, reason: "profile has Wallet" });
-    expect(readProfile(m, { Other: {} })).toEqual({ ok: false, reason: "profile has Wallet" });
+    expect(readProfile(m, { Wallet: 5 })).toEqual({ ok: false, reason: "profile has no table at Wallet" });
+    expect(readProfile(m, { Other: {} })).toEqual({ ok: false, reason: "profile has no table at Wallet" });
     const two = map({ currencies: [{ key: "coins", name: "Coins", paths: ["A.Coins"] }], match: ["A", "B"] });
     expect(readProfile(two, {})).toEqual({ ok: false, reason: "profile has neither A nor B" });
   });
