@@ -273,25 +273,24 @@ export type EconomyStats = {
  * supply's window) with the median of their current balance.
  */
 export async function economyStats(sql: Sql, projectId: string, keys: string[], currency: CurrencyKey, days: number): Promise<EconomyStats> {
-  // each balance is read from the jsonb once per player (a materialized CTE: inlined, every aggregate
-  // would read it again), then one pass aggregates and a top-N sort picks the richest 10%
+  // a currency's balance is read from the jsonb once per player (a materialized CTE: inlined, every
+  // aggregate would read it again), then one pass aggregates and a top-N sort picks the richest 10%.
+  // For the total (a column) the CTE is inlined instead, so the richest 10% come from its index. Each
+  // percentile pair is one sort (an array of fractions), and the total's serves when it is the currency.
+  const isTotal = currency === "total";
   const [row] = await sql<(Omit<EconomyStats, "sums"> & Record<string, string>)[]>`
-    with b as materialized (
-      select s.cash, s.bank, s.dark_coin, s.total, ${amountOf(sql, "s", currency)} as v,
+    with b as ${isTotal ? sql`not materialized` : sql`materialized`} (
+      select s.cash, s.bank, s.dark_coin, s.total, ${isTotal ? sql`s.total` : amountOf(sql, "s", currency)} as v,
         s.first_observed_at >= date_trunc('day', now(), 'UTC') - make_interval(days => ${days - 1}) as new
-        ${keys.map((k, i) => sql`, ${amountOf(sql, "s", k)} as ${sql(`k_${i}`)}`)}
       from economy_snapshots s where s.project_id = ${projectId}
     ), t as (
       select count(*) as players, coalesce(sum(cash), 0) as cash, coalesce(sum(bank), 0) as bank,
         coalesce(sum(dark_coin), 0) as dark_coin, coalesce(sum(total), 0) as total,
-        percentile_disc(0.5) within group (order by total) as median_total,
-        percentile_disc(0.99) within group (order by total) as p99_total,
+        percentile_disc(array[0.5, 0.99]) within group (order by total) as pct_total,
+        ${isTotal ? sql`null::numeric[]` : sql`percentile_disc(array[0.5, 0.99]) within group (order by v)`} as pct_v,
         coalesce(sum(v), 0) as supply,
-        percentile_disc(0.5) within group (order by v) as median,
-        percentile_disc(0.99) within group (order by v) as p99,
         count(*) filter (where new) as newcomers,
         percentile_disc(0.5) within group (order by v) filter (where new) as newcomers_median
-        ${keys.map((_, i) => sql`, coalesce(sum(${sql(`k_${i}`)}), 0)::text as ${sql(`sum_${i}`)}`)}
       from b
     ), top as (
       select v, row_number() over (order by v desc) as rn
@@ -300,13 +299,19 @@ export async function economyStats(sql: Sql, projectId: string, keys: string[], 
       select sum(v) filter (where rn <= (select greatest(1, floor(players * 0.01)) from t)) as top1, sum(v) as top10 from top
     )
     select players::text as players, cash::text as cash, bank::text as bank, dark_coin::text as dark_coin, total::text as total,
-      median_total::text as median_total, p99_total::text as p99_total, median::text as median, p99::text as p99,
+      pct_total[1]::text as median_total, pct_total[2]::text as p99_total,
+      (coalesce(pct_v, pct_total))[1]::text as median, (coalesce(pct_v, pct_total))[2]::text as p99,
       case when supply > 0 then round(top1 / supply, 4)::float8 end as top1_share,
       case when supply > 0 then round(top10 / supply, 4)::float8 end as top10_share,
-      newcomers::text as newcomers, newcomers_median::text as newcomers_median
-      ${keys.map((_, i) => sql`, ${sql(`sum_${i}`)}`)}
+      newcomers::text as newcomers, newcomers_median::text as newcomers_median,
+      -- each currency's supply is the sum of its daily changes (every change of a balance is a history
+      -- row, counted into its day), which is the sum of the players' latest balances without reading them
+      (select coalesce(jsonb_object_agg(currency, supply::text), '{}') from (
+        select currency, sum(delta) as supply from economy_daily_currency
+        where project_id = ${projectId} and currency = any(${keys}::text[]) group by currency) d) as sums
     from t, shares`;
-  return { ...row, sums: Object.fromEntries(keys.map((k, i) => [k, row[`sum_${i}`]])) };
+  const supplies = row.sums as unknown as Record<string, string>;
+  return { ...row, sums: Object.fromEntries(keys.map((k) => [k, supplies[k] ?? "0"])) };
 }
 
 export async function topPlayers(sql: Sql, projectId: string, n = 10, currency: CurrencyKey = "total") {

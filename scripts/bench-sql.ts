@@ -105,24 +105,29 @@ export const BENCH_ECONOMY_MAP = {
 
 /**
  * `players` snapshots and `perPlayer` history rows each over the last 30 days (the latest equal to
- * the snapshot), in two currencies (BENCH_ECONOMY_MAP); about one observation in 997 is a
- * duplication-sized jump of cash, one in 1009 of gems. Rows carry what any writer leaves: balances,
- * the previous observation and the day's starting point, so the insert trigger only adds the
- * per-currency rises and daily aggregates (in one statement).
+ * the snapshot), in two currencies (BENCH_ECONOMY_MAP). The same 200 players end on a
+ * duplication-sized jump whatever the history's size (every 100th player's cash, every 100th + 50th
+ * player's gems, in their last observation; these players have at least two observations), so the
+ * small and the large economy hold the same anomalies and comparing them measures the history's size,
+ * not the answer's. Rows carry what any writer leaves: balances, the previous observation and the
+ * day's starting point, so the insert trigger only adds the per-currency rises and daily aggregates.
  */
 export async function generateEconomy(sql: Sql, projectId: string, players: number, perPlayer: number) {
-  const cash = (u: string, j: string) => `(case when (${u} + ${j}) % 997 = 0 then 50000000 else 1000 + (${u} * 31 + ${j} * 17) % 5000 end)::numeric`;
-  const gems = (u: string, j: string) => `(case when (${u} * 3 + ${j}) % 1009 = 0 then 20000000 else (${u} * 7 + ${j} * 3) % 300 end)::numeric`;
-  const at = (j: string) => `now() - make_interval(secs => (30 * 86400.0 * ($2 - ${j}) / $2)::double precision)`;
+  // n: the player's observations; the last one of a spiking player is the jump
+  const cash = (u: string, j: string) => `(case when ${u} % 100 = 0 and ${j} = n then 50000000 else 1000 + (${u} * 31 + ${j} * 17) % 5000 end)::numeric`;
+  const gems = (u: string, j: string) => `(case when ${u} % 100 = 50 and ${j} = n then 20000000 else (${u} * 7 + ${j} * 3) % 300 end)::numeric`;
+  const at = (j: string) => `now() - make_interval(secs => (30 * 86400.0 * (n - ${j}) / n)::double precision)`;
   const balances = (c: string, g: string) => `jsonb_build_object('cash', ${c}::text, 'bank', '0', 'dark_coin', '0', 'gems', ${g}::text)`;
   await sql.unsafe(
     `insert into economy_history (project_id, user_id, cash, bank, dark_coin, total, balances, observed_at, source,
        prev_total, prev_observed_at, prev_balances, day_start)
-     with g as (
+     with p as (
+       select u, case when u % 50 = 0 then greatest($2::int, 2) else $2::int end as n from generate_series(1, $3::int) u
+     ), g as (
        select u, j, ${cash("u", "j")} as cash, ${gems("u", "j")} as gems, ${at("j")} as at,
          case when j > 1 then ${cash("u", "(j - 1)")} end as prev_cash, case when j > 1 then ${gems("u", "(j - 1)")} end as prev_gems,
          case when j > 1 then ${at("(j - 1)")} end as prev_at
-       from generate_series(1, $2::int) j, generate_series(1, $3::int) u
+       from p cross join lateral generate_series(1, n) j
      ), d as (
        -- the day starts where the player's last observation before it left them (nothing: 0)
        select *, first_value(prev_cash) over w as start_cash, first_value(prev_gems) over w as start_gems
