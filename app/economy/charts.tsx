@@ -78,7 +78,8 @@ export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePo
       ))}
       {points.map((p, i) =>
         i % every === 0 ? (
-          <text key={i} x={x(i)} y={H - 8} textAnchor="middle" className="chart-tick">{p.label}</text>
+          // a label centred on the last points would run past the right edge: it ends at its point instead
+          <text key={i} x={x(i)} y={H - 8} textAnchor={x(i) + labelWidth(p.label) / 2 > W ? "end" : "middle"} className="chart-tick">{p.label}</text>
         ) : null,
       )}
     </svg>

@@ -36,3 +36,19 @@ describe("times in the chosen zone", () => {
     expect(validZone("")).toBeNull();
   });
 });
+
+describe("economy line chart labels", () => {
+  it("ends the last day's label at its point instead of running past the chart's right edge", async () => {
+    const { createElement } = await import("react");
+    const { renderToStaticMarkup } = await import("react-dom/server");
+    const { LineChart } = await import("../../app/economy/charts.js");
+    const points = ["11-23", "11-24", "11-25"].map((label, i) => ({ label, value: String(i * 10) }));
+    const svg = renderToStaticMarkup(createElement(LineChart, { points, label: "Money supply" }));
+    const ticks = [...svg.matchAll(/<text[^>]*text-anchor="(\w+)"[^>]*>(11-2\d)<\/text>/g)].map((m) => [m[2], m[1]]);
+    expect(ticks).toEqual([
+      ["11-23", "middle"],
+      ["11-24", "middle"],
+      ["11-25", "end"],
+    ]);
+  });
+});
