@@ -13,8 +13,8 @@
  */
 import { z } from "zod";
 import { invalidPayload } from "~/http.server";
-import { addDec, characterName, decString, numberToDec, unwrapProfile, ZERO, type Dec } from "./profile.server";
-import { cutText } from "~/text.server";
+import type { SkippedValue } from "../../db/economy.js";
+import { addDec, asTable, characterName, cleanName, decString, numberToDec, numberToDecimal, unwrapProfile, ZERO, type Dec } from "./profile.server";
 
 // ---- the map as stored and sent -------------------------------------------------------------------
 
@@ -233,7 +233,7 @@ export function compileMap(map: CurrencyMap): CompiledMap {
   return c;
 }
 
-export type SkippedValue = { currency: string; path: string; reason: string };
+export type { SkippedValue };
 
 export type ReadProfile = {
   /** every currency of the map, as an exact decimal string (0 when no path reached a number) */
@@ -267,15 +267,6 @@ function notANumber(v: unknown): string | null {
   return "is a table, not a number";
 }
 
-/** A Luau table as JSON: an object, or `[]` (how an empty table is encoded). A non-empty array is a list, not a table of fields. */
-const isTable = (v: unknown) => typeof v === "object" && v !== null && (!Array.isArray(v) || v.length === 0);
-
-function cleanName(v: unknown): string | null {
-  if (typeof v !== "string") return null;
-  const s = v.trim();
-  return s === "" ? null : cutText(s, 200);
-}
-
 function listWords(paths: string[]): string {
   const shown = paths.slice(0, 3);
   if (paths.length === 1) return `no table at ${shown[0]}`;
@@ -290,7 +281,7 @@ function listWords(paths: string[]): string {
  */
 export function readProfile(map: CompiledMap, value: unknown, withMatches = false): ProfileReading {
   const profile = unwrapProfile(value);
-  if (typeof profile !== "object" || profile === null || (Array.isArray(profile) && profile.length > 0)) {
+  if (asTable(profile) === null) {
     return { ok: false, reason: "profile must be a table (a JSON object)" };
   }
   const found: Found[] = [];
@@ -298,7 +289,7 @@ export function readProfile(map: CompiledMap, value: unknown, withMatches = fals
     const hit = map.match.some((p) => {
       found.length = 0;
       walk(profile, p.steps, found);
-      return found.some((f) => isTable(f.value));
+      return found.some((f) => asTable(f.value) !== null);
     });
     if (!hit) return { ok: false, reason: `profile has ${listWords(map.match.map((p) => p.text))}` };
   }
@@ -341,7 +332,8 @@ export function readProfile(map: CompiledMap, value: unknown, withMatches = fals
     for (const f of found) {
       any = true;
       const v = f.value;
-      const name = typeof v === "string" ? cleanName(v) : typeof v === "object" && v !== null && !Array.isArray(v) ? characterName(v as Record<string, unknown>) : null;
+      const table = asTable(v);
+      const name = typeof v === "string" ? cleanName(v) : table ? characterName(table) : null;
       if (name && names.length < LIMITS.names) names.push(name);
     }
   }
@@ -350,8 +342,7 @@ export function readProfile(map: CompiledMap, value: unknown, withMatches = fals
   if (map.dataCode) {
     found.length = 0;
     walk(profile, map.dataCode.steps, found);
-    const n = found.find((f) => typeof f.value === "number" && Number.isFinite(f.value));
-    dataCode = n ? decString(numberToDec(n.value as number)) : null;
+    dataCode = found.map((f) => numberToDecimal(f.value)).find((d) => d !== null) ?? null;
   }
   return {
     ok: true,

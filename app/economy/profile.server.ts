@@ -18,8 +18,8 @@ const MAX_INT64 = 9223372036854775807n;
 
 type Table = Record<string, unknown>;
 
-/** A Luau table as JSON: an object, or `[]` (how an empty table is encoded). */
-function asTable(v: unknown): Table | null {
+/** A Luau table as JSON: an object, or `[]` (how an empty table is encoded); a non-empty array is a list, not a table. */
+export function asTable(v: unknown): Table | null {
   if (typeof v !== "object" || v === null) return null;
   if (Array.isArray(v)) return v.length === 0 ? {} : null;
   return v as Table;
@@ -81,7 +81,8 @@ export function numberToDecimal(v: unknown): string | null {
 
 // ---- names -------------------------------------------------------------------------------------
 
-function clean(v: unknown): string | null {
+/** A name as given: a non-empty string, trimmed and cut to MAX_NAME characters; else null. */
+export function cleanName(v: unknown): string | null {
   if (typeof v !== "string") return null;
   const s = v.trim();
   return s === "" ? null : cutText(s, MAX_NAME);
@@ -90,10 +91,10 @@ function clean(v: unknown): string | null {
 /** A character's name: Name, DisplayName, CharacterName or FullName, else FirstName + LastName. */
 export function characterName(ch: Table): string | null {
   for (const k of NAME_KEYS) {
-    const s = clean(ch[k]);
+    const s = cleanName(ch[k]);
     if (s) return s;
   }
-  const parts = [clean(ch.FirstName), clean(ch.LastName)].filter((p): p is string => p !== null);
+  const parts = [cleanName(ch.FirstName), cleanName(ch.LastName)].filter((p): p is string => p !== null);
   return parts.length ? cutText(parts.join(" "), MAX_NAME) : null;
 }
 
