@@ -35,6 +35,19 @@ export function shortAmount(s: string | null | undefined): string {
   return amount(s);
 }
 
+/** A card's figures: the amount kept short (4.37B, exact in its tooltip), the exact amount below it when they differ, the label. */
+export function AmountFigures({ value, label, exactTestId }: { value: string | null | undefined; label: string; exactTestId?: string }) {
+  const exact = amount(value);
+  const brief = shortAmount(value);
+  return (
+    <>
+      <div className="value" title={exact}>{brief}</div>
+      <div className="exact" data-testid={exactTestId} hidden={brief === exact}>{exact}</div>
+      <div className="label">{label}</div>
+    </>
+  );
+}
+
 /** Anomaly factors: 12.5×, 4,880×, 48.9M× (never raw decimals). */
 export function factor(f: number): string {
   if (f >= 1e6) return `${short(f).replace(/\.0(?=[A-Z])/, "")}×`;

@@ -3,7 +3,7 @@ import { fail, integer, oneOf, text } from "~/errors/params.server";
 import type { CurrencyMap } from "./currency-map.server";
 import { TOTAL } from "./currency-map.server";
 
-const SEED_SORTS = ["cash", "bank", "dark_coin", TOTAL];
+const SEED_SORTS = ["cash", "bank", "dark_coin"];
 const ORDERS = new Set(["asc", "desc"]);
 
 /** The map's keys a read may name: `total` (the sum of all currencies) and every currency's key. */
@@ -29,7 +29,7 @@ function page(q: URLSearchParams) {
 export function parsePlayerParams(q: URLSearchParams, map: CurrencyMap): PlayerFilter {
   const search = text(q, "search")?.trim() || undefined;
   if (search && search.length > 200) fail("search", "must be at most 200 characters");
-  const sorts = new Set([...SEED_SORTS, ...map.currencies.map((c) => c.key)]);
+  const sorts = new Set([...SEED_SORTS, ...currencyKeys(map)]);
   return {
     sort: (oneOf(q, "sort", sorts, (s) => s.toLowerCase()) ?? TOTAL) as PlayerSort,
     order: (oneOf(q, "order", ORDERS, (s) => s.toLowerCase()) ?? "desc") as "asc" | "desc",

@@ -2,22 +2,14 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { plural } from "~/components/format";
-import { amount, BarsChart, evenRows, factor, FlowChart, growth, LineChart, share, shortAmount } from "~/economy/charts";
+import { amount, AmountFigures, BarsChart, evenRows, factor, FlowChart, growth, LineChart, share, shortAmount } from "~/economy/charts";
 
 type CardSize = { wide: number; narrow: number };
 const cardStyle = (size: CardSize) => ({ "--per-row": size.wide, "--per-row-narrow": size.narrow }) as React.CSSProperties;
 
 /** A card keeps its big figure short (4.37B) and shows the exact amount below it, wrapping. */
 function AmountCard({ value, label, testId, size, cardTestId, to, current }: { value: string | null; label: string; testId?: string; size: CardSize; cardTestId?: string; to?: string; current?: boolean }) {
-  const exact = amount(value);
-  const short = shortAmount(value);
-  const body = (
-    <>
-      <div className="value" title={exact}>{short}</div>
-      {short !== exact ? <div className="exact" data-testid={testId}>{exact}</div> : <div className="exact" data-testid={testId} hidden>{exact}</div>}
-      <div className="label">{label}</div>
-    </>
-  );
+  const body = <AmountFigures value={value} label={label} exactTestId={testId} />;
   return to ? (
     <Link to={to} className={`card card-link${current ? " current" : ""}`} style={cardStyle(size)} data-testid={cardTestId} aria-current={current ? "true" : undefined}>
       {body}

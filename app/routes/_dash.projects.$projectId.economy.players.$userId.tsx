@@ -1,7 +1,7 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
-import { amount, LineChart, shortAmount } from "~/economy/charts";
+import { amount, AmountFigures, LineChart } from "~/economy/charts";
 import { loadMap } from "~/economy/map.server";
 import { SkippedValues } from "~/economy/map-preview";
 import { economyPage, economyPlayer } from "~/economy/views.server";
@@ -21,22 +21,13 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
 const utc = (d: string | Date | null) => (d ? new Date(d).toISOString().slice(0, 16).replace("T", " ") : "—");
 
 type Balances = Record<string, string>;
-type HistoryRow = { id: string; cash: string; bank: string; dark_coin: string; total: string; balances?: Balances | null; observed_at: string | Date; source: string };
+type HistoryRow = { id: string; total: string; balances: Balances; observed_at: string | Date; source: string };
 type Skipped = { currency: string; path: string; reason: string };
 
-/** A row's balances; a row read before balances existed has the seed's three columns. */
-const balancesOf = (r: { balances?: Balances | null; cash: string; bank: string; dark_coin: string }): Balances =>
-  r.balances ?? { cash: r.cash, bank: r.bank, dark_coin: r.dark_coin };
-
-/** A balance kept short on its card (4.37B), the exact amount below it when they differ. */
 function BalanceCard({ value, label, testId, exactTestId }: { value: string | undefined; label: string; testId: string; exactTestId?: string }) {
-  const exact = amount(value);
-  const short = shortAmount(value);
   return (
     <div className="card" data-testid={testId}>
-      <div className="value" title={exact}>{short}</div>
-      <div className="exact" data-testid={exactTestId} hidden={short === exact}>{exact}</div>
-      <div className="label">{label}</div>
+      <AmountFigures value={value} label={label} exactTestId={exactTestId} />
     </div>
   );
 }
@@ -45,9 +36,9 @@ export default function EconomyPlayer() {
   const { projectId, player, history, hasErrors, currencies } = useLoaderData<typeof loader>();
   const p = player as unknown as Record<string, any>;
   const h = history as unknown as HistoryRow[];
-  const balances = balancesOf(p as HistoryRow);
-  const skipped: Skipped[] = Array.isArray(p.skipped_values) ? p.skipped_values : [];
-  const skippedCount: number = Number(p.skipped_count ?? skipped.length);
+  const balances: Balances = p.balances;
+  const skipped: Skipped[] = p.skipped_values;
+  const skippedCount: number = p.skipped_count;
   const nameOf = (key: string) => currencies.find((c) => c.key === key)?.name ?? key;
   // the map's order first, then keys the map no longer has (shown by their key)
   const order = (keys: Iterable<string>) => {
@@ -57,7 +48,7 @@ export default function EconomyPlayer() {
   const cardKeys = order(Object.keys(balances));
   // a history within one day is labelled by the time of day, else by the date
   const oneDay = h.length > 0 && utc(h[0].observed_at).slice(0, 10) === utc(h[h.length - 1].observed_at).slice(0, 10);
-  const columnKeys = order(new Set([...h.flatMap((e) => Object.keys(balancesOf(e))), ...cardKeys]));
+  const columnKeys = order(new Set([...h.flatMap((e) => Object.keys(e.balances)), ...cardKeys]));
   return (
     <>
       <p><Link to={`/projects/${projectId}/economy`}>← Economy</Link></p>
@@ -101,17 +92,14 @@ export default function EconomyPlayer() {
             </tr>
           </thead>
           <tbody>
-            {[...h].reverse().map((e) => {
-              const b = balancesOf(e);
-              return (
-                <tr key={e.id}>
-                  <td className="nowrap">{utc(e.observed_at)}</td>
-                  <td>{e.source}</td>
-                  {columnKeys.map((k) => <td key={k} className="num">{amount(b[k])}</td>)}
-                  <td className="num">{amount(e.total)}</td>
-                </tr>
-              );
-            })}
+            {[...h].reverse().map((e) => (
+              <tr key={e.id}>
+                <td className="nowrap">{utc(e.observed_at)}</td>
+                <td>{e.source}</td>
+                {columnKeys.map((k) => <td key={k} className="num">{amount(e.balances[k])}</td>)}
+                <td className="num">{amount(e.total)}</td>
+              </tr>
+            ))}
           </tbody>
         </table>
       </section>
