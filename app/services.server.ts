@@ -6,13 +6,15 @@ import { EventWriter } from "~/ingest/writer.server";
 import { AlertEnqueuer } from "~/alerts/enqueue.server";
 import { SentryKeyAuth } from "~/sentry/auth.server";
 import { SentryLimits } from "~/sentry/limits.server";
-import { knownFingerprints } from "~/ingest/ingest.server";
+import { KnownFingerprints } from "~/ingest/fingerprint.server";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
   config: Config;
   sql: Sql;
   writer: EventWriter;
+  /** fingerprints known to have a group: ingest skips their secondary fingerprint, the Sentry new-issue bound their look-up */
+  known: KnownFingerprints;
   apiKeys: ApiKeyAuth;
   /** `sentry_key` of the Sentry protocol endpoints: DSN keys and native keys */
   sentryKeys: SentryKeyAuth;
@@ -34,14 +36,16 @@ declare module "@remix-run/node" {
 export function createServices(config: Config, sql: Sql, boss: PgBoss | null): Services {
   const alerts = new AlertEnqueuer(sql, boss);
   const apiKeys = new ApiKeyAuth(sql, config.apiKeyCacheSeconds);
+  const known = new KnownFingerprints();
   return {
     config,
     sql,
     boss,
     alerts,
     apiKeys,
+    known,
     sentryKeys: new SentryKeyAuth(sql, apiKeys, config.apiKeyCacheSeconds),
-    sentryLimits: new SentryLimits(sql, knownFingerprints, config.sentryMaxNewIssuesPerMinute),
+    sentryLimits: new SentryLimits(sql, known, config.sentryMaxNewIssuesPerMinute),
     writer: new EventWriter(sql, {
       throttle: { limit: config.throttleLimit, windowSeconds: config.throttleWindowSeconds },
       shards: config.ingestShards,

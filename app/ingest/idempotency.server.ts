@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
+import type { Sql } from "../../db/client.js";
 import type { EventRow } from "../../db/events.js";
 import { IdempotencyClash, recordedParts } from "../../db/idempotency.js";
-import type { Services } from "~/services.server";
 import { ApiError, conflict } from "~/http.server";
+import type { EventWriter } from "./writer.server";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 
@@ -21,7 +22,11 @@ export function idempotencyKey(request: Request): string | null {
   return key;
 }
 
-const bodyHash = (body: unknown) => createHash("sha256").update(JSON.stringify(body)).digest();
+/** A request sent with an Idempotency-Key: the key, and a hash of the body it was first sent with. */
+export type KeyedRequest = { key: string; bodyHash: Buffer };
+
+/** The body's hash as a key is recorded with (the parsed JSON, so spacing and encoding do not matter). */
+export const bodyHash = (body: unknown) => createHash("sha256").update(JSON.stringify(body)).digest();
 
 /**
  * Writes a keyed request exactly once. What earlier attempts committed under the key is read first
@@ -30,12 +35,12 @@ const bodyHash = (body: unknown) => createHash("sha256").update(JSON.stringify(b
  * retry answers what the first complete attempt would have. A concurrent duplicate that committed a
  * part first makes this attempt's part roll back (IdempotencyClash): then the parts are read again.
  */
-export async function writeOnce(services: Services, projectId: string, key: string, body: unknown, rows: EventRow[]): Promise<number> {
-  const hash = bodyHash(body);
+export async function writeOnce(deps: { sql: Sql; writer: EventWriter }, projectId: string, request: KeyedRequest, rows: EventRow[]): Promise<number> {
+  const { key, bodyHash: hash } = request;
   // each clash means another attempt committed a part this one had not seen: rounds end
   let seen = -1;
   for (;;) {
-    const recorded = await recordedParts(services.sql, projectId, key);
+    const recorded = await recordedParts(deps.sql, projectId, key);
     if (recorded.some((p) => !hash.equals(p.bodyHash))) {
       throw conflict("This Idempotency-Key was already used with a different body; send a new batch with a new key.");
     }
@@ -46,7 +51,7 @@ export async function writeOnce(services: Services, projectId: string, key: stri
     if (written.size <= seen) throw conflict("A request with this Idempotency-Key is being written at the same time; retry it shortly.");
     seen = written.size;
     try {
-      const { throttled } = await services.writer.submit(
+      const { throttled } = await deps.writer.submit(
         missing.map((i) => rows[i]),
         { key, bodyHash: hash, indexes: missing },
       );

@@ -1,11 +1,12 @@
 /**
- * Maps one Sentry event (the JSON of a `/store/` body or an envelope's `event` item) onto a native
- * event. Sentry clients cannot be told to fix a field, so the mapping is lenient: values are cut to
- * the native limits and unusable ones are dropped, and only a body that is not an event at all is
- * refused. The native validation still runs on the result.
+ * The Sentry protocol's event: one Sentry event (the JSON of a `/store/` body or an envelope's
+ * `event` item) read straight into an IncomingEvent for the accept step. Sentry clients cannot be
+ * told to fix a field, so the reading is lenient: values are cut to the limits every incoming event
+ * keeps (incoming.server.ts) and unusable ones are dropped, and only a body that is not an event at
+ * all is refused.
  */
 
-import { BREADCRUMBS, type BreadcrumbLevel } from "~/ingest/validate.server";
+import { BREADCRUMBS, type BreadcrumbLevel, type IncomingBreadcrumb, type IncomingEvent, type Level } from "~/ingest/incoming.server";
 import { cutText, jsonDepth, MAX_JSON_DEPTH, storable } from "~/text.server";
 
 const CONTEXT_BYTES = 16 * 1024;
@@ -15,35 +16,6 @@ const SHORT_CHARS = 256;
 const MAX_FRAMES = 250;
 
 type Json = Record<string, unknown>;
-
-export type NativeEvent = {
-  message: string;
-  level: "error" | "warn" | "info";
-  stack_trace?: string;
-  user_id?: string;
-  player_name?: string;
-  trace_id?: string;
-  job_id?: string;
-  game_version?: string;
-  environment?: string;
-  context?: Json;
-  tags?: string[];
-  timestamp?: string;
-  fingerprint?: string[];
-  breadcrumbs?: NativeBreadcrumb[];
-};
-
-export type NativeBreadcrumb = { timestamp?: string; level: BreadcrumbLevel; category?: string; message?: string; data?: Json };
-
-export type MappedEvent = {
-  /** 32 lowercase hex digits: the client's event id, or a new one when it sent none */
-  eventId: string;
-  /** whether the id came from the client (only those are deduplicated) */
-  clientEventId: boolean;
-  event: NativeEvent;
-  /** the innermost in-app frame's file, for events whose frames are not Roblox script paths */
-  culprit: string | null;
-};
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined =>
@@ -61,7 +33,7 @@ export function normalizeEventId(v: unknown): string | null {
   return /^[0-9a-f]{32}$/.test(hex) && !/^0+$/.test(hex) ? hex : null;
 }
 
-const LEVELS: Record<string, NativeEvent["level"]> = {
+const LEVELS: Record<string, Level> = {
   fatal: "error",
   error: "error",
   critical: "error",
@@ -131,8 +103,8 @@ function tagsOf(v: unknown): string[] | undefined {
   return tags.length ? tags : undefined;
 }
 
-/** RFC 3339 (a missing zone means UTC, as in Sentry) or epoch seconds, as an ISO string; unusable values are dropped. */
-function timestampOf(v: unknown): string | undefined {
+/** RFC 3339 (a missing zone means UTC, as in Sentry) or epoch seconds, as ms since the epoch; unusable values are dropped. */
+function timestampOf(v: unknown): number | undefined {
   let ms = NaN;
   if (typeof v === "number") ms = v * 1000;
   else if (typeof v === "string") {
@@ -143,7 +115,7 @@ function timestampOf(v: unknown): string | undefined {
     }
   }
   if (!Number.isFinite(ms) || ms < 0 || ms > 253402300799000) return undefined;
-  return new Date(ms).toISOString();
+  return new Date(ms).getTime();
 }
 
 function traceIdOf(contexts: unknown): string | undefined {
@@ -172,12 +144,12 @@ const CRUMB_LEVELS: Record<string, BreadcrumbLevel> = {
  * when over 4 KiB or nested too deep), cut to the native limits; a breadcrumb with none of message,
  * category and data is left out, and older ones go first until the whole fits in 32 KiB.
  */
-function breadcrumbsOf(v: unknown): NativeBreadcrumb[] | undefined {
-  const crumbs: NativeBreadcrumb[] = [];
+function breadcrumbsOf(v: unknown): IncomingBreadcrumb[] | null {
+  const crumbs: IncomingBreadcrumb[] = [];
   for (const c of valuesOf(v).filter(isObject).slice(-BREADCRUMBS.count)) {
-    const crumb: NativeBreadcrumb = { level: CRUMB_LEVELS[str(c.level)?.trim().toLowerCase() ?? ""] ?? "info" };
+    const crumb: IncomingBreadcrumb = { level: CRUMB_LEVELS[str(c.level)?.trim().toLowerCase() ?? ""] ?? "info" };
     const timestamp = timestampOf(c.timestamp);
-    if (timestamp) crumb.timestamp = timestamp;
+    if (timestamp !== undefined) crumb.timestamp = new Date(timestamp).toISOString();
     const category = nonEmpty(str(c.category)) ?? nonEmpty(str(c.type));
     if (category) crumb.category = cutText(category, BREADCRUMBS.category);
     const message = nonEmpty(str(c.message));
@@ -190,7 +162,7 @@ function breadcrumbsOf(v: unknown): NativeBreadcrumb[] | undefined {
   let total = sizes.reduce((a, b) => a + b + 1, 1);
   let first = 0;
   while (first < crumbs.length && total > BREADCRUMBS.bytes) total -= sizes[first++] + 1;
-  return first < crumbs.length ? crumbs.slice(first) : undefined;
+  return first < crumbs.length ? crumbs.slice(first) : null;
 }
 
 /**
@@ -228,11 +200,14 @@ function contextOf(event: Json, userRest: Json | undefined): Json | undefined {
 
 export class NotAnEvent extends Error {}
 
-/** One Sentry event as a native event. Throws NotAnEvent for a body that is not a JSON object. */
-export function mapSentryEvent(raw: unknown, fallbackEventId?: string | null): MappedEvent {
+/**
+ * One Sentry event as an IncomingEvent. Its id is the client's (`event_id`, else `fallbackEventId`:
+ * the envelope's), which also makes it written at most once; an event without one gets a new id,
+ * answered but not deduplicated. Throws NotAnEvent for a body that is not a JSON object.
+ */
+export function mapSentryEvent(raw: unknown, fallbackEventId?: string | null): IncomingEvent {
   if (!isObject(raw)) throw new NotAnEvent("A Sentry event must be a JSON object.");
   const clientId = normalizeEventId(raw.event_id) ?? normalizeEventId(fallbackEventId);
-  const eventId = clientId ?? crypto.randomUUID().replace(/-/g, "");
 
   const excs = exceptionsOf(raw);
   const raised = excs.at(-1);
@@ -275,25 +250,26 @@ export function mapSentryEvent(raw: unknown, fallbackEventId?: string | null): M
   const culprit = inApp?.module ?? inApp?.filename;
 
   return {
-    eventId,
-    clientEventId: clientId !== null,
-    // set after the native validation: made storable here (a NUL or a lone surrogate becomes U+FFFD)
+    message,
+    level,
+    stackTrace: lines.length ? lines.join("\n") : null,
+    // without leading zeros, as a native user id
+    userId: numericUser === undefined ? null : String(BigInt(numericUser)),
+    playerName: clip(playerName, SHORT_CHARS) ?? null,
+    traceId: traceIdOf(raw.contexts) ?? null,
+    jobId: clip(nonEmpty(str(raw.server_name)), SHORT_CHARS) ?? null,
+    placeId: null,
+    gameVersion: clip(nonEmpty(str(raw.release)), SHORT_CHARS) ?? null,
+    environment: clip(nonEmpty(str(raw.environment)), SHORT_CHARS) ?? null,
+    context: contextOf(raw, userRest) ?? null,
+    tags: tagsOf(raw.tags) ?? null,
+    timestamp: timestampOf(raw.timestamp) ?? null,
+    count: 1,
+    fingerprint: fingerprint?.length ? fingerprint : null,
+    breadcrumbs: breadcrumbsOf(raw.breadcrumbs),
+    eventId: clientId ?? crypto.randomUUID().replace(/-/g, ""),
+    dedupId: clientId,
+    // a NUL or a lone surrogate becomes U+FFFD
     culprit: culprit === undefined ? null : storable(cutText(culprit, SHORT_CHARS)),
-    event: {
-      message,
-      level,
-      stack_trace: lines.length ? lines.join("\n") : undefined,
-      user_id: numericUser,
-      player_name: clip(playerName, SHORT_CHARS),
-      trace_id: traceIdOf(raw.contexts),
-      job_id: clip(nonEmpty(str(raw.server_name)), SHORT_CHARS),
-      game_version: clip(nonEmpty(str(raw.release)), SHORT_CHARS),
-      environment: clip(nonEmpty(str(raw.environment)), SHORT_CHARS),
-      context: contextOf(raw, userRest),
-      tags: tagsOf(raw.tags),
-      timestamp: timestampOf(raw.timestamp),
-      fingerprint: fingerprint?.length ? fingerprint : undefined,
-      breadcrumbs: breadcrumbsOf(raw.breadcrumbs),
-    },
   };
 }

@@ -1,11 +1,19 @@
-import type { Services } from "~/services.server";
-import { knownFingerprints, toEventRow } from "~/ingest/ingest.server";
-import { parseIngestBody } from "~/ingest/validate.server";
+import type { Config } from "~/env.server";
+import { accept, type AcceptDeps } from "~/ingest/accept.server";
+import { withinDatabaseDeadline } from "~/db-deadline.server";
 import { ApiError, errorResponse, invalidPayload, json, methodNotAllowed, readDecodedBody } from "~/http.server";
-import { keyFromDsn, keyFromRequest } from "./auth.server";
+import { keyFromDsn, keyFromRequest, type SentryKeyAuth } from "./auth.server";
 import { parseJsonPayload, storeBodyJson } from "./body.server";
 import { EventTooLarge, MalformedEnvelope, parseEnvelope } from "./envelope.server";
 import { mapSentryEvent, normalizeEventId, NotAnEvent } from "./event.server";
+import type { SentryLimits } from "./limits.server";
+
+/** What the Sentry endpoints use (the process's Services hold all of it). */
+export type SentryDeps = AcceptDeps & {
+  config: AcceptDeps["config"] & Pick<Config, "sentryMaxEnvelopeBytes" | "sentryMaxEventBytes" | "sentryMaxPendingEvents">;
+  sentryKeys: SentryKeyAuth;
+  sentryLimits: SentryLimits;
+};
 
 export type SentryEndpoint = "envelope" | "store";
 
@@ -24,21 +32,22 @@ const CORS = {
 const tooLarge = (message: string) => new ApiError(413, "payload_too_large", message, undefined, { Connection: "close" });
 
 /**
- * The events of one request, written through the native ingest path (same validation, grouping,
- * throttle, counters, stats and alerts), each carrying the client's event id for deduplication.
- * Before anything is written the request passes, in order: the write backlog with its own events
- * counted, its DSN key's events per minute, and the project's new issues per minute (see
- * SentryLimits). Answers `{id}`: the first event's id, else the envelope's.
+ * The events of one request, read into IncomingEvents and accepted like native ones (same grouping,
+ * throttle, counters, stats, alerts, database deadline), each written at most once under the
+ * client's event id. Before anything is written the request passes, in order: the write backlog
+ * with its own events counted, its DSN key's events per minute, and the project's new issues per
+ * minute (see SentryLimits). Answers `{id}`: the first event's id, else the envelope's.
  */
-async function ingest(services: Services, request: Request, pathProject: string | undefined, endpoint: SentryEndpoint): Promise<Response> {
-  const { config, sentryLimits } = services;
+async function ingest(deps: SentryDeps, request: Request, pathProject: string | undefined, endpoint: SentryEndpoint): Promise<Response> {
+  const { config, sentryLimits } = deps;
+  const projectFor = (key: string | undefined) => withinDatabaseDeadline(deps.sql, deps.sentryKeys.projectFor(key, pathProject));
   // authenticate before reading the body when the key comes in the query or header
   const early = keyFromRequest(request);
   // a /store/ body has no envelope header to carry a dsn: without a key it is refused unread
-  let caller = early || endpoint === "store" ? await services.sentryKeys.projectFor(early, pathProject) : undefined;
+  let caller = early || endpoint === "store" ? await projectFor(early) : undefined;
   // a key already over its limit in this minute, or a full backlog, is refused before the body is read
   sentryLimits.assertNotRefused(caller?.dsnKey);
-  assertBacklogRoom(services, 1);
+  assertBacklogRoom(deps, 1);
 
   const body = await readDecodedBody(request, endpoint === "envelope" ? config.sentryMaxEnvelopeBytes : config.sentryMaxEventBytes);
   let raws: unknown[];
@@ -52,7 +61,7 @@ async function ingest(services: Services, request: Request, pathProject: string 
       if (err instanceof EventTooLarge) throw tooLarge(err.message);
       throw err;
     }
-    caller ??= await services.sentryKeys.projectFor(keyFromDsn(envelope.header.dsn), pathProject);
+    caller ??= await projectFor(keyFromDsn(envelope.header.dsn));
     envelopeId = normalizeEventId(envelope.header.event_id);
     raws = envelope.events.map((payload, i) => parseJsonPayload(payload, `event item ${i}`));
   } else {
@@ -60,8 +69,7 @@ async function ingest(services: Services, request: Request, pathProject: string 
   }
   const { projectId, dsnKey } = caller!;
 
-  const receivedAt = Date.now();
-  const mapped = raws.map((raw) => {
+  const events = raws.map((raw) => {
     try {
       // the envelope's event_id stands in for an event that carries none (one event per envelope)
       return mapSentryEvent(raw, raws.length === 1 ? envelopeId : null);
@@ -70,31 +78,21 @@ async function ingest(services: Services, request: Request, pathProject: string 
       throw err;
     }
   });
-  const rows = mapped.map((m) => {
-    const [valid] = parseIngestBody(m.event);
-    const row = toEventRow(projectId, valid, receivedAt, config.retentionDays);
-    row.eventId = m.clientEventId ? m.eventId : null;
-    // the id answered (the event's own, else the one made for it) is the one stored on the row
-    row.storedEventId = m.eventId;
-    // frames that are not Roblox script paths (Node, Python…) name their culprit by file
-    row.culprit ??= m.culprit;
-    return row;
+  await accept(deps, projectId, events, {
+    admit: async (rows) => {
+      // the request's own events count: a backlog one short of full does not take a request of two
+      assertBacklogRoom(deps, rows.length);
+      await sentryLimits.countKeyEvents(projectId, dsnKey, rows.length);
+      await sentryLimits.boundNewIssues(projectId, rows);
+    },
   });
-  if (rows.length) {
-    // the request's own events count: a backlog one short of full does not take a request of two
-    assertBacklogRoom(services, rows.length);
-    await sentryLimits.countKeyEvents(projectId, dsnKey, rows.length);
-    await sentryLimits.boundNewIssues(projectId, rows);
-    await services.writer.submit(rows);
-    for (const r of rows) knownFingerprints.add(projectId, r.fingerprint);
-  }
-  const id = mapped[0]?.eventId ?? envelopeId;
+  const id = events[0]?.eventId ?? envelopeId;
   return json(id ? { id } : {});
 }
 
 /** Refuses (429, which Sentry SDKs honour) a request whose events would take the write backlog past its limit. */
-function assertBacklogRoom(services: Services, events: number): void {
-  if (services.writer.pendingEvents + events <= services.config.sentryMaxPendingEvents) return;
+function assertBacklogRoom(deps: SentryDeps, events: number): void {
+  if (deps.writer.pendingEvents + events <= deps.config.sentryMaxPendingEvents) return;
   throw new ApiError(429, "rate_limited", "The server is busy writing earlier events; retry later.", undefined, {
     "Retry-After": String(BACKLOG_RETRY_SECONDS),
     "X-Sentry-Rate-Limits": `${BACKLOG_RETRY_SECONDS}::organization:backlog`,
@@ -102,12 +100,12 @@ function assertBacklogRoom(services: Services, events: number): void {
 }
 
 /** One Sentry ingest request, answered with CORS headers and, on errors, `X-Sentry-Error` as Sentry clients log it. */
-export async function sentryIngest(services: Services, request: Request, pathProject: string | undefined, endpoint: SentryEndpoint): Promise<Response> {
+export async function sentryIngest(deps: SentryDeps, request: Request, pathProject: string | undefined, endpoint: SentryEndpoint): Promise<Response> {
   if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: CORS });
   let res: Response;
   try {
     if (request.method !== "POST") throw methodNotAllowed(["POST", "OPTIONS"]);
-    res = await ingest(services, request, pathProject, endpoint);
+    res = await ingest(deps, request, pathProject, endpoint);
   } catch (err) {
     res = errorResponse(err);
     if (ApiError.is(err)) res.headers.set("X-Sentry-Error", err.message.replace(/[^\x20-\x7e]/g, "?"));

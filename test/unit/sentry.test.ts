@@ -2,13 +2,35 @@ import { describe, expect, it } from "vitest";
 import { mapSentryEvent, normalizeEventId, NotAnEvent } from "../../app/sentry/event.server.js";
 import { EventTooLarge, MalformedEnvelope, MAX_ENVELOPE_ITEMS, parseEnvelope } from "../../app/sentry/envelope.server.js";
 import { keyFromDsn, parseSentryAuth } from "../../app/sentry/auth.server.js";
-import { parseIngestBody } from "../../app/ingest/validate.server.js";
+import { BREADCRUMBS, type IncomingEvent } from "../../app/ingest/incoming.server.js";
+
+/** The limits every incoming event keeps, whatever its protocol (the native ones: a native event over them is a 400). */
+function expectWithinLimits(e: IncomingEvent) {
+  const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+  expect(e.message.trim()).not.toBe("");
+  if (e.context) expect(bytes(e.context)).toBeLessThanOrEqual(16 * 1024);
+  for (const s of [e.playerName, e.jobId, e.gameVersion, e.environment]) expect((s ?? "").length).toBeLessThanOrEqual(256);
+  expect(e.tags?.length ?? 0).toBeLessThanOrEqual(50);
+  for (const t of e.tags ?? []) expect(t.length).toBeLessThanOrEqual(200);
+  const parts = typeof e.fingerprint === "string" ? [e.fingerprint] : (e.fingerprint ?? []);
+  expect(parts.length).toBeLessThanOrEqual(20);
+  for (const p of parts) expect(p.length).toBeLessThanOrEqual(500);
+  const crumbs = e.breadcrumbs ?? [];
+  expect(crumbs.length).toBeLessThanOrEqual(BREADCRUMBS.count);
+  if (crumbs.length) expect(bytes(crumbs)).toBeLessThanOrEqual(BREADCRUMBS.bytes);
+  for (const c of crumbs) {
+    expect(c.message !== undefined || c.category !== undefined || c.data !== undefined).toBe(true);
+    expect((c.category ?? "").length).toBeLessThanOrEqual(BREADCRUMBS.category);
+    expect((c.message ?? "").length).toBeLessThanOrEqual(BREADCRUMBS.message);
+    if (c.data) expect(bytes(c.data)).toBeLessThanOrEqual(BREADCRUMBS.dataBytes);
+  }
+}
 
 describe("mapSentryEvent", () => {
   it("maps every level", () => {
-    const level = (l: string) => mapSentryEvent({ message: "m", level: l }).event.level;
+    const level = (l: string) => mapSentryEvent({ message: "m", level: l }).level;
     expect(["fatal", "error", "warning", "info", "debug", "log", "nonsense"].map(level)).toEqual(["error", "error", "warn", "info", "info", "info", "error"]);
-    expect(mapSentryEvent({ message: "m" }).event.level).toBe("error");
+    expect(mapSentryEvent({ message: "m" }).level).toBe("error");
   });
 
   it("takes the last exception as the raised one and appends the causes, most recent first", () => {
@@ -22,8 +44,8 @@ describe("mapSentryEvent", () => {
         ],
       },
     });
-    expect(m.event.message).toBe("Error: save failed");
-    expect(m.event.stack_trace!.split("\n")).toEqual([
+    expect(m.message).toBe("Error: save failed");
+    expect(m.stackTrace!.split("\n")).toEqual([
       "c.js:2 function inner",
       "c.js:1 function outer",
       "Caused by: DbError: write failed",
@@ -36,12 +58,12 @@ describe("mapSentryEvent", () => {
   });
 
   it("uses logentry or message when there is no exception, and a placeholder when there is neither", () => {
-    expect(mapSentryEvent({ logentry: { message: "a %s", formatted: "a b" } }).event.message).toBe("a b");
-    expect(mapSentryEvent({ logentry: { message: "raw only" } }).event.message).toBe("raw only");
-    expect(mapSentryEvent({ message: "plain" }).event.message).toBe("plain");
-    expect(mapSentryEvent({ message: { formatted: "from object" } }).event.message).toBe("from object");
-    expect(mapSentryEvent({ exception: { values: [{ type: "OnlyType" }] } }).event.message).toBe("OnlyType");
-    expect(mapSentryEvent({}).event.message).toBe("<unlabeled event>");
+    expect(mapSentryEvent({ logentry: { message: "a %s", formatted: "a b" } }).message).toBe("a b");
+    expect(mapSentryEvent({ logentry: { message: "raw only" } }).message).toBe("raw only");
+    expect(mapSentryEvent({ message: "plain" }).message).toBe("plain");
+    expect(mapSentryEvent({ message: { formatted: "from object" } }).message).toBe("from object");
+    expect(mapSentryEvent({ exception: { values: [{ type: "OnlyType" }] } }).message).toBe("OnlyType");
+    expect(mapSentryEvent({}).message).toBe("<unlabeled event>");
   });
 
   it("maps user, tags, trace, release, environment, server and timestamps", () => {
@@ -55,30 +77,32 @@ describe("mapSentryEvent", () => {
       server_name: "srv",
       timestamp: "2026-11-20T10:00:00.5+02:00",
     });
-    expect(m.event).toMatchObject({
-      user_id: "261",
-      player_name: "Builderman",
+    expect(m).toMatchObject({
+      userId: "261",
+      playerName: "Builderman",
       tags: ["a:1", "b:2"],
-      trace_id: "4bf92f35-77b3-4da6-a3ce-929d0e0e4736",
-      game_version: "42",
-      job_id: "srv",
-      timestamp: "2026-11-20T08:00:00.500Z",
+      traceId: "4bf92f35-77b3-4da6-a3ce-929d0e0e4736",
+      gameVersion: "42",
+      jobId: "srv",
+      timestamp: Date.parse("2026-11-20T08:00:00.500Z"),
     });
-    expect(m.event.environment).toBeUndefined();
-    expect(m.event.context).toEqual({ contexts: { trace: { trace_id: "4BF92F3577B34DA6A3CE929D0E0E4736" } }, user: { ip_address: "1.2.3.4" } });
-    expect(mapSentryEvent({ message: "m", user: { id: "abc" } }).event.user_id).toBeUndefined();
-    expect(mapSentryEvent({ message: "m", user: { id: "abc" } }).event.context).toEqual({ user: { id: "abc" } });
-    expect(mapSentryEvent({ message: "m", timestamp: "yesterday" }).event.timestamp).toBeUndefined();
-    expect(mapSentryEvent({ message: "m", contexts: { trace: { trace_id: "short" } } }).event.trace_id).toBeUndefined();
+    expect(m.environment).toBeNull();
+    expect(m.context).toEqual({ contexts: { trace: { trace_id: "4BF92F3577B34DA6A3CE929D0E0E4736" } }, user: { ip_address: "1.2.3.4" } });
+    expect(mapSentryEvent({ message: "m", user: { id: "abc" } }).userId).toBeNull();
+    // a user id in digits is read as a native one is: without leading zeros
+    expect(mapSentryEvent({ message: "m", user: { id: "00261" } }).userId).toBe("261");
+    expect(mapSentryEvent({ message: "m", user: { id: "abc" } }).context).toEqual({ user: { id: "abc" } });
+    expect(mapSentryEvent({ message: "m", timestamp: "yesterday" }).timestamp).toBeNull();
+    expect(mapSentryEvent({ message: "m", contexts: { trace: { trace_id: "short" } } }).traceId).toBeNull();
   });
 
   it("keeps the context within 16 KiB, dropping whole parts and saying what went", () => {
     const m = mapSentryEvent({ message: "m", extra: { big: "x".repeat(17_000) }, contexts: { os: { name: "Windows" } } });
-    const ctx = m.event.context as any;
+    const ctx = m.context as any;
     expect(Buffer.byteLength(JSON.stringify(ctx))).toBeLessThanOrEqual(16 * 1024);
     expect(ctx._dropped).toEqual(["extra"]);
     expect(ctx.contexts).toEqual({ os: { name: "Windows" } });
-    expect(() => parseIngestBody(m.event)).not.toThrow();
+    expectWithinLimits(m);
   });
 
   it("maps breadcrumbs (both forms) onto the native field, out of the context", () => {
@@ -98,18 +122,18 @@ describe("mapSentryEvent", () => {
     ];
     for (const form of [crumbs, { values: crumbs }]) {
       const m = mapSentryEvent({ message: "m", breadcrumbs: form });
-      expect(m.event.breadcrumbs).toEqual(expected);
-      expect(m.event.context).toBeUndefined();
-      expect(parseIngestBody(m.event)[0].breadcrumbs).toHaveLength(4);
+      expect(m.breadcrumbs).toEqual(expected);
+      expect(m.context).toBeNull();
+      expectWithinLimits(m);
     }
-    expect(mapSentryEvent({ message: "m", breadcrumbs: { values: [] } }).event.breadcrumbs).toBeUndefined();
-    expect(mapSentryEvent({ message: "m", breadcrumbs: "junk" }).event.breadcrumbs).toBeUndefined();
+    expect(mapSentryEvent({ message: "m", breadcrumbs: { values: [] } }).breadcrumbs).toBeNull();
+    expect(mapSentryEvent({ message: "m", breadcrumbs: "junk" }).breadcrumbs).toBeNull();
   });
 
   it("keeps breadcrumbs within the native bounds: the newest 100, cut, older ones first out of 32 KiB", () => {
     const many = Array.from({ length: 150 }, (_, i) => ({ message: `crumb ${i} ${"x".repeat(400)}`, category: "c".repeat(300), data: i === 149 ? { big: "y".repeat(5000) } : { i } }));
     const m = mapSentryEvent({ message: "m", breadcrumbs: { values: many } });
-    const out = m.event.breadcrumbs!;
+    const out = m.breadcrumbs!;
     expect(Buffer.byteLength(JSON.stringify(out))).toBeLessThanOrEqual(32 * 1024);
     expect(out.length).toBeLessThan(100);
     expect(out.at(-1)!.message).toMatch(/^crumb 149 /);
@@ -117,9 +141,9 @@ describe("mapSentryEvent", () => {
     expect(out.at(-2)!.data).toEqual({ i: 148 });
     expect(out[0].category).toHaveLength(128);
     const long = mapSentryEvent({ message: "m", breadcrumbs: [{ message: "z".repeat(5000) }] });
-    expect(long.event.breadcrumbs![0].message).toHaveLength(2048);
-    expect(() => parseIngestBody(m.event)).not.toThrow();
-    expect(() => parseIngestBody(long.event)).not.toThrow();
+    expect(long.breadcrumbs![0].message).toHaveLength(2048);
+    expectWithinLimits(m);
+    expectWithinLimits(long);
   });
 
   it("clips what is over the native limits instead of refusing the event", () => {
@@ -130,8 +154,8 @@ describe("mapSentryEvent", () => {
       fingerprint: Array.from({ length: 30 }, () => "f".repeat(600)),
       user: { username: "u".repeat(400) },
     });
-    expect(m.event.tags).toHaveLength(50);
-    expect(() => parseIngestBody(m.event)).not.toThrow();
+    expect(m.tags).toHaveLength(50);
+    expectWithinLimits(m);
   });
 
   it("normalizes event ids and makes one when the client sent none", () => {
@@ -139,9 +163,10 @@ describe("mapSentryEvent", () => {
     expect(normalizeEventId("0".repeat(32))).toBeNull();
     expect(normalizeEventId("xyz")).toBeNull();
     const m = mapSentryEvent({ message: "m" });
-    expect(m.clientEventId).toBe(false);
+    // made here, so not a deduplication key
+    expect(m.dedupId).toBeNull();
     expect(m.eventId).toMatch(/^[0-9a-f]{32}$/);
-    expect(mapSentryEvent({ message: "m" }, "9e957ff33ee348ac9434503feeea25a6")).toMatchObject({ clientEventId: true, eventId: "9e957ff33ee348ac9434503feeea25a6" });
+    expect(mapSentryEvent({ message: "m" }, "9e957ff33ee348ac9434503feeea25a6")).toMatchObject({ dedupId: "9e957ff33ee348ac9434503feeea25a6", eventId: "9e957ff33ee348ac9434503feeea25a6" });
   });
 
   it("refuses what is not an object", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../app/http.server.js";
-import { parseIngestBody } from "../../app/ingest/validate.server.js";
+import { parseNativeBody as parseIngestBody } from "../../app/ingest/native.server.js";
 
 // SPEC.md section 2, validation: everything is checked before any write; one invalid event rejects
 // the request with a 400 whose details name the index and field.
@@ -132,9 +132,9 @@ describe("message", () => {
 });
 
 describe("level", () => {
-  it("is optional (the default is applied when stored)", () => {
-    expect(one({}).level).toBeUndefined();
-    expect(one({ level: null }).level).toBeUndefined();
+  it("is optional: error", () => {
+    expect(one({}).level).toBe("error");
+    expect(one({ level: null }).level).toBe("error");
   });
 
   it("accepts error, warn and info case-insensitively", () => {
@@ -157,10 +157,10 @@ describe("level", () => {
 
 describe("trace_id", () => {
   it("is normalized to lowercase without braces", () => {
-    expect(one({ trace_id: UUID }).trace_id).toBe(UUID);
-    expect(one({ trace_id: UUID.toUpperCase() }).trace_id).toBe(UUID);
-    expect(one({ trace_id: `{${UUID.toUpperCase()}}` }).trace_id).toBe(UUID);
-    expect(one({ trace_id: `{${UUID}}` }).trace_id).toBe(UUID);
+    expect(one({ trace_id: UUID }).traceId).toBe(UUID);
+    expect(one({ trace_id: UUID.toUpperCase() }).traceId).toBe(UUID);
+    expect(one({ trace_id: `{${UUID.toUpperCase()}}` }).traceId).toBe(UUID);
+    expect(one({ trace_id: `{${UUID}}` }).traceId).toBe(UUID);
   });
 
   it("rejects anything that is not a UUID", () => {
@@ -172,12 +172,12 @@ describe("trace_id", () => {
 
 describe("user_id and place_id", () => {
   it("accept non-negative integers and digit strings, as decimal strings", () => {
-    expect(one({ user_id: 123456 }).user_id).toBe("123456");
-    expect(one({ user_id: 0 }).user_id).toBe("0");
-    expect(one({ user_id: "987654321" }).user_id).toBe("987654321");
-    expect(one({ user_id: "00042" }).user_id).toBe("42");
-    expect(one({ place_id: 4483381587 }).place_id).toBe("4483381587");
-    expect(one({ place_id: "9223372036854775807" }).place_id).toBe("9223372036854775807");
+    expect(one({ user_id: 123456 }).userId).toBe("123456");
+    expect(one({ user_id: 0 }).userId).toBe("0");
+    expect(one({ user_id: "987654321" }).userId).toBe("987654321");
+    expect(one({ user_id: "00042" }).userId).toBe("42");
+    expect(one({ place_id: 4483381587 }).placeId).toBe("4483381587");
+    expect(one({ place_id: "9223372036854775807" }).placeId).toBe("9223372036854775807");
   });
 
   it("reject negatives, fractions, non-digit strings and values beyond bigint", () => {
@@ -205,8 +205,8 @@ describe("count", () => {
     expect(one({ count: 1e300 }).count).toBe(1000);
   });
 
-  it("is optional", () => {
-    expect(one({}).count).toBeUndefined();
+  it("is optional: one occurrence", () => {
+    expect(one({}).count).toBe(1);
   });
 
   it("rejects non-numbers, including numeric strings", () => {
@@ -223,7 +223,7 @@ describe("timestamp", () => {
   });
 
   it("is optional (the receive time is used)", () => {
-    expect(one({}).timestamp).toBeUndefined();
+    expect(one({}).timestamp).toBeNull();
   });
 
   it("rejects unparseable values", () => {
@@ -246,14 +246,15 @@ describe("timestamp", () => {
 
 describe("strings", () => {
   it("game_version may arrive as a number and becomes a string", () => {
-    expect(one({ game_version: 42 }).game_version).toBe("42");
-    expect(one({ game_version: 1.5 }).game_version).toBe("1.5");
-    expect(one({ game_version: "v1.2.3" }).game_version).toBe("v1.2.3");
+    expect(one({ game_version: 42 }).gameVersion).toBe("42");
+    expect(one({ game_version: 1.5 }).gameVersion).toBe("1.5");
+    expect(one({ game_version: "v1.2.3" }).gameVersion).toBe("v1.2.3");
   });
 
   it("player_name, job_id, game_version and environment are limited to 256 characters", () => {
-    for (const field of ["player_name", "job_id", "game_version", "environment"]) {
-      expect(one({ [field]: "a".repeat(256) })).toHaveProperty(field, "a".repeat(256));
+    const read = { player_name: "playerName", job_id: "jobId", game_version: "gameVersion", environment: "environment" } as const;
+    for (const field of ["player_name", "job_id", "game_version", "environment"] as const) {
+      expect(one({ [field]: "a".repeat(256) })).toHaveProperty(read[field], "a".repeat(256));
       rejectsField(field, "a".repeat(257));
       // game_version alone may be a number; none of them may be an object
       if (field !== "game_version") rejectsField(field, 12);
@@ -266,19 +267,19 @@ describe("strings", () => {
   });
 
   it("stack_trace must be a string but is not limited by validation (truncated when stored)", () => {
-    expect(one({ stack_trace: "s".repeat(100_000) }).stack_trace).toHaveLength(100_000);
+    expect(one({ stack_trace: "s".repeat(100_000) }).stackTrace).toHaveLength(100_000);
     rejectsField("stack_trace", ["Workspace.A:1"]);
   });
 
   it("null is treated as absent for optional fields", () => {
     const e = one({ stack_trace: null, user_id: null, trace_id: null, context: null, tags: null, count: null, timestamp: null });
-    expect(e.stack_trace).toBeUndefined();
-    expect(e.user_id).toBeUndefined();
-    expect(e.trace_id).toBeUndefined();
-    expect(e.count).toBeUndefined();
-    expect(e.context).toBeUndefined();
-    expect(e.tags).toBeUndefined();
-    expect(e.timestamp).toBeUndefined();
+    expect(e.stackTrace).toBeNull();
+    expect(e.userId).toBeNull();
+    expect(e.traceId).toBeNull();
+    expect(e.count).toBe(1);
+    expect(e.context).toBeNull();
+    expect(e.tags).toBeNull();
+    expect(e.timestamp).toBeNull();
   });
 });
 

@@ -1,9 +1,15 @@
+/**
+ * The native protocol: `POST /api/ingest` with one event or `{errors: [...]}`, as the Luau SDK sends
+ * it. The body is validated whole (zod) and read into IncomingEvents; nothing is written when any
+ * event is invalid. Writing is the accept step's (accept.server.ts).
+ */
 import { z } from "zod";
 import { invalidPayload, issuePath } from "~/http.server";
 import { jsonDepth, MAX_JSON_DEPTH } from "~/text.server";
+import { accept, type AcceptDeps, type Accepted } from "./accept.server";
+import { bodyHash } from "./idempotency.server";
+import { BREADCRUMB_LEVELS, BREADCRUMBS, LEVELS, MIN_TIMESTAMP_MS, type BreadcrumbLevel, type IncomingEvent, type Level } from "./incoming.server";
 
-export const LEVELS = ["error", "warn", "info"] as const;
-export type Level = (typeof LEVELS)[number];
 export const MAX_BATCH = 100;
 
 const MAX_INT64 = 9223372036854775807n;
@@ -41,10 +47,7 @@ const uuid = z.string().transform((v, ctx) => {
   return m[2].toLowerCase();
 });
 
-// Roblox servers keep UTC time: anything before the Unix epoch is a broken clock or a hostile value
-// (and year 0000 is not a date PostgreSQL accepts). The future is clamped at ingest, not here.
-export const MIN_TIMESTAMP_MS = Date.UTC(1970, 0, 1);
-
+// before the Unix epoch is refused (year 0000 is not a date PostgreSQL accepts); the future is clamped in accept
 const timestamp = z.string().transform((v, ctx) => {
   const ms = ISO_RE.test(v.trim()) ? Date.parse(v.trim()) : NaN;
   if (Number.isNaN(ms)) {
@@ -73,11 +76,6 @@ const boundedObject = (maxBytes: number) =>
 
 const context = boundedObject(16 * 1024);
 
-/** Breadcrumb bounds (README, "breadcrumbs"): the SDK keeps well under them. */
-export const BREADCRUMBS = { count: 100, bytes: 32 * 1024, message: 2048, category: 128, dataBytes: 4 * 1024 } as const;
-export const BREADCRUMB_LEVELS = ["debug", "info", "warning", "error", "fatal"] as const;
-export type BreadcrumbLevel = (typeof BREADCRUMB_LEVELS)[number];
-
 const breadcrumbLevel = z.string().transform((v, ctx): BreadcrumbLevel => {
   const l = v.trim().toLowerCase();
   if (l === "warn") return "warning";
@@ -85,7 +83,6 @@ const breadcrumbLevel = z.string().transform((v, ctx): BreadcrumbLevel => {
   ctx.addIssue({ code: "custom", message: `must be one of ${BREADCRUMB_LEVELS.join(", ")}` });
   return z.NEVER;
 });
-
 
 const breadcrumb = z
   .object({
@@ -133,10 +130,42 @@ const EventSchema = z.object({
   breadcrumbs: opt(breadcrumbs),
 });
 
-export type ValidEvent = z.output<typeof EventSchema>;
+type ValidEvent = z.output<typeof EventSchema>;
+
+/** A validated native event as the accept step takes it. */
+function incoming(e: ValidEvent): IncomingEvent {
+  return {
+    message: e.message,
+    level: e.level ?? "error",
+    stackTrace: e.stack_trace ?? null,
+    userId: e.user_id ?? null,
+    playerName: e.player_name ?? null,
+    traceId: e.trace_id ?? null,
+    jobId: e.job_id ?? null,
+    placeId: e.place_id ?? null,
+    gameVersion: e.game_version ?? null,
+    environment: e.environment ?? null,
+    context: e.context ?? null,
+    tags: e.tags ?? null,
+    timestamp: e.timestamp ?? null,
+    count: e.count ?? 1,
+    fingerprint: e.fingerprint ?? null,
+    breadcrumbs: e.breadcrumbs?.length
+      ? e.breadcrumbs.map(({ timestamp, level, ...rest }) => ({
+          ...(timestamp === undefined ? {} : { timestamp: new Date(timestamp).toISOString() }),
+          level: level ?? "info",
+          ...rest,
+        }))
+      : null,
+    eventId: e.event_id ?? null,
+    // a native batch is made safe to retry by its Idempotency-Key, not per event
+    dedupId: null,
+    culprit: null,
+  };
+}
 
 /** The body is one event, or `{errors: [...]}` with 1..100 events. Any invalid event rejects the request. */
-export function parseIngestBody(body: unknown): ValidEvent[] {
+export function parseNativeBody(body: unknown): IncomingEvent[] {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalidPayload("Send one event object, or an object with an `errors` array of events.");
   }
@@ -151,7 +180,7 @@ export function parseIngestBody(body: unknown): ValidEvent[] {
       ]);
     }
   }
-  const out: ValidEvent[] = [];
+  const out: IncomingEvent[] = [];
   const details: { path: string; message: string }[] = [];
   raw.forEach((item, i) => {
     const prefix: PropertyKey[] = batch ? ["errors", i] : [];
@@ -160,7 +189,7 @@ export function parseIngestBody(body: unknown): ValidEvent[] {
       return;
     }
     const r = EventSchema.safeParse(item);
-    if (r.success) out.push(r.data);
+    if (r.success) out.push(incoming(r.data));
     else for (const issue of r.error.issues) details.push({ path: issuePath([...prefix, ...issue.path]), message: issue.message });
   });
   if (details.length) {
@@ -168,4 +197,16 @@ export function parseIngestBody(body: unknown): ValidEvent[] {
     throw invalidPayload(`Invalid event: ${first.path} ${first.message}.`, details.slice(0, 50));
   }
   return out;
+}
+
+export type IngestResult = { success: true } & Accepted;
+
+/**
+ * A native ingest request's body, accepted whole or not at all. With an Idempotency-Key, parts an
+ * earlier attempt committed are not written again (see writeOnce).
+ */
+export async function ingestNative(deps: AcceptDeps, projectId: string, body: unknown, key: string | null): Promise<IngestResult> {
+  const events = parseNativeBody(body);
+  const accepted = await accept(deps, projectId, events, { idempotency: key === null ? null : { key, bodyHash: bodyHash(body) } });
+  return { success: true, ...accepted };
 }

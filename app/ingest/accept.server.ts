@@ -1,0 +1,127 @@
+/**
+ * The accept step: every ingest protocol ends here with IncomingEvents (incoming.server.ts). It
+ * makes the rows (text cut and made storable, grouping, the clock rules), lets the protocol admit
+ * them (its own limits), writes them through the writer under the database deadline, exactly once
+ * (an Idempotency-Key's recorded parts, or each event's dedup id in SQL), and then teaches the
+ * known-fingerprint cache. Protocols never write themselves.
+ */
+import type { Sql } from "../../db/client.js";
+import type { EventRow } from "../../db/events.js";
+import type { Config } from "~/env.server";
+import { withinWriteDeadline } from "~/db-deadline.server";
+import { storable } from "~/text.server";
+import { groupEvent, type KnownFingerprints } from "./fingerprint.server";
+import type { IncomingEvent } from "./incoming.server";
+import type { EventWriter } from "./writer.server";
+import { writeOnce, type KeyedRequest } from "./idempotency.server";
+
+/** What accepting events uses (the process's Services hold all of it). */
+export type AcceptDeps = {
+  sql: Sql;
+  writer: EventWriter;
+  /** fingerprints this process knows to have a group: a known one skips the secondary fingerprint */
+  known: KnownFingerprints;
+  config: Pick<Config, "retentionDays" | "dbTimeoutMs">;
+};
+
+const MESSAGE_BYTES = 8 * 1024;
+const STACK_BYTES = 64 * 1024;
+const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+const DAY_MS = 86_400_000;
+
+/** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
+export function truncateUtf8(s: string, max: number): string {
+  if (s.length * 3 <= max || Buffer.byteLength(s) <= max) return s;
+  const buf = Buffer.from(s).subarray(0, max);
+  return buf.toString("utf8").replace(/\uFFFD$/, "");
+}
+
+const storableOpt = (s: string | null) => (s === null ? null : storable(s));
+
+function storableJson(v: unknown): unknown {
+  if (typeof v === "string") return storable(v);
+  if (Array.isArray(v)) return v.map(storableJson);
+  if (v !== null && typeof v === "object") {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [storable(k), storableJson(x)]));
+  }
+  return v;
+}
+
+/** Breadcrumbs as stored: absent fields left out, every string storable; none is null. */
+function storedBreadcrumbs(crumbs: IncomingEvent["breadcrumbs"]): unknown[] | null {
+  if (!crumbs?.length) return null;
+  return crumbs.map((c) => {
+    const out: Record<string, unknown> = {};
+    if (c.timestamp !== undefined) out.timestamp = c.timestamp;
+    out.level = c.level;
+    if (c.category !== undefined) out.category = storable(c.category);
+    if (c.message !== undefined) out.message = storable(c.message);
+    if (c.data !== undefined) out.data = storableJson(c.data);
+    return out;
+  });
+}
+
+/**
+ * One event's row. A timestamp more than 5 minutes ahead is the receive time. One from before the
+ * retention window (`retentionDays` back from the receive time) is kept on the event, but its issue
+ * counts it as the window's start, so a bogus or ancient clock cannot make an issue years old.
+ */
+export function toEventRow(projectId: string, e: IncomingEvent, receivedAt: number, retentionDays: number, known: KnownFingerprints): EventRow {
+  const message = truncateUtf8(storable(e.message), MESSAGE_BYTES);
+  const stackTrace = e.stackTrace === null ? null : truncateUtf8(storable(e.stackTrace), STACK_BYTES);
+  const ts = e.timestamp ?? receivedAt;
+  const playerName = storableOpt(e.playerName);
+  const grouping = groupEvent(message, stackTrace, e.fingerprint, playerName, (fp) => !known.has(projectId, fp), e.userId);
+  return {
+    projectId,
+    fingerprint: grouping.fingerprint,
+    secondaryFingerprint: grouping.secondary,
+    message,
+    level: e.level,
+    stackTrace,
+    userId: e.userId,
+    playerName,
+    traceId: e.traceId,
+    jobId: storableOpt(e.jobId),
+    placeId: e.placeId,
+    gameVersion: storableOpt(e.gameVersion),
+    environment: storable(e.environment?.trim() || "production"),
+    context: e.context === null ? null : storableJson(e.context),
+    tags: e.tags?.map(storable) ?? null,
+    breadcrumbs: storedBreadcrumbs(e.breadcrumbs),
+    timestamp: ts > receivedAt + FUTURE_TOLERANCE_MS ? receivedAt : ts,
+    notBefore: receivedAt - retentionDays * DAY_MS,
+    count: e.count,
+    // Roblox script paths name the culprit; other frames (the protocol's hint) only when they do not
+    culprit: grouping.culprit ?? e.culprit,
+    eventId: e.dedupId,
+    storedEventId: e.eventId,
+  };
+}
+
+export type Accepted = { count: number; occurrences: number; throttled: number };
+
+export type AcceptOptions = {
+  /** a native request's Idempotency-Key: parts an earlier attempt committed are not written again */
+  idempotency?: KeyedRequest | null;
+  /** the protocol's own limits on the rows about to be written (it throws to refuse them; nothing is written) */
+  admit?: (rows: EventRow[]) => Promise<void>;
+};
+
+/**
+ * Writes a request's events (all of them, or none when `admit` refuses) and answers what was
+ * counted. The wait is bounded by the write deadline (see withinWriteDeadline): a stalled database
+ * answers 503, and what that request wrote is rolled back by the writer's own bound.
+ */
+export async function accept(deps: AcceptDeps, projectId: string, events: IncomingEvent[], opts: AcceptOptions = {}): Promise<Accepted> {
+  const receivedAt = Date.now();
+  const rows = events.map((e) => toEventRow(projectId, e, receivedAt, deps.config.retentionDays, deps.known));
+  const write = async () => {
+    if (rows.length === 0) return 0;
+    await opts.admit?.(rows);
+    return opts.idempotency ? writeOnce(deps, projectId, opts.idempotency, rows) : (await deps.writer.submit(rows)).throttled;
+  };
+  const throttled = await withinWriteDeadline(deps, write());
+  for (const r of rows) deps.known.add(projectId, r.fingerprint);
+  return { count: rows.length, occurrences: rows.reduce((n, r) => n + r.count, 0), throttled };
+}
