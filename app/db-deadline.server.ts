@@ -1,4 +1,5 @@
 import type { Sql } from "../db/client.js";
+import type { Config } from "~/env.server";
 import { databaseUnavailable } from "~/http.server";
 
 /**
@@ -46,3 +47,14 @@ export async function withinDatabaseDeadline<T>(sql: Sql, work: Promise<T>, wait
     if (!(await databaseAnswers(sql, PROBE_TIMEOUT_MS))) throw databaseUnavailable();
   }
 }
+
+/** Past DB_TIMEOUT_MS, a write's own bound (it is rolled back past it), a COMMIT already sent is waited for this much longer. */
+const COMMIT_GRACE_MS = 5_000;
+
+/**
+ * The wait of an ingest write (events or economy balances): the write bounds itself (DB_TIMEOUT_MS,
+ * rolled back past it); this waits longer only for a COMMIT already sent when the database stalled,
+ * whose outcome is then unknown, and answers 503 when the database no longer answers.
+ */
+export const withinWriteDeadline = <T>(deps: { sql: Sql; config: Pick<Config, "dbTimeoutMs"> }, work: Promise<T>): Promise<T> =>
+  withinDatabaseDeadline(deps.sql, work, deps.config.dbTimeoutMs + COMMIT_GRACE_MS);

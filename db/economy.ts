@@ -1,4 +1,3 @@
-import { transaction } from "./transaction.js";
 import type { Sql, TxSql } from "./client.js";
 
 /** A value of a currency path that could not be read as an amount (see app/economy/currency-map.server.ts). */
@@ -30,29 +29,14 @@ export type Observation = {
 export type Source = "push" | "scan";
 
 /**
- * Upserts snapshots and appends change-only history, in one transaction.
+ * Upserts snapshots and appends change-only history, inside the caller's transaction.
  * - push: always overwrites (seed rule 3) and sets last_logout to the push time (rule 4).
  * - scan: overwrites only when the revision is newer than the snapshot's observation; keeps
  *   last_logout and the pushed username/display_name.
  * Writers of the same players serialize on per-player advisory locks taken in user-id order, so two
  * batches sharing players can neither deadlock nor both append the same change.
  * Returns the user ids whose snapshot was written.
- */
-export async function writeObservations(
-  sql: Sql,
-  projectId: string,
-  source: Source,
-  rows: Observation[],
-  /** ms since epoch: the write is rolled back past it (see db/transaction.ts) */
-  deadline?: number,
-): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  // exactly once: resolves only if committed, even when the connection is lost around COMMIT; a
-  // write known to have rolled back (lost before COMMIT, or aborted) is written again
-  return transaction(sql, (tx) => writeObservationsTx(tx, projectId, source, rows), { deadline, attempts: 3 });
-}
-
-/**
+ *
  * The snapshot keeps what the latest observation read (balances of every currency, their total,
  * skipped values), when the player was first observed, and the balances at the start of the UTC day
  * of its latest history row (`day_start`, with "total"). A history row is appended when the balances

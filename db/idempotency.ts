@@ -9,13 +9,12 @@ export type PartRecord = { projectId: string; key: string; bodyHash: Buffer; eve
 /**
  * Another transaction already recorded some of these events under the key (a concurrent duplicate
  * of the request), or recorded the key for another body. The transaction is rolled back; the caller
- * reads what was recorded and decides. Marked by `code`, as the module may be loaded twice (see
- * app/http.server.ts).
+ * reads what was recorded and decides.
  */
 export class IdempotencyClash extends Error {
   readonly code = "IDEMPOTENCY_CLASH";
   static is(err: unknown): err is IdempotencyClash {
-    return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "IDEMPOTENCY_CLASH";
+    return err instanceof IdempotencyClash;
   }
   constructor() {
     super("The idempotency key was recorded concurrently for some of these events");
@@ -71,8 +70,33 @@ export async function recordParts(tx: TxSql, parts: PartRecord[]): Promise<void>
   if (clash) throw new IdempotencyClash();
 }
 
-/** Keys are honoured for at least a day; the hourly retention job removes older ones. */
+/** What an economy push recorded under its key: whether the body was the same, and the answer it gave. */
+export type RecordedPush = { sameBody: boolean; answer: unknown };
+
+/**
+ * The push recorded under a key, or null when the key is new. The key stays locked until the
+ * transaction ends, so a concurrent duplicate waits here and then finds this one's record.
+ */
+export async function claimPushKey(tx: TxSql, projectId: string, key: string, bodyHash: Buffer): Promise<RecordedPush | null> {
+  await tx`select pg_advisory_xact_lock(hashtextextended(${`economy-key:${projectId}:${key}`}, 0))`;
+  const [row] = await tx<{ same_body: boolean; answer: unknown }[]>`
+    select body_hash = ${bodyHash} as same_body, answer from economy_idempotency
+    where project_id = ${projectId} and key = ${key}`;
+  return row ? { sameBody: row.same_body, answer: row.answer } : null;
+}
+
+/** Records a push's answer under its key, in the transaction that wrote its players (after claimPushKey). */
+export async function recordPush(tx: TxSql, projectId: string, key: string, bodyHash: Buffer, answer: unknown): Promise<void> {
+  await tx`
+    insert into economy_idempotency (project_id, key, body_hash, answer)
+    values (${projectId}, ${key}, ${bodyHash}, ${asJson(tx, answer)}::jsonb)`;
+}
+
+/** Keys are honoured for at least a day; the hourly retention job removes older ones (ingest and economy). */
 export async function pruneIdempotencyKeys(sql: Sql): Promise<number> {
-  const r = await sql`delete from ingest_idempotency where created_at < now() - interval '1 day'`;
-  return r.count;
+  const [ingest, economy] = await Promise.all([
+    sql`delete from ingest_idempotency where created_at < now() - interval '1 day'`,
+    sql`delete from economy_idempotency where created_at < now() - interval '1 day'`,
+  ]);
+  return ingest.count + economy.count;
 }

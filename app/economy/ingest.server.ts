@@ -1,7 +1,12 @@
-import { writeObservations, type Observation } from "../../db/economy.js";
+import type { Sql } from "../../db/client.js";
+import { writeObservationsTx, type Observation } from "../../db/economy.js";
 import { putProfileSample } from "../../db/economy-samples.js";
-import { invalidPayload, type ErrorDetail } from "~/http.server";
-import type { Services } from "~/services.server";
+import { claimPushKey, recordPush } from "../../db/idempotency.js";
+import { transaction } from "../../db/transaction.js";
+import type { Config } from "~/env.server";
+import { conflict, invalidPayload, type ErrorDetail } from "~/http.server";
+import { withinWriteDeadline } from "~/db-deadline.server";
+import { bodyHash, type KeyedRequest } from "~/ingest/idempotency.server";
 import { parseUserId } from "./profile.server";
 import { readProfile, SEED, seedFields, type CompiledMap } from "./currency-map.server";
 import { loadMap } from "./map.server";
@@ -143,7 +148,7 @@ function skippedReasons(parsed: ParsedPush, stored: Set<string>): { skipped_valu
 const sampledAt = new Map<string, number>();
 
 /** Keeps the first stored entry's profile for the map preview; never fails the push. */
-async function keepSample(services: Services, projectId: string, entries: Entry[], stored: Set<string>, at: Date): Promise<void> {
+async function keepSample(sql: Sql, projectId: string, entries: Entry[], stored: Set<string>, at: Date): Promise<void> {
   const now = Date.now();
   if (now - (sampledAt.get(projectId) ?? 0) < SAMPLE_EVERY_MS) return;
   const first = entries.find((e) => stored.has(e.userId));
@@ -154,7 +159,7 @@ async function keepSample(services: Services, projectId: string, entries: Entry[
   }
   try {
     if (Buffer.byteLength(JSON.stringify(first.profile)) > MAX_SAMPLE_BYTES) return;
-    await putProfileSample(services.sql, projectId, first.userId, first.profile, at);
+    await putProfileSample(sql, projectId, first.userId, first.profile, at);
   } catch {
     // a profile jsonb cannot hold (a NUL in a string) or a failed write only leaves the older sample
   }
@@ -162,14 +167,42 @@ async function keepSample(services: Services, projectId: string, entries: Entry[
 
 export type PushAnswer = { stored: number; skipped: number; skipped_values: number; skipped_reasons: SkippedReason[] };
 
-/** POST /api/economy/ingest: read each entry through the project's map, then write every valid one in one transaction. */
-export async function pushBalances(services: Services, projectId: string, body: unknown): Promise<PushAnswer> {
+/** What a push uses (the process's Services hold all of it). */
+export type PushDeps = { sql: Sql; config: Pick<Config, "dbTimeoutMs"> };
+
+/**
+ * POST /api/economy/ingest: read each entry through the project's map, then write every valid one in
+ * one transaction, under the write deadline. With an Idempotency-Key, the first complete push's
+ * answer is recorded in that transaction: a retry of the same body answers it and writes nothing,
+ * another body under the key is a 409, and concurrent duplicates wait for each other.
+ */
+export async function pushBalances(deps: PushDeps, projectId: string, body: unknown, key: string | null = null): Promise<PushAnswer> {
   batchOf(body); // a malformed batch costs no query
-  const { compiled } = await loadMap(services.sql, projectId);
+  return withinWriteDeadline(deps, push(deps, projectId, body, key));
+}
+
+async function push(deps: PushDeps, projectId: string, body: unknown, key: string | null): Promise<PushAnswer> {
+  const { compiled } = await loadMap(deps.sql, projectId);
   const parsed = parsePushBody(body, compiled);
   const now = new Date();
   const rows: Observation[] = parsed.entries.map(({ profile: _, index: __, ...e }) => ({ ...e, observedAt: now, revisionTime: null }));
-  const stored = await writeObservations(services.sql, projectId, "push", rows, Date.now() + services.config.dbTimeoutMs);
-  await keepSample(services, projectId, parsed.entries, stored, now);
-  return { stored: stored.size, skipped: parsed.skipped, ...skippedReasons(parsed, stored) };
+  const keyed: KeyedRequest | null = key === null ? null : { key, bodyHash: bodyHash(body) };
+  const { answer, stored } = await transaction(
+    deps.sql,
+    async (tx) => {
+      const recorded = keyed && (await claimPushKey(tx, projectId, keyed.key, keyed.bodyHash));
+      if (recorded && !recorded.sameBody) {
+        throw conflict("This Idempotency-Key was already used with a different body; send a new push with a new key.");
+      }
+      if (recorded) return { answer: recorded.answer as PushAnswer, stored: null };
+      const stored = await writeObservationsTx(tx, projectId, "push", rows);
+      const answer: PushAnswer = { stored: stored.size, skipped: parsed.skipped, ...skippedReasons(parsed, stored) };
+      if (keyed) await recordPush(tx, projectId, keyed.key, keyed.bodyHash, answer);
+      return { answer, stored };
+    },
+    // exactly once: resolves only if committed, even when the connection is lost around COMMIT
+    { deadline: Date.now() + deps.config.dbTimeoutMs, attempts: 3 },
+  );
+  if (stored) await keepSample(deps.sql, projectId, parsed.entries, stored, now);
+  return answer;
 }

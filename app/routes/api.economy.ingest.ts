@@ -1,5 +1,6 @@
 import type { ActionFunctionArgs } from "@remix-run/node";
 import { pushBalances } from "~/economy/ingest.server";
+import { idempotencyKey } from "~/ingest/idempotency.server";
 import { handle, json, methodNotAllowed, readJson } from "~/http.server";
 import { withinDatabaseDeadline } from "~/db-deadline.server";
 
@@ -14,6 +15,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     if (request.method !== "POST") throw methodNotAllowed(["POST"]);
     const { services } = context;
     const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
+    const key = idempotencyKey(request);
     const body = await readJson(request, services.config.economyMaxBodyBytes);
-    return json(await withinDatabaseDeadline(services.sql, pushBalances(services, projectId, body), services.config.dbTimeoutMs + 5_000));
+    return json(await pushBalances(services, projectId, body, key));
   });

@@ -278,3 +278,58 @@ describe("POST /api/economy/ingest", () => {
     expect(Number(n)).toBe(0);
   });
 });
+
+describe("POST /api/economy/ingest with an Idempotency-Key", () => {
+  const keyed = async (body: unknown, key: string) => {
+    const res = await app.request("/api/economy/ingest", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": apiKey, "idempotency-key": key },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const body = (cash: number) => ({ players: [{ user_id: 501, profile: profile(cash) }, { user_id: 502, profile: { Other: 1 } }] });
+
+  it("a retry of the same body answers the first answer and writes nothing again", async () => {
+    const first = await keyed(body(10), "push-1");
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ stored: 1, skipped: 1 });
+    // the player changed in between: a replay must not write its old balances back
+    expect((await push({ players: [{ user_id: 501, profile: profile(20) }] })).status).toBe(200);
+    const retry = await keyed(body(10), "push-1");
+    expect(retry).toEqual(first);
+    expect((await snapshots()).map((s) => s.cash)).toEqual(["20"]);
+    expect((await history("501")).map((h) => h.cash)).toEqual(["10", "20"]);
+  });
+
+  it("the same key with another body is a 409 that writes nothing", async () => {
+    expect((await keyed(body(10), "push-2")).status).toBe(200);
+    const other = await keyed(body(99), "push-2");
+    expectErrorBody(other, 409, "conflict");
+    expect((await snapshots()).map((s) => s.cash)).toEqual(["10"]);
+  });
+
+  it("concurrent duplicates count once and answer alike", async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => keyed(body(30), "push-3")));
+    for (const a of answers) expect(a).toEqual(answers[0]);
+    expect(answers[0].status).toBe(200);
+    expect(await history("501")).toHaveLength(1);
+    const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from economy_idempotency where project_id = ${projectId}`;
+    expect(n).toBe(1);
+  });
+
+  it("a key belongs to its project, and a malformed key is a 400 that writes nothing", async () => {
+    expect((await keyed(body(10), "shared-key")).status).toBe(200);
+    const other = await createProject(app.sql, "Other Game");
+    const res = await app.request("/api/economy/ingest", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": other.apiKey, "idempotency-key": "shared-key" },
+      body: JSON.stringify(body(77)),
+    });
+    expect(res.status).toBe(200);
+    expect((await snapshots(other.projectId)).map((s) => s.cash)).toEqual(["77"]);
+    const bad = await keyed(body(5), "k\u00e9y");
+    expectErrorBody(bad, 400, "invalid_payload");
+    expect((await snapshots()).map((s) => s.cash)).toEqual(["10"]);
+  });
+});

@@ -379,13 +379,19 @@ describe("a stalled database", () => {
 
   it("readiness answers 503 and ingest 503 with Retry-After while it stalls; both recover when it answers again", async () => {
     const { apiKey, projectId } = await createProject(check);
-    const send = (message: string) =>
-      fetch(`${app.url}/api/ingest`, {
+    const post = (path: string, body: unknown) =>
+      fetch(`${app.url}${path}`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": apiKey },
-        body: JSON.stringify({ message }),
+        body: JSON.stringify(body),
       });
+    const send = (message: string) => post("/api/ingest", { message });
+    // every ingest door shares the write deadline: a Sentry event (its key checks included) and an economy push
+    const sendSentry = (message: string) => post(`/api/${projectId}/store/?sentry_key=${apiKey}`, { message });
+    const push = (cash: number) => post("/api/economy/ingest", { players: [{ user_id: 7, profile: { RPCharacterOne: { Cash: cash } } }] });
     expect((await send("before the stall")).status).toBe(200);
+    expect((await sendSentry("sentry before the stall")).status).toBe(200);
+    expect((await push(1)).status).toBe(200);
 
     proxy.stall();
     // the stall never ends by itself here, so any answer at all shows the wait is bounded
@@ -395,11 +401,13 @@ describe("a stalled database", () => {
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ status: "unavailable", database: "unreachable" });
     t = performance.now();
-    const stalled = await send("during the stall");
+    const [stalled, sentryStalled, pushStalled] = await Promise.all([send("during the stall"), sendSentry("sentry during the stall"), push(2)]);
     const ingestMs = performance.now() - t;
-    expect(stalled.status).toBe(503);
-    expect(Number(stalled.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(await stalled.json()).toEqual({ error: "unavailable", message: expect.any(String) });
+    for (const answer of [stalled, sentryStalled, pushStalled]) {
+      expect(answer.status).toBe(503);
+      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(await answer.json()).toEqual({ error: "unavailable", message: expect.any(String) });
+    }
     console.info(`stalled database: /api/ready answered 503 after ${readyMs.toFixed(0)} ms, ingest 503 after ${ingestMs.toFixed(0)} ms`);
 
     proxy.resume();
@@ -413,7 +421,9 @@ describe("a stalled database", () => {
     const rows = await check<{ message: string }[]>`select message from events where project_id = ${projectId} order by id`;
     // the write held up by the stall was given up at its deadline: when the database answered again it
     // rolled back instead of committing, so the request answered 503 wrote nothing
-    expect(rows.map((r) => r.message).sort()).toEqual(["after the stall", "before the stall"]);
+    expect(rows.map((r) => r.message).sort()).toEqual(["after the stall", "before the stall", "sentry before the stall"]);
+    const [player] = await check<{ cash: string }[]>`select cash::text from economy_snapshots where project_id = ${projectId} and user_id = 7`;
+    expect(player.cash).toBe("1");
   }, 120_000);
 });
 
