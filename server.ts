@@ -1,6 +1,8 @@
 /**
  * The process: validate the environment, open the database (embedded when DATABASE_URL is unset),
- * start pg-boss, serve the Remix app on Express, and shut down gracefully on SIGTERM/SIGINT.
+ * load the app once (the Remix build, or Vite's in development) and take the services, jobs and
+ * error types from it, start pg-boss, serve the app on Express, and shut down gracefully on
+ * SIGTERM/SIGINT. The Express-only layers live beside this file, in server/.
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
 import path from "node:path";
@@ -12,14 +14,12 @@ import type PgBoss from "pg-boss";
 import { openDatabase, type Database } from "./db/connect.js";
 import { isConnectionLoss } from "./db/client.js";
 import { withSetupLock } from "./db/migrate.js";
+// the environment is read before anything is loaded (a leaf module without state)
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
-import { createServices, type Services } from "./app/services.server.js";
-import { assertSameOrigin, isMutation } from "./app/accounts/csrf.server.js";
-import { ApiError } from "./app/http.server.js";
-import { forwardedHeaders, redactUrl, requestOrigin, securityHeaders } from "./app/web.server.js";
-import { apiDispatch } from "./app/api-dispatch.server.js";
-import { startJobs, stopJobs } from "./jobs/boss.js";
-import { startAlertWorker } from "./jobs/alerts.js";
+import type * as App from "./app/process.server.js";
+import type { Services } from "./app/process.server.js";
+import { forwardedHeaders, redactUrl, requestOrigin, securityHeaders } from "./server/web.js";
+import { apiDispatch } from "./server/api-dispatch.js";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
@@ -33,8 +33,8 @@ export type RunningServer = { url: string; port: number; services: Services; clo
  */
 export const SHUTDOWN_DRAIN_MS = 10_000;
 
-const shutdownUnavailable = () =>
-  new ApiError(503, "unavailable", "The server shut down before this write was confirmed; send it again.", undefined, {
+const shutdownUnavailable = (app: typeof App) =>
+  new app.ApiError(503, "unavailable", "The server shut down before this write was confirmed; send it again.", undefined, {
     "Retry-After": "5",
   });
 
@@ -47,7 +47,30 @@ function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   ]).finally(() => clearTimeout(timer));
 }
 
+type LoadedApp = {
+  /** the routes: the build, or (in development) Vite's current one on every request */
+  build: ServerBuild | (() => Promise<ServerBuild>);
+  /** what the process takes from the app (app/process.server.ts), from the same load as the routes */
+  modules: typeof App;
+  vite?: import("vite").ViteDevServer;
+};
+
+async function loadApp(dev: boolean | undefined): Promise<LoadedApp> {
+  const modulesOf = (build: ServerBuild) => build.entry.module as unknown as typeof App;
+  if (!dev) {
+    const build = (await import(path.join(root, "build/server/index.js"))) as ServerBuild;
+    return { build, modules: modulesOf(build) };
+  }
+  const { createServer: createVite } = await import("vite");
+  const vite = await createVite({ server: { middlewareMode: true }, root });
+  const load = () => vite.ssrLoadModule("virtual:remix/server-build") as Promise<ServerBuild>;
+  // the services and jobs come from the first load; edited routes are loaded again per request
+  return { build: load, modules: modulesOf(await load()), vite };
+}
+
 export async function startServer(config: Config, opts: { dev?: boolean; database?: Database } = {}): Promise<RunningServer> {
+  const { build, modules, vite } = await loadApp(opts.dev);
+  const { createServices, startJobs, startAlertWorker, stopJobs, assertSameOrigin, isMutation, ApiError } = modules;
   const db =
     opts.database ??
     (await openDatabase({
@@ -83,16 +106,9 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   if (config.trustProxy > 0) app.set("trust proxy", config.trustProxy);
   app.use(forwardedHeaders(config.trustProxy));
   app.use(securityHeaders({ dev: opts.dev }));
-  let build: ServerBuild | (() => Promise<ServerBuild>);
-  let vite: import("vite").ViteDevServer | undefined;
-  if (opts.dev) {
-    const { createServer: createVite } = await import("vite");
-    vite = await createVite({ server: { middlewareMode: true }, root });
+  if (vite) {
     app.use(vite.middlewares);
-    build = () => vite!.ssrLoadModule("virtual:remix/server-build") as Promise<ServerBuild>;
   } else {
-    const buildPath = path.join(root, "build/server/index.js");
-    build = (await import(buildPath)) as ServerBuild;
     app.use("/assets", express.static(path.join(root, "build/client/assets"), { immutable: true, maxAge: "1y" }));
     // public files never live under /api: skip the file-system lookup on every API request
     const publicFiles = express.static(path.join(root, "build/client"), { maxAge: "1h" });
@@ -107,7 +123,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   }
   const getLoadContext = (req: express.Request) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
   // known /api paths go straight to their resource route; everything else through Remix's matcher
-  if (typeof build !== "function") app.use(apiDispatch(build, getLoadContext));
+  if (typeof build !== "function") app.use(apiDispatch(build, modules, getLoadContext));
   // Page form posts from another site: answer 403 with the error body here, with the rule the Team
   // API uses, instead of letting Remix abort the action with an opaque 500. /api routes check their own
   // (and are served above, so API requests skip this layer).
@@ -176,7 +192,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
         // elsewhere). Its submissions are given up: their requests answer 503 (not acknowledged, so
         // their clients send them again); a write already sent is committed or rolled back by
         // PostgreSQL when the connection closes. Whatever is still open then is cut.
-        const abandoned = services.writer.abandon(shutdownUnavailable());
+        const abandoned = services.writer.abandon(shutdownUnavailable(modules));
         await settlesWithin(closed, 1_000);
         const cut = inFlight.size;
         server.closeAllConnections();

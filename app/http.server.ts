@@ -8,16 +8,9 @@ import { isDatabaseUnavailable } from "../db/client.js";
 
 export type ErrorDetail = { path: string; message: string };
 
-// server.ts loads the services (API keys, ingest validation) from source while the routes come from
-// the Remix build, so one process holds two copies of this module and `instanceof` misses errors
-// thrown by the other copy: a process-wide symbol marks them instead.
-const API_ERROR = Symbol.for("roblox-monitor.ApiError");
-
 export class ApiError extends Error {
-  readonly [API_ERROR] = true;
-
   static is(err: unknown): err is ApiError {
-    return typeof err === "object" && err !== null && (err as Record<symbol, unknown>)[API_ERROR] === true;
+    return err instanceof ApiError;
   }
 
   constructor(
@@ -46,10 +39,10 @@ export const methodNotAllowed = (allowed: string[]) =>
   });
 
 /**
- * The serialized body of a Response made by `json()` (process-wide, like API_ERROR), so the API
- * dispatch can write that text itself; undefined once the body's stream has been handed out.
+ * The serialized body of a Response made by `json()`, so the API dispatch (server/api-dispatch.ts)
+ * can write that text itself; undefined once the body's stream has been handed out.
  */
-export const JSON_TEXT = Symbol.for("roblox-monitor.json-text");
+export const JSON_TEXT = Symbol("json text");
 
 /**
  * A JSON Response whose body stream is made only when something asks for it. On Node 20 a Response
@@ -143,11 +136,10 @@ export const payloadTooLarge = (what: string, max: number) =>
   new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`, undefined, { Connection: "close" });
 
 /**
- * A Request made by the API dispatch can hand over its body's bytes straight from the socket,
- * without the Fetch body stream (process-wide, like API_ERROR): null when the body was already
- * taken another way.
+ * A Request made by the API dispatch (server/api-dispatch.ts) can hand over its body's bytes straight
+ * from the socket, without the Fetch body stream: null when the body was already taken another way.
  */
-export const NODE_BODY = Symbol.for("roblox-monitor.node-body");
+export const NODE_BODY = Symbol("node body");
 type NodeBodySource = { [NODE_BODY]?: (max: number) => Promise<Buffer> | null };
 
 /** The raw body (empty when there is none), refused with 413 as soon as it passes `max` bytes (declared or streamed). */

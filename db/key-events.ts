@@ -3,8 +3,9 @@ import { setMaxListeners } from "node:events";
 /**
  * In-process signal that API keys changed (a revocation, a deleted project). Other instances hear of it
  * through PostgreSQL NOTIFY, which arrives on its own connection a moment later; this instance must
- * forget the keys before it answers the next request. One EventTarget per process, shared by the two
- * copies of the modules a process loads (server source and Remix build).
+ * forget the keys before it answers the next request. One EventTarget per process, shared by every
+ * copy of this module in it: the service loads the app once, but a test drives the built service
+ * and changes keys through the source modules in the same process.
  */
 const KEY = Symbol.for("roblox-monitor.apiKeysChanged");
 const slot = globalThis as unknown as Record<symbol, EventTarget | undefined>;

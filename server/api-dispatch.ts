@@ -15,7 +15,14 @@
  */
 import type { Request as ExpressRequest, Response as ExpressResponse, NextFunction } from "express";
 import { createReadableStreamFromReadable, writeReadableStreamToWritable, type ServerBuild, type AppLoadContext } from "@remix-run/node";
-import { JSON_TEXT, NODE_BODY, payloadTooLarge } from "./http.server.js";
+import type * as Http from "../app/http.server.js";
+
+/**
+ * The app's Fetch fast paths (app/http.server.ts): the JSON text of a Response made by `json()`, the
+ * raw body a Request can hand over, and the 413 past a limit. Taken from the loaded app (the build's
+ * entry module), so they are the very ones the routes use.
+ */
+export type FetchFace = Pick<typeof Http, "JSON_TEXT" | "NODE_BODY" | "payloadTooLarge">;
 
 type RouteModule = ServerBuild["routes"][string]["module"];
 type Matcher = { id: string; regex: RegExp; params: string[]; splat: boolean; module: RouteModule };
@@ -123,8 +130,9 @@ const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * Express middleware: serves the matched API route, or calls `next()` so the Remix handler serves
  * the request as before.
  */
-export function apiDispatch(build: ServerBuild, getLoadContext: (req: ExpressRequest) => AppLoadContext) {
+export function apiDispatch(build: ServerBuild, face: FetchFace, getLoadContext: (req: ExpressRequest) => AppLoadContext) {
   const match = apiRouteTable(build);
+  const { toRequest, send } = nodeFetch(face);
   return async (req: ExpressRequest, res: ExpressResponse, next: NextFunction) => {
     if (!match || !req.path.startsWith("/api/")) return next();
     const method = req.method;
@@ -163,134 +171,166 @@ export function apiDispatch(build: ServerBuild, getLoadContext: (req: ExpressReq
 }
 
 /**
- * The Fetch Request Remix's Express adapter would build for this request, made lazily: its body
- * stream and its abort signal are created only when a route asks for them. On Node 20 the body
- * stream and the signal cost more than the rest of the Request together, and the API routes read
- * their bodies through `readBody` (which takes the bytes straight from the socket, see NODE_BODY)
- * and seldom look at the signal. Everything a route can observe is the same: `body`, the body
- * readers, `bodyUsed`, `clone()` and `signal` answer from a full Request built on first use,
- * whose signal aborts when the client goes away before the response is written.
+ * The Fetch Request for an Express request and the writer of a Fetch Response, over the app's fast
+ * paths (see FetchFace).
  */
-class ApiRequest extends Request {
-  private readonly req: ExpressRequest;
-  private full: Request | undefined;
-  private controller: AbortController | undefined;
-  private gone = false;
-  /** the body was read through NODE_BODY */
-  private drained = false;
+export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) {
+  /**
+   * The Fetch Request Remix's Express adapter would build for this request, made lazily: its body
+   * stream and its abort signal are created only when a route asks for them. On Node 20 the body
+   * stream and the signal cost more than the rest of the Request together, and the API routes read
+   * their bodies through `readBody` (which takes the bytes straight from the socket, see NODE_BODY)
+   * and seldom look at the signal. Everything a route can observe is the same: `body`, the body
+   * readers, `bodyUsed`, `clone()` and `signal` answer from a full Request built on first use,
+   * whose signal aborts when the client goes away before the response is written.
+   */
+  class ApiRequest extends Request {
+    private readonly req: ExpressRequest;
+    private full: Request | undefined;
+    private controller: AbortController | undefined;
+    private gone = false;
+    /** the body was read through NODE_BODY */
+    private drained = false;
 
-  constructor(url: string, req: ExpressRequest, res: ExpressResponse) {
-    super(url, { method: req.method });
-    this.req = req;
-    res.on("close", () => {
-      if (res.writableFinished) return;
-      this.gone = true;
-      this.controller?.abort();
+    constructor(url: string, req: ExpressRequest, res: ExpressResponse) {
+      super(url, { method: req.method });
+      this.req = req;
+      res.on("close", () => {
+        if (res.writableFinished) return;
+        this.gone = true;
+        this.controller?.abort();
+      });
+    }
+
+    override get signal(): AbortSignal {
+      if (!this.controller) {
+        this.controller = new AbortController();
+        if (this.gone) this.controller.abort();
+      }
+      return this.controller.signal;
+    }
+
+    /** The Request as the adapter builds it, with the body stream (none for GET and HEAD). */
+    private request(): Request {
+      if (this.full) return this.full;
+      const init: RequestInit & { duplex?: "half" } = { method: this.method, headers: this.headers, signal: this.signal };
+      if (this.method !== "GET" && this.method !== "HEAD") {
+        // a body already read through NODE_BODY is a used body here too
+        init.body = this.drained ? "" : createReadableStreamFromReadable(this.req);
+        init.duplex = "half";
+      }
+      this.full = new Request(this.url, init);
+      if (this.drained) this.full.arrayBuffer().catch(() => {});
+      return this.full;
+    }
+
+    override get body() {
+      return this.request().body;
+    }
+    override get bodyUsed() {
+      return this.drained || (this.full?.bodyUsed ?? false);
+    }
+    override text() {
+      return this.request().text();
+    }
+    override json() {
+      return this.request().json();
+    }
+    override arrayBuffer() {
+      return this.request().arrayBuffer();
+    }
+    override blob() {
+      return this.request().blob();
+    }
+    override formData() {
+      return this.request().formData();
+    }
+    override clone(): Request {
+      return this.request().clone();
+    }
+
+    /** See NODE_BODY: the raw body straight from the socket, refused past `max` bytes. */
+    [NODE_BODY](max: number): Promise<Buffer> | null {
+      if (this.full || this.drained || this.method === "GET" || this.method === "HEAD") return null;
+      this.drained = true;
+      return readNodeBody(this.req, max);
+    }
+  }
+
+  /** The request's bytes; a 413 (and no further reading) once they pass `max`. */
+  function readNodeBody(req: ExpressRequest, max: number): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const done = (err?: unknown) => {
+        req.off("data", onData);
+        req.off("end", onEnd);
+        req.off("error", done);
+        req.off("close", onClose);
+        if (err) reject(err);
+        else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > max) {
+          // destroying the request would close the socket before the 413 is written: stop reading instead
+          req.pause();
+          return done(payloadTooLarge("body", max));
+        }
+        chunks.push(chunk);
+      };
+      const onEnd = () => done();
+      const onClose = () => done(new Error("The client closed the connection before the body was read."));
+      req.on("data", onData);
+      req.once("end", onEnd);
+      req.once("error", done);
+      req.once("close", onClose);
     });
   }
 
-  override get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.gone) this.controller.abort();
+  /** The Fetch Request for this request (see ApiRequest). */
+  function toRequest(req: ExpressRequest, res: ExpressResponse): Request {
+    const [, forwardedPort] = req.get("X-Forwarded-Host")?.split(":") ?? [];
+    const [, hostPort] = req.get("host")?.split(":") ?? [];
+    const fp = Number.parseInt(forwardedPort ?? "", 10);
+    const hp = Number.parseInt(hostPort ?? "", 10);
+    const port = Number.isSafeInteger(fp) ? fp : Number.isSafeInteger(hp) ? hp : "";
+    // the Request parses the URL itself (as the adapter's `new URL(...).href` would) and its own
+    // headers are filled in place rather than copied from a Headers built first
+    const request = new ApiRequest(`${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`, req, res);
+    for (const [key, values] of Object.entries(req.headers)) {
+      if (!values) continue;
+      if (Array.isArray(values)) for (const v of values) request.headers.append(key, v);
+      else request.headers.set(key, values);
     }
-    return this.controller.signal;
+    return request;
   }
 
-  /** The Request as the adapter builds it, with the body stream (none for GET and HEAD). */
-  private request(): Request {
-    if (this.full) return this.full;
-    const init: RequestInit & { duplex?: "half" } = { method: this.method, headers: this.headers, signal: this.signal };
-    if (this.method !== "GET" && this.method !== "HEAD") {
-      // a body already read through NODE_BODY is a used body here too
-      init.body = this.drained ? "" : createReadableStreamFromReadable(this.req);
-      init.duplex = "half";
+  /** Writes the Response; a promise only while a body is still being read or piped. */
+  function send(res: ExpressResponse, response: Response, head: boolean): Promise<void> | undefined {
+    res.statusMessage = response.statusText;
+    res.statusCode = response.status;
+    for (const [key, value] of response.headers) {
+      // res.append's result without its lookups for a header not set yet; Content-Type (which
+      // Express may complete with a charset) and repeated headers still go through it
+      if (key !== "content-type" && res.getHeader(key) === undefined) res.setHeader(key, value);
+      else res.append(key, value);
     }
-    this.full = new Request(this.url, init);
-    if (this.drained) this.full.arrayBuffer().catch(() => {});
-    return this.full;
+    // a body made by json() is written from its text: its stream is never made (see JsonResponse)
+    const text = (response as Response & { [JSON_TEXT]?: unknown })[JSON_TEXT];
+    if (typeof text === "string") return void res.end(head ? undefined : text);
+    if (!response.body || head) return void res.end();
+    // API bodies are small JSON documents: one write with a Content-Length is cheaper than piping a
+    // stream (an event-stream would still be piped as it comes)
+    const body = response.body;
+    if (/text\/event-stream/i.test(response.headers.get("content-type") ?? "")) {
+      res.flushHeaders();
+      return writeReadableStreamToWritable(body, res);
+    }
+    return response.arrayBuffer().then((bytes) => void res.end(Buffer.from(bytes)));
   }
 
-  override get body() {
-    return this.request().body;
-  }
-  override get bodyUsed() {
-    return this.drained || (this.full?.bodyUsed ?? false);
-  }
-  override text() {
-    return this.request().text();
-  }
-  override json() {
-    return this.request().json();
-  }
-  override arrayBuffer() {
-    return this.request().arrayBuffer();
-  }
-  override blob() {
-    return this.request().blob();
-  }
-  override formData() {
-    return this.request().formData();
-  }
-  override clone(): Request {
-    return this.request().clone();
-  }
-
-  /** See NODE_BODY: the raw body straight from the socket, refused past `max` bytes. */
-  [NODE_BODY](max: number): Promise<Buffer> | null {
-    if (this.full || this.drained || this.method === "GET" || this.method === "HEAD") return null;
-    this.drained = true;
-    return readNodeBody(this.req, max);
-  }
-}
-
-/** The request's bytes; a 413 (and no further reading) once they pass `max`. */
-function readNodeBody(req: ExpressRequest, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (err?: unknown) => {
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", done);
-      req.off("close", onClose);
-      if (err) reject(err);
-      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > max) {
-        // destroying the request would close the socket before the 413 is written: stop reading instead
-        req.pause();
-        return done(payloadTooLarge("body", max));
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => done();
-    const onClose = () => done(new Error("The client closed the connection before the body was read."));
-    req.on("data", onData);
-    req.once("end", onEnd);
-    req.once("error", done);
-    req.once("close", onClose);
-  });
-}
-
-/** The Fetch Request for this request (see ApiRequest). */
-export function toRequest(req: ExpressRequest, res: ExpressResponse): Request {
-  const [, forwardedPort] = req.get("X-Forwarded-Host")?.split(":") ?? [];
-  const [, hostPort] = req.get("host")?.split(":") ?? [];
-  const fp = Number.parseInt(forwardedPort ?? "", 10);
-  const hp = Number.parseInt(hostPort ?? "", 10);
-  const port = Number.isSafeInteger(fp) ? fp : Number.isSafeInteger(hp) ? hp : "";
-  // the Request parses the URL itself (as the adapter's `new URL(...).href` would) and its own
-  // headers are filled in place rather than copied from a Headers built first
-  const request = new ApiRequest(`${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`, req, res);
-  for (const [key, values] of Object.entries(req.headers)) {
-    if (!values) continue;
-    if (Array.isArray(values)) for (const v of values) request.headers.append(key, v);
-    else request.headers.set(key, values);
-  }
-  return request;
+  return { toRequest, send };
 }
 
 function withHeader(response: Response, name: string, value: string): Response {
@@ -303,28 +343,4 @@ function withHeader(response: Response, name: string, value: string): Response {
     copy.headers.set(name, value);
     return copy;
   }
-}
-
-/** Writes the Response; a promise only while a body is still being read or piped. */
-function send(res: ExpressResponse, response: Response, head: boolean): Promise<void> | undefined {
-  res.statusMessage = response.statusText;
-  res.statusCode = response.status;
-  for (const [key, value] of response.headers) {
-    // res.append's result without its lookups for a header not set yet; Content-Type (which
-    // Express may complete with a charset) and repeated headers still go through it
-    if (key !== "content-type" && res.getHeader(key) === undefined) res.setHeader(key, value);
-    else res.append(key, value);
-  }
-  // a body made by json() is written from its text: its stream is never made (see JsonResponse)
-  const text = (response as Response & { [JSON_TEXT]?: unknown })[JSON_TEXT];
-  if (typeof text === "string") return void res.end(head ? undefined : text);
-  if (!response.body || head) return void res.end();
-  // API bodies are small JSON documents: one write with a Content-Length is cheaper than piping a
-  // stream (an event-stream would still be piped as it comes)
-  const body = response.body;
-  if (/text\/event-stream/i.test(response.headers.get("content-type") ?? "")) {
-    res.flushHeaders();
-    return writeReadableStreamToWritable(body, res);
-  }
-  return response.arrayBuffer().then((bytes) => void res.end(Buffer.from(bytes)));
 }

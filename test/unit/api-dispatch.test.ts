@@ -2,7 +2,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { matchRoutes, type AgnosticRouteObject } from "@remix-run/router";
 import type { ServerBuild } from "@remix-run/node";
-import { apiRouteTable } from "../../app/api-dispatch.server.js";
+import { apiRouteTable } from "../../server/api-dispatch.js";
 
 const build = (await import(path.resolve(import.meta.dirname, "../../build/server/index.js"))) as ServerBuild;
 

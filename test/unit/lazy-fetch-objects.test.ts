@@ -2,8 +2,11 @@ import type { AddressInfo } from "node:net";
 import { request as httpRequest } from "node:http";
 import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toRequest } from "../../app/api-dispatch.server.js";
+import { nodeFetch } from "../../server/api-dispatch.js";
+import * as http from "../../app/http.server.js";
 import { ApiError, JSON_TEXT, json, readBody, readJson } from "../../app/http.server.js";
+
+const { toRequest } = nodeFetch(http);
 
 /**
  * The API dispatch hands routes a Request whose body stream and signal are made on first use, and

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import express, { type RequestHandler } from "express";
-import { helmetHeaders, recordHeaderWrites, securityHeaders } from "../../app/web.server.js";
+import { helmetHeaders, recordHeaderWrites, securityHeaders } from "../../server/web.js";
 
 /** The raw header lines (names as sent, in order, Date left out) a middleware yields on a real response. */
 async function rawHeaders(middleware: RequestHandler, path: string): Promise<string[]> {
