@@ -5,7 +5,7 @@ import { call, login, makeUser } from "../support/team.js";
 
 /**
  * A ProfileStore game's profile pushed by the SDK in real Luau, read by the service through the
- * project's saved currency map (the README's Coins/Gems example): the game sends its own layout, the
+ * project's saved currency map (the Coins/Gems example in docs/economy.md): the game sends its own layout, the
  * server maps it, and a NaN the game saved is reported as a skipped value, not a lost player.
  */
 const t = sdkSuite();
