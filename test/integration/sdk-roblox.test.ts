@@ -236,6 +236,25 @@ describe("Roblox SDK against the real service", () => {
     expect(event.context.sdk).toMatchObject({ economy_dropped: 2, dropped_events: 0 });
   });
 
+  it("sends each economy batch with its own Idempotency-Key, the same on its retries, so a late retry writes no old balances", async () => {
+    await start();
+    t.mode = { kind: "lose-response", times: 1 };
+    await t.rbx.run(`
+      assert(Monitor.economy.push({ UserId = 801, Name = "p801" }, { RPCharacterOne = { Cash = 10 } }))
+      return Monitor.flush(10)
+    `);
+    const economy = t.rbx.requests.filter((r) => r.url.endsWith("/api/economy/ingest"));
+    expect(economy.map((r) => r.status)).toEqual(["network error", 200]);
+    const key = economy[0].headers["idempotency-key"];
+    expect(key).toMatch(/^[0-9A-F]{8}-[0-9A-F]{4}-4[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}$/i);
+    expect(economy[1].headers["idempotency-key"]).toBe(key);
+    // the first attempt was written; its retry was answered from the key
+    const [{ n }] = await t.app.sql<{ n: number }[]>`select count(*)::int as n from economy_idempotency where project_id = ${t.projectId} and key = ${key}`;
+    expect(n).toBe(1);
+    const [snapshot] = await t.app.sql<{ cash: string }[]>`select cash::text from economy_snapshots where project_id = ${t.projectId} and user_id = 801`;
+    expect(snapshot.cash).toBe("10");
+  });
+
   it("stops with one warning when the key is refused", async () => {
     t.apiKey = "rbx_not_a_key";
     await start();
