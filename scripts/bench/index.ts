@@ -25,18 +25,18 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import autocannon from "autocannon";
 import postgres from "postgres";
-import { createSql, type Sql } from "../db/client.js";
-import { startEmbeddedPostgres } from "../db/embedded.js";
-import { loadConfig } from "../app/env.server.js";
-import { seal, maskUrl } from "../app/alerts/seal.server.js";
-import { FakeDiscord } from "../test/support/fake-discord.js";
-import { ECONOMY_BENCH_MAP, economyPushBody } from "./bench-economy.js";
-import { putEconomyMap } from "../db/economy-maps.js";
-import { generateEconomy, generateEvents, generateGroups } from "./bench-sql.js";
-import { groupEvent } from "../app/ingest/fingerprint.server.js";
-import { CORPUS } from "../test/support/grouping-corpus.js";
+import { createSql, type Sql } from "../../db/client.js";
+import { startEmbeddedPostgres } from "../../db/embedded.js";
+import { loadConfig } from "../../app/env.server.js";
+import { seal, maskUrl } from "../../app/alerts/seal.server.js";
+import { FakeDiscord } from "../../test/support/fake-discord.js";
+import { ECONOMY_BENCH_MAP, economyPushBody } from "./economy-push.js";
+import { putEconomyMap } from "../../db/economy-maps.js";
+import { generateEconomy, generateEvents, generateGroups } from "./sql-data.js";
+import { groupEvent } from "../../app/ingest/fingerprint.server.js";
+import { CORPUS } from "../../test/support/grouping-corpus.js";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const envInt = (name: string, def: number) => (process.env[name] ? Math.max(1, Number.parseInt(process.env[name]!, 10) || def) : def);
 const DURATION = envInt("BENCH_DURATION", 10);
 const QUERY_DURATION = 5;
@@ -369,7 +369,7 @@ async function stopService(child: ChildProcess) {
 /** (a0): plain Express with one no-op route, as a child process like the service. */
 async function startNoop() {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench-noop.ts", String(port)], { cwd: root, env: { ...process.env, NODE_ENV: "production" }, stdio: "ignore" });
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/noop-server.ts", String(port)], { cwd: root, env: { ...process.env, NODE_ENV: "production" }, stdio: "ignore" });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 120; i++) {
     if (await fetch(`${url}/api/ingest`).then((r) => r.ok, () => false)) return { url, child };

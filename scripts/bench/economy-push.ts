@@ -1,5 +1,5 @@
 /**
- * `npx tsx scripts/bench-economy.ts` (after `npm run build`): push-ingest throughput next to the
+ * `npx tsx scripts/bench/economy-push.ts` (after `npm run build`): push-ingest throughput next to the
  * ingest ceiling measured in the same run, on a fresh database.
  *
  * The service runs as a child process (`tsx server.ts`, production build) and autocannon drives it
@@ -22,13 +22,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import postgres from "postgres";
-import { createSql } from "../db/client.js";
-import { startEmbeddedPostgres } from "../db/embedded.js";
-import { insertProject } from "../db/projects.js";
-import { putEconomyMap } from "../db/economy-maps.js";
-import { createApiKey } from "../app/auth/api-keys.server.js";
+import { createSql } from "../../db/client.js";
+import { startEmbeddedPostgres } from "../../db/embedded.js";
+import { insertProject } from "../../db/projects.js";
+import { putEconomyMap } from "../../db/economy-maps.js";
+import { createApiKey } from "../../app/auth/api-keys.server.js";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const DURATION = Math.max(1, Number(process.env.BENCH_DURATION ?? 10) || 10);
 const CONNECTIONS = 50;
 const PLAYER_POOL = 200_000;

@@ -5,7 +5,7 @@
  * minute/hour/day rollups, per-group users, environments and versions, per-user last-seen times;
  * snapshots and a balance history), so the read paths see the same shapes as in production.
  */
-import type { Sql } from "../db/client.js";
+import type { Sql } from "../../db/client.js";
 
 const TEXTS = [
   "attempt to index nil with 'Damage'",

@@ -21,11 +21,11 @@
  */
 import { readFileSync } from "node:fs";
 import postgres from "postgres";
-import { createSql } from "../db/client.js";
-import { writeEvents, type EventRow } from "../db/events.js";
-import { migrate } from "../db/migrate.js";
-import { insertProject } from "../db/projects.js";
-import { groupEvent } from "../app/ingest/fingerprint.server.js";
+import { createSql } from "../../db/client.js";
+import { writeEvents, type EventRow } from "../../db/events.js";
+import { migrate } from "../../db/migrate.js";
+import { insertProject } from "../../db/projects.js";
+import { groupEvent } from "../../app/ingest/fingerprint.server.js";
 
 const env = (name: string, def: number) => Math.max(1, Number(process.env[name] ?? def) || def);
 const SIZE = env("BENCH_WRITE_SIZE", 5000);
