@@ -108,7 +108,7 @@ async function answers(url: string, child: ChildProcess, everyMs: number): Promi
 
 /**
  * Starts the service (`server.ts`, production build) on a free port. With `logFile` its output goes
- * there, else only its stderr shows here. `jobs: false` runs it without pg-boss workers.
+ * there and its exit is logged, else only its stderr shows here. `jobs: false` runs it without pg-boss workers.
  */
 export async function startService(databaseUrl: string, o: { workDir: string; log: Log; logFile?: string; jobs?: boolean; tsxCli?: boolean }) {
   const port = await freePort();
@@ -123,8 +123,8 @@ export async function startService(databaseUrl: string, o: { workDir: string; lo
     const out = createWriteStream(o.logFile);
     child.stdout!.pipe(out);
     child.stderr!.pipe(out);
+    child.once("exit", (code, signal) => o.log(`server exited (code ${code}, signal ${signal})`));
   }
-  child.once("exit", (code, signal) => o.log(`server exited (code ${code}, signal ${signal})`));
   const url = `http://127.0.0.1:${port}`;
   if (await answers(url, child, 500)) return { url, child };
   const see = o.logFile ? `; see ${o.logFile}` : "";
