@@ -19,31 +19,23 @@
  * fixed cost of a transaction (round trips, statement planning) shows. With BENCH_WRITE_EXPLAIN the
  * plans are those of one small transaction.
  */
-import { readFileSync } from "node:fs";
 import postgres from "postgres";
-import { createSql } from "../db/client.js";
-import { writeEvents, type EventRow } from "../db/events.js";
-import { migrate } from "../db/migrate.js";
-import { insertProject } from "../db/projects.js";
-import { groupEvent } from "../app/ingest/fingerprint.server.js";
+import { createSql } from "../../db/client.js";
+import { writeEvents, type EventRow } from "../../db/events.js";
+import { migrate } from "../../db/migrate.js";
+import { insertProject } from "../../db/projects.js";
+import { groupEvent } from "../../app/ingest/fingerprint.server.js";
+import { cpuMicros, envInt } from "./harness.js";
+import { FINGERPRINTS } from "./payloads.js";
 
-const env = (name: string, def: number) => Math.max(1, Number(process.env[name] ?? def) || def);
-const SIZE = env("BENCH_WRITE_SIZE", 5000);
-const BATCHES = env("BENCH_WRITE_BATCHES", 40);
-const WRITERS = env("BENCH_WRITE_WRITERS", 1);
+const SIZE = envInt("BENCH_WRITE_SIZE", 5000);
+const BATCHES = envInt("BENCH_WRITE_BATCHES", 40);
+const WRITERS = envInt("BENCH_WRITE_WRITERS", 1);
 const SMALL = Math.max(0, Number(process.env.BENCH_WRITE_SMALL ?? 0) || 0);
-const SMALL_SIZE = env("BENCH_WRITE_SMALL_SIZE", 10);
-const FINGERPRINTS = 1000;
+const SMALL_SIZE = envInt("BENCH_WRITE_SMALL_SIZE", 10);
 const FRESH = Boolean(process.env.BENCH_WRITE_FRESH);
 let fresh = FINGERPRINTS;
 const THROTTLE = { limit: 30, windowSeconds: 60 };
-
-/** CPU time (user + system) of a process so far, in µs (USER_HZ is 100 on Linux). */
-function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10_000;
-}
 
 const admin = postgres(process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", { max: 1, onnotice: () => {} });
 const name = `bench_write_${process.pid}`;

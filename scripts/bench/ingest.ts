@@ -1,0 +1,146 @@
+/**
+ * The HTTP ingest scenarios, in the order they run: (b0) single events refused by validation (the
+ * bound of a POST that writes nothing), (b) single events, (s) the same as Sentry envelopes, (c) a
+ * storm on one fingerprint, then with alert rules (alerts.ts), (d) batches of 100, (d2) batches where
+ * every event is stored, next to (d2-ceiling) plain INSERTs of the same rows, and (f) economy pushes.
+ * Each against the ceiling (a); CPU per event for (b), (c), (d) and (d2).
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Sql } from "../../db/client.js";
+import { putEconomyMap } from "../../db/economy-maps.js";
+import { alertsRow, stormWithAlerts } from "./alerts.js";
+import { groupingRow, type GroupingCost } from "./grouping.js";
+import { CONNECTIONS, cannon, fmt, health, verdict, withCpu, type Bench, type Cpu, type Measured, type Project, type Row } from "./harness.js";
+import { FINGERPRINTS, PUSH_MAP, batch, economyPushBody, event, sentryEvent } from "./payloads.js";
+
+/** Concurrent writers of (d2-ceiling), and the size of the runner's own pool. */
+export const RAW_WRITERS = 8;
+
+/** (d2-ceiling): the same rows the service stores for (d2), as plain 100-row INSERTs from several writers. */
+async function rawInsert(sql: Sql, projectId: string, seconds: number) {
+  let rows = 0;
+  let line = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  const writer = async () => {
+    while (performance.now() < deadline) {
+      const chunk = Array.from({ length: 100 }, () => {
+        const e = event("RawInsert", ++line, 0);
+        return {
+          project_id: projectId, group_id: randomUUID(), message: e.message, level: e.level, stack_trace: e.stack_trace,
+          user_id: e.user_id, player_name: e.player_name, trace_id: null, job_id: null, place_id: null, game_version: e.game_version,
+          environment: e.environment, context: null, tags: null, count: 1, timestamp: new Date(),
+        };
+      });
+      await sql`insert into events ${sql(chunk)}`;
+      rows += chunk.length;
+    }
+  };
+  await Promise.all(Array.from({ length: RAW_WRITERS }, writer));
+  return { rowsPerSec: rows / ((performance.now() - started) / 1000), rows };
+}
+
+/** CPU µs per answered event of a scenario (each request carries `size` events). */
+function cpuPerEvent(m: Measured & { cpu: Cpu }, size: number) {
+  const events = m.ok * size;
+  const node = m.cpu.nodeUs / events;
+  const postgres = m.cpu.postgresUs / events;
+  return { node, postgres, total: node + postgres, events };
+}
+
+function cpuRow(name: string, m: Measured & { cpu: Cpu }, size: number, targeted: boolean): Row {
+  const c = cpuPerEvent(m, size);
+  return {
+    scenario: `${name} CPU per event`,
+    figure: `${fmt(c.total, 1)} µs/event`,
+    detail: `Node ${fmt(c.node, 1)} + PostgreSQL ${fmt(c.postgres, 1)} µs over ${fmt(c.events)} events`,
+    ratio: `${fmt(c.node / c.total, 2)} Node`,
+    target: targeted ? "<= 50 µs/event" : "(reported)",
+    result: targeted ? verdict(c.total <= 50) : "",
+  };
+}
+
+export async function runIngest(b: Bench, project: Project, ceiling: Measured, grouping: GroupingCost) {
+  const { sql, url } = b;
+  const cpu = <T>(fn: () => Promise<T>) => withCpu(b, fn);
+  const ingest = (body: () => string) => cannon({ url, path: "/api/ingest", key: project.api_key, body, seconds: b.duration, connections: CONNECTIONS });
+  let n = 0;
+
+  const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Single${k}`, 10, k)));
+  // (b0) the bound of a POST that writes nothing: the same bodies, refused by validation (a level
+  // no event may have) after the key check, the body read, the JSON parse and the schema ran
+  const refusedBodies = singles.map((s) => s.replace(/"level":"\w+"/, '"level":"fatal"'));
+  const refused = await b.step("(b0) the same single events, refused after validation (nothing written)", () =>
+    ingest(() => refusedBodies[n++ % FINGERPRINTS]),
+  );
+  const refusedRps = (refused.codes["400"] ?? 0) / b.duration;
+  const single = await b.step("(b) single events over 1,000 fingerprints", () => cpu(() => ingest(() => singles[n++ % FINGERPRINTS])));
+
+  // (s) the same single events as Sentry envelopes (one event each, a fresh event_id per request, as SDKs send them)
+  const sentryKey = randomBytes(16).toString("hex");
+  // the key's per-minute limit is set past what the run can send: its check still runs on every request
+  const [{ dsn_id: dsnId }] = await sql<{ dsn_id: string }[]>`with k as (insert into dsn_keys (project_id, public_key, name, rate_limit_per_minute)
+    values (${project.project_id}, ${sentryKey}, 'bench', 100000000)) select dsn_id::text from projects where id = ${project.project_id}`;
+  const sentryEvents = Array.from({ length: FINGERPRINTS }, (_, k) => sentryEvent(`Single${k}`, 10, k));
+  const sentry = await b.step("(s) Sentry envelopes of one event, 1,000 fingerprints", () =>
+    cannon({
+      url,
+      path: `/api/${dsnId}/envelope/?sentry_key=${sentryKey}`,
+      body: () => {
+        const id = randomBytes(16).toString("hex");
+        return `{"event_id":"${id}","sent_at":"${new Date().toISOString()}"}\n{"type":"event"}\n${sentryEvents[n++ % FINGERPRINTS].replace("EVENT_ID", id)}\n`;
+      },
+      seconds: b.duration,
+      connections: CONNECTIONS,
+    }),
+  );
+
+  const stormBodies = Array.from({ length: 100 }, () => JSON.stringify(event("Storm", 10, 0)));
+  const stormLoad = () => ingest(() => stormBodies[n++ % stormBodies.length]);
+  const storm = await b.step("(c) storm: single events, one fingerprint", () => cpu(stormLoad));
+  const { stormAlerts, alertJobs } = await stormWithAlerts(b, project.project_id, stormLoad);
+
+  const batches = Array.from({ length: 50 }, (_, i) => batch((j) => event(`Batch${(i * 100 + j) % FINGERPRINTS}`, 10, i * 100 + j)));
+  const batched = await b.step("(d) batches of 100 over 1,000 fingerprints", () => cpu(() => ingest(() => batches[n++ % batches.length])));
+
+  let line = 0;
+  const stored = await b.step("(d2) batches of 100, every event a new fingerprint (all stored)", () => cpu(() => ingest(() => batch(() => event("Fresh", ++line, 0)))));
+  const raw = await b.step("(d2-ceiling) raw 100-row INSERTs into events", () => rawInsert(sql, project.project_id, b.duration));
+  // (f) reads each profile through a five-currency map with wildcards
+  await putEconomyMap(sql, project.project_id, PUSH_MAP, null);
+  const push = await b.step("(f) economy push through a 5-currency map: POST /api/economy/ingest, 100 players per request", () =>
+    cannon({ url, path: "/api/economy/ingest", key: project.api_key, body: () => economyPushBody(), seconds: b.duration, connections: CONNECTIONS }),
+  );
+  const [d2Check] = await sql`select coalesce(sum(stored_count), 0)::bigint as stored, coalesce(sum(count), 0)::bigint as occurrences
+    from error_groups where project_id = ${project.project_id} and culprit = 'ServerScriptService.Fresh'`;
+  console.log(`(d2) check: ${d2Check.stored} of ${d2Check.occurrences} events stored as rows.`);
+
+  const rows: Row[] = [
+    {
+      scenario: "(b0) POST refused by validation",
+      figure: `${fmt(refusedRps)} req/s`,
+      detail: `${refused.codes["400"] ?? 0} answered 400, ${refused.ok} 2xx, ${refused.errors} errors; (b) ${fmt(single.rps / refusedRps, 2)} and (c) ${fmt(storm.rps / refusedRps, 2)} of it`,
+      ratio: fmt(refusedRps / ceiling.rps, 2),
+      target: "(bound of (b), (c): reported)",
+      result: "",
+    },
+    { scenario: "(b) single event, 1k fingerprints", figure: `${fmt(single.rps)} req/s`, detail: health(single), ratio: fmt(single.rps / ceiling.rps, 2), target: ">= 0.6 of (a)", result: verdict(single.rps / ceiling.rps >= 0.6) },
+    { scenario: "(s) Sentry envelope, 1 event, 1k fingerprints", figure: `${fmt(sentry.rps)} req/s`, detail: health(sentry), ratio: fmt(sentry.rps / single.rps, 2), target: ">= 0.8 of (b)", result: verdict(sentry.rps / single.rps >= 0.8) },
+    { scenario: "(c) storm, 1 fingerprint", figure: `${fmt(storm.rps)} req/s`, detail: health(storm), ratio: fmt(storm.rps / ceiling.rps, 2), target: ">= 0.6 of (a), 0 errors", result: verdict(storm.rps / ceiling.rps >= 0.6 && storm.non2xx + storm.errors === 0) },
+    alertsRow(stormAlerts, alertJobs, storm),
+    { scenario: "(d) batches of 100, 1k fingerprints", figure: `${fmt(batched.rps * 100)} events/s`, detail: `${fmt(batched.rps)} req/s, ${health(batched)}`, ratio: fmt(batched.rps / ceiling.rps, 2), target: ">= 20,000 events/s", result: verdict(batched.rps * 100 >= 20_000) },
+    groupingRow(grouping, batched, single),
+    { scenario: "(d2) batches of 100, all stored", figure: `${fmt(stored.rps * 100)} rows/s`, detail: `${fmt(stored.rps)} req/s, ${health(stored)}`, ratio: fmt((stored.rps * 100) / raw.rowsPerSec, 2), target: ">= 0.35 of raw insert", result: verdict((stored.rps * 100) / raw.rowsPerSec >= 0.35) },
+    { scenario: "(d2-ceiling) raw INSERT 100 rows", figure: `${fmt(raw.rowsPerSec)} rows/s`, detail: `${RAW_WRITERS} writers, ${fmt(raw.rows)} rows`, ratio: "1.00", target: "", result: "" },
+    cpuRow("(b)", single, 1, false),
+    cpuRow("(c)", storm, 1, false),
+    cpuRow("(d)", batched, 100, true),
+    cpuRow("(d2)", stored, 100, false),
+    { scenario: "(f) economy push, 100 players, 5-currency map", figure: `${fmt(push.rps * 100)} players/s`, detail: `${fmt(push.rps)} req/s, ${health(push)}`, ratio: fmt(push.rps / ceiling.rps, 2), target: "(vs (a), reported)", result: "" },
+  ];
+  const results = {
+    refused: { ...refused, rps: refusedRps }, single, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check,
+    cpuPerEvent: { single: cpuPerEvent(single, 1), storm: cpuPerEvent(storm, 1), batched: cpuPerEvent(batched, 100), stored: cpuPerEvent(stored, 100) },
+  };
+  return { rows, results };
+}

@@ -1,0 +1,62 @@
+/**
+ * (g) The API's reads over data generated in SQL (sql-data.ts), where HTTP could not load enough in
+ * time: the queries of (e) plus a group's detail at 10,000 and at BENCH_SQL_EVENTS raw events (1,000
+ * groups each, 30 days in daily partitions), compared row by row; then grouped search over 100,000 groups.
+ */
+import { compareRows, createProject, fmt, health, measureQueries, verdict, type Bench, type Row } from "./harness.js";
+import { QUERIES } from "./http-queries.js";
+import { generateEvents, generateGroups } from "./sql-data.js";
+
+const SEARCH_GROUPS = 100_000;
+/** The queries held to the size ratio. */
+const TARGETED = ["errors raw first page", "errors grouped first page", "group detail", "stats 1h", "stats 24h", "stats 7d", "stats 30d"];
+
+/** The queries of (e) and the group detail of the project's busiest group (every group holds about the same share of events). */
+async function queriesOf(b: Bench, projectId: string) {
+  const [g] = await b.sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId} order by count desc, id limit 1`;
+  return [
+    ...QUERIES.filter((q) => TARGETED.includes(q.name)),
+    { name: "group detail", path: `/api/v1/errors/${g.id}` },
+    { name: "errors raw search", path: "/api/v1/errors?search=Damage" },
+    // also reads the newest events' messages and player names (ISSUE_SEARCH_WINDOW)
+    { name: "errors grouped search", path: "/api/v1/errors?grouped=true&search=Damage" },
+  ];
+}
+
+export async function runSqlQueries(b: Bench, sqlEvents: number) {
+  const { sql } = b;
+  const smallSql = await createProject(b, "bench-sql-small");
+  const bigSql = await createProject(b, "bench-sql-large");
+  await b.step("(g) generating 10,000 raw events in SQL", async () => {
+    await generateGroups(sql, smallSql.project_id, 1000, "Gen");
+    await generateEvents(sql, smallSql.project_id, 10_000);
+    await sql`vacuum analyze`;
+  });
+  const gqSmall = await queriesOf(b, smallSql.project_id);
+  const gSmall = await b.step("(g) queries at 10,000 SQL-generated events", () => measureQueries(b, smallSql.api_key, gqSmall));
+  const started = performance.now();
+  await b.step(`(g) generating ${fmt(sqlEvents)} raw events in SQL`, async () => {
+    await generateGroups(sql, bigSql.project_id, 1000, "Gen");
+    await generateEvents(sql, bigSql.project_id, sqlEvents, (done) => b.log(`  ${fmt(done)} generated`));
+    await sql`vacuum analyze`;
+  });
+  b.log(`  generated in ${fmt((performance.now() - started) / 1000, 0)} s`);
+  const gBig = await b.step(`(g) queries at ${fmt(sqlEvents)} SQL-generated events`, async () => measureQueries(b, bigSql.api_key, await queriesOf(b, bigSql.project_id)));
+  const rows: Row[] = compareRows(`(g) 10k -> ${fmt(sqlEvents)}:`, gqSmall.map((q) => q.name), gSmall, gBig, (name) => TARGETED.includes(name));
+
+  const searchProject = await createProject(b, "bench-search");
+  await b.step(`(g) generating ${fmt(SEARCH_GROUPS)} groups in SQL`, async () => {
+    await generateGroups(sql, searchProject.project_id, SEARCH_GROUPS, "Mod");
+    await sql`vacuum analyze error_groups`;
+  });
+  const searches = await b.step("(g) grouped search over 100,000 groups", () =>
+    measureQueries(b, searchProject.api_key, [
+      { name: "grouped search, 1 in 4 groups match", path: "/api/v1/errors?grouped=true&search=Damage" },
+      { name: "grouped search, 1 group matches", path: "/api/v1/errors?grouped=true&search=Mod4242:" },
+    ]),
+  );
+  for (const [name, m] of Object.entries(searches)) {
+    rows.push({ scenario: `(g) ${name}`, figure: `p50 ${fmt(m.p50, 1)} ms`, detail: health(m), ratio: "", target: "p50 < 50 ms", result: verdict(m.p50 < 50 && m.non2xx + m.errors === 0) });
+  }
+  return { rows, results: { sqlEvents, gSmall, gBig, searches } };
+}
