@@ -51,7 +51,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null): S
       shards: config.ingestShards,
       concurrency: config.ingestConcurrency,
       // a transaction takes what queued while the previous one ran, up to this: the more events per
-      // group row in one transaction, the fewer row writes per event (see the README's Benchmark)
+      // group row in one transaction, the fewer row writes per event (see docs/benchmarks.md)
       maxEventsPerWrite: 5000,
       timeoutMs: config.dbTimeoutMs,
       // after commit, never inside the transaction; add() only touches memory and cannot throw into ingest

@@ -328,7 +328,7 @@ function analyzeMemo(message: string, stack: string | null | undefined, playerNa
   return done;
 }
 
-/** The parts a fingerprint is a hash of (exported for tests and for the README's examples). */
+/** The parts a fingerprint is a hash of (exported for tests and for the examples in docs/grouping.md). */
 export function groupingKey(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): string[] {
   return analyze(message, stack, playerName, idText(userId)).key;
 }
