@@ -9,7 +9,7 @@ import type { Services } from "~/services.server";
 import { ApiError, readJson, unauthorized } from "~/http.server";
 import { dummyHash, verifyPassword } from "./passwords.server";
 import { deviceCookie, deviceTokenFor } from "./device-cookies.server";
-import { parseOr400 } from "./users.server";
+import { parseOr400 } from "~/input.server";
 
 const Credentials = z.object({
   email: z.string({ error: "is required" }).trim().toLowerCase().min(1, "is required").max(320),

@@ -4,8 +4,7 @@ import { deleteChannel, findChannel, getChannel, insertChannel, listChannels, up
 import type { Actor } from "~/team/access.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
 import type { Services } from "~/services.server";
-import { parseOr400 } from "~/accounts/users.server";
-import { asUuid } from "~/errors/params.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { ApiError, invalidPayload, notFound } from "~/http.server";
 import { sendTestAlert } from "./dispatch.server";
 import { maskUrl, seal } from "./seal.server";

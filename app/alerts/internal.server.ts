@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { Services } from "~/services.server";
-import { parseOr400 } from "~/accounts/users.server";
+import { parseOr400 } from "~/input.server";
 import { unauthorized } from "~/http.server";
 import { dispatchAlerts, type DispatchResult } from "./dispatch.server";
 

@@ -2,8 +2,7 @@ import { z } from "zod";
 import { countChannels, deleteRule, getRule, insertRule, listRules, replaceRule, type RuleFields, type RuleRow } from "../../db/alerts.js";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 import type { Services } from "~/services.server";
-import { parseOr400 } from "~/accounts/users.server";
-import { asUuid } from "~/errors/params.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { invalidPayload, notFound } from "~/http.server";
 
 /** Rules: when to alert. Owner/admin only; a change is seen by this instance's ingest trigger at once. */

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Role } from "../../db/members.js";
 import { assertJsonMutation, isMutation } from "~/accounts/csrf.server";
 import { requireApiUser } from "~/accounts/sessions.server";
-import { asUuid } from "~/errors/params.server";
+import { asUuid } from "~/input.server";
 import { notFound, unauthorized } from "~/http.server";
 import type { Services } from "~/services.server";
 import { authorize } from "~/team/access.server";

@@ -4,7 +4,7 @@ import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import { findLiveShareLink } from "../../db/share-links.js";
 import type { Services } from "~/services.server";
 import { ApiError, forbidden, notFound } from "~/http.server";
-import { parseOr400 } from "~/accounts/users.server";
+import { parseOr400 } from "~/input.server";
 import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
 import type { EventRow, GroupRow } from "~/dashboard/views.server";
