@@ -36,6 +36,56 @@ const GROUP_COLUMNS = (sql: Sql) => sql`
   regressed_at, resolved_at, first_version, last_version, regressed_version, snooze_until, snooze_count, snooze_users,
   grouping_version, merged_into`;
 
+/** A row of error_groups as the group reads return it (GROUP_COLUMNS, and groupColumns of the lists). */
+export type GroupRow = {
+  id: string;
+  fingerprint: string;
+  message: string;
+  level: string;
+  status: string;
+  count: number;
+  user_count: number;
+  first_seen: Date;
+  last_seen: Date;
+  culprit: string | null;
+  environment: string;
+  regressed_at: Date | null;
+  resolved_at: Date | null;
+  first_version: string | null;
+  last_version: string | null;
+  regressed_version: string | null;
+  snooze_until: Date | null;
+  snooze_count: number | null;
+  snooze_users: number | null;
+  /** with an environment selected: the group's occurrences there */
+  environment_count?: number;
+  grouping_version: number;
+  merged_into: string | null;
+};
+
+/** A stored event as the event reads return it. */
+export type EventRow = {
+  id: string;
+  group_id: string;
+  message: string;
+  level: string;
+  stack_trace: string | null;
+  user_id: number | string | null;
+  player_name: string | null;
+  trace_id: string | null;
+  job_id: string | null;
+  place_id: number | string | null;
+  game_version: string | null;
+  environment: string;
+  context: unknown;
+  tags: string[] | null;
+  /** only on a page of one group's events */
+  breadcrumbs?: unknown;
+  count: number;
+  timestamp: Date;
+  event_id: string | null;
+};
+
 /**
  * Each issue's occurrences in one environment, set-based over the environment's rows: a group merged
  * into another counts for that issue (its rows stay under its own id, db/merge.ts).

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getGroup, groupHourlySeries, groupIdentities, latestGroupEvents } from "../../db/errors.js";
+import { getGroup, groupHourlySeries, groupIdentities, latestGroupEvents, type EventRow, type GroupRow } from "../../db/errors.js";
 import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import { findLiveShareLink } from "../../db/share-links.js";
 import type { Sql } from "../../db/client.js";
@@ -8,7 +8,6 @@ import { ApiError, forbidden, notFound } from "~/http.server";
 import { parseOr400 } from "~/input.server";
 import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
-import type { EventRow, GroupRow } from "~/dashboard/views.server";
 import { scrubber, shareTags, type Known } from "./scrub.server";
 import { issueTitle } from "~/errors/title.server";
 
@@ -40,7 +39,7 @@ async function resolve(deps: ShareDeps, clientAddress: string, token: string | u
 }
 
 /** A group as a share view shows it: the dashboard's row without its fingerprint or regression time. */
-export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | keyof TriageFields>;
+export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | keyof TriageFields> & { title: string };
 type TriageFields = Pick<GroupRow, "first_version" | "last_version" | "regressed_version" | "snooze_until" | "snooze_count" | "snooze_users" | "environment_count">;
 
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */
