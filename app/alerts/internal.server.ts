@@ -1,18 +1,15 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { Config } from "~/env.server";
 import { parseOr400 } from "~/input.server";
 import { unauthorized } from "~/http.server";
+import { internalKeyMatches } from "~/auth/internal-key.server";
 import { dispatchAlerts, type AlertDeps, type DispatchResult } from "./dispatch.server";
 
-/**
- * POST /api/notifications/dispatch: the internal trigger. The key is compared in constant time
- * (both sides hashed first, so neither the length nor a prefix leaks through timing).
- */
+/** POST /api/notifications/dispatch: the internal trigger, for callers with the internal key. */
 export function checkInternalKey(deps: { config: Pick<Config, "notificationSecret"> }, given: string | null): void {
-  const a = createHash("sha256").update(given ?? "").digest();
-  const b = createHash("sha256").update(deps.config.notificationSecret).digest();
-  if (!given || !timingSafeEqual(a, b)) throw unauthorized("A valid internal key is required in the x-internal-key header.");
+  if (!given || !internalKeyMatches(given, deps.config.notificationSecret)) {
+    throw unauthorized("A valid internal key is required in the x-internal-key header.");
+  }
 }
 
 const DispatchInput = z.object({

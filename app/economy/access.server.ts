@@ -1,18 +1,13 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { Role } from "../../db/members.js";
 import { assertJsonMutation, isMutation } from "~/accounts/csrf.server";
 import { requireApiUser } from "~/accounts/sessions.server";
 import { asUuid } from "~/input.server";
+import { internalKeyMatches } from "~/auth/internal-key.server";
 import { notFound, unauthorized } from "~/http.server";
 import type { Sql } from "../../db/client.js";
 import type { Config } from "~/env.server";
 import { authorize } from "~/team/access.server";
 import { requireProject } from "./sync.server";
-
-const digest = (s: string) => createHash("sha256").update(s).digest();
-
-/** Constant-time comparison (over digests, so lengths do not leak either). */
-export const internalKeyMatches = (given: string, secret: string) => timingSafeEqual(digest(given), digest(secret));
 
 /**
  * Who may manage a project's scan or key: a signed-in member with one of `allowed` roles (through
