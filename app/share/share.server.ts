@@ -38,7 +38,7 @@ async function resolve(deps: ShareDeps, clientAddress: string, token: string | u
   return link;
 }
 
-/** A group as a share view shows it: the dashboard's row without its fingerprint or regression time. */
+/** A group as a share view shows it: the group's row and title, without its fingerprint, regression time or triage fields. */
 export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | keyof TriageFields> & { title: string };
 type TriageFields = Pick<GroupRow, "first_version" | "last_version" | "regressed_version" | "snooze_until" | "snooze_count" | "snooze_users" | "environment_count">;
 
