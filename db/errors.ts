@@ -31,12 +31,13 @@ export type EventFilter = {
   offset: number;
 };
 
-const GROUP_COLUMNS = (sql: Sql) => sql`
-  id, fingerprint, message, level, status, count, user_count, first_seen, last_seen, culprit, environment,
-  regressed_at, resolved_at, first_version, last_version, regressed_version, snooze_until, snooze_count, snooze_users,
-  grouping_version, merged_into`;
+/** The columns of a group read (GroupRow), from `error_groups g`. */
+const groupColumns = (sql: Sql) => sql`
+  g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
+  g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
+  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into`;
 
-/** A row of error_groups as the group reads return it (GROUP_COLUMNS, and groupColumns of the lists). */
+/** A row of error_groups as the group reads return it (groupColumns). */
 export type GroupRow = {
   id: string;
   fingerprint: string;
@@ -256,12 +257,6 @@ async function searchGroups(sql: Sql, projectId: string, f: GroupFilter, q: Grou
   return { data, total };
 }
 
-const groupColumns = (sql: Sql) => sql`
-  g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
-  g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
-  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into`;
-
-
 /**
  * How many of the newest raw events (matching the other filters) a raw `search` reads. A substring of
  * the message cannot use an index, so an unbounded search reads every stored event; bounded, it costs
@@ -318,7 +313,7 @@ async function searchEvents(sql: Sql, where: PendingQuery<Row[]>, f: EventFilter
 }
 
 export async function getGroup(sql: Sql, projectId: string, groupId: string) {
-  const [g] = await sql<(Row & { id: string; merged_into: string | null })[]>`select ${GROUP_COLUMNS(sql)} from error_groups where project_id = ${projectId} and id = ${groupId}`;
+  const [g] = await sql<(Row & { id: string; merged_into: string | null })[]>`select ${groupColumns(sql)} from error_groups g where g.project_id = ${projectId} and g.id = ${groupId}`;
   return g;
 }
 
