@@ -31,10 +31,61 @@ export type EventFilter = {
   offset: number;
 };
 
-const GROUP_COLUMNS = (sql: Sql) => sql`
-  id, fingerprint, message, level, status, count, user_count, first_seen, last_seen, culprit, environment,
-  regressed_at, resolved_at, first_version, last_version, regressed_version, snooze_until, snooze_count, snooze_users,
-  grouping_version, merged_into`;
+/** The columns of a group read (GroupRow), from `error_groups g`. */
+const groupColumns = (sql: Sql) => sql`
+  g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
+  g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
+  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into`;
+
+/** A row of error_groups as the group reads return it (groupColumns). */
+export type GroupRow = {
+  id: string;
+  fingerprint: string;
+  message: string;
+  level: string;
+  status: string;
+  count: number;
+  user_count: number;
+  first_seen: Date;
+  last_seen: Date;
+  culprit: string | null;
+  environment: string;
+  regressed_at: Date | null;
+  resolved_at: Date | null;
+  first_version: string | null;
+  last_version: string | null;
+  regressed_version: string | null;
+  snooze_until: Date | null;
+  snooze_count: number | null;
+  snooze_users: number | null;
+  /** with an environment selected: the group's occurrences there */
+  environment_count?: number;
+  grouping_version: number;
+  merged_into: string | null;
+};
+
+/** A stored event as the event reads return it. */
+export type EventRow = {
+  id: string;
+  group_id: string;
+  message: string;
+  level: string;
+  stack_trace: string | null;
+  user_id: number | string | null;
+  player_name: string | null;
+  trace_id: string | null;
+  job_id: string | null;
+  place_id: number | string | null;
+  game_version: string | null;
+  environment: string;
+  context: unknown;
+  tags: string[] | null;
+  /** only on a page of one group's events */
+  breadcrumbs?: unknown;
+  count: number;
+  timestamp: Date;
+  event_id: string | null;
+};
 
 /**
  * Each issue's occurrences in one environment, set-based over the environment's rows: a group merged
@@ -206,12 +257,6 @@ async function searchGroups(sql: Sql, projectId: string, f: GroupFilter, q: Grou
   return { data, total };
 }
 
-const groupColumns = (sql: Sql) => sql`
-  g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
-  g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
-  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into`;
-
-
 /**
  * How many of the newest raw events (matching the other filters) a raw `search` reads. A substring of
  * the message cannot use an index, so an unbounded search reads every stored event; bounded, it costs
@@ -268,7 +313,7 @@ async function searchEvents(sql: Sql, where: PendingQuery<Row[]>, f: EventFilter
 }
 
 export async function getGroup(sql: Sql, projectId: string, groupId: string) {
-  const [g] = await sql<(Row & { id: string; merged_into: string | null })[]>`select ${GROUP_COLUMNS(sql)} from error_groups where project_id = ${projectId} and id = ${groupId}`;
+  const [g] = await sql<(Row & { id: string; merged_into: string | null })[]>`select ${groupColumns(sql)} from error_groups g where g.project_id = ${projectId} and g.id = ${groupId}`;
   return g;
 }
 

@@ -1,6 +1,7 @@
 import type { TxSql, Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { mergeLockKey } from "./events.js";
+import type { GroupRow } from "./errors.js";
 
 /**
  * Merge and unmerge of error groups.
@@ -191,17 +192,8 @@ export async function unmergeGroups(sql: Sql, projectId: string, targetId: strin
   });
 }
 
-export type MemberRow = {
-  id: string;
-  fingerprint: string;
-  message: string;
-  level: string;
-  status: string;
-  count: number;
-  user_count: number;
-  first_seen: Date;
-  last_seen: Date;
-  culprit: string | null;
+/** A member row of a merged issue; `own` marks the one holding the target's own fingerprint and counters (`merged_own`). */
+export type MemberRow = Pick<GroupRow, "id" | "fingerprint" | "message" | "level" | "status" | "count" | "user_count" | "first_seen" | "last_seen" | "culprit"> & {
   own: boolean;
 };
 
@@ -213,7 +205,7 @@ export function listMergedGroups(sql: Sql, projectId: string, groupId: string) {
     order by merged_own desc, count desc, id`;
 }
 
-export type MergeCandidate = { id: string; message: string; level: string; status: string; count: number; user_count: number; last_seen: Date };
+export type MergeCandidate = Pick<GroupRow, "id" | "message" | "level" | "status" | "count" | "user_count" | "last_seen">;
 
 /**
  * The visible groups among `ids`, the default merge target first: the one already holding merged

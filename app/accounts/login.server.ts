@@ -5,16 +5,23 @@ import { z } from "zod";
 import { clearRateLimit, hit, pacedHit, pruneRateLimits, unhit } from "../../db/rate-limits.js";
 import { findUserByEmail, type User } from "../../db/users.js";
 import { isKnownAddress, pruneKnownAddresses, rememberAddress } from "../../db/login-addresses.js";
-import type { Services } from "~/services.server";
+import type { Sql } from "../../db/client.js";
+import type { Config } from "~/env.server";
 import { ApiError, readJson, unauthorized } from "~/http.server";
 import { dummyHash, verifyPassword } from "./passwords.server";
 import { deviceCookie, deviceTokenFor } from "./device-cookies.server";
-import { parseOr400 } from "./users.server";
+import { parseOr400 } from "~/input.server";
 
 const Credentials = z.object({
   email: z.string({ error: "is required" }).trim().toLowerCase().min(1, "is required").max(320),
   password: z.string({ error: "is required" }).min(1, "is required").max(1024),
 });
+
+/** What signing in reads: the database (users, attempt counts, known addresses) and the limits. */
+type LoginDeps = {
+  sql: Sql;
+  config: Pick<Config, "maxBodyBytes" | "appSecret" | "loginWindowSeconds" | "loginMaxFailures" | "loginEmailMaxFailures" | "sessionDays">;
+};
 
 /** The Team API's strategy: credentials in a JSON body (415/413/400 as everywhere else). */
 class JsonStrategy<U> extends Strategy<U, { body: unknown; request: Request }> {
@@ -37,15 +44,15 @@ export type SignIn = { user: User; deviceCookie: string };
  * remix-auth with two strategies over the same check: "form" for the sign-in page, "json" for
  * POST /api/auth/login. Built per request because the check needs the client's address.
  */
-export function authenticator(services: Services, clientAddress: string): Authenticator<SignIn> {
-  const check = (request: Request, input: unknown) => checkCredentials(services, clientAddress, request, input);
+export function authenticator(deps: LoginDeps, clientAddress: string): Authenticator<SignIn> {
+  const check = (request: Request, input: unknown) => checkCredentials(deps, clientAddress, request, input);
   return new Authenticator<SignIn>()
     .use(
       new FormStrategy<SignIn>(({ form, request }) =>
         check(request, { email: form.get("email") ?? undefined, password: form.get("password") ?? undefined }),
       ),
     )
-    .use(new JsonStrategy<SignIn>(services.config.maxBodyBytes, ({ body, request }) => check(request, body)));
+    .use(new JsonStrategy<SignIn>(deps.config.maxBodyBytes, ({ body, request }) => check(request, body)));
 }
 
 /** Failures a pair (email, address) or a device may make before each further attempt must wait, doubling from 1 s. */
@@ -73,9 +80,9 @@ const tooMany = (retryAfter: number) =>
  * slip past a limit; a correct one clears its own pacing, takes its other counts back and gets a
  * fresh device cookie.
  */
-async function checkCredentials(services: Services, clientAddress: string, request: Request, input: unknown): Promise<SignIn> {
+async function checkCredentials(deps: LoginDeps, clientAddress: string, request: Request, input: unknown): Promise<SignIn> {
   const { email, password } = parseOr400(Credentials, input);
-  const { sql, config } = services;
+  const { sql, config } = deps;
   const window = config.loginWindowSeconds;
   const user = await findUserByEmail(sql, email);
   const device = deviceTokenFor(request, config.appSecret, user?.id);

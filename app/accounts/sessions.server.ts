@@ -2,7 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { redirect } from "@remix-run/node";
 import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession } from "../../db/sessions.js";
 import type { User } from "../../db/users.js";
-import type { Services } from "~/services.server";
+import type { Sql } from "../../db/client.js";
+import type { Config } from "~/env.server";
 import { forbidden, unauthorized } from "~/http.server";
 import { assertSameOrigin, isMutation } from "./csrf.server";
 
@@ -45,25 +46,25 @@ function cookie(request: Request, value: string, maxAgeSeconds: number): string 
 }
 
 /** Creates a session for the user; returns the Set-Cookie header value. */
-export async function startSession(services: Services, request: Request, userId: string): Promise<string> {
+export async function startSession(deps: { sql: Sql; config: Pick<Config, "sessionDays"> }, request: Request, userId: string): Promise<string> {
   const token = randomBytes(32).toString("base64url");
-  const maxAge = services.config.sessionDays * 86_400;
-  await insertSession(services.sql, hashToken(token), userId, new Date(Date.now() + maxAge * 1000));
+  const maxAge = deps.config.sessionDays * 86_400;
+  await insertSession(deps.sql, hashToken(token), userId, new Date(Date.now() + maxAge * 1000));
   // expired rows are only dead weight; sweep now and then rather than on a schedule
-  if (Math.random() < 0.05) deleteExpiredSessions(services.sql).catch(() => {});
+  if (Math.random() < 0.05) deleteExpiredSessions(deps.sql).catch(() => {});
   return cookie(request, token, maxAge);
 }
 
 /** Ends the request's session (if any); returns the Set-Cookie header that clears the cookie. */
-export async function endSession(services: Services, request: Request): Promise<string> {
+export async function endSession(deps: { sql: Sql }, request: Request): Promise<string> {
   const token = sessionToken(request);
-  if (token) await deleteSession(services.sql, hashToken(token));
+  if (token) await deleteSession(deps.sql, hashToken(token));
   return cookie(request, "", 0);
 }
 
-export async function currentUser(services: Services, request: Request): Promise<User | undefined> {
+export async function currentUser(deps: { sql: Sql }, request: Request): Promise<User | undefined> {
   const token = sessionToken(request);
-  return token ? findSessionUser(services.sql, hashToken(token)) : undefined;
+  return token ? findSessionUser(deps.sql, hashToken(token)) : undefined;
 }
 
 export const currentTokenHash = (request: Request) => {
@@ -75,8 +76,8 @@ export const currentTokenHash = (request: Request) => {
  * Team API: the signed-in user, or 401. A user still on a temporary password gets 403 everywhere
  * but the few endpoints that let them change it (`beforePasswordChange`).
  */
-export async function requireApiUser(services: Services, request: Request, opts: { beforePasswordChange?: boolean } = {}): Promise<User> {
-  const user = await currentUser(services, request);
+export async function requireApiUser(deps: { sql: Sql }, request: Request, opts: { beforePasswordChange?: boolean } = {}): Promise<User> {
+  const user = await currentUser(deps, request);
   if (!user) throw unauthorized("Sign in first: this endpoint needs a session cookie from POST /api/auth/login.");
   if (user.must_change_password && !opts.beforePasswordChange) {
     throw forbidden("Change your temporary password first: POST /api/auth/password {current_password, new_password}.");
@@ -92,14 +93,14 @@ export const PASSWORD_CHANGE_PAGE = "/account";
  * Form posts (any non-GET) must also come from our own origin. A user on a temporary password is
  * sent to the Account page until they have chosen their own (pages that allow it say so).
  */
-export async function requirePageUser(services: Services, request: Request, opts: { beforePasswordChange?: boolean } = {}): Promise<User> {
-  const user = await currentUser(services, request);
+export async function requirePageUser(deps: { sql: Sql; config: Pick<Config, "publicUrl"> }, request: Request, opts: { beforePasswordChange?: boolean } = {}): Promise<User> {
+  const user = await currentUser(deps, request);
   if (!user) {
     const url = new URL(request.url);
     const next = isMutation(request) ? "/" : url.pathname + url.search;
     throw redirect(`/login?next=${encodeURIComponent(next)}`);
   }
-  if (isMutation(request)) assertSameOrigin(request, services.config.publicUrl);
+  if (isMutation(request)) assertSameOrigin(request, deps.config.publicUrl);
   if (user.must_change_password && !opts.beforePasswordChange) throw redirect(PASSWORD_CHANGE_PAGE);
   return user;
 }

@@ -3,10 +3,10 @@ import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { findUserByEmail, getPasswordHash, hasUsers, insertFirstUser, insertUser, updatePasswordHash, type User } from "../../db/users.js";
 import { deleteOtherSessions } from "../../db/sessions.js";
-import { conflict, invalidPayload, issuePath, notFound, ApiError } from "~/http.server";
+import { conflict, invalidPayload, notFound, ApiError } from "~/http.server";
+import { parseOr400 } from "~/input.server";
 import { hashPassword, verifyPassword } from "./passwords.server";
 import { passwordProblem } from "./password-rule.server";
-import { assertStorableText } from "~/text.server";
 
 export const emailSchema = z
   .string({ error: "is required" })
@@ -23,18 +23,6 @@ const NewUser = z.object({ email: emailSchema, password: chosenPassword });
 export function assertPasswordAllowed(password: string, email: string, field = "password"): void {
   const why = passwordProblem(password, { email });
   if (why) throw invalidPayload(`The request body is invalid: ${field} ${why}.`, [{ path: field, message: why }]);
-}
-
-/** zod input -> value, or the 400 with details naming each bad field (text PostgreSQL cannot store included). */
-export function parseOr400<T extends z.ZodType>(schema: T, input: unknown, what = "The request body"): z.output<T> {
-  const r = schema.safeParse(input);
-  if (r.success) {
-    assertStorableText(r.data, what);
-    return r.data;
-  }
-  const details = r.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message }));
-  const first = details[0];
-  throw invalidPayload(`${what} is invalid: ${first.path} ${first.message}.`, details);
 }
 
 export const toPublicUser = (u: User) => ({ id: u.id, email: u.email, created_at: u.created_at, must_change_password: u.must_change_password });

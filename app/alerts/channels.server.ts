@@ -3,11 +3,12 @@ import { z } from "zod";
 import { deleteChannel, findChannel, getChannel, insertChannel, listChannels, updateChannel, type ChannelRow } from "../../db/alerts.js";
 import type { Actor } from "~/team/access.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
-import type { Services } from "~/services.server";
-import { parseOr400 } from "~/accounts/users.server";
-import { asUuid } from "~/errors/params.server";
+import type { Sql } from "../../db/client.js";
+import type { Config } from "~/env.server";
+import type { AlertSetupDeps } from "./rules.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { ApiError, invalidPayload, notFound } from "~/http.server";
-import { sendTestAlert } from "./dispatch.server";
+import { sendTestAlert, type AlertDeps } from "./dispatch.server";
 import { maskUrl, seal } from "./seal.server";
 import { ipLiteral, isPublicAddress } from "./address.server";
 
@@ -69,19 +70,22 @@ export const publicChannel = (c: ChannelRow) => ({
   updated_at: c.updated_at,
 });
 
-export async function listProjectChannels(services: Services, actor: Actor, projectIdParam: string | undefined) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, EVERYONE, "see alert channels");
-  return (await listChannels(services.sql, projectId)).map(publicChannel);
+/** Creating or editing a channel seals its URL and secret, and checks where the URL points. */
+type SealingDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate"> };
+
+export async function listProjectChannels(deps: { sql: Sql }, actor: Actor, projectIdParam: string | undefined) {
+  const { projectId } = await authorize(deps.sql, actor, projectIdParam, EVERYONE, "see alert channels");
+  return (await listChannels(deps.sql, projectId)).map(publicChannel);
 }
 
 /** A webhook channel without a secret gets a generated one, returned in this answer only. */
-export async function createChannel(services: Services, actor: Actor, projectIdParam: string | undefined, input: unknown) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "create alert channels");
+export async function createChannel(deps: SealingDeps, actor: Actor, projectIdParam: string | undefined, input: unknown) {
+  const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "create alert channels");
   const c = parseOr400(NewChannel, input);
-  const url = checkUrl(c.url, c.kind, services.config.webhookAllowPrivate);
+  const url = checkUrl(c.url, c.kind, deps.config.webhookAllowPrivate);
   const secret = c.kind === "webhook" ? (c.secret ?? randomBytes(24).toString("base64url")) : null;
-  const { appSecret } = services.config;
-  const row = await insertChannel(services.sql, {
+  const { appSecret } = deps.config;
+  const row = await insertChannel(deps.sql, {
     projectId,
     name: c.name,
     kind: c.kind,
@@ -93,21 +97,21 @@ export async function createChannel(services: Services, actor: Actor, projectIdP
   return { channel: publicChannel(row), ...(secret && !c.secret ? { secret } : {}) };
 }
 
-async function channelIn(services: Services, projectId: string, idParam: string | undefined): Promise<ChannelRow> {
+async function channelIn(deps: { sql: Sql }, projectId: string, idParam: string | undefined): Promise<ChannelRow> {
   const id = asUuid(idParam);
-  const c = id ? await getChannel(services.sql, projectId, id) : undefined;
+  const c = id ? await getChannel(deps.sql, projectId, id) : undefined;
   if (!c) throw notFound("No alert channel with that id in this project.");
   return c;
 }
 
-export async function editChannel(services: Services, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined, input: unknown) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "edit alert channels");
-  const current = await channelIn(services, projectId, idParam);
+export async function editChannel(deps: SealingDeps, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined, input: unknown) {
+  const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "edit alert channels");
+  const current = await channelIn(deps, projectId, idParam);
   const p = parseOr400(ChannelPatch, input);
   if (p.secret && current.kind !== "webhook") throw invalidPayload("Only webhook channels have a secret.", [{ path: "secret", message: "only for kind webhook" }]);
-  const { appSecret } = services.config;
-  const url = p.url === undefined ? undefined : checkUrl(p.url, current.kind, services.config.webhookAllowPrivate);
-  const row = await updateChannel(services.sql, projectId, current.id, {
+  const { appSecret } = deps.config;
+  const url = p.url === undefined ? undefined : checkUrl(p.url, current.kind, deps.config.webhookAllowPrivate);
+  const row = await updateChannel(deps.sql, projectId, current.id, {
     name: p.name,
     enabled: p.enabled,
     urlSealed: url ? seal(appSecret, projectId, url) : undefined,
@@ -118,11 +122,11 @@ export async function editChannel(services: Services, actor: Actor, projectIdPar
   return { channel: publicChannel(row) };
 }
 
-export async function removeChannel(services: Services, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "delete alert channels");
+export async function removeChannel(deps: AlertSetupDeps, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {
+  const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "delete alert channels");
   const id = asUuid(idParam);
-  if (!id || !(await deleteChannel(services.sql, projectId, id))) throw notFound("No alert channel with that id in this project.");
-  services.alerts.forget(projectId);
+  if (!id || !(await deleteChannel(deps.sql, projectId, id))) throw notFound("No alert channel with that id in this project.");
+  deps.alerts.forget(projectId);
 }
 
 const TestInput = z.object({ channel_id: z.string({ error: "is required" }) });
@@ -132,19 +136,19 @@ const TestInput = z.object({ channel_id: z.string({ error: "is required" }) });
  * project where the user is not owner/admin is a 404 like one that does not exist; a failed
  * delivery is a 502 carrying the delivery error.
  */
-export async function testChannel(services: Services, actor: Actor, input: unknown) {
+export async function testChannel(deps: AlertDeps, actor: Actor, input: unknown) {
   const { channel_id } = parseOr400(TestInput, input);
   const id = asUuid(channel_id);
   if (!id) throw invalidPayload("channel_id must be a UUID.", [{ path: "channel_id", message: "must be a UUID" }]);
-  const channel = await findChannel(services.sql, id);
+  const channel = await findChannel(deps.sql, id);
   const missing = () => notFound("No alert channel with that id among the projects you manage.");
   if (!channel) throw missing();
   try {
-    await authorize(services.sql, actor, channel.project_id, MANAGERS);
+    await authorize(deps.sql, actor, channel.project_id, MANAGERS);
   } catch {
     throw missing();
   }
-  const r = await sendTestAlert(services, channel);
+  const r = await sendTestAlert(deps, channel);
   if (!r.ok) {
     throw new ApiError(502, "delivery_failed", `The test alert was not delivered: ${r.error ?? "unknown error"}.`, [
       { path: "delivery", message: `status ${r.status ?? "none"} after ${r.attempts} attempt(s)` },

@@ -1,18 +1,15 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import type { Services } from "~/services.server";
-import { parseOr400 } from "~/accounts/users.server";
+import type { Config } from "~/env.server";
+import { parseOr400 } from "~/input.server";
 import { unauthorized } from "~/http.server";
-import { dispatchAlerts, type DispatchResult } from "./dispatch.server";
+import { internalKeyMatches } from "~/auth/internal-key.server";
+import { dispatchAlerts, type AlertDeps, type DispatchResult } from "./dispatch.server";
 
-/**
- * POST /api/notifications/dispatch: the internal trigger. The key is compared in constant time
- * (both sides hashed first, so neither the length nor a prefix leaks through timing).
- */
-export function checkInternalKey(services: Services, given: string | null): void {
-  const a = createHash("sha256").update(given ?? "").digest();
-  const b = createHash("sha256").update(services.config.notificationSecret).digest();
-  if (!given || !timingSafeEqual(a, b)) throw unauthorized("A valid internal key is required in the x-internal-key header.");
+/** POST /api/notifications/dispatch: the internal trigger, for callers with the internal key. */
+export function checkInternalKey(deps: { config: Pick<Config, "notificationSecret"> }, given: string | null): void {
+  if (!given || !internalKeyMatches(given, deps.config.notificationSecret)) {
+    throw unauthorized("A valid internal key is required in the x-internal-key header.");
+  }
 }
 
 const DispatchInput = z.object({
@@ -21,7 +18,7 @@ const DispatchInput = z.object({
   fingerprints: z.array(z.string().min(1).max(200)).max(1000, "must hold at most 1000 fingerprints"),
 });
 
-export async function dispatchFromRequest(services: Services, input: unknown): Promise<DispatchResult> {
+export async function dispatchFromRequest(deps: AlertDeps, input: unknown): Promise<DispatchResult> {
   const { project_id, fingerprints } = parseOr400(DispatchInput, input);
-  return dispatchAlerts(services, project_id, fingerprints);
+  return dispatchAlerts(deps, project_id, fingerprints);
 }

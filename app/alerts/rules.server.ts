@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { countChannels, deleteRule, getRule, insertRule, listRules, replaceRule, type RuleFields, type RuleRow } from "../../db/alerts.js";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
-import type { Services } from "~/services.server";
-import { parseOr400 } from "~/accounts/users.server";
-import { asUuid } from "~/errors/params.server";
+import type { Sql } from "../../db/client.js";
+import type { AlertEnqueuer } from "./enqueue.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { invalidPayload, notFound } from "~/http.server";
 
 /** Rules: when to alert. Owner/admin only; a change is seen by this instance's ingest trigger at once. */
@@ -65,10 +65,16 @@ const fieldsOf = (r: RuleRow): RuleFields => ({
   min_players: r.min_players,
 });
 
-async function validated(services: Services, projectId: string, merged: unknown): Promise<RuleFields> {
+/**
+ * What changing a project's rules or channels needs: the database, and the ingest's alert trigger,
+ * which caches per project whether to look at its groups at all and must look again.
+ */
+export type AlertSetupDeps = { sql: Sql; alerts: Pick<AlertEnqueuer, "forget"> };
+
+async function validated(deps: { sql: Sql }, projectId: string, merged: unknown): Promise<RuleFields> {
   const r = parseOr400(FullRule, merged);
   const ids = [...new Set(r.channel_ids)];
-  if ((await countChannels(services.sql, projectId, ids)) !== ids.length) {
+  if ((await countChannels(deps.sql, projectId, ids)) !== ids.length) {
     throw invalidPayload("channel_ids names a channel that is not in this project.", [{ path: "channel_ids", message: "unknown channel id" }]);
   }
   // thresholds only mean something for frequency rules
@@ -76,15 +82,15 @@ async function validated(services: Services, projectId: string, merged: unknown)
   return { ...r, channel_ids: ids, threshold_count: frequency ? r.threshold_count : null, window_minutes: frequency ? r.window_minutes : null };
 }
 
-export async function listProjectRules(services: Services, actor: Actor, projectIdParam: string | undefined) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, EVERYONE, "see alert rules");
-  return (await listRules(services.sql, projectId)).map(publicRule);
+export async function listProjectRules(deps: { sql: Sql }, actor: Actor, projectIdParam: string | undefined) {
+  const { projectId } = await authorize(deps.sql, actor, projectIdParam, EVERYONE, "see alert rules");
+  return (await listRules(deps.sql, projectId)).map(publicRule);
 }
 
-export async function createRule(services: Services, actor: Actor, projectIdParam: string | undefined, input: unknown) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "create alert rules");
+export async function createRule(deps: AlertSetupDeps, actor: Actor, projectIdParam: string | undefined, input: unknown) {
+  const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "create alert rules");
   const r = parseOr400(RuleInput, input);
-  const fields = await validated(services, projectId, {
+  const fields = await validated(deps, projectId, {
     threshold_count: null,
     window_minutes: null,
     levels: [],
@@ -96,32 +102,32 @@ export async function createRule(services: Services, actor: Actor, projectIdPara
     min_players: 0,
     ...r,
   });
-  const row = await insertRule(services.sql, projectId, fields);
-  services.alerts.forget(projectId);
+  const row = await insertRule(deps.sql, projectId, fields);
+  deps.alerts.forget(projectId);
   return { rule: publicRule(row) };
 }
 
-async function ruleIn(services: Services, projectId: string, idParam: string | undefined): Promise<RuleRow> {
+async function ruleIn(deps: { sql: Sql }, projectId: string, idParam: string | undefined): Promise<RuleRow> {
   const id = asUuid(idParam);
-  const r = id ? await getRule(services.sql, projectId, id) : undefined;
+  const r = id ? await getRule(deps.sql, projectId, id) : undefined;
   if (!r) throw notFound("No alert rule with that id in this project.");
   return r;
 }
 
-export async function editRule(services: Services, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined, input: unknown) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "edit alert rules");
-  const current = await ruleIn(services, projectId, idParam);
+export async function editRule(deps: AlertSetupDeps, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined, input: unknown) {
+  const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "edit alert rules");
+  const current = await ruleIn(deps, projectId, idParam);
   const patch = parseOr400(RulePatch, input);
-  const fields = await validated(services, projectId, { ...fieldsOf(current), ...patch });
-  const row = await replaceRule(services.sql, projectId, current.id, fields);
+  const fields = await validated(deps, projectId, { ...fieldsOf(current), ...patch });
+  const row = await replaceRule(deps.sql, projectId, current.id, fields);
   if (!row) throw notFound("No alert rule with that id in this project.");
-  services.alerts.forget(projectId);
+  deps.alerts.forget(projectId);
   return { rule: publicRule(row) };
 }
 
-export async function removeRule(services: Services, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {
-  const { projectId } = await authorize(services.sql, actor, projectIdParam, MANAGERS, "delete alert rules");
+export async function removeRule(deps: AlertSetupDeps, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {
+  const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "delete alert rules");
   const id = asUuid(idParam);
-  if (!id || !(await deleteRule(services.sql, projectId, id))) throw notFound("No alert rule with that id in this project.");
-  services.alerts.forget(projectId);
+  if (!id || !(await deleteRule(deps.sql, projectId, id))) throw notFound("No alert rule with that id in this project.");
+  deps.alerts.forget(projectId);
 }

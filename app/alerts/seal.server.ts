@@ -1,27 +1,20 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { openFor, sealFor, type SealPurpose } from "~/seal.server";
 
 /**
- * Channel URLs (they carry the Discord/Slack webhook token) and webhook secrets at rest:
- * AES-256-GCM under a key derived from APP_SECRET, a fresh IV per value, and the project id as
- * associated data so a value copied into another project's row does not open. Stored as
- * iv (12) || tag (16) || ciphertext. Rotating APP_SECRET means re-entering channel URLs.
+ * Channel URLs (they carry the Discord/Slack webhook token) and webhook secrets at rest (see
+ * seal.server.ts), stored in one column as iv (12) || tag (16) || ciphertext. Rotating APP_SECRET
+ * means re-entering channel URLs.
  */
-const keyFrom = (appSecret: string) => Buffer.from(hkdfSync("sha256", appSecret, "alert-channel", "roblox-monitor/alerts/v1", 32));
+const ALERT_CHANNEL: SealPurpose = { salt: "alert-channel", info: "roblox-monitor/alerts/v1" };
 
 export function seal(appSecret: string, projectId: string, plaintext: string): Buffer {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", keyFrom(appSecret), iv);
-  cipher.setAAD(Buffer.from(projectId));
-  const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), ct]);
+  const { iv, tag, ciphertext } = sealFor(ALERT_CHANNEL, appSecret, projectId, plaintext);
+  return Buffer.concat([iv, tag, ciphertext]);
 }
 
 /** Throws when APP_SECRET changed or the value was moved or tampered with. */
 export function unseal(appSecret: string, projectId: string, sealed: Buffer): string {
-  const decipher = createDecipheriv("aes-256-gcm", keyFrom(appSecret), sealed.subarray(0, 12));
-  decipher.setAAD(Buffer.from(projectId));
-  decipher.setAuthTag(sealed.subarray(12, 28));
-  return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString("utf8");
+  return openFor(ALERT_CHANNEL, appSecret, projectId, { iv: sealed.subarray(0, 12), tag: sealed.subarray(12, 28), ciphertext: sealed.subarray(28) });
 }
 
 /** What the dashboard shows of a URL: scheme, host and the first path segments, never the token. */

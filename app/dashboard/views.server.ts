@@ -1,6 +1,6 @@
 import type { Sql } from "../../db/client.js";
 import { groupMessages, hasGroups, issueEnvironments, listEnvironments, projectSeries } from "../../db/dashboard.js";
-import { getGroup, getTrace, groupHourlySeries, groupsHourlyCounts, issueSearchScope, latestGroupEvents, listGroups, type GroupSort } from "../../db/errors.js";
+import { getGroup, getTrace, groupHourlySeries, groupsHourlyCounts, issueSearchScope, latestGroupEvents, listGroups, type EventRow, type GroupRow, type GroupSort } from "../../db/errors.js";
 import { listApiKeys } from "../../db/projects.js";
 import { listShareLinks } from "../../db/share-links.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
@@ -8,7 +8,8 @@ import { listMembers } from "../../db/members.js";
 import { listVersionNames } from "../../db/versions.js";
 import { getPlayer as getEconomyPlayer } from "../../db/economy.js";
 import { groupEvents, groupFacets, groupTags, player, players, releases, traces } from "~/errors/triage.server";
-import { asUuid, text } from "~/errors/params.server";
+import { asUuid } from "~/input.server";
+import { text } from "~/errors/params.server";
 import { cutText } from "~/text.server";
 import { issueTitle, withTitle } from "~/errors/title.server";
 import { notFound } from "~/http.server";
@@ -16,54 +17,8 @@ import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server"
 
 /** What the dashboard pages read. Each starts at the same gate as the Team API. */
 
-export type GroupRow = {
-  id: string;
-  fingerprint: string;
-  message: string;
-  /** the message in its grouping form (see issueTitle) */
-  title: string;
-  level: string;
-  status: string;
-  count: number;
-  user_count: number;
-  first_seen: Date;
-  last_seen: Date;
-  culprit: string | null;
-  environment: string;
-  regressed_at: Date | null;
-  resolved_at: Date | null;
-  first_version: string | null;
-  last_version: string | null;
-  regressed_version: string | null;
-  snooze_until: Date | null;
-  snooze_count: number | null;
-  snooze_users: number | null;
-  /** with an environment selected: the group's occurrences there */
-  environment_count?: number;
-  grouping_version: number;
-  merged_into: string | null;
-};
-export type EventRow = {
-  id: string;
-  group_id: string;
-  message: string;
-  level: string;
-  stack_trace: string | null;
-  user_id: number | string | null;
-  player_name: string | null;
-  trace_id: string | null;
-  job_id: string | null;
-  place_id: number | string | null;
-  game_version: string | null;
-  environment: string;
-  context: unknown;
-  tags: string[] | null;
-  /** only on a page of one group's events */
-  breadcrumbs?: unknown;
-  count: number;
-  timestamp: Date;
-  event_id: string | null;
-};
+/** A group as the pages show it: the stored row with its title (see issueTitle). */
+type IssueRow = GroupRow & { title: string };
 type TopError = { id: string; message: string; title: string; count: number; last_seen: Date; level: string; status: string };
 
 export const TIMEFRAMES: Timeframe[] = ["1h", "24h", "7d", "30d"];
@@ -164,7 +119,7 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
   ]);
   return {
     role,
-    group: withTitle(group) as unknown as GroupRow,
+    group: withTitle(group) as unknown as IssueRow,
     series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })),
     events: page.data as unknown as EventRow[],
     newer: page.newer,
@@ -199,7 +154,7 @@ export async function playerData(sql: Sql, actor: Actor, projectIdParam: string 
   const economy = await getEconomyPlayer(sql, projectId, found.player.user_id);
   return {
     ...found,
-    issues: found.issues as unknown as (GroupRow & { regressed_at: Date | null })[],
+    issues: found.issues as unknown as (IssueRow & { regressed_at: Date | null })[],
     events: found.events as unknown as EventRow[],
     hasEconomy: Boolean(economy),
   };

@@ -12,7 +12,8 @@ import {
 } from "../../db/economy-sync.js";
 import { z } from "zod";
 import { ApiError, conflict, invalidPayload, issuePath, notFound } from "~/http.server";
-import type { Services } from "~/services.server";
+import type { Sql } from "../../db/client.js";
+import type { Config } from "~/env.server";
 import { sealKey } from "./crypto.server";
 import { assertStorableText } from "~/text.server";
 
@@ -31,24 +32,24 @@ export function enqueueSlice(boss: PgBoss, job: SliceJob, id?: string) {
 }
 
 /** POST /api/economy/sync: claim the project's scan slot (409 if a scan is live), then enqueue after commit. */
-export async function startSync(services: Services, projectId: string, body: unknown): Promise<{ job_id: string }> {
+export async function startSync(deps: { sql: Sql; boss: PgBoss | null }, projectId: string, body: unknown): Promise<{ job_id: string }> {
   const input = z.object({ project_id: z.string(), restart: z.boolean().optional() }).safeParse(body);
   if (!input.success) {
     const i = input.error.issues[0];
     throw invalidPayload(`Invalid body: ${issuePath(i.path)} ${i.message}.`);
   }
-  const boss = services.boss;
+  const boss = deps.boss;
   if (!boss) throw new ApiError(503, "unavailable", "Background jobs are disabled on this instance (JOBS_ENABLED=false).");
-  if (!(await getOpenCloudKey(services.sql, projectId))) {
+  if (!(await getOpenCloudKey(deps.sql, projectId))) {
     throw conflict("No Open Cloud key is configured for this project; store one with PUT /api/economy/key first.");
   }
   const scanId = randomUUID();
-  const claimed = await claimSync(services.sql, projectId, scanId, input.data.restart ?? false);
+  const claimed = await claimSync(deps.sql, projectId, scanId, input.data.restart ?? false);
   if (!claimed) throw conflict("A scan is already queued or running for this project; watch it with GET /api/economy/sync.");
   try {
     await enqueueSlice(boss, { projectId, scanId }, scanId);
   } catch (err) {
-    await finishSync(services.sql, projectId, scanId, { state: "failed", error: "The scan could not be queued; try again." });
+    await finishSync(deps.sql, projectId, scanId, { state: "failed", error: "The scan could not be queued; try again." });
     throw err;
   }
   return { job_id: scanId };
@@ -75,8 +76,8 @@ export function syncView(row: SyncRow | undefined) {
   };
 }
 
-export async function syncStatus(services: Services, projectId: string) {
-  return syncView(await getSync(services.sql, projectId));
+export async function syncStatus(deps: { sql: Sql }, projectId: string) {
+  return syncView(await getSync(deps.sql, projectId));
 }
 
 // ---- the Open Cloud key --------------------------------------------------------------------------
@@ -90,7 +91,7 @@ const KeyBody = z.object({
   key_prefix: z.string().max(50).optional().nullable(),
 });
 
-export async function putKey(services: Services, projectId: string, body: unknown) {
+export async function putKey(deps: { sql: Sql; config: Pick<Config, "appSecret"> }, projectId: string, body: unknown) {
   const parsed = KeyBody.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message }));
@@ -101,8 +102,8 @@ export async function putKey(services: Services, projectId: string, body: unknow
   if (BigInt(k.universe_id) === 0n || BigInt(k.universe_id) > 9223372036854775807n) {
     throw invalidPayload("Invalid body: universe_id must be a positive integer.", [{ path: "universe_id", message: "must be a positive integer" }]);
   }
-  const sealed = sealKey(services.config.appSecret, projectId, k.api_key);
-  await putOpenCloudKey(services.sql, projectId, {
+  const sealed = sealKey(deps.config.appSecret, projectId, k.api_key);
+  await putOpenCloudKey(deps.sql, projectId, {
     ...sealed,
     last4: k.api_key.slice(-4),
     universeId: k.universe_id,
@@ -110,12 +111,12 @@ export async function putKey(services: Services, projectId: string, body: unknow
     scope: k.scope ?? "global",
     keyPrefix: k.key_prefix || null,
   });
-  return keyStatus(services, projectId);
+  return keyStatus(deps, projectId);
 }
 
 /** Never the key: only where it points and its last four characters. */
-export async function keyStatus(services: Services, projectId: string) {
-  const row = await getOpenCloudKey(services.sql, projectId);
+export async function keyStatus(deps: { sql: Sql }, projectId: string) {
+  const row = await getOpenCloudKey(deps.sql, projectId);
   if (!row) return { configured: false, universe_id: null, datastore_name: null, scope: null, key_prefix: null, key_last4: null, updated_at: null };
   return {
     configured: true,
@@ -128,13 +129,13 @@ export async function keyStatus(services: Services, projectId: string) {
   };
 }
 
-export async function deleteKey(services: Services, projectId: string) {
-  if (!(await deleteOpenCloudKey(services.sql, projectId))) throw notFound("No Open Cloud key is stored for this project.");
+export async function deleteKey(deps: { sql: Sql }, projectId: string) {
+  if (!(await deleteOpenCloudKey(deps.sql, projectId))) throw notFound("No Open Cloud key is stored for this project.");
   return { deleted: true };
 }
 
 /** For x-internal-key callers, who name a project without being a member of it. */
-export async function requireProject(services: Services, projectId: string | undefined) {
-  const p = projectId && (await getProject(services.sql, projectId));
+export async function requireProject(deps: { sql: Sql }, projectId: string | undefined) {
+  const p = projectId && (await getProject(deps.sql, projectId));
   if (!p) throw notFound("No project with that id.");
 }

@@ -115,7 +115,3 @@ export function parseListParams(q: URLSearchParams): ListParams {
 export function parseTimeframe(q: URLSearchParams): Timeframe {
   return (oneOf(q, "timeframe", TIMEFRAMES) ?? "24h") as Timeframe;
 }
-
-const UUID_RE = /^\{?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\}?$/i;
-/** A path id that is not a UUID cannot name anything: callers answer 404. */
-export const asUuid = (s: string | undefined) => UUID_RE.exec(s ?? "")?.[1].toLowerCase();

@@ -3,7 +3,8 @@ import { getGroup, groupEventPage, groupTagBreakdown, listEvents, listTraces } f
 import { findPlayers, getPlayer, groupPlayers, playerGroups } from "../../db/players.js";
 import { groupEnvironments, groupVersions, listReleases } from "../../db/versions.js";
 import { notFound } from "~/http.server";
-import { asUuid, fail, integer, text } from "./params.server";
+import { asUuid } from "~/input.server";
+import { fail, integer, text } from "./params.server";
 import { withTitle } from "./title.server";
 
 /** The reads behind releases, players, event paging, tag breakdowns and trace lists (API and dashboard). */

@@ -1,6 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { getGroup, groupHourlySeries, latestGroupEvents } from "../../db/errors.js";
-import { asUuid } from "~/errors/params.server";
+import { asUuid } from "~/input.server";
 import { groupFacets } from "~/errors/triage.server";
 import { getOnly, handle, json, notFound } from "~/http.server";
 import { withTitle } from "~/errors/title.server";

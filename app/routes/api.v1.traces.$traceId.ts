@@ -1,6 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { getTrace } from "../../db/errors.js";
-import { asUuid } from "~/errors/params.server";
+import { asUuid } from "~/input.server";
 import { getOnly, handle, json, notFound } from "~/http.server";
 
 export const loader = ({ request, params, context }: LoaderFunctionArgs) =>

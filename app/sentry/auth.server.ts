@@ -1,9 +1,9 @@
 import type { Sql } from "../../db/client.js";
 import { findActiveDsnKey, projectDsnId, touchDsnKey } from "../../db/sentry.js";
 import type { ApiKeyAuth } from "~/auth/api-keys.server";
+import { KeyCache, UseStamps } from "~/auth/key-cache.server";
 import { ApiError, invalidPayload, unauthorized } from "~/http.server";
 import { isStorable } from "~/text.server";
-import { apiKeyEvents } from "../../db/key-events.js";
 import { queryOf } from "~/errors/params.server";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -40,7 +40,7 @@ export function keyFromRequest(request: Request): string | undefined {
   return parseSentryAuth(request.headers.get("x-sentry-auth")).sentry_key || undefined;
 }
 
-type Cached = { id: string; projectId: string; dsnId: string; rateLimit: number | null; expires: number };
+type DsnKey = { id: string; projectId: string; dsnId: string; rateLimit: number | null };
 
 /** The project a Sentry request posts to, and the DSN key it came with (none for a native key). */
 export type SentryCaller = { projectId: string; dsnKey?: { id: string; rateLimit: number | null } };
@@ -52,43 +52,34 @@ export type SentryCaller = { projectId: string; dsnKey?: { id: string; rateLimit
  * notification as native keys.
  */
 export class SentryKeyAuth {
-  private cache = new Map<string, Cached>();
+  private cache: KeyCache<DsnKey>;
   private dsnIds = new Map<string, string>();
-  private touched = new Map<string, number>();
+  private used = new UseStamps();
   private listening: Promise<unknown> | undefined;
 
   constructor(
     private readonly sql: Sql,
     private readonly apiKeys: ApiKeyAuth,
-    private readonly ttlSeconds: number,
+    ttlSeconds: number,
   ) {
+    this.cache = new KeyCache(ttlSeconds);
     // this instance forgets revoked keys before it answers again; other instances hear of it by NOTIFY
-    apiKeyEvents.addEventListener("changed", () => this.cache.clear());
+    this.cache.forgetOnAnnouncement();
   }
 
-  private async dsnKey(key: string): Promise<Cached | undefined> {
-    this.listening ??= this.sql.listen("api_keys_changed", () => this.cache.clear()).catch((err) => {
+  private async dsnKey(key: string): Promise<DsnKey | undefined> {
+    this.listening ??= this.cache.listen(this.sql).catch((err) => {
       this.listening = undefined;
       console.error("[sentry] key listener failed:", err);
     });
-    const now = Date.now();
-    const hit = this.cache.get(key);
-    if (hit && hit.expires > now) return hit;
-    const row = await findActiveDsnKey(this.sql, key);
-    if (!row) {
-      this.cache.delete(key);
-      return undefined;
-    }
-    const entry = { id: row.id, projectId: row.project_id, dsnId: row.dsn_id, rateLimit: row.rate_limit_per_minute, expires: now + this.ttlSeconds * 1000 };
-    if (this.ttlSeconds > 0) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(key, entry);
-    }
-    if ((this.touched.get(row.id) ?? 0) < now - 60_000) {
-      this.touched.set(row.id, now);
-      touchDsnKey(this.sql, row.id).catch((err) => console.error("[sentry] last_used_at update failed:", err));
-    }
-    return entry;
+    return this.cache.resolve(key, async () => {
+      const row = await findActiveDsnKey(this.sql, key);
+      if (!row) return undefined;
+      if (this.used.due(row.id)) {
+        touchDsnKey(this.sql, row.id).catch((err) => console.error("[sentry] last_used_at update failed:", err));
+      }
+      return { id: row.id, projectId: row.project_id, dsnId: row.dsn_id, rateLimit: row.rate_limit_per_minute };
+    });
   }
 
   /** A project's DSN id never changes, so it is remembered for the life of the process. */

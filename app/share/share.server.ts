@@ -1,22 +1,25 @@
 import { z } from "zod";
-import { getGroup, groupHourlySeries, groupIdentities, latestGroupEvents } from "../../db/errors.js";
+import { getGroup, groupHourlySeries, groupIdentities, latestGroupEvents, type EventRow, type GroupRow } from "../../db/errors.js";
 import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import { findLiveShareLink } from "../../db/share-links.js";
-import type { Services } from "~/services.server";
+import type { Sql } from "../../db/client.js";
+import type { Config } from "~/env.server";
 import { ApiError, forbidden, notFound } from "~/http.server";
-import { parseOr400 } from "~/accounts/users.server";
+import { parseOr400 } from "~/input.server";
 import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
-import type { EventRow, GroupRow } from "~/dashboard/views.server";
 import { scrubber, shareTags, type Known } from "./scrub.server";
 import { issueTitle } from "~/errors/title.server";
+
+/** What a share link's reader needs: the database and the per-address limit on share requests. */
+type ShareDeps = { sql: Sql; config: Pick<Config, "shareRateWindowSeconds" | "shareRateLimit"> };
 
 /** One answer for unknown, revoked and expired tokens, so a token's history cannot be probed. */
 const gone = () => notFound("This share link does not exist, was revoked or has expired.");
 
 /** Per client address, across instances; share tokens are guessable only by brute force, this makes it slow. */
-async function limit(services: Services, clientAddress: string) {
-  const { sql, config } = services;
+async function limit(deps: ShareDeps, clientAddress: string) {
+  const { sql, config } = deps;
   const h = await hit(sql, `share:${clientAddress}`, config.shareRateWindowSeconds);
   // one row per address ever seen; drop the stale ones now and then
   if (Math.random() < 0.01) pruneRateLimits(sql, Math.max(86_400, config.shareRateWindowSeconds)).catch(() => {});
@@ -27,16 +30,16 @@ async function limit(services: Services, clientAddress: string) {
   }
 }
 
-async function resolve(services: Services, clientAddress: string, token: string | undefined) {
-  await limit(services, clientAddress);
+async function resolve(deps: ShareDeps, clientAddress: string, token: string | undefined) {
+  await limit(deps, clientAddress);
   if (!token || token.length > 200) throw gone();
-  const link = await findLiveShareLink(services.sql, hashShareToken(token));
+  const link = await findLiveShareLink(deps.sql, hashShareToken(token));
   if (!link) throw gone();
   return link;
 }
 
-/** A group as a share view shows it: the dashboard's row without its fingerprint or regression time. */
-export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | keyof TriageFields>;
+/** A group as a share view shows it: the group's row and title, without its fingerprint, regression time or triage fields. */
+export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | keyof TriageFields> & { title: string };
 type TriageFields = Pick<GroupRow, "first_version" | "last_version" | "regressed_version" | "snooze_until" | "snooze_count" | "snooze_users" | "environment_count">;
 
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */
@@ -84,8 +87,8 @@ type Identity = { player_name: string | null; user_id: unknown };
  * Everyone the group's oldest and newest events name, and the shown events' own players, so their
  * names and ids are scrubbed wherever they appear.
  */
-async function scrubFor(services: Services, projectId: string, groupId: string) {
-  return scrubberOf(await groupIdentities(services.sql, projectId, groupId));
+async function scrubFor(deps: { sql: Sql }, projectId: string, groupId: string) {
+  return scrubberOf(await groupIdentities(deps.sql, projectId, groupId));
 }
 
 function scrubberOf(identities: Identity[]) {
@@ -103,9 +106,9 @@ function scrubberOf(identities: Identity[]) {
 export type ShareView = Awaited<ReturnType<typeof viewShare>>;
 
 /** GET /api/share/:token and the share page: the group, its latest 20 events and its 7-day hourly series. */
-export async function viewShare(services: Services, clientAddress: string, token: string | undefined) {
-  const link = await resolve(services, clientAddress, token);
-  const { sql } = services;
+export async function viewShare(deps: ShareDeps, clientAddress: string, token: string | undefined) {
+  const link = await resolve(deps, clientAddress, token);
+  const { sql } = deps;
   const group = await getGroup(sql, link.project_id, link.group_id);
   if (!group) throw gone();
   // by the group, not its id: a merged-away issue's events and chart are its own part of the issue it is in
@@ -128,15 +131,15 @@ const StatusInput = z.object({ status: statusSchema });
 
 /** POST /api/share/:token: editors change the status; viewers get 403. */
 export async function updateShareStatus(
-  services: Services,
+  deps: ShareDeps,
   clientAddress: string,
   token: string | undefined,
   readBody: () => Promise<unknown>,
 ) {
-  const link = await resolve(services, clientAddress, token);
+  const link = await resolve(deps, clientAddress, token);
   if (link.role !== "editor") throw forbidden("This share link can view the issue but not change it; ask for an editor link.");
   // the body is read only once the link is known good: a bad token answers 404 whatever it sends
   const { status } = parseOr400(StatusInput, await readBody());
-  const group = await setStatusOf(services.sql, link.project_id, link.group_id, status);
-  return { group: publicGroup(group, await scrubFor(services, link.project_id, link.group_id)) };
+  const group = await setStatusOf(deps.sql, link.project_id, link.group_id, status);
+  return { group: publicGroup(group, await scrubFor(deps, link.project_id, link.group_id)) };
 }

@@ -1,6 +1,6 @@
 import type { Sql } from "../../db/client.js";
 import { getRole, type Role } from "../../db/members.js";
-import { asUuid } from "~/errors/params.server";
+import { asUuid } from "~/input.server";
 import { forbidden, notFound } from "~/http.server";
 
 export type Actor = { id: string; email: string };

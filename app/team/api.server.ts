@@ -1,12 +1,13 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import type { ActionFunctionArgs, AppLoadContext, LoaderFunctionArgs } from "@remix-run/node";
 import type { User } from "../../db/users.js";
-import type { Services } from "~/services.server";
+import type { Config } from "~/env.server";
 import { handle, methodNotAllowed, readJson } from "~/http.server";
 import { assertJsonMutation, isMutation } from "~/accounts/csrf.server";
 import { requireApiUser } from "~/accounts/sessions.server";
 
 export type TeamContext = {
-  services: Services;
+  /** the route's load context, handed on whole: the handler is the route and passes on what each call uses */
+  services: AppLoadContext["services"];
   user: User;
   request: Request;
   params: Record<string, string | undefined>;
@@ -39,8 +40,8 @@ export function teamRoute(handlers: Partial<Record<"GET" | "POST" | "PUT" | "PAT
  * Where links handed out by the service point: PUBLIC_URL, else the origin the request came to (its
  * Host, or X-Forwarded-Host/-Proto only when TRUST_PROXY believes them; always http or https).
  */
-export function baseUrl(services: Services, request: Request): string {
-  if (services.config.publicUrl) return services.config.publicUrl;
+export function baseUrl(deps: { config: Pick<Config, "publicUrl"> }, request: Request): string {
+  if (deps.config.publicUrl) return deps.config.publicUrl;
   const url = new URL(request.url);
   return `${url.protocol === "https:" ? "https" : "http"}://${url.host}`;
 }

@@ -2,9 +2,8 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { insertDsnKey, listDsnKeys, projectDsnId, revokeDsnKey, updateDsnKey, type DsnKeyRow } from "../../db/sentry.js";
-import { asUuid } from "~/errors/params.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { notFound } from "~/http.server";
-import { parseOr400 } from "~/accounts/users.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 /** Events per minute a key may post; null lifts the limit. */

@@ -3,9 +3,8 @@ import type { Sql } from "../../db/client.js";
 import { getGroup } from "../../db/errors.js";
 import { countGroups, type GroupMatch } from "../../db/errors.js";
 import { deleteGroup as dbDelete, setGroupStatus, setStatusWhere, type Snooze } from "../../db/groups.js";
-import { asUuid } from "~/errors/params.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { conflict, notFound } from "~/http.server";
-import { parseOr400 } from "~/accounts/users.server";
 import { isoDateTime } from "~/text.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 

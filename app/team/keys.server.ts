@@ -2,9 +2,8 @@ import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { listApiKeys, revokeApiKey, type ApiKeyRow } from "../../db/projects.js";
 import { createApiKey } from "~/auth/api-keys.server";
-import { asUuid } from "~/errors/params.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { notFound } from "~/http.server";
-import { parseOr400 } from "~/accounts/users.server";
 import { authorize, MANAGERS, type Actor } from "./access.server";
 
 const KeyInput = z

@@ -2,10 +2,10 @@ import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { changeMember, insertMember, listMembers as dbList, type Role } from "../../db/members.js";
 import { findUserByEmail, insertUser } from "../../db/users.js";
-import { asUuid } from "~/errors/params.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { conflict, forbidden, notFound } from "~/http.server";
 import { hashPassword } from "~/accounts/passwords.server";
-import { emailSchema, generatedPassword, parseOr400 } from "~/accounts/users.server";
+import { emailSchema, generatedPassword } from "~/accounts/users.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 const role = z.enum(["owner", "admin", "member"], { error: "must be owner, admin or member" });

@@ -2,9 +2,8 @@ import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { getGroup } from "../../db/errors.js";
 import { listMergedGroups, mergeCandidates, mergeGroups, MergeRefused, pickMergeTarget, unmergeGroups } from "../../db/merge.js";
-import { asUuid } from "~/errors/params.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { conflict, invalidPayload, notFound } from "~/http.server";
-import { parseOr400 } from "~/accounts/users.server";
 import { authorize, EVERYONE, type Actor } from "./access.server";
 import { withTitle } from "~/errors/title.server";
 

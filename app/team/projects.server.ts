@@ -4,7 +4,7 @@ import { listProjectsForUser } from "../../db/members.js";
 import { deleteProject as dbDeleteProject, getProject, insertProjectWithOwner, renameProject as dbRename } from "../../db/projects.js";
 import { hashApiKey, newApiKey } from "~/auth/api-keys.server";
 import { notFound } from "~/http.server";
-import { parseOr400 } from "~/accounts/users.server";
+import { parseOr400 } from "~/input.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 const ProjectInput = z.object({

@@ -2,9 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { getShareLink, insertShareLink, listShareLinks as dbList, revokeShareLink, type ShareLink } from "../../db/share-links.js";
-import { asUuid } from "~/errors/params.server";
+import { parseOr400, asUuid } from "~/input.server";
 import { forbidden, notFound } from "~/http.server";
-import { parseOr400 } from "~/accounts/users.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 const CreateInput = z.object({
