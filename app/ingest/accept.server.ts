@@ -1,9 +1,11 @@
 /**
- * The accept step: every ingest protocol ends here with IncomingEvents (incoming.server.ts). It
- * makes the rows (text cut and made storable, grouping, the clock rules), lets the protocol admit
- * them (its own limits), writes them through the writer under the database deadline, exactly once
- * (an Idempotency-Key's recorded parts, or each event's dedup id in SQL), and then teaches the
- * known-fingerprint cache. Protocols never write themselves.
+ * The accept step: every ingest protocol ends here. A protocol parser (native JSON in
+ * native.server.ts, Sentry in app/sentry/) reads its own wire format and hands over IncomingEvents:
+ * values within the limits below, ids and times normalized. Accept does what is the same for every
+ * protocol, once: it makes the rows (text cut and made storable, grouping, the clock rules), lets the
+ * protocol admit them (its own limits), writes them through the writer under the write deadline,
+ * exactly once (an Idempotency-Key's recorded parts, or each event's dedup id in SQL), and then
+ * teaches the known-fingerprint cache. Protocols never write themselves.
  */
 import type { Sql } from "../../db/client.js";
 import type { EventRow } from "../../db/events.js";
@@ -11,9 +13,59 @@ import type { Config } from "~/env.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { storable } from "~/text.server";
 import { groupEvent, type KnownFingerprints } from "./fingerprint.server";
-import type { IncomingEvent } from "./incoming.server";
 import type { EventWriter } from "./writer.server";
 import { writeOnce, type KeyedRequest } from "./idempotency.server";
+
+export const LEVELS = ["error", "warn", "info"] as const;
+export type Level = (typeof LEVELS)[number];
+
+/** Breadcrumb bounds (docs/api.md, "breadcrumbs"): the SDK keeps well under them. */
+export const BREADCRUMBS = { count: 100, bytes: 32 * 1024, message: 2048, category: 128, dataBytes: 4 * 1024 } as const;
+export const BREADCRUMB_LEVELS = ["debug", "info", "warning", "error", "fatal"] as const;
+export type BreadcrumbLevel = (typeof BREADCRUMB_LEVELS)[number];
+
+/** Roblox servers keep UTC time: anything before the Unix epoch is a broken clock or a hostile value. */
+export const MIN_TIMESTAMP_MS = Date.UTC(1970, 0, 1);
+
+export type IncomingBreadcrumb = {
+  /** ISO 8601 */
+  timestamp?: string;
+  level: BreadcrumbLevel;
+  category?: string;
+  message?: string;
+  data?: Record<string, unknown>;
+};
+
+export type IncomingEvent = {
+  message: string;
+  level: Level;
+  stackTrace: string | null;
+  /** a Roblox user id: decimal digits without leading zeros, at most 2^63 - 1 */
+  userId: string | null;
+  playerName: string | null;
+  /** a lowercase UUID with dashes */
+  traceId: string | null;
+  jobId: string | null;
+  placeId: string | null;
+  gameVersion: string | null;
+  /** null: production */
+  environment: string | null;
+  context: Record<string, unknown> | null;
+  tags: string[] | null;
+  /** ms since the epoch, not before MIN_TIMESTAMP_MS; null: the receive time */
+  timestamp: number | null;
+  /** occurrences this event stands for, 1..1000 */
+  count: number;
+  /** the client's grouping parts; null: grouped by message and stack */
+  fingerprint: string | string[] | null;
+  breadcrumbs: IncomingBreadcrumb[] | null;
+  /** the id stored on the raw event and answered to the client */
+  eventId: string | null;
+  /** an id the client keeps for every retry of this event (Sentry's event_id): the event is written at most once under it */
+  dedupId: string | null;
+  /** where the event happened when its frames are not Roblox script paths (Node, Python…); null: found from the stack */
+  culprit: string | null;
+};
 
 /** What accepting events uses (the process's Services hold all of it). */
 export type AcceptDeps = {

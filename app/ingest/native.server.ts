@@ -6,9 +6,19 @@
 import { z } from "zod";
 import { invalidPayload, issuePath } from "~/http.server";
 import { jsonDepth, MAX_JSON_DEPTH } from "~/text.server";
-import { accept, type AcceptDeps, type Accepted } from "./accept.server";
 import { bodyHash } from "./idempotency.server";
-import { BREADCRUMB_LEVELS, BREADCRUMBS, LEVELS, MIN_TIMESTAMP_MS, type BreadcrumbLevel, type IncomingEvent, type Level } from "./incoming.server";
+import {
+  accept,
+  BREADCRUMB_LEVELS,
+  BREADCRUMBS,
+  LEVELS,
+  MIN_TIMESTAMP_MS,
+  type AcceptDeps,
+  type Accepted,
+  type BreadcrumbLevel,
+  type IncomingEvent,
+  type Level,
+} from "./accept.server";
 
 export const MAX_BATCH = 100;
 

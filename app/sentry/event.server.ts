@@ -2,11 +2,11 @@
  * The Sentry protocol's event: one Sentry event (the JSON of a `/store/` body or an envelope's
  * `event` item) read straight into an IncomingEvent for the accept step. Sentry clients cannot be
  * told to fix a field, so the reading is lenient: values are cut to the limits every incoming event
- * keeps (incoming.server.ts) and unusable ones are dropped, and only a body that is not an event at
+ * keeps (app/ingest/accept.server.ts) and unusable ones are dropped, and only a body that is not an event at
  * all is refused.
  */
 
-import { BREADCRUMBS, type BreadcrumbLevel, type IncomingBreadcrumb, type IncomingEvent, type Level } from "~/ingest/incoming.server";
+import { BREADCRUMBS, type BreadcrumbLevel, type IncomingBreadcrumb, type IncomingEvent, type Level } from "~/ingest/accept.server";
 import { cutText, jsonDepth, MAX_JSON_DEPTH, storable } from "~/text.server";
 
 const CONTEXT_BYTES = 16 * 1024;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { mapSentryEvent, normalizeEventId, NotAnEvent } from "../../app/sentry/event.server.js";
 import { EventTooLarge, MalformedEnvelope, MAX_ENVELOPE_ITEMS, parseEnvelope } from "../../app/sentry/envelope.server.js";
 import { keyFromDsn, parseSentryAuth } from "../../app/sentry/auth.server.js";
-import { BREADCRUMBS, type IncomingEvent } from "../../app/ingest/incoming.server.js";
+import { BREADCRUMBS, type IncomingEvent } from "../../app/ingest/accept.server.js";
 
 /** The limits every incoming event keeps, whatever its protocol (the native ones: a native event over them is a 400). */
 function expectWithinLimits(e: IncomingEvent) {
