@@ -1,58 +1,11 @@
 import { asJson, type Sql, type TxSql } from "./client.js";
 import { claimEventIds } from "./sentry.js";
 import { transaction } from "./transaction.js";
+import type { EventRow, Level, ThrottleRule, TouchedGroup, WriteResult } from "./write-types.js";
 
 export { NotCommittedError } from "./transaction.js";
 
-export type Level = "error" | "warn" | "info";
-
-/** One validated, normalized event ready to be written. */
-export type EventRow = {
-  projectId: string;
-  fingerprint: string;
-  /** the previous grouping version's fingerprint, when it differs (see resolveGroups) */
-  secondaryFingerprint: string | null;
-  message: string;
-  level: Level;
-  stackTrace: string | null;
-  userId: string | null;
-  playerName: string | null;
-  traceId: string | null;
-  jobId: string | null;
-  placeId: string | null;
-  gameVersion: string | null;
-  environment: string;
-  context: unknown;
-  tags: string[] | null;
-  /** what happened before the event, oldest first (see storedBreadcrumbs); null or absent: none */
-  breadcrumbs?: unknown[] | null;
-  /** occurrence time, ms since epoch */
-  timestamp: number;
-  /**
-   * the start of the retention window when the event was received: an older timestamp counts as this
-   * for its issue's times (first and last seen, first version, per version and environment); the stored
-   * event keeps its own
-   */
-  notBefore?: number;
-  count: number;
-  culprit: string | null;
-  /** a client-chosen event id (Sentry protocol): a second event with the same id in the project is dropped */
-  eventId?: string | null;
-  /** the id stored on the event row and returned by the API (native `event_id`, Sentry's `event_id`); no dedup */
-  storedEventId?: string | null;
-};
-
-export type TouchedGroup = {
-  project_id: string;
-  fingerprint: string;
-  id: string;
-  created: boolean;
-  regressed: boolean;
-  status: string;
-};
-
-export type WriteResult = { stored: boolean[]; groups: TouchedGroup[] };
-export type ThrottleRule = { limit: number; windowSeconds: number };
+export type { EventRow, Level, ThrottleRule, TouchedGroup, WriteResult } from "./write-types.js";
 
 const RANK: Record<Level, number> = { error: 3, warn: 2, info: 1 };
 /** When an event happened for its issue's figures: its timestamp, not before the retention window. */
