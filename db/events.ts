@@ -1,18 +1,15 @@
 import { asJson, type Sql, type TxSql } from "./client.js";
-import { claimEventIds } from "./sentry.js";
 import { transaction } from "./transaction.js";
+import { lockAndResolve, placeEvents, type GroupKey, type Slot } from "./write-resolve.js";
 import type { EventRow, Level, ThrottleRule, TouchedGroup, WriteResult } from "./write-types.js";
 
 export { NotCommittedError } from "./transaction.js";
-
+export { mergeLockKey } from "./write-resolve.js";
 export type { EventRow, Level, ThrottleRule, TouchedGroup, WriteResult } from "./write-types.js";
 
 const RANK: Record<Level, number> = { error: 3, warn: 2, info: 1 };
 /** When an event happened for its issue's figures: its timestamp, not before the retention window. */
 const seenAt = (e: EventRow) => (e.notBefore !== undefined && e.timestamp < e.notBefore ? e.notBefore : e.timestamp);
-
-/** A group row's key in the batch's maps (project and fingerprint), built once per distinct fingerprint. */
-type GroupKey = { key: string; fingerprint: string };
 
 type GroupAgg = {
   project_id: string;
@@ -93,64 +90,6 @@ function aggregateGroups(rows: EventRow[], keysOf: (i: number) => GroupKey[]): G
 }
 
 
-type Resolved = {
-  project_id: string;
-  fp: string;
-  row_id: string | null;
-  own_id: string | null;
-  own_fp: string | null;
-  via: number | null;
-  merged_into: string | null;
-  target_fp: string | null;
-  family: string[] | null;
-};
-
-/**
- * Where each distinct fingerprint of the batch lands, read after the merge lock is held:
- *  1. the group whose fingerprint it is (possibly a member merged into another group);
- *  2. else the group it was aliased to by an earlier grouping upgrade;
- *  3. else the group of the previous version's fingerprint, or the group that fingerprint is an
- *     alias of (an issue of version 1 that version 2 events joined): the event joins it, and the new
- *     fingerprint is recorded as an alias of it;
- *  4. else nothing: a new group is made with the fingerprint.
- * For a member of a merged issue it also returns the issue (target) and all its members.
- */
-async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, Resolved>> {
-  const keys = new Map<string, { project_id: string; fp: string; fp1: string | null }>();
-  for (const e of rows) keys.set(`${e.projectId}\u0000${e.fingerprint}`, { project_id: e.projectId, fp: e.fingerprint, fp1: e.secondaryFingerprint });
-  // own_id is the row whose users and throttle an event uses: the member itself, except for the
-  // member holding the target's own fingerprint, whose events keep the target's id (see db/merge.ts)
-  const resolved = await tx<Resolved[]>`
-    select i.project_id, i.fp, o.id as row_id, case when o.merged_own then o.merged_into else o.id end as own_id,
-      o.fingerprint as own_fp, o.via, o.merged_into,
-      case when o.merged_into is not null then
-        (select t.fingerprint from error_groups t where t.project_id = i.project_id and t.id = o.merged_into) end as target_fp,
-      case when o.merged_into is not null then
-        array(select case when m.merged_own then m.merged_into else m.id end from error_groups m
-              where m.project_id = i.project_id and m.merged_into = o.merged_into) end as family
-    from json_to_recordset(${asJson(tx, [...keys.values()])}::json) as i(project_id uuid, fp text, fp1 text)
-    left join lateral (
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 1 as via from error_groups g
-       where g.project_id = i.project_id and g.fingerprint = i.fp)
-      union all
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 2 from group_aliases a
-       join error_groups g on g.project_id = a.project_id and g.id = a.group_id
-       where a.project_id = i.project_id and a.fingerprint = i.fp)
-      union all
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from error_groups g
-       where i.fp1 is not null and g.project_id = i.project_id and g.fingerprint = i.fp1)
-      union all
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from group_aliases a
-       join error_groups g on g.project_id = a.project_id and g.id = a.group_id
-       where i.fp1 is not null and a.project_id = i.project_id and a.fingerprint = i.fp1)
-      limit 1
-    ) o on true`;
-  return new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));
-}
-
-/** The advisory lock that merges and unmerges take exclusively and every ingest shares, per project. */
-export const mergeLockKey = (projectId: string) => `group-merge:${projectId}`;
-
 const iso = (ms: number) => new Date(ms).toISOString();
 
 type Upserted = TouchedGroup & { merged_into: string | null; received: string; kept: number };
@@ -184,8 +123,6 @@ export async function writeEvents(
   deadline?: number,
 ): Promise<WriteResult> {
   if (input.length === 0) return { stored: [], groups: [] };
-  const projects = [...new Set(input.map((e) => e.projectId))].sort();
-  const hasEventIds = input.some((e) => e.eventId);
 
   // a snoozed (ignored) group reopens on the first occurrence past its time or its occurrence target
   const snoozeOver = sql`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
@@ -198,42 +135,14 @@ export async function writeEvents(
   return transaction(
     sql,
     async (tx) => {
-      // The merge lock goes in the same round trip as the statement after it: postgres.js pipelines
-      // queries issued without awaiting on the transaction's connection, and the server runs them one
-      // after the other, each with its own snapshot. So what follows still reads after the lock is
-      // granted (a merge that held it has committed), and it is never sent ahead of the lock:
-      // execute() queues the lock now, the next statement is queued behind it.
-      const locked = tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
-               from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`.execute();
-      let fresh: boolean[] | null = null;
-      let rows = input;
-      let res: Map<string, Resolved>;
-      if (hasEventIds) {
-        // events already received under their id are left out before anything is counted
-        const claimed = (await Promise.all([locked, claimEventIds(tx, input)]))[1];
-        fresh = claimed;
-        rows = input.filter((_, i) => claimed[i]);
-        if (rows.length === 0) {
-          await extra?.(tx, input.map(() => false));
-          return { stored: input.map(() => false), groups: [] };
-        }
-        res = await resolveGroups(tx, rows);
-      } else {
-        res = (await Promise.all([locked, resolveGroups(tx, input)]))[1];
+      const batch = await lockAndResolve(tx, input);
+      if (!batch) {
+        // every event was a repeat of an event id already received
+        await extra?.(tx, input.map(() => false));
+        return { stored: input.map(() => false), groups: [] };
       }
-      // Per distinct fingerprint, once: the keys of the group an event lands in (target) and of the
-      // row whose throttle and users it uses (origin: its own member row when merged, except the
-      // member holding the target's own fingerprint, whose events use the target row; see
-      // db/merge.ts). Each row finds its slot by one lookup; the per-event work below uses the slot.
-      type Slot = { r: Resolved; target: GroupKey; origin: GroupKey; keys: GroupKey[]; place?: Place };
-      const slots = new Map<Resolved, Slot>();
-      for (const r of res.values()) {
-        const gk = (fingerprint: string): GroupKey => ({ key: `${r.project_id}\u0000${fingerprint}`, fingerprint });
-        const target = gk(r.target_fp ?? r.own_fp ?? r.fp);
-        const origin = !r.target_fp ? target : gk(r.own_id === r.merged_into ? r.target_fp : r.own_fp!);
-        slots.set(r, { r, target, origin, keys: r.target_fp ? [target, gk(r.own_fp!)] : [target] });
-      }
-      const slotOf = rows.map((e) => slots.get(res.get(`${e.projectId}\u0000${e.fingerprint}`)!)!);
+      const { rows, fresh, res } = batch;
+      const slotOf = placeEvents(rows, res);
       const groups = aggregateGroups(rows, (i) => slotOf[i].keys);
       // per group row: traced events landing in it (always stored), untraced events it throttles, and
       // the distinct users of the events whose origin it is (its user_count if the upsert creates it)
@@ -346,7 +255,7 @@ export async function writeEvents(
       const aggs = new Map<string, RowAgg>(
         upserted.map((g) => [g.id, { row: g, left: g.kept, users: new Map(), envs: new Map(), versions: new Map(), minutes: new Map(), moved: 0, lands: g.id }]),
       );
-      const placeOf = (slot: Slot): Place => {
+      const placeOf = (slot: Slot & { place?: Place }): Place => {
         if (!slot.place) {
           const group = aggs.get(byKey.get(slot.target.key)!.id)!;
           const origin = aggs.get(byKey.get(slot.origin.key)!.id)!;

@@ -6,7 +6,7 @@ export type Level = "error" | "warn" | "info";
 export type EventRow = {
   projectId: string;
   fingerprint: string;
-  /** the previous grouping version's fingerprint, when it differs (see resolveGroups in db/events.ts) */
+  /** the previous grouping version's fingerprint, when it differs (see resolveGroups in db/write-resolve.ts) */
   secondaryFingerprint: string | null;
   message: string;
   level: Level;
