@@ -49,3 +49,12 @@ export type TouchedGroup = {
 
 export type WriteResult = { stored: boolean[]; groups: TouchedGroup[] };
 export type ThrottleRule = { limit: number; windowSeconds: number };
+
+/** A group row as the group upsert returns it (db/write-statements.ts), read by the steps after it. */
+export type UpsertedGroup = TouchedGroup & {
+  merged_into: string | null;
+  /** the receive time of the row's stored events (text, as PostgreSQL prints it) */
+  received: string;
+  /** how many untraced events of the batch the row's throttle let in */
+  kept: number;
+};
