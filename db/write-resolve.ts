@@ -25,7 +25,7 @@ export type Resolved = {
 /** The events to write (repeated event ids left out) and where their fingerprints land. */
 export type Resolution = {
   rows: EventRow[];
-  /** per input event, whether its event id was new (null: the batch carries no event ids, all are) */
+  /** per input event, false when it repeats an event id already received (null: the batch carries no event ids) */
   fresh: boolean[] | null;
   /** by project and fingerprint */
   res: Map<string, Resolved>;
@@ -46,7 +46,7 @@ export type Resolution = {
 export async function lockAndResolve(tx: TxSql, input: EventRow[]): Promise<Resolution | null> {
   const projects = [...new Set(input.map((e) => e.projectId))].sort();
   const locked = tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
-           from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`.execute();
+    from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`.execute();
   if (!input.some((e) => e.eventId)) {
     const res = (await Promise.all([locked, resolveGroups(tx, input)]))[1];
     return { rows: input, fresh: null, res };
