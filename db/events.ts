@@ -1,206 +1,23 @@
-import { asJson, type Sql, type TxSql } from "./client.js";
-import { claimEventIds } from "./sentry.js";
+/**
+ * The write of a batch of events, in one transaction and a fixed number of statements. Its steps live
+ * in the files named for their job:
+ *  - db/write-resolve.ts: the merge locks, repeated event ids, where each fingerprint lands;
+ *  - db/write-aggregate.ts: what Node computes from the rows (group figures, throttle inputs, kept
+ *    events, per-key aggregates);
+ *  - db/write-statements.ts: the alias insert, the group upsert (the throttle) and the statement
+ *    that writes everything else.
+ */
+import type { Sql, TxSql } from "./client.js";
 import { transaction } from "./transaction.js";
+import { aggregateGroups, countGroupRows, keepAndAggregate } from "./write-aggregate.js";
+import { lockAndResolve, placeEvents } from "./write-resolve.js";
+import { insertAliases, touchedGroups, upsertGroups, writeEventsAndCounters } from "./write-statements.js";
+import type { EventRow, ThrottleRule, WriteResult } from "./write-types.js";
 
 export { NotCommittedError } from "./transaction.js";
-
-export type Level = "error" | "warn" | "info";
-
-/** One validated, normalized event ready to be written. */
-export type EventRow = {
-  projectId: string;
-  fingerprint: string;
-  /** the previous grouping version's fingerprint, when it differs (see resolveGroups) */
-  secondaryFingerprint: string | null;
-  message: string;
-  level: Level;
-  stackTrace: string | null;
-  userId: string | null;
-  playerName: string | null;
-  traceId: string | null;
-  jobId: string | null;
-  placeId: string | null;
-  gameVersion: string | null;
-  environment: string;
-  context: unknown;
-  tags: string[] | null;
-  /** what happened before the event, oldest first (see storedBreadcrumbs); null or absent: none */
-  breadcrumbs?: unknown[] | null;
-  /** occurrence time, ms since epoch */
-  timestamp: number;
-  /**
-   * the start of the retention window when the event was received: an older timestamp counts as this
-   * for its issue's times (first and last seen, first version, per version and environment); the stored
-   * event keeps its own
-   */
-  notBefore?: number;
-  count: number;
-  culprit: string | null;
-  /** a client-chosen event id (Sentry protocol): a second event with the same id in the project is dropped */
-  eventId?: string | null;
-  /** the id stored on the event row and returned by the API (native `event_id`, Sentry's `event_id`); no dedup */
-  storedEventId?: string | null;
-};
-
-export type TouchedGroup = {
-  project_id: string;
-  fingerprint: string;
-  id: string;
-  created: boolean;
-  regressed: boolean;
-  status: string;
-};
-
-export type WriteResult = { stored: boolean[]; groups: TouchedGroup[] };
-export type ThrottleRule = { limit: number; windowSeconds: number };
-
-const RANK: Record<Level, number> = { error: 3, warn: 2, info: 1 };
-/** When an event happened for its issue's figures: its timestamp, not before the retention window. */
-const seenAt = (e: EventRow) => (e.notBefore !== undefined && e.timestamp < e.notBefore ? e.notBefore : e.timestamp);
-
-/** A group row's key in the batch's maps (project and fingerprint), built once per distinct fingerprint. */
-type GroupKey = { key: string; fingerprint: string };
-
-type GroupAgg = {
-  project_id: string;
-  fingerprint: string;
-  message: string;
-  level: Level;
-  count: number;
-  first_seen: number;
-  last_seen: number;
-  culprit: string | null;
-  environment: string;
-  /** game version of the earliest and of the latest event that carried one */
-  first_version: string | null;
-  last_version: string | null;
-  first_version_at: number;
-  last_version_at: number;
-  /** every event of the batch in this group was reported by a game client */
-  client_only: boolean;
-};
-
-/**
- * Whether an event was reported by a game client (relayed by the Roblox SDK): tagged `origin:client`,
- * or `client` as SDK versions before that tag sent it. A client may be an exploiter, so its text is
- * not trusted (alert rules can leave such issues out).
- */
-export const isClientOrigin = (tags: string[] | null) => tags !== null && (tags.includes("origin:client") || tags.includes("client"));
-
-/**
- * Per (project, group key): summed counts, first message/culprit, most severe level, latest
- * environment and versions. An event counts once in the group it lands in and, when that is a merged issue, once
- * more in the member row of its own fingerprint (which keeps its own counters for an unmerge).
- */
-function aggregateGroups(rows: EventRow[], keysOf: (i: number) => GroupKey[]): GroupAgg[] {
-  const map = new Map<string, GroupAgg>();
-  for (let i = 0; i < rows.length; i++) {
-    const e = rows[i];
-    const ts = seenAt(e);
-    for (const { key, fingerprint } of keysOf(i)) {
-      const g = map.get(key);
-      if (!g) {
-        map.set(key, {
-          project_id: e.projectId,
-          fingerprint,
-          message: e.message,
-          level: e.level,
-          count: e.count,
-          first_seen: ts,
-          last_seen: ts,
-          culprit: e.culprit,
-          environment: e.environment,
-          first_version: e.gameVersion,
-          last_version: e.gameVersion,
-          first_version_at: ts,
-          last_version_at: ts,
-          client_only: isClientOrigin(e.tags),
-        });
-        continue;
-      }
-      g.count += e.count;
-      if (g.client_only && !isClientOrigin(e.tags)) g.client_only = false;
-      if (RANK[e.level] > RANK[g.level]) g.level = e.level;
-      if (ts < g.first_seen) g.first_seen = ts;
-      if (ts >= g.last_seen) {
-        g.last_seen = ts;
-        g.environment = e.environment;
-      }
-      g.culprit ??= e.culprit;
-      if (e.gameVersion !== null) {
-        if (g.first_version === null || ts < g.first_version_at) [g.first_version, g.first_version_at] = [e.gameVersion, ts];
-        if (g.last_version === null || ts >= g.last_version_at) [g.last_version, g.last_version_at] = [e.gameVersion, ts];
-      }
-    }
-  }
-  // a fixed lock order (project, fingerprint) keeps concurrent batches from deadlocking
-  return [...map.values()].sort((a, b) =>
-    a.project_id < b.project_id ? -1 : a.project_id > b.project_id ? 1 : a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0,
-  );
-}
-
-
-type Resolved = {
-  project_id: string;
-  fp: string;
-  row_id: string | null;
-  own_id: string | null;
-  own_fp: string | null;
-  via: number | null;
-  merged_into: string | null;
-  target_fp: string | null;
-  family: string[] | null;
-};
-
-/**
- * Where each distinct fingerprint of the batch lands, read after the merge lock is held:
- *  1. the group whose fingerprint it is (possibly a member merged into another group);
- *  2. else the group it was aliased to by an earlier grouping upgrade;
- *  3. else the group of the previous version's fingerprint, or the group that fingerprint is an
- *     alias of (an issue of version 1 that version 2 events joined): the event joins it, and the new
- *     fingerprint is recorded as an alias of it;
- *  4. else nothing: a new group is made with the fingerprint.
- * For a member of a merged issue it also returns the issue (target) and all its members.
- */
-async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, Resolved>> {
-  const keys = new Map<string, { project_id: string; fp: string; fp1: string | null }>();
-  for (const e of rows) keys.set(`${e.projectId}\u0000${e.fingerprint}`, { project_id: e.projectId, fp: e.fingerprint, fp1: e.secondaryFingerprint });
-  // own_id is the row whose users and throttle an event uses: the member itself, except for the
-  // member holding the target's own fingerprint, whose events keep the target's id (see db/merge.ts)
-  const resolved = await tx<Resolved[]>`
-    select i.project_id, i.fp, o.id as row_id, case when o.merged_own then o.merged_into else o.id end as own_id,
-      o.fingerprint as own_fp, o.via, o.merged_into,
-      case when o.merged_into is not null then
-        (select t.fingerprint from error_groups t where t.project_id = i.project_id and t.id = o.merged_into) end as target_fp,
-      case when o.merged_into is not null then
-        array(select case when m.merged_own then m.merged_into else m.id end from error_groups m
-              where m.project_id = i.project_id and m.merged_into = o.merged_into) end as family
-    from json_to_recordset(${asJson(tx, [...keys.values()])}::json) as i(project_id uuid, fp text, fp1 text)
-    left join lateral (
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 1 as via from error_groups g
-       where g.project_id = i.project_id and g.fingerprint = i.fp)
-      union all
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 2 from group_aliases a
-       join error_groups g on g.project_id = a.project_id and g.id = a.group_id
-       where a.project_id = i.project_id and a.fingerprint = i.fp)
-      union all
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from error_groups g
-       where i.fp1 is not null and g.project_id = i.project_id and g.fingerprint = i.fp1)
-      union all
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from group_aliases a
-       join error_groups g on g.project_id = a.project_id and g.id = a.group_id
-       where i.fp1 is not null and a.project_id = i.project_id and a.fingerprint = i.fp1)
-      limit 1
-    ) o on true`;
-  return new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));
-}
-
-/** The advisory lock that merges and unmerges take exclusively and every ingest shares, per project. */
-export const mergeLockKey = (projectId: string) => `group-merge:${projectId}`;
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-type Upserted = TouchedGroup & { merged_into: string | null; received: string; kept: number };
+export { isClientOrigin } from "./write-aggregate.js";
+export { mergeLockKey } from "./write-resolve.js";
+export type { EventRow, Level, ThrottleRule, TouchedGroup, WriteResult } from "./write-types.js";
 
 /**
  * Writes a batch of events in one transaction: group upserts (with the throttle), distinct users,
@@ -231,392 +48,40 @@ export async function writeEvents(
   deadline?: number,
 ): Promise<WriteResult> {
   if (input.length === 0) return { stored: [], groups: [] };
-  const projects = [...new Set(input.map((e) => e.projectId))].sort();
-  const hasEventIds = input.some((e) => e.eventId);
-
-  // a snoozed (ignored) group reopens on the first occurrence past its time or its occurrence target
-  const snoozeOver = sql`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
-  const window = sql`make_interval(secs => ${throttle.windowSeconds})`;
-  // the first version is the version of the earliest event that carried one, whatever the arrival order
-  const earlierVersion = sql`(excluded.first_version is not null and (g.first_version is null or excluded.first_version_at < g.first_version_at))`;
-
   // exactly once: resolves only if the transaction committed, even when its connection is lost
   // around COMMIT; a NotCommittedError means nothing was written (see db/transaction.ts)
   return transaction(
     sql,
     async (tx) => {
-      // The merge lock goes in the same round trip as the statement after it: postgres.js pipelines
-      // queries issued without awaiting on the transaction's connection, and the server runs them one
-      // after the other, each with its own snapshot. So what follows still reads after the lock is
-      // granted (a merge that held it has committed), and it is never sent ahead of the lock:
-      // execute() queues the lock now, the next statement is queued behind it.
-      const locked = tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
-               from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`.execute();
-      let fresh: boolean[] | null = null;
-      let rows = input;
-      let res: Map<string, Resolved>;
-      if (hasEventIds) {
-        // events already received under their id are left out before anything is counted
-        const claimed = (await Promise.all([locked, claimEventIds(tx, input)]))[1];
-        fresh = claimed;
-        rows = input.filter((_, i) => claimed[i]);
-        if (rows.length === 0) {
-          await extra?.(tx, input.map(() => false));
-          return { stored: input.map(() => false), groups: [] };
-        }
-        res = await resolveGroups(tx, rows);
-      } else {
-        res = (await Promise.all([locked, resolveGroups(tx, input)]))[1];
+      const batch = await lockAndResolve(tx, input);
+      if (!batch) {
+        // every event was a repeat of an event id already received
+        await extra?.(tx, input.map(() => false));
+        return { stored: input.map(() => false), groups: [] };
       }
-      // Per distinct fingerprint, once: the keys of the group an event lands in (target) and of the
-      // row whose throttle and users it uses (origin: its own member row when merged, except the
-      // member holding the target's own fingerprint, whose events use the target row; see
-      // db/merge.ts). Each row finds its slot by one lookup; the per-event work below uses the slot.
-      type Slot = { r: Resolved; target: GroupKey; origin: GroupKey; keys: GroupKey[]; place?: Place };
-      const slots = new Map<Resolved, Slot>();
-      for (const r of res.values()) {
-        const gk = (fingerprint: string): GroupKey => ({ key: `${r.project_id}\u0000${fingerprint}`, fingerprint });
-        const target = gk(r.target_fp ?? r.own_fp ?? r.fp);
-        const origin = !r.target_fp ? target : gk(r.own_id === r.merged_into ? r.target_fp : r.own_fp!);
-        slots.set(r, { r, target, origin, keys: r.target_fp ? [target, gk(r.own_fp!)] : [target] });
-      }
-      const slotOf = rows.map((e) => slots.get(res.get(`${e.projectId}\u0000${e.fingerprint}`)!)!);
-      const groups = aggregateGroups(rows, (i) => slotOf[i].keys);
-      // per group row: traced events landing in it (always stored), untraced events it throttles, and
-      // the distinct users of the events whose origin it is (its user_count if the upsert creates it)
-      const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0, users: new Set<string>() }]));
-      for (let i = 0; i < rows.length; i++) {
-        const e = rows[i];
-        const slot = slotOf[i];
-        const origin = counts.get(slot.origin.key)!;
-        if (e.traceId) counts.get(slot.target.key)!.traced++;
-        else origin.untraced++;
-        if (e.userId !== null) origin.users.add(e.userId);
-      }
-
-      // fingerprints that joined a group through the previous version's fingerprint
-      const aliases = [...res.values()]
-        .filter((r) => r.via === 3)
-        .map((r) => ({ project_id: r.project_id, fingerprint: r.fp, group_id: r.row_id }))
-        .sort((a, b) => (a.project_id + a.fingerprint < b.project_id + b.fingerprint ? -1 : 1));
-      if (aliases.length > 0) {
-        await tx`
-          insert into group_aliases (project_id, fingerprint, group_id)
-          select project_id, fingerprint, group_id
-          from json_to_recordset(${asJson(tx, aliases)}::json) as t(project_id uuid, fingerprint text, group_id uuid)
-          order by project_id, fingerprint
-          on conflict do nothing`;
-      }
-
-      // `n` (untraced events, at most the limit: no more can be let in) and `traced` reach the conflict
-      // branch through the proposed row: its throttle_times hold n entries and its stored_count is
-      // traced + n. A member of a merged issue stores nothing itself: its events are stored in the
-      // issue, whose stored_count gets the member's kept events in the second statement. A row the
-      // upsert creates starts with its users counted (all of them are new to it, and no other
-      // transaction can have added any: its key was free until this insert), so the second statement
-      // writes it again only for a merged issue's stored_count, which a new row never is.
-      const upserted = await tx<Upserted[]>`
-        insert into error_groups as g
-          (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
-           first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only)
-        select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
-          t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, t.users,
-          t.client_only
-        from json_to_recordset(${asJson(
-          tx,
-          groups.map((g) => {
-            const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
-            return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced, users: c.users.size,
-              first_version_at: g.first_version === null ? null : iso(g.first_version_at) };
-          }),
-        )}::json)
-          as t(project_id uuid, fingerprint text, message text, level text, count bigint,
-               first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-               first_version_at timestamptz, n int, traced int, users int, client_only boolean)
-        cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
-        order by t.project_id, t.fingerprint
-        on conflict (project_id, fingerprint) do update set
-          count = g.count + excluded.count,
-          first_seen = least(g.first_seen, excluded.first_seen),
-          last_seen = greatest(g.last_seen, excluded.last_seen),
-          environment = case when excluded.last_seen >= g.last_seen then excluded.environment else g.environment end,
-          level = case when level_rank(excluded.level) > level_rank(g.level) then excluded.level else g.level end,
-          culprit = coalesce(g.culprit, excluded.culprit),
-          client_only = g.client_only and excluded.client_only,
-          first_version = case when ${earlierVersion} then excluded.first_version else g.first_version end,
-          first_version_at = case when ${earlierVersion} then excluded.first_version_at else g.first_version_at end,
-          last_version = case when excluded.last_version is not null and (g.last_version is null or excluded.last_seen >= g.last_seen)
-            then excluded.last_version else g.last_version end,
-          -- a member of a merged issue keeps its status: the issue it is merged into has the live one
-          status = case when g.merged_into is null and (g.status = 'resolved' or ${snoozeOver}) then 'open' else g.status end,
-          regressed_at = case when g.status = 'resolved' and g.merged_into is null then now() else g.regressed_at end,
-          regressed_version = case when g.status = 'resolved' and g.merged_into is null then excluded.last_version else g.regressed_version end,
-          resolved_at = case when g.status = 'resolved' and g.merged_into is null then null else g.resolved_at end,
-          snooze_until = case when ${snoozeOver} then null else g.snooze_until end,
-          snooze_count = case when ${snoozeOver} then null else g.snooze_count end,
-          snooze_users = case when ${snoozeOver} then null else g.snooze_users end,
-          -- the throttle (see above): the clock is read per row (the subquery names the row, so it runs
-          -- again for each one) once its lock is granted
-          (throttle_times, received_at, stored_count) = (
-            select case when k.kept = 0 then g.throttle_times else g.throttle_times[w.old + 1:] || array_fill(c.at, array[k.kept]) end, c.at,
-              g.stored_count + excluded.stored_count - cardinality(excluded.throttle_times) + case when g.merged_into is null then k.kept else 0 end
-            from (select clock_timestamp() as at, g.id offset 0) c
-            -- the times are in ascending order: those up to the window's start are a prefix (binary search)
-            cross join lateral (select width_bucket(c.at - ${window}, g.throttle_times) as old) w
-            cross join lateral (
-              select least(cardinality(excluded.throttle_times), greatest(0, ${throttle.limit} - (cardinality(g.throttle_times) - w.old))) as kept) k)
-        returning project_id, fingerprint, id, (xmax = 0) as created,
-          coalesce(regressed_at = now(), false) as regressed, status, merged_into, received_at::text as received,
-          cardinality(throttle_times) - width_bucket(received_at - interval '1 microsecond', throttle_times) as kept`;
-      const touched: TouchedGroup[] = upserted
-        .filter((g) => g.merged_into == null)
-        .map(({ merged_into: _, received: _r, kept: _k, ...g }) => g);
-      const byKey = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g]));
-
-      // Node's half of the write: which events are kept, and the per-key aggregates of all of them.
-      // Each distinct fingerprint is placed once; the aggregates hang off the group and origin rows,
-      // so the per-event work is a few lookups by short keys.
-      type Span = { key: string; count: number; first: number; last: number };
-      type RowAgg = {
-        row: Upserted;
-        left: number;
-        users: Map<string, string[] | null>;
-        envs: Map<string, Span>;
-        versions: Map<string, Span>;
-        /** rollup cells of this origin row by minute and level (its group is fixed) */
-        minutes: Map<number, { bucket: number; level: Level; count: number }>;
-        moved: number;
-        /** the group this row's events land in (itself, or the issue it is merged into) */
-        lands: string;
-      };
-      type Place = { group: RowAgg; origin: RowAgg; family: string[] | null };
-      const aggs = new Map<string, RowAgg>(
-        upserted.map((g) => [g.id, { row: g, left: g.kept, users: new Map(), envs: new Map(), versions: new Map(), minutes: new Map(), moved: 0, lands: g.id }]),
-      );
-      const placeOf = (slot: Slot): Place => {
-        if (!slot.place) {
-          const group = aggs.get(byKey.get(slot.target.key)!.id)!;
-          const origin = aggs.get(byKey.get(slot.origin.key)!.id)!;
-          origin.lands = group.row.id;
-          slot.place = { group, origin, family: slot.r.family };
-        }
-        return slot.place;
-      };
-      const LEVEL = { error: 0, warn: 1, info: 2 } as const;
-      const spanOf = (m: Map<string, Span>, key: string, e: EventRow) => {
-        const x = m.get(key);
-        const ts = seenAt(e);
-        if (!x) return void m.set(key, { key, count: e.count, first: ts, last: ts });
-        x.count += e.count;
-        if (ts < x.first) x.first = ts;
-        if (ts > x.last) x.last = ts;
-      };
-      const storedRows: boolean[] = [];
-      const events: object[] = [];
-      const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
-      const traces = new Map<string, { project_id: string; trace_id: string; first: number; last: number; n: number; groups: Set<string> }>();
-      for (let i = 0; i < rows.length; i++) {
-        const e = rows[i];
-        const { group, origin, family } = placeOf(slotOf[i]);
-        const ts = e.timestamp;
-        const keep = e.traceId !== null || origin.left > 0;
-        storedRows.push(keep);
-        if (keep) {
-          if (e.traceId === null) {
-            origin.left--;
-            // kept by a merged member's throttle: stored in the issue, counted there
-            if (origin.row.merged_into !== null) group.moved++;
-          }
-          const stored: Record<string, unknown> = {
-            project_id: e.projectId, group_id: group.row.id, origin_id: origin === group ? null : origin.row.id, message: e.message,
-            level: e.level, stack_trace: e.stackTrace, user_id: e.userId, player_name: e.playerName, trace_id: e.traceId, job_id: e.jobId,
-            place_id: e.placeId, game_version: e.gameVersion, environment: e.environment, context: e.context ?? null, tags: e.tags,
-            count: e.count, ts: iso(ts), received: origin.row.received,
-          };
-          // only when present: an event without breadcrumbs or an id sends the statement nothing more
-          if (e.breadcrumbs) stored.breadcrumbs = e.breadcrumbs;
-          if (e.storedEventId) stored.event_id = e.storedEventId;
-          events.push(stored);
-        }
-        if (e.userId !== null) {
-          origin.users.set(e.userId, family);
-          const k = `${e.projectId}\u0000${e.userId}`;
-          let u = users.get(k);
-          if (!u) users.set(k, (u = { project_id: e.projectId, user_id: e.userId, last_seen: ts, player_name: null, named_at: -Infinity }));
-          if (ts > u.last_seen) u.last_seen = ts;
-          if (e.playerName !== null && ts >= u.named_at) [u.player_name, u.named_at] = [e.playerName, ts];
-        }
-        // per origin row, like users and rollup cells: a merged issue's figures are its members' sums
-        // (db/versions.ts), so an unmerge leaves each member exactly its own
-        spanOf(origin.envs, e.environment, e);
-        if (e.gameVersion !== null) spanOf(origin.versions, e.gameVersion, e);
-        if (e.traceId !== null) {
-          const k = `${e.projectId}\u0000${e.traceId}`;
-          let t = traces.get(k);
-          if (!t) traces.set(k, (t = { project_id: e.projectId, trace_id: e.traceId, first: ts, last: ts, n: 0, groups: new Set<string>() }));
-          t.n++;
-          if (ts < t.first) t.first = ts;
-          if (ts > t.last) t.last = ts;
-          t.groups.add(group.row.id);
-        }
-        const bucket = ts - (ts % 60_000);
-        const cell = bucket * 4 + LEVEL[e.level];
-        const m = origin.minutes.get(cell);
-        if (m) m.count += e.count;
-        else origin.minutes.set(cell, { bucket, level: e.level, count: e.count });
-      }
-      // one entry per group row with everything of it (ids once, not per user or cell; times in ms)
-      const spanList = (m: Map<string, Span>) => (m.size === 0 ? undefined : [...m.values()].map((x) => [x.key, x.count, x.first, x.last]));
-      const perRow = [...aggs.values()].map((a) => ({
-        p: a.row.project_id,
-        id: a.row.id,
-        g: a.lands,
-        f: a.users.size > 0 ? a.users.values().next().value : undefined,
-        u: a.users.size > 0 ? [...a.users.keys()] : undefined,
-        e: spanList(a.envs),
-        v: spanList(a.versions),
-        m: a.minutes.size === 0 ? undefined : [...a.minutes.values()].map((c) => [c.bucket, c.level, c.count]),
-        s: a.moved,
-        c: a.row.created || undefined,
-      }));
-      const seen = [...users.values()].map((u) => [u.project_id, u.user_id, u.last_seen, u.player_name]);
-
-      // Everything else in one statement, after the group locks above. Each part locks its rows in key
-      // order (users, traces, rollups); a group row is written a second time only when it gained users
-      // (user_count, and a snooze until N users), or when it is a merged issue that stored events kept
-      // by a member's throttle (stored_count).
-      //  - group_users: distinct users per origin row; a group's user_count grows by the users new to it
-      //    (for a merged issue: new to all its members); project_users: each user's latest occurrence
-      //    to the minute (a write is skipped while the stored time is less than a minute older);
-      //  - the kept events with their origin row's receive time, traces, and occurrences per group,
-      //    level and origin by minute, hour and day (stats read only these).
-      // The events and traces parts are left out of the statement when the batch has none (all
-      // throttled, no trace ids: the usual small batch of an error storm); even empty, starting them
-      // costs the server ~170 µs per transaction (bench:write). That makes up to four prepared variants.
-      const usersOver = sql`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
-      await tx`
-        with input as materialized (
-          select * from json_to_recordset(${asJson(tx, perRow)}::json)
-            as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int, c boolean)
-        ), pairs as (
-          select i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
-          from input i cross join lateral unnest(i.u) as x(user_id)
-        ), new_pairs as (
-          insert into group_users (project_id, group_id, user_id)
-          select project_id, origin_id, user_id from pairs
-          order by 1, 2, 3
-          on conflict do nothing
-          returning project_id, group_id as origin_id, user_id
-        ), new_users as (
-          -- per group an event lands in: users new to it; per member row: users new to that member
-          select i.project_id, i.group_id as id, count(distinct np.user_id) filter (
-              where i.family is null or not exists (
-                select 1 from group_users x
-                where x.project_id = i.project_id and x.group_id = any(i.family) and x.user_id = np.user_id)) as n
-          from new_pairs np
-          join (select distinct project_id, group_id, origin_id, family from pairs) i
-            on i.project_id = np.project_id and i.origin_id = np.origin_id
-          group by 1, 2
-          union all
-          select np.project_id, np.origin_id, count(*) from new_pairs np
-          where exists (select 1 from pairs i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
-          group by 1, 2
-        ), seen_users as (
-          insert into project_users as pu (project_id, user_id, last_seen, player_name)
-          select (x->>0)::uuid, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), x->>3
-          from json_array_elements(${asJson(tx, seen)}::json) x
-          order by 1, 2
-          on conflict (project_id, user_id) do update set
-            last_seen = greatest(pu.last_seen, excluded.last_seen),
-            player_name = coalesce(excluded.player_name, pu.player_name)
-          where pu.last_seen < excluded.last_seen - interval '1 minute'
-            or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
-        ), by_environment as (
-          insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
-          select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
-          from input i cross join lateral json_array_elements(i.e) x
-          order by 1, 2, 3
-          on conflict (project_id, group_id, environment) do update set
-            count = ge.count + excluded.count,
-            first_seen = least(ge.first_seen, excluded.first_seen),
-            last_seen = greatest(ge.last_seen, excluded.last_seen)
-        ), by_version as (
-          insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
-          select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
-          from input i cross join lateral json_array_elements(i.v) x
-          order by 1, 2, 3
-          on conflict (project_id, group_id, version) do update set
-            count = gv.count + excluded.count,
-            first_seen = least(gv.first_seen, excluded.first_seen),
-            last_seen = greatest(gv.last_seen, excluded.last_seen)
-        )${events.length === 0 ? tx`` : tx`, stored as (
-          insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
-            job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at, breadcrumbs, event_id)
-          select project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
-            job_id, place_id, game_version, environment, context,
-            case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
-            count, ts, received, breadcrumbs, event_id
-          from json_to_recordset(${asJson(tx, events)}::json) as t(
-            project_id uuid, group_id uuid, origin_id uuid, message text, level text, stack_trace text,
-            user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
-            context jsonb, tags jsonb, count int, ts timestamptz, received timestamptz, breadcrumbs jsonb, event_id uuid)
-        )`}${traces.size === 0 ? tx`` : tx`, traced as (
-          insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
-          select project_id, trace_id, first, last, n, array(select distinct x from unnest(group_ids) x order by x)
-          from json_to_recordset(${asJson(tx, [...traces.values()].map((t) => ({ ...t, first: iso(t.first), last: iso(t.last), group_ids: [...t.groups], groups: undefined })))}::json)
-            as t(project_id uuid, trace_id uuid, first timestamptz, last timestamptz, n int, group_ids uuid[])
-          order by 1, 2
-          on conflict (project_id, trace_id) do update set
-            first_seen = least(tr.first_seen, excluded.first_seen),
-            last_seen = greatest(tr.last_seen, excluded.last_seen),
-            event_count = tr.event_count + excluded.event_count,
-            group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
-        )`}, minutes as (
-          select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
-            i.id as origin_id, (x->>2)::bigint as count
-          from input i cross join lateral json_array_elements(i.m) x
-        ), by_minute as (
-          insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
-          select project_id, bucket, group_id, level, origin_id, count from minutes
-          order by 1, 2, 3, 4, 5
-          on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
-        ), by_hour as (
-          insert into rollup_hour as r (project_id, bucket, group_id, level, origin_id, count)
-          select project_id, date_trunc('hour', bucket), group_id, level, origin_id, sum(count) from minutes
-          group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-          on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
-        ), by_day as (
-          insert into rollup_day as r (project_id, bucket, group_id, level, origin_id, count)
-          select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from minutes
-          group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-          on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
-        ), per_row as (
-          select project_id, id, sum(users) as users, sum(stored) as stored from (
-            -- a row created by the upsert has its users counted already
-            select nu.project_id, nu.id, nu.n as users, 0 as stored from new_users nu
-            where not exists (select 1 from input i where i.id = nu.id and i.c)
-            union all
-            select p, id, 0, s from input where s > 0
-          ) u group by 1, 2
-        )
-        update error_groups g set
-          user_count = g.user_count + p.users,
-          -- a group snoozed until N more users reopens when the N-th new user arrives
-          status = case when ${usersOver} then 'open' else g.status end,
-          snooze_until = case when ${usersOver} then null else g.snooze_until end,
-          snooze_count = case when ${usersOver} then null else g.snooze_count end,
-          snooze_users = case when ${usersOver} then null else g.snooze_users end,
-          stored_count = g.stored_count + p.stored
-        from per_row p
-        where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0)`;
-
-      // back to the caller's order: a dropped repeat of an event id was not stored
-      let k = 0;
-      const stored = fresh ? fresh.map((f) => (f ? storedRows[k++] : false)) : storedRows;
+      const { rows, fresh, res } = batch;
+      const slotOf = placeEvents(rows, res);
+      const groups = aggregateGroups(rows, slotOf);
+      const counts = countGroupRows(rows, slotOf, groups);
+      await insertAliases(tx, res);
+      const upserted = await upsertGroups(tx, groups, counts, throttle, groupingVersion);
+      const writes = keepAndAggregate(rows, slotOf, upserted);
+      await writeEventsAndCounters(tx, writes);
+      const stored = inInputOrder(fresh, writes.storedRows);
       await extra?.(tx, stored);
-      return { stored, groups: touched };
+      return { stored, groups: touchedGroups(upserted) };
     },
     // a try known to have written nothing is written again, while the deadline allows
     { deadline, attempts: 3 },
   );
+}
+
+/**
+ * Reads which input events had a new event id (null: all did) and which of the written rows were
+ * stored; returns, per input event, whether it was stored (a dropped repeat of an event id was not).
+ */
+function inInputOrder(fresh: boolean[] | null, storedRows: boolean[]): boolean[] {
+  if (!fresh) return storedRows;
+  let k = 0;
+  return fresh.map((f) => (f ? storedRows[k++] : false));
 }

@@ -1,0 +1,128 @@
+/**
+ * The first step of a batch write (db/events.ts): take the merge locks, leave out repeated event ids,
+ * and find the group row each event lands in and the row whose throttle and users it uses.
+ */
+import { asJson, type TxSql } from "./client.js";
+import { claimEventIds } from "./sentry.js";
+import type { EventRow } from "./write-types.js";
+
+/** The advisory lock that merges and unmerges take exclusively and every ingest shares, per project. */
+export const mergeLockKey = (projectId: string) => `group-merge:${projectId}`;
+
+/** Where one distinct fingerprint of the batch lands (see resolveGroups). */
+export type Resolved = {
+  project_id: string;
+  fp: string;
+  row_id: string | null;
+  own_id: string | null;
+  own_fp: string | null;
+  via: number | null;
+  merged_into: string | null;
+  target_fp: string | null;
+  family: string[] | null;
+};
+
+/** The events to write (repeated event ids left out) and where their fingerprints land. */
+export type Resolution = {
+  rows: EventRow[];
+  /** per input event, false when it repeats an event id already received (null: the batch carries no event ids) */
+  fresh: boolean[] | null;
+  /** by project and fingerprint */
+  res: Map<string, Resolved>;
+};
+
+/**
+ * Takes the shared merge lock of each project of `input`, in key order, then, when events carry an
+ * event id, claims the ids and leaves out the events already received under theirs, then resolves
+ * the groups of the remaining events. Returns the events to write and where they land, or null when
+ * every event was a repeat (nothing else to write).
+ *
+ * The merge lock goes in the same round trip as the statement after it: postgres.js pipelines
+ * queries issued without awaiting on the transaction's connection, and the server runs them one
+ * after the other, each with its own snapshot. So what follows still reads after the lock is
+ * granted (a merge that held it has committed), and it is never sent ahead of the lock:
+ * execute() queues the lock now, the next statement is queued behind it.
+ */
+export async function lockAndResolve(tx: TxSql, input: EventRow[]): Promise<Resolution | null> {
+  const projects = [...new Set(input.map((e) => e.projectId))].sort();
+  const locked = tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
+    from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`.execute();
+  if (!input.some((e) => e.eventId)) {
+    const res = (await Promise.all([locked, resolveGroups(tx, input)]))[1];
+    return { rows: input, fresh: null, res };
+  }
+  // events already received under their id are left out before anything is counted
+  const fresh = (await Promise.all([locked, claimEventIds(tx, input)]))[1];
+  const rows = input.filter((_, i) => fresh[i]);
+  if (rows.length === 0) return null;
+  return { rows, fresh, res: await resolveGroups(tx, rows) };
+}
+
+/**
+ * Where each distinct fingerprint of the batch lands, read after the merge lock is held:
+ *  1. the group whose fingerprint it is (possibly a member merged into another group);
+ *  2. else the group it was aliased to by an earlier grouping upgrade;
+ *  3. else the group of the previous version's fingerprint, or the group that fingerprint is an
+ *     alias of (an issue of version 1 that version 2 events joined): the event joins it, and the new
+ *     fingerprint is recorded as an alias of it;
+ *  4. else nothing: a new group is made with the fingerprint.
+ * For a member of a merged issue it also returns the issue (target) and all its members.
+ */
+async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, Resolved>> {
+  const keys = new Map<string, { project_id: string; fp: string; fp1: string | null }>();
+  for (const e of rows) keys.set(`${e.projectId}\u0000${e.fingerprint}`, { project_id: e.projectId, fp: e.fingerprint, fp1: e.secondaryFingerprint });
+  // own_id is the row whose users and throttle an event uses: the member itself, except for the
+  // member holding the target's own fingerprint, whose events keep the target's id (see db/merge.ts)
+  const resolved = await tx<Resolved[]>`
+    select i.project_id, i.fp, o.id as row_id, case when o.merged_own then o.merged_into else o.id end as own_id,
+      o.fingerprint as own_fp, o.via, o.merged_into,
+      case when o.merged_into is not null then
+        (select t.fingerprint from error_groups t where t.project_id = i.project_id and t.id = o.merged_into) end as target_fp,
+      case when o.merged_into is not null then
+        array(select case when m.merged_own then m.merged_into else m.id end from error_groups m
+              where m.project_id = i.project_id and m.merged_into = o.merged_into) end as family
+    from json_to_recordset(${asJson(tx, [...keys.values()])}::json) as i(project_id uuid, fp text, fp1 text)
+    left join lateral (
+      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 1 as via from error_groups g
+       where g.project_id = i.project_id and g.fingerprint = i.fp)
+      union all
+      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 2 from group_aliases a
+       join error_groups g on g.project_id = a.project_id and g.id = a.group_id
+       where a.project_id = i.project_id and a.fingerprint = i.fp)
+      union all
+      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from error_groups g
+       where i.fp1 is not null and g.project_id = i.project_id and g.fingerprint = i.fp1)
+      union all
+      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from group_aliases a
+       join error_groups g on g.project_id = a.project_id and g.id = a.group_id
+       where i.fp1 is not null and a.project_id = i.project_id and a.fingerprint = i.fp1)
+      limit 1
+    ) o on true`;
+  return new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));
+}
+
+/** A group row's key in the batch's maps (project and fingerprint), built once per distinct fingerprint. */
+export type GroupKey = { key: string; fingerprint: string };
+
+/**
+ * Per distinct fingerprint, once: the keys of the group an event lands in (target) and of the row
+ * whose throttle and users it uses (origin: its own member row when merged, except the member
+ * holding the target's own fingerprint, whose events use the target row; see db/merge.ts), and the
+ * keys of the group rows that count the event (`keys`: the target, and its own member row when merged).
+ */
+export type Slot = { r: Resolved; target: GroupKey; origin: GroupKey; keys: GroupKey[] };
+
+/**
+ * Reads the resolved fingerprints; returns each event's slot, in the order of `rows`. Events of one
+ * fingerprint share one slot, so the per-event work of the later steps is a lookup in it.
+ */
+export function placeEvents(rows: EventRow[], res: Map<string, Resolved>): Slot[] {
+  const slots = new Map<Resolved, Slot>();
+  for (const r of res.values()) {
+    const gk = (fingerprint: string): GroupKey => ({ key: `${r.project_id}\u0000${fingerprint}`, fingerprint });
+    const target = gk(r.target_fp ?? r.own_fp ?? r.fp);
+    const origin = !r.target_fp ? target : gk(r.own_id === r.merged_into ? r.target_fp : r.own_fp!);
+    slots.set(r, { r, target, origin, keys: r.target_fp ? [target, gk(r.own_fp!)] : [target] });
+  }
+  return rows.map((e) => slots.get(res.get(`${e.projectId}\u0000${e.fingerprint}`)!)!);
+}

@@ -1,0 +1,249 @@
+/**
+ * The statements of a batch write (db/events.ts) after the merge lock and the group resolution: the
+ * aliases of upgraded fingerprints, the group upsert that decides the throttle, and one statement for
+ * everything else (users, environments, versions, events, traces, rollups, the groups' user and
+ * stored counts). Each locks its rows in key order.
+ */
+import { asJson, type TxSql } from "./client.js";
+import { iso, type BatchWrites, type GroupAgg, type GroupCounts } from "./write-aggregate.js";
+import type { Resolved } from "./write-resolve.js";
+import type { ThrottleRule, TouchedGroup, UpsertedGroup } from "./write-types.js";
+
+/**
+ * Reads the resolved fingerprints; records as aliases those that joined a group through the
+ * previous grouping version's fingerprint. No statement when there are none.
+ */
+export async function insertAliases(tx: TxSql, res: Map<string, Resolved>): Promise<void> {
+  const aliases = [...res.values()]
+    .filter((r) => r.via === 3)
+    .map((r) => ({ project_id: r.project_id, fingerprint: r.fp, group_id: r.row_id }))
+    .sort((a, b) => (a.project_id + a.fingerprint < b.project_id + b.fingerprint ? -1 : 1));
+  if (aliases.length > 0) {
+    await tx`
+      insert into group_aliases (project_id, fingerprint, group_id)
+      select project_id, fingerprint, group_id
+      from json_to_recordset(${asJson(tx, aliases)}::json) as t(project_id uuid, fingerprint text, group_id uuid)
+      order by project_id, fingerprint
+      on conflict do nothing`;
+  }
+}
+
+/**
+ * The group upsert: reads each group row's figures and counts (db/write-aggregate.ts); inserts or adds
+ * them in project and fingerprint order, decides each row's throttle on the locked row, and returns
+ * the rows (ids, status, receive time, untraced events let in).
+ *
+ * `n` (untraced events, at most the limit: no more can be let in) and `traced` reach the conflict
+ * branch through the proposed row: its throttle_times hold n entries and its stored_count is
+ * traced + n. A member of a merged issue stores nothing itself: its events are stored in the
+ * issue, whose stored_count gets the member's kept events in the second statement. A row the
+ * upsert creates starts with its users counted (all of them are new to it, and no other
+ * transaction can have added any: its key was free until this insert), so the second statement
+ * writes it again only for a merged issue's stored_count, which a new row never is.
+ */
+export async function upsertGroups(
+  tx: TxSql,
+  groups: GroupAgg[],
+  counts: Map<string, GroupCounts>,
+  throttle: ThrottleRule,
+  groupingVersion: number,
+): Promise<UpsertedGroup[]> {
+  // a snoozed (ignored) group reopens on the first occurrence past its time or its occurrence target
+  const snoozeOver = tx`(g.status = 'ignored' and (g.snooze_until <= now() or g.snooze_count <= g.count + excluded.count))`;
+  const window = tx`make_interval(secs => ${throttle.windowSeconds})`;
+  // the first version is the version of the earliest event that carried one, whatever the arrival order
+  const earlierVersion = tx`(excluded.first_version is not null and (g.first_version is null or excluded.first_version_at < g.first_version_at))`;
+  const upserted = await tx<UpsertedGroup[]>`
+    insert into error_groups as g
+      (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
+       first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only)
+    select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
+      t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, t.users,
+      t.client_only
+    from json_to_recordset(${asJson(
+      tx,
+      groups.map((g) => {
+        const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
+        return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced, users: c.users.size,
+          first_version_at: g.first_version === null ? null : iso(g.first_version_at) };
+      }),
+    )}::json)
+      as t(project_id uuid, fingerprint text, message text, level text, count bigint,
+           first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
+           first_version_at timestamptz, n int, traced int, users int, client_only boolean)
+    cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
+    order by t.project_id, t.fingerprint
+    on conflict (project_id, fingerprint) do update set
+      count = g.count + excluded.count,
+      first_seen = least(g.first_seen, excluded.first_seen),
+      last_seen = greatest(g.last_seen, excluded.last_seen),
+      environment = case when excluded.last_seen >= g.last_seen then excluded.environment else g.environment end,
+      level = case when level_rank(excluded.level) > level_rank(g.level) then excluded.level else g.level end,
+      culprit = coalesce(g.culprit, excluded.culprit),
+      client_only = g.client_only and excluded.client_only,
+      first_version = case when ${earlierVersion} then excluded.first_version else g.first_version end,
+      first_version_at = case when ${earlierVersion} then excluded.first_version_at else g.first_version_at end,
+      last_version = case when excluded.last_version is not null and (g.last_version is null or excluded.last_seen >= g.last_seen)
+        then excluded.last_version else g.last_version end,
+      -- a member of a merged issue keeps its status: the issue it is merged into has the live one
+      status = case when g.merged_into is null and (g.status = 'resolved' or ${snoozeOver}) then 'open' else g.status end,
+      regressed_at = case when g.status = 'resolved' and g.merged_into is null then now() else g.regressed_at end,
+      regressed_version = case when g.status = 'resolved' and g.merged_into is null then excluded.last_version else g.regressed_version end,
+      resolved_at = case when g.status = 'resolved' and g.merged_into is null then null else g.resolved_at end,
+      snooze_until = case when ${snoozeOver} then null else g.snooze_until end,
+      snooze_count = case when ${snoozeOver} then null else g.snooze_count end,
+      snooze_users = case when ${snoozeOver} then null else g.snooze_users end,
+      -- the throttle (see writeEvents, db/events.ts): the clock is read per row (the subquery names the
+      -- row, so it runs again for each one) once its lock is granted
+      (throttle_times, received_at, stored_count) = (
+        select case when k.kept = 0 then g.throttle_times else g.throttle_times[w.old + 1:] || array_fill(c.at, array[k.kept]) end, c.at,
+          g.stored_count + excluded.stored_count - cardinality(excluded.throttle_times) + case when g.merged_into is null then k.kept else 0 end
+        from (select clock_timestamp() as at, g.id offset 0) c
+        -- the times are in ascending order: those up to the window's start are a prefix (binary search)
+        cross join lateral (select width_bucket(c.at - ${window}, g.throttle_times) as old) w
+        cross join lateral (
+          select least(cardinality(excluded.throttle_times), greatest(0, ${throttle.limit} - (cardinality(g.throttle_times) - w.old))) as kept) k)
+    returning project_id, fingerprint, id, (xmax = 0) as created,
+      coalesce(regressed_at = now(), false) as regressed, status, merged_into, received_at::text as received,
+      cardinality(throttle_times) - width_bucket(received_at - interval '1 microsecond', throttle_times) as kept`;
+  return upserted;
+}
+
+/** Reads the upserted rows; returns the groups the caller sees as touched (merged members left out). */
+export const touchedGroups = (upserted: UpsertedGroup[]): TouchedGroup[] =>
+  upserted.filter((g) => g.merged_into == null).map(({ merged_into: _, received: _r, kept: _k, ...g }) => g);
+
+/**
+ * Reads the batch's writes (db/write-aggregate.ts keepAndAggregate) and writes them; returns nothing.
+ *
+ * Everything else in one statement, after the group upsert's locks. Each part locks its rows in key
+ * order (users, traces, rollups); a group row is written a second time only when it gained users
+ * (user_count, and a snooze until N users), or when it is a merged issue that stored events kept
+ * by a member's throttle (stored_count).
+ *  - group_users: distinct users per origin row; a group's user_count grows by the users new to it
+ *    (for a merged issue: new to all its members); project_users: each user's latest occurrence
+ *    to the minute (a write is skipped while the stored time is less than a minute older);
+ *  - the kept events with their origin row's receive time, traces, and occurrences per group,
+ *    level and origin by minute, hour and day (stats read only these).
+ * The events and traces parts are left out of the statement when the batch has none (all
+ * throttled, no trace ids: the usual small batch of an error storm); even empty, starting them
+ * costs the server ~170 µs per transaction (bench:write). That makes up to four prepared variants.
+ */
+export async function writeEventsAndCounters(tx: TxSql, { perRow, seen, events, traces }: BatchWrites): Promise<void> {
+  const usersOver = tx`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
+  await tx`
+    with input as materialized (
+      select * from json_to_recordset(${asJson(tx, perRow)}::json)
+        as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int, c boolean)
+    ), pairs as (
+      select i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
+      from input i cross join lateral unnest(i.u) as x(user_id)
+    ), new_pairs as (
+      insert into group_users (project_id, group_id, user_id)
+      select project_id, origin_id, user_id from pairs
+      order by 1, 2, 3
+      on conflict do nothing
+      returning project_id, group_id as origin_id, user_id
+    ), new_users as (
+      -- per group an event lands in: users new to it; per member row: users new to that member
+      select i.project_id, i.group_id as id, count(distinct np.user_id) filter (
+          where i.family is null or not exists (
+            select 1 from group_users x
+            where x.project_id = i.project_id and x.group_id = any(i.family) and x.user_id = np.user_id)) as n
+      from new_pairs np
+      join (select distinct project_id, group_id, origin_id, family from pairs) i
+        on i.project_id = np.project_id and i.origin_id = np.origin_id
+      group by 1, 2
+      union all
+      select np.project_id, np.origin_id, count(*) from new_pairs np
+      where exists (select 1 from pairs i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
+      group by 1, 2
+    ), seen_users as (
+      insert into project_users as pu (project_id, user_id, last_seen, player_name)
+      select (x->>0)::uuid, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), x->>3
+      from json_array_elements(${asJson(tx, seen)}::json) x
+      order by 1, 2
+      on conflict (project_id, user_id) do update set
+        last_seen = greatest(pu.last_seen, excluded.last_seen),
+        player_name = coalesce(excluded.player_name, pu.player_name)
+      where pu.last_seen < excluded.last_seen - interval '1 minute'
+        or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
+    ), by_environment as (
+      insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
+      select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
+      from input i cross join lateral json_array_elements(i.e) x
+      order by 1, 2, 3
+      on conflict (project_id, group_id, environment) do update set
+        count = ge.count + excluded.count,
+        first_seen = least(ge.first_seen, excluded.first_seen),
+        last_seen = greatest(ge.last_seen, excluded.last_seen)
+    ), by_version as (
+      insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
+      select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
+      from input i cross join lateral json_array_elements(i.v) x
+      order by 1, 2, 3
+      on conflict (project_id, group_id, version) do update set
+        count = gv.count + excluded.count,
+        first_seen = least(gv.first_seen, excluded.first_seen),
+        last_seen = greatest(gv.last_seen, excluded.last_seen)
+    )${events.length === 0 ? tx`` : tx`, stored as (
+      insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
+        job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at, breadcrumbs, event_id)
+      select project_id, group_id, origin_id, message, level, stack_trace, user_id, player_name, trace_id,
+        job_id, place_id, game_version, environment, context,
+        case when tags is null then null else array(select jsonb_array_elements_text(tags)) end,
+        count, ts, received, breadcrumbs, event_id
+      from json_to_recordset(${asJson(tx, events)}::json) as t(
+        project_id uuid, group_id uuid, origin_id uuid, message text, level text, stack_trace text,
+        user_id bigint, player_name text, trace_id uuid, job_id text, place_id bigint, game_version text, environment text,
+        context jsonb, tags jsonb, count int, ts timestamptz, received timestamptz, breadcrumbs jsonb, event_id uuid)
+    )`}${traces.size === 0 ? tx`` : tx`, traced as (
+      insert into traces as tr (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
+      select project_id, trace_id, first, last, n, array(select distinct x from unnest(group_ids) x order by x)
+      from json_to_recordset(${asJson(tx, [...traces.values()].map((t) => ({ ...t, first: iso(t.first), last: iso(t.last), group_ids: [...t.groups], groups: undefined })))}::json)
+        as t(project_id uuid, trace_id uuid, first timestamptz, last timestamptz, n int, group_ids uuid[])
+      order by 1, 2
+      on conflict (project_id, trace_id) do update set
+        first_seen = least(tr.first_seen, excluded.first_seen),
+        last_seen = greatest(tr.last_seen, excluded.last_seen),
+        event_count = tr.event_count + excluded.event_count,
+        group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
+    )`}, minutes as (
+      select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
+        i.id as origin_id, (x->>2)::bigint as count
+      from input i cross join lateral json_array_elements(i.m) x
+    ), by_minute as (
+      insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
+      select project_id, bucket, group_id, level, origin_id, count from minutes
+      order by 1, 2, 3, 4, 5
+      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), by_hour as (
+      insert into rollup_hour as r (project_id, bucket, group_id, level, origin_id, count)
+      select project_id, date_trunc('hour', bucket), group_id, level, origin_id, sum(count) from minutes
+      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), by_day as (
+      insert into rollup_day as r (project_id, bucket, group_id, level, origin_id, count)
+      select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from minutes
+      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), per_row as (
+      select project_id, id, sum(users) as users, sum(stored) as stored from (
+        -- a row created by the upsert has its users counted already
+        select nu.project_id, nu.id, nu.n as users, 0 as stored from new_users nu
+        where not exists (select 1 from input i where i.id = nu.id and i.c)
+        union all
+        select p, id, 0, s from input where s > 0
+      ) u group by 1, 2
+    )
+    update error_groups g set
+      user_count = g.user_count + p.users,
+      -- a group snoozed until N more users reopens when the N-th new user arrives
+      status = case when ${usersOver} then 'open' else g.status end,
+      snooze_until = case when ${usersOver} then null else g.snooze_until end,
+      snooze_count = case when ${usersOver} then null else g.snooze_count end,
+      snooze_users = case when ${usersOver} then null else g.snooze_users end,
+      stored_count = g.stored_count + p.stored
+    from per_row p
+    where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0)`;
+}
