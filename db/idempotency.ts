@@ -89,7 +89,7 @@ export async function claimPushKey(tx: TxSql, projectId: string, key: string, bo
 export async function recordPush(tx: TxSql, projectId: string, key: string, bodyHash: Buffer, answer: unknown): Promise<void> {
   await tx`
     insert into economy_idempotency (project_id, key, body_hash, answer)
-    values (${projectId}, ${key}, ${bodyHash}, ${asJson(tx, answer)}::jsonb)`;
+    values (${projectId}, ${key}, ${bodyHash}, ${asJson(tx, answer)})`;
 }
 
 /** Keys are honoured for at least a day; the hourly retention job removes older ones (ingest and economy). */

@@ -6,7 +6,8 @@ create table economy_idempotency (
   project_id uuid not null,
   key text not null,
   body_hash bytea not null,
-  answer jsonb not null,
+  -- json, not jsonb: a retry gets the first answer byte for byte (jsonb would reorder its keys)
+  answer json not null,
   created_at timestamptz not null default now(),
   primary key (project_id, key)
 );
