@@ -148,6 +148,20 @@ export async function startNoop() {
   throw new Error("the no-op Express server did not start");
 }
 
+/** (b-hand): the hand-written anchor (hand-server.ts) on the bench database, as a child process like the service. */
+export async function startHand(databaseUrl: string, key: string) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/hand-server.ts", String(port)], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: "production", BENCH_HAND_DATABASE_URL: databaseUrl, BENCH_HAND_KEY: key },
+    stdio: "ignore",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  if (await answers(url, child, 250)) return { url, child };
+  child.kill("SIGKILL");
+  throw new Error("the hand-written Express server did not start");
+}
+
 export type Project = { project_id: string; api_key: string };
 
 /** A project and its API key, made by the CLI as an operator would. */

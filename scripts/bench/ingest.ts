@@ -1,6 +1,7 @@
 /**
  * The HTTP ingest scenarios, in the order they run: (b0) single events refused by validation (the
- * bound of a POST that writes nothing), (b) single events, (s) the same as Sentry envelopes, (c) a
+ * bound of a POST that writes nothing), (b) single events, (b-hand) the same events through what a
+ * studio would write by hand (hand-server.ts), (s) the same as Sentry envelopes, (c) a
  * storm on one fingerprint, then with alert rules (alerts.ts), (d) batches of 100, (d2) batches where
  * every event is stored, next to (d2-ceiling) plain INSERTs of the same rows, and (f) economy pushes.
  * Each against the ceiling (a); CPU per event for (b), (c), (d) and (d2).
@@ -10,7 +11,7 @@ import type { Sql } from "../../db/client.js";
 import { putEconomyMap } from "../../db/economy-maps.js";
 import { alertsRow, stormWithAlerts } from "./alerts.js";
 import { groupingRow, type GroupingCost } from "./grouping.js";
-import { CONNECTIONS, cannon, fmt, health, verdict, withCpu, type Bench, type Cpu, type Measured, type Project, type Row } from "./harness.js";
+import { CONNECTIONS, cannon, fmt, health, startHand, verdict, withCpu, type Bench, type Cpu, type Measured, type Project, type Row } from "./harness.js";
 import { FINGERPRINTS, PUSH_MAP, batch, economyPushBody, event, sentryEvent } from "./payloads.js";
 
 /** Concurrent writers of (d2-ceiling), and the size of the runner's own pool. */
@@ -75,6 +76,12 @@ export async function runIngest(b: Bench, project: Project, ceiling: Measured, g
   );
   const refusedRps = (refused.codes["400"] ?? 0) / b.duration;
   const single = await b.step("(b) single events over 1,000 fingerprints", () => cpu(() => ingest(() => singles[n++ % FINGERPRINTS])));
+  // (b-hand) the same bodies through a hand-written Express + postgres.js write, on the same database
+  const hand = await startHand(b.databaseUrl, project.api_key);
+  const handWritten = await b.step("(b-hand) the same single events, written by hand: one upsert and one insert per request", () =>
+    cannon({ url: hand.url, path: "/api/ingest", key: project.api_key, body: () => singles[n++ % FINGERPRINTS], seconds: b.duration, connections: CONNECTIONS }),
+  );
+  hand.child.kill("SIGTERM");
 
   // (s) the same single events as Sentry envelopes (one event each, a fresh event_id per request, as SDKs send them)
   const sentryKey = randomBytes(16).toString("hex");
@@ -125,6 +132,14 @@ export async function runIngest(b: Bench, project: Project, ceiling: Measured, g
       result: "",
     },
     { scenario: "(b) single event, 1k fingerprints", figure: `${fmt(single.rps)} req/s`, detail: health(single), ratio: fmt(single.rps / ceiling.rps, 2), target: ">= 0.6 of (a)", result: verdict(single.rps / ceiling.rps >= 0.6) },
+    {
+      scenario: "(b-hand) by hand: upsert + insert",
+      figure: `${fmt(handWritten.rps)} req/s`,
+      detail: `${health(handWritten)}; (b) is ${fmt(single.rps / handWritten.rps, 2)} of it`,
+      ratio: fmt(single.rps / handWritten.rps, 2),
+      target: "(b) >= 1.5 of it",
+      result: verdict(single.rps / handWritten.rps >= 1.5),
+    },
     { scenario: "(s) Sentry envelope, 1 event, 1k fingerprints", figure: `${fmt(sentry.rps)} req/s`, detail: health(sentry), ratio: fmt(sentry.rps / single.rps, 2), target: ">= 0.8 of (b)", result: verdict(sentry.rps / single.rps >= 0.8) },
     { scenario: "(c) storm, 1 fingerprint", figure: `${fmt(storm.rps)} req/s`, detail: health(storm), ratio: fmt(storm.rps / ceiling.rps, 2), target: ">= 0.6 of (a), 0 errors", result: verdict(storm.rps / ceiling.rps >= 0.6 && storm.non2xx + storm.errors === 0) },
     alertsRow(stormAlerts, alertJobs, storm),
