@@ -1,7 +1,8 @@
 /**
  * (b-hand): what a studio would write without the service, as the benchmark's anchor for a single
- * event's write. Plain Express with `express.json()` and postgres.js: the key compared with one
- * secret, the message checked, a fingerprint hashed from message and first stack line, then one
+ * event's write (and, with the refused bodies, (b0-hand) for a POST that writes nothing). Plain
+ * Express with `express.json()` and postgres.js: the key compared with one secret, the message and
+ * level checked, a fingerprint hashed from message and first stack line, then one
  * counter upsert and one event insert per request, each its own autocommit statement. No batching,
  * no throttle, no rollups, no users, no idempotency. Started as a child process with the port as
  * the argument, BENCH_HAND_DATABASE_URL and BENCH_HAND_KEY in its environment.
@@ -29,7 +30,8 @@ app.post("/api/ingest", async (req, res) => {
   const e = req.body as Record<string, unknown>;
   if (typeof e?.message !== "string" || e.message === "") return void res.status(400).json({ error: "invalid_payload" });
   const stack = typeof e.stack_trace === "string" ? e.stack_trace : null;
-  const level = typeof e.level === "string" ? e.level : "error";
+  const level = e.level === undefined ? "error" : e.level;
+  if (level !== "error" && level !== "warn" && level !== "info") return void res.status(400).json({ error: "invalid_payload" });
   const fingerprint = createHash("sha1").update(`${e.message}\n${stack?.split("\n")[0] ?? ""}`).digest("hex");
   try {
     await sql`insert into hand_groups (fingerprint, message, level, count, first_seen, last_seen)

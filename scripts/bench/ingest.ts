@@ -81,6 +81,10 @@ export async function runIngest(b: Bench, project: Project, ceiling: Measured, g
   const handWritten = await b.step("(b-hand) the same single events, written by hand: one upsert and one insert per request", () =>
     cannon({ url: hand.url, path: "/api/ingest", key: project.api_key, body: () => singles[n++ % FINGERPRINTS], seconds: b.duration, connections: CONNECTIONS }),
   );
+  const handRefused = await b.step("(b0-hand) the refused bodies of (b0), by hand", () =>
+    cannon({ url: hand.url, path: "/api/ingest", key: project.api_key, body: () => refusedBodies[n++ % FINGERPRINTS], seconds: b.duration, connections: CONNECTIONS }),
+  );
+  const handRefusedRps = (handRefused.codes["400"] ?? 0) / b.duration;
   hand.child.kill("SIGTERM");
 
   // (s) the same single events as Sentry envelopes (one event each, a fresh event_id per request, as SDKs send them)
@@ -132,6 +136,14 @@ export async function runIngest(b: Bench, project: Project, ceiling: Measured, g
       result: "",
     },
     { scenario: "(b) single event, 1k fingerprints", figure: `${fmt(single.rps)} req/s`, detail: health(single), ratio: fmt(single.rps / ceiling.rps, 2), target: ">= 0.6 of (a)", result: verdict(single.rps / ceiling.rps >= 0.6) },
+    {
+      scenario: "(b0-hand) refused POST, by hand",
+      figure: `${fmt(handRefusedRps)} req/s`,
+      detail: `${handRefused.codes["400"] ?? 0} answered 400; (b0) is ${fmt(refusedRps / handRefusedRps, 2)} of it`,
+      ratio: fmt(refusedRps / handRefusedRps, 2),
+      target: "(reported)",
+      result: "",
+    },
     {
       scenario: "(b-hand) by hand: upsert + insert",
       figure: `${fmt(handWritten.rps)} req/s`,
