@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../app/http.server.js";
-import { parseNativeBody as parseIngestBody } from "../../app/ingest/native.server.js";
+import { parseNativeBody } from "../../app/ingest/native.server.js";
 
 // SPEC.md section 2, validation: everything is checked before any write; one invalid event rejects
 // the request with a 400 whose details name the index and field.
@@ -9,7 +9,7 @@ const UUID = "0f8fad5b-d9cb-469f-a165-70867728950e";
 
 /** The one event of a single-event body, parsed. */
 const one = (event: Record<string, unknown>) => {
-  const out = parseIngestBody({ message: "boom", ...event });
+  const out = parseNativeBody({ message: "boom", ...event });
   expect(out).toHaveLength(1);
   return out[0];
 };
@@ -17,7 +17,7 @@ const one = (event: Record<string, unknown>) => {
 /** The ApiError a body is rejected with (fails the test if it is accepted). */
 function rejection(body: unknown): ApiError {
   try {
-    parseIngestBody(body);
+    parseNativeBody(body);
   } catch (err) {
     expect(err).toBeInstanceOf(ApiError);
     return err as ApiError;
@@ -40,18 +40,18 @@ const rejectsField = (field: string, value: unknown) => rejectsAt({ message: "bo
 
 describe("body shape", () => {
   it("accepts a single event object", () => {
-    const events = parseIngestBody({ message: "boom" });
+    const events = parseNativeBody({ message: "boom" });
     expect(events).toEqual([expect.objectContaining({ message: "boom" })]);
   });
 
   it("accepts a batch and keeps the order", () => {
-    const events = parseIngestBody({ errors: [{ message: "a" }, { message: "b" }, { message: "c" }] });
+    const events = parseNativeBody({ errors: [{ message: "a" }, { message: "b" }, { message: "c" }] });
     expect(events.map((e) => e.message)).toEqual(["a", "b", "c"]);
   });
 
   it("accepts 100 events and rejects 101", () => {
     const batch = (n: number) => ({ errors: Array.from({ length: n }, (_, i) => ({ message: `e${i}` })) });
-    expect(parseIngestBody(batch(100))).toHaveLength(100);
+    expect(parseNativeBody(batch(100))).toHaveLength(100);
     const details = rejectsAt(batch(101), "errors");
     expect(details[0].message).toMatch(/100/);
   });
