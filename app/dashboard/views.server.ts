@@ -1,6 +1,8 @@
 import type { Sql } from "../../db/client.js";
 import { groupMessages, hasGroups, issueEnvironments, listEnvironments, projectSeries } from "../../db/dashboard.js";
-import { getGroup, getTrace, groupHourlySeries, groupsHourlyCounts, issueSearchScope, latestGroupEvents, listGroups, type EventRow, type GroupRow, type GroupSort } from "../../db/errors.js";
+import { getGroup, issueSearchScope, listGroups, type EventRow, type GroupRow, type GroupSort } from "../../db/errors.js";
+import { groupHourlySeries, groupsHourlyCounts, latestGroupEvents } from "../../db/group-reads.js";
+import { getTrace } from "../../db/traces.js";
 import { listApiKeys } from "../../db/projects.js";
 import { listShareLinks } from "../../db/share-links.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";

@@ -1,5 +1,7 @@
 import type { Sql } from "../../db/client.js";
-import { getGroup, groupEventPage, groupTagBreakdown, listEvents, listTraces } from "../../db/errors.js";
+import { getGroup, listEvents } from "../../db/errors.js";
+import { groupEventPage, groupTagBreakdown } from "../../db/group-reads.js";
+import { listTraces } from "../../db/traces.js";
 import { findPlayers, getPlayer, groupPlayers, playerGroups } from "../../db/players.js";
 import { groupEnvironments, groupVersions, listReleases } from "../../db/versions.js";
 import { notFound } from "~/http.server";

@@ -1,5 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { getGroup, groupHourlySeries, latestGroupEvents } from "../../db/errors.js";
+import { getGroup } from "../../db/errors.js";
+import { groupHourlySeries, latestGroupEvents } from "../../db/group-reads.js";
 import { asUuid } from "~/input.server";
 import { groupFacets } from "~/errors/triage.server";
 import { getOnly, handle, json, notFound } from "~/http.server";

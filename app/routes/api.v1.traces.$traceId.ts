@@ -1,5 +1,5 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { getTrace } from "../../db/errors.js";
+import { getTrace } from "../../db/traces.js";
 import { asUuid } from "~/input.server";
 import { getOnly, handle, json, notFound } from "~/http.server";
 

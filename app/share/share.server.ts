@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { getGroup, groupHourlySeries, groupIdentities, latestGroupEvents, type EventRow, type GroupRow } from "../../db/errors.js";
+import { getGroup, type EventRow, type GroupRow } from "../../db/errors.js";
+import { groupHourlySeries, groupIdentities, latestGroupEvents } from "../../db/group-reads.js";
 import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import { findLiveShareLink } from "../../db/share-links.js";
 import type { Sql } from "../../db/client.js";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getJson, startTestApp, type TestApp } from "../support/server.js";
 import { HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
 import { call, login, makeProject, makeUser } from "../support/team.js";
-import { groupsHourlyCounts } from "../../db/errors.js";
+import { groupsHourlyCounts } from "../../db/group-reads.js";
 
 /**
  * The issues list's per-row 24-hour sparklines (hourly rollups of the page's issues, read in one

@@ -1,0 +1,39 @@
+/** Traces: the events that share a trace id, across issues. */
+import type { Sql } from "./client.js";
+import { EVENT_COLUMNS } from "./errors.js";
+
+/**
+ * The project's traces, newest first (by first event), paged. `first_message` is the issue of the
+ * trace's earliest stored event, by event time and then id as the trace's page orders them
+ * (`group_ids` is a set, in id order); null once the trace's events have expired.
+ */
+export async function listTraces(sql: Sql, projectId: string, limit: number, offset: number) {
+  const [data, [{ total }]] = await Promise.all([
+    sql`select t.trace_id, t.first_seen, t.last_seen, t.event_count, t.group_ids, g.message as first_message
+        from (
+          select * from traces where project_id = ${projectId}
+          order by first_seen desc, trace_id desc limit ${limit} offset ${offset}
+        ) t
+        left join lateral (
+          select e.group_id from events e where e.project_id = t.project_id and e.trace_id = t.trace_id
+          order by e."timestamp", e.id limit 1
+        ) fe on true
+        left join error_groups g on g.project_id = t.project_id and g.id = fe.group_id
+        order by t.first_seen desc, t.trace_id desc`,
+    sql<{ total: number }[]>`select count(*)::bigint as total from traces where project_id = ${projectId}`,
+  ]);
+  return { data, total: Number(total) };
+}
+
+export async function getTrace(sql: Sql, projectId: string, traceId: string) {
+  const [trace] = await sql`
+    select trace_id, first_seen, last_seen, event_count, group_ids
+    from traces where project_id = ${projectId} and trace_id = ${traceId}`;
+  if (!trace) return undefined;
+  const events = await sql`
+    select ${EVENT_COLUMNS(sql)}, g.fingerprint from events e
+    join error_groups g on g.project_id = e.project_id and g.id = e.group_id
+    where e.project_id = ${projectId} and e.trace_id = ${traceId}
+    order by e."timestamp", e.id`;
+  return { trace, events };
+}
