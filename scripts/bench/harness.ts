@@ -138,29 +138,26 @@ export async function stopService(child: ChildProcess) {
   if (!(await Promise.race([exited.then(() => true), sleep(20_000).then(() => false)]))) child.kill("SIGKILL");
 }
 
-/** (a0): plain Express with one no-op route (noop-server.ts), as a child process like the service. */
-export async function startNoop() {
+/** A reference server of the bench (`scripts/bench/<script>`, port as its argument), as a child process like the service. */
+async function startReference(script: string, what: string, env: Record<string, string> = {}) {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/noop-server.ts", String(port)], { cwd: root, env: { ...process.env, NODE_ENV: "production" }, stdio: "ignore" });
-  const url = `http://127.0.0.1:${port}`;
-  if (await answers(url, child, 250)) return { url, child };
-  child.kill("SIGKILL");
-  throw new Error("the no-op Express server did not start");
-}
-
-/** (b-hand): the hand-written anchor (hand-server.ts) on the bench database, as a child process like the service. */
-export async function startHand(databaseUrl: string, key: string) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/hand-server.ts", String(port)], {
+  const child = spawn(process.execPath, ["--import", "tsx", `scripts/bench/${script}`, String(port)], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: "production", BENCH_HAND_DATABASE_URL: databaseUrl, BENCH_HAND_KEY: key },
+    env: { ...process.env, ...env, NODE_ENV: "production" },
     stdio: "ignore",
   });
   const url = `http://127.0.0.1:${port}`;
   if (await answers(url, child, 250)) return { url, child };
   child.kill("SIGKILL");
-  throw new Error("the hand-written Express server did not start");
+  throw new Error(`${what} did not start`);
 }
+
+/** (a0): plain Express with one no-op route (noop-server.ts). */
+export const startNoop = () => startReference("noop-server.ts", "the no-op Express server");
+
+/** (b-hand): the hand-written anchor (hand-server.ts) on the bench database. */
+export const startHand = (databaseUrl: string, key: string) =>
+  startReference("hand-server.ts", "the hand-written Express server", { BENCH_HAND_DATABASE_URL: databaseUrl, BENCH_HAND_KEY: key });
 
 export type Project = { project_id: string; api_key: string };
 
