@@ -8,14 +8,15 @@
  *
  * This file is the runner: the options, the order of the scenarios, the table. The scenarios are in
  * ceiling.ts (a, a0), grouping.ts (fp), ingest.ts (b0, b, s, c, d, d2, f) with alerts.ts (c-alerts),
- * http-queries.ts (e), sql-queries.ts (g) and economy.ts (h); what they share is in harness.ts.
+ * http-queries.ts (e), sql-queries.ts (g), economy.ts (h) and instances.ts (i); what they share is in harness.ts.
  *
  * Env: BENCH_DATABASE_URL, BENCH_EVENTS (default 1,000,000 raw events for the query phase),
  * BENCH_LOAD_SECONDS (time cap on loading them, default 210), BENCH_DURATION (s per ingest scenario, 10),
  * BENCH_KEEP=1 (leave the database on BENCH_DATABASE_URL in place for inspection),
  * BENCH_SQL_EVENTS (raw events generated in SQL for the large query scenario (g), default 1,000,000;
  * 10,000,000 takes tens of minutes on a small machine), BENCH_ECONOMY_HISTORY (history rows for (h),
- * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy; default all),
+ * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy, instances; default all),
+ * BENCH_INSTANCES (service instances on the one database for (i), default 2),
  * BENCH_CPU_PROF=<dir> (the service writes a V8 CPU profile there when it stops), BENCH_SENTRY_NEW_ISSUES
  * (the service's SENTRY_MAX_NEW_ISSUES_PER_MINUTE, default 1,000,000: (s) measures issues that exist).
  */
@@ -30,6 +31,7 @@ import { groupingCost } from "./grouping.js";
 import { CONNECTIONS, createProject, envInt, fmt, freshDatabase, logger, quiesce, root, sleep, startService, stopService, type Bench, type Row } from "./harness.js";
 import { runLargeQueries, runSmallQueries, type SmallQueries } from "./http-queries.js";
 import { RAW_WRITERS, runIngest } from "./ingest.js";
+import { runInstances } from "./instances.js";
 import { runSqlQueries } from "./sql-queries.js";
 
 const DURATION = envInt("BENCH_DURATION", 10);
@@ -37,7 +39,8 @@ const TARGET_EVENTS = envInt("BENCH_EVENTS", 1_000_000);
 const LOAD_SECONDS = envInt("BENCH_LOAD_SECONDS", 210);
 const SQL_EVENTS = envInt("BENCH_SQL_EVENTS", 1_000_000);
 const ECONOMY_HISTORY = envInt("BENCH_ECONOMY_HISTORY", 1_000_000);
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? "ingest,http-queries,sql-queries,economy").split(",").map((s) => s.trim()));
+const INSTANCES = Math.max(2, envInt("BENCH_INSTANCES", 2));
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? "ingest,http-queries,sql-queries,economy,instances").split(",").map((s) => s.trim()));
 const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15);
 const outDir = path.join(root, "bench-results");
 const workDir = path.join(root, "data", `bench-${process.pid}`);
@@ -114,6 +117,7 @@ async function main() {
     if (firstQueries) collect(await runLargeQueries(b, queryProject, firstQueries, TARGET_EVENTS, LOAD_SECONDS));
     if (SCENARIOS.has("sql-queries")) collect(await runSqlQueries(b, SQL_EVENTS));
     if (SCENARIOS.has("economy")) collect(await runEconomyReads(b, ECONOMY_HISTORY));
+    if (SCENARIOS.has("instances")) collect(await runInstances(b, INSTANCES, serverLog));
 
     console.log(`Server log: ${serverLog}`);
     printTable(rows);
@@ -123,7 +127,7 @@ async function main() {
     const serverErrors = logText.split("\n").filter((l) => /error|fail|exception/i.test(l));
     if (serverErrors.length) console.log(`\nServer log has ${serverErrors.length} error lines, first: ${serverErrors.slice(0, 3).join(" | ")}`);
     const file = path.join(outDir, `bench-${stamp}.json`);
-    const meta = { stamp, loadavgBefore: loadBefore, loadavgAfter: loadavg()[0], node: process.version, cpus: cpus().length, postgres: settings, database: db.embedded ? "embedded" : "external", duration: DURATION, connections: CONNECTIONS, targetEvents: TARGET_EVENTS, sqlEvents: SQL_EVENTS, economyHistory: ECONOMY_HISTORY, scenarios: [...SCENARIOS] };
+    const meta = { stamp, loadavgBefore: loadBefore, loadavgAfter: loadavg()[0], node: process.version, cpus: cpus().length, postgres: settings, database: db.embedded ? "embedded" : "external", duration: DURATION, connections: CONNECTIONS, targetEvents: TARGET_EVENTS, sqlEvents: SQL_EVENTS, instances: INSTANCES, economyHistory: ECONOMY_HISTORY, scenarios: [...SCENARIOS] };
     writeFileSync(file, JSON.stringify({ meta, table: rows, results, serverLog, serverErrorLines: serverErrors.length }, null, 2));
     console.log(`\nResults: ${file}`);
   } finally {
