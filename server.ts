@@ -132,9 +132,13 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     if (!isMutation(req) || req.path.startsWith("/api/")) return next();
     try {
       assertSameOrigin(new Request(`${requestOrigin(req)}${req.originalUrl}`, { method: req.method, headers: req.headers as HeadersInit }), config.publicUrl);
-      // the pages after this post read the primary, so they show what it wrote (with a replica)
+      // with a replica, the pages after this post read the primary, so they show what it wrote; so do
+      // the loaders that render this post's own page (Remix hands them a GET with its headers)
       const ownWrites = ownWritesCookie(services, req.protocol === "https");
-      if (ownWrites) res.append("Set-Cookie", ownWrites);
+      if (ownWrites) {
+        res.append("Set-Cookie", ownWrites);
+        req.headers.cookie = [req.headers.cookie, ownWrites.split(";")[0]].filter(Boolean).join("; ");
+      }
       next();
     } catch (err) {
       if (!(err instanceof ApiError)) return next(err);
