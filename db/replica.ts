@@ -33,7 +33,7 @@ export type ReplicaState = {
  * A PostgreSQL streaming replica of the primary, for reads. Every `REPLICA_PROBE_MS` it reads the
  * primary's WAL position and the replica's replay position: the replica lags by the age of the
  * oldest primary position it has not replayed yet. Reads go to the replica while that is within
- * `maxLagMs` and the last probe is recent; otherwise, while it cannot be reached, or when it is not a
+ * `maxLagMs` (see state()); otherwise, while it cannot be reached, or when it is not a
  * standby (promoted, or another server), they go to the primary. A read that fails on the replica
  * for a reason the primary does not share (a lost connection, a recovery conflict) runs again on the
  * primary, and a lost connection sets the replica aside until the next probe reaches it.
@@ -65,8 +65,12 @@ export class Replica {
   }
 
   state(now = Date.now()): ReplicaState {
-    const stale = now - this.lastProbeAt > 3 * REPLICA_PROBE_MS;
-    const reason = this.reason ?? (stale ? "its last probe is older than 3 s" : null);
+    // The replica may have fallen behind since the last probe answered: serve while the lag it had
+    // plus the time since stays within the bound (two probe periods of slack for the sampling). So a
+    // read served here has every write committed before maxLagMs + 3 probe periods ago.
+    const since = now - this.lastProbeAt;
+    const stale = (this.lagMs ?? 0) + since > this.maxLagMs + 2 * REPLICA_PROBE_MS;
+    const reason = this.reason ?? (stale ? `no probe has answered for ${Math.round(since / 1000)} s` : null);
     return { serving: reason === null, lagMs: this.lagMs, reason };
   }
 

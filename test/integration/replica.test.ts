@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../../db/client.js";
+import { loadConfig } from "../../app/env.server.js";
 import { REPLICA_APPLICATION_NAME } from "../../db/connect.js";
 import { lsnValue } from "../../db/replica.js";
 import { freePort, spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
@@ -264,6 +265,12 @@ describe.skipIf(!haveServer)(`reads on a streaming replica (PostgreSQL binaries 
     await resumeReplay();
     await caughtUp();
     expect((await apiGet(laggy, "/api/v1/errors")).total).toBe(5);
+  });
+});
+
+describe("DATABASE_REPLICA_URL", () => {
+  it("is refused without DATABASE_URL (the embedded server has no replica)", () => {
+    expect(() => loadConfig({ NODE_ENV: "test", DATABASE_REPLICA_URL: "postgres://postgres@127.0.0.1:5433/postgres" })).toThrow(/DATABASE_REPLICA_URL: needs DATABASE_URL/);
   });
 });
 
