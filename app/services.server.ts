@@ -77,13 +77,14 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
  * Set on the response to every dashboard form post (see server.ts) while a replica is configured:
  * for its lifetime the browser's reads go to the primary, so the pages after a user's own write
  * (the redirect, the revalidation, the next click) show it even when the replica has not replayed
- * it yet. It outlives the longest lag at which the replica still serves reads, plus two probes.
+ * it yet. It lasts as long as a write may take to reach a replica that serves reads (the lag
+ * bound plus three probe periods, see Replica.state), and a second more.
  */
 export const OWN_WRITES_COOKIE = "rm_own_writes";
 
 export function ownWritesCookie(services: Pick<Services, "replica" | "config">, secure: boolean): string | undefined {
   if (!services.replica) return undefined;
-  const seconds = Math.ceil((services.config.replicaMaxLagMs + 2 * REPLICA_PROBE_MS) / 1000) + 1;
+  const seconds = Math.ceil((services.config.replicaMaxLagMs + 3 * REPLICA_PROBE_MS) / 1000) + 1;
   return [`${OWN_WRITES_COOKIE}=1`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${seconds}`, ...(secure ? ["Secure"] : [])].join("; ");
 }
 

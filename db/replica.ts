@@ -82,6 +82,8 @@ export class Replica {
     } catch (err) {
       if (!isReplicaFault(err)) throw err;
       if (isConnectionLoss(err)) this.setAside(`unreachable (${(err as Error).message})`);
+      // a read that writes belongs on the primary: answer it there, and say so
+      else if ((err as { code?: unknown }).code === "25006") this.log(`[db] a read routed to the replica writes; ran it on the primary: ${(err as Error).message}`);
       return fn(this.primary);
     }
   }
