@@ -116,7 +116,9 @@ describe.skipIf(!haveServer)(`reads on a streaming replica (PostgreSQL binaries 
     primaryDir = path.join(root, "primary");
     standbyDir = path.join(root, "standby");
     ownByPostgres(root);
-    [primaryPort, standbyPort] = [await freePort(), await freePort()];
+    primaryPort = await freePort();
+    do standbyPort = await freePort();
+    while (standbyPort === primaryPort);
     pg("initdb", ["-D", primaryDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "-N"]);
     appendFileSync(
       path.join(primaryDir, "postgresql.conf"),
