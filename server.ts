@@ -70,7 +70,7 @@ async function loadApp(dev: boolean | undefined): Promise<LoadedApp> {
 
 export async function startServer(config: Config, opts: { dev?: boolean; database?: Database } = {}): Promise<RunningServer> {
   const { build, modules, vite } = await loadApp(opts.dev);
-  const { createServices, startJobs, startAlertWorker, stopJobs, assertSameOrigin, isMutation, ApiError } = modules;
+  const { createServices, ownWritesCookie, startJobs, startAlertWorker, stopJobs, assertSameOrigin, isMutation, ApiError } = modules;
   const db =
     opts.database ??
     (await openDatabase({
@@ -79,6 +79,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       embeddedPort: config.embeddedPgPort,
       poolSize: config.dbPoolSize,
       timeoutMs: config.dbTimeoutMs,
+      replica: config.databaseReplicaUrl ? { url: config.databaseReplicaUrl, maxLagMs: config.replicaMaxLagMs } : undefined,
     }));
   let boss: PgBoss | null = null;
   if (config.jobsEnabled) {
@@ -96,7 +97,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       return b;
     });
   }
-  const services = createServices(config, db.sql, boss);
+  const services = createServices(config, db.sql, boss, db.replica);
   await services.apiKeys.listen();
 
   const app = express();
@@ -131,6 +132,13 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     if (!isMutation(req) || req.path.startsWith("/api/")) return next();
     try {
       assertSameOrigin(new Request(`${requestOrigin(req)}${req.originalUrl}`, { method: req.method, headers: req.headers as HeadersInit }), config.publicUrl);
+      // with a replica, the pages after this post read the primary, so they show what it wrote; so do
+      // the loaders that render this post's own page (Remix hands them a GET with its headers)
+      const ownWrites = ownWritesCookie(services, req.protocol === "https");
+      if (ownWrites) {
+        res.append("Set-Cookie", ownWrites);
+        req.headers.cookie = [req.headers.cookie, ownWrites.split(";")[0]].filter(Boolean).join("; ");
+      }
       next();
     } catch (err) {
       if (!(err instanceof ApiError)) return next(err);

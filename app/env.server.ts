@@ -21,6 +21,9 @@ const EnvSchema = z.object({
   PORT: int(3000, 0, 65535),
   HOST: z.string().default("0.0.0.0"),
   DATA_DIR: z.string().default("./data"),
+  // a streaming replica of DATABASE_URL for the dashboard's and /api/v1's reads (see db/replica.ts)
+  DATABASE_REPLICA_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional().or(z.literal("").transform(() => undefined)),
+  DATABASE_REPLICA_MAX_LAG_SECONDS: int(5, 1, 3600),
   EMBEDDED_PG_PORT: int(54329, 1, 65535),
   DB_POOL_SIZE: int(20, 2, 500),
   // the longest a request waits on the database (a statement, a lock, a queued write) before a 503
@@ -65,6 +68,10 @@ const EnvSchema = z.object({
 export type Config = {
   nodeEnv: "development" | "production" | "test";
   databaseUrl: string | undefined;
+  /** reads go here when set, reachable and caught up (see db/replica.ts) */
+  databaseReplicaUrl: string | undefined;
+  /** a replica further behind the primary than this serves no reads until it catches up */
+  replicaMaxLagMs: number;
   port: number;
   host: string;
   dataDir: string;
@@ -117,12 +124,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid environment:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
+  // the embedded server has no replica to stream to
+  if (e.DATABASE_REPLICA_URL && !e.DATABASE_URL) {
+    throw new ConfigError("Invalid environment:\n  DATABASE_REPLICA_URL: needs DATABASE_URL (the primary it replicates)");
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   const needsGenerated = !e.APP_SECRET || !e.NOTIFICATION_SECRET;
   const generated = needsGenerated ? generatedSecrets(dataDir) : undefined;
   return {
     nodeEnv: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL,
+    databaseReplicaUrl: e.DATABASE_REPLICA_URL,
+    replicaMaxLagMs: e.DATABASE_REPLICA_MAX_LAG_SECONDS * 1000,
     port: e.PORT,
     host: e.HOST,
     dataDir,

@@ -1,5 +1,6 @@
 import type PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
+import { REPLICA_PROBE_MS, type Replica } from "../db/replica.js";
 import type { Config } from "~/env.server";
 import { ApiKeyAuth } from "~/auth/api-keys.server";
 import { EventWriter } from "~/ingest/writer.server";
@@ -7,11 +8,16 @@ import { AlertEnqueuer } from "~/alerts/enqueue.server";
 import { SentryKeyAuth } from "~/sentry/auth.server";
 import { SentryLimits } from "~/sentry/limits.server";
 import { KnownFingerprints } from "~/ingest/fingerprint.server";
+import { isMutation } from "~/accounts/csrf.server";
+import { readCookie } from "~/accounts/sessions.server";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
   config: Config;
+  /** the primary: writes, and every read not routed through `reading` */
   sql: Sql;
+  /** the streaming replica (DATABASE_REPLICA_URL) that `reading` may send reads to, or null */
+  replica: Replica | null;
   writer: EventWriter;
   /** fingerprints known to have a group: ingest skips their secondary fingerprint, the Sentry new-issue bound their look-up */
   known: KnownFingerprints;
@@ -33,13 +39,14 @@ declare module "@remix-run/node" {
   }
 }
 
-export function createServices(config: Config, sql: Sql, boss: PgBoss | null): Services {
+export function createServices(config: Config, sql: Sql, boss: PgBoss | null, replica: Replica | null = null): Services {
   const alerts = new AlertEnqueuer(sql, boss);
   const apiKeys = new ApiKeyAuth(sql, config.apiKeyCacheSeconds);
   const known = new KnownFingerprints();
   return {
     config,
     sql,
+    replica,
     boss,
     alerts,
     apiKeys,
@@ -64,4 +71,31 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null): S
       },
     }),
   };
+}
+
+/**
+ * Set on the response to every dashboard form post (see server.ts) while a replica is configured:
+ * for its lifetime the browser's reads go to the primary, so the pages after a user's own write
+ * (the redirect, the revalidation, the next click) show it even when the replica has not replayed
+ * it yet. It lasts as long as a write may take to reach a replica that serves reads (the lag
+ * bound plus three probe periods, see Replica.state), and a second more.
+ */
+export const OWN_WRITES_COOKIE = "rm_own_writes";
+
+export function ownWritesCookie(services: Pick<Services, "replica" | "config">, secure: boolean): string | undefined {
+  if (!services.replica) return undefined;
+  const seconds = Math.ceil((services.config.replicaMaxLagMs + 3 * REPLICA_PROBE_MS) / 1000) + 1;
+  return [`${OWN_WRITES_COOKIE}=1`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${seconds}`, ...(secure ? ["Secure"] : [])].join("; ");
+}
+
+/**
+ * A read-only loader's queries: on the replica when one is configured and serving (see Replica),
+ * else on the primary. The primary also answers the loaders of a form post (they render what the
+ * action just wrote) and every request carrying OWN_WRITES_COOKIE. Only for reads: `fn` may run
+ * twice (again on the primary when the replica fails it).
+ */
+export function reading<T>(services: Pick<Services, "replica" | "sql">, request: Request, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const { replica, sql } = services;
+  if (!replica || isMutation(request) || readCookie(request, OWN_WRITES_COOKIE) !== undefined) return fn(sql);
+  return replica.read(fn);
 }

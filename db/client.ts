@@ -9,16 +9,21 @@ export type TxSql = postgres.TransactionSql<{}>;
  * held lock or a stuck query ends in PostgreSQL itself, and the request that waited answers 503
  * (see isDatabaseUnavailable). Work that may take longer (migrations) lifts it for its transaction.
  */
-export function createSql(url: string, max = 20, { timeoutMs }: { timeoutMs?: number } = {}): Sql {
+export function createSql(
+  url: string,
+  max = 20,
+  { timeoutMs, connectTimeoutSeconds = 10, applicationName }: { timeoutMs?: number; connectTimeoutSeconds?: number; applicationName?: string } = {},
+): Sql {
   return postgres(url, {
     max,
     idle_timeout: 30,
-    connect_timeout: 10,
+    connect_timeout: connectTimeoutSeconds,
     onnotice: () => {},
     // Rollup buckets are UTC hours and minutes; date_trunc on a timestamptz truncates in the session's
     // zone, so a server configured for e.g. Asia/Kolkata (+05:30) would put series buckets at :30.
     connection: {
       TimeZone: "UTC",
+      ...(applicationName ? { application_name: applicationName } : {}),
       ...(timeoutMs ? { statement_timeout: timeoutMs, lock_timeout: timeoutMs } : {}),
     },
     // bigint columns (counters, raw event ids) arrive as strings unless they fit in a JS number

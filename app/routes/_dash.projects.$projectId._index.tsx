@@ -12,19 +12,22 @@ import { Onboarding } from "~/components/onboarding";
 import { onboardingData } from "~/sdk/onboarding.server";
 import { useRef } from "react";
 import { queryOf } from "~/errors/params.server";
+import { reading } from "~/services.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(async () => {
-    // overviewData checks the project's access first
-    const overview = await overviewData(context.services.sql, user, params.projectId, queryOf(request));
-    const base = baseUrl(context.services, request);
-    return {
-      ...overview,
-      onboarding: await onboardingData(context.services.sql, params.projectId!, base, Boolean(context.services.config.publicUrl)),
-      now: new Date(),
-    };
-  });
+  return pageLoad(() =>
+    reading(context.services, request, async (sql) => {
+      // overviewData checks the project's access first
+      const overview = await overviewData(sql, user, params.projectId, queryOf(request));
+      const base = baseUrl(context.services, request);
+      return {
+        ...overview,
+        onboarding: await onboardingData(sql, params.projectId!, base, Boolean(context.services.config.publicUrl)),
+        now: new Date(),
+      };
+    }),
+  );
 };
 
 const TIMEFRAMES = ["1h", "24h", "7d", "30d"] as const;

@@ -8,6 +8,7 @@ import { authorize, EVERYONE } from "~/team/access.server";
 import { createChannel, editChannel, listProjectChannels, removeChannel, testChannel } from "~/alerts/channels.server";
 import { createRule, editRule, listProjectRules, removeRule } from "~/alerts/rules.server";
 import { TRIGGER_NAME, triggerName } from "~/alerts/triggers";
+import { reading } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Alerts · Roblox Monitor" }];
 
@@ -32,12 +33,14 @@ async function act<T>(intent: string, fn: () => Promise<T>) {
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return load(async () => ({
-    role: (await authorize(context.services.sql, user, params.projectId, EVERYONE)).role,
-    channels: await listProjectChannels(context.services, user, params.projectId),
-    rules: await listProjectRules(context.services, user, params.projectId),
-    publicUrl: context.services.config.publicUrl ?? null,
-  }));
+  return load(() =>
+    reading(context.services, request, async (sql) => ({
+      role: (await authorize(sql, user, params.projectId, EVERYONE)).role,
+      channels: await listProjectChannels({ sql }, user, params.projectId),
+      rules: await listProjectRules({ sql }, user, params.projectId),
+      publicUrl: context.services.config.publicUrl ?? null,
+    })),
+  );
 };
 
 const num = (v: FormDataEntryValue | null) => (v === null || v === "" ? null : Number(v));

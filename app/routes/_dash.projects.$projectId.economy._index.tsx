@@ -30,12 +30,15 @@ function StatCard({ value, label, detail, size, testId }: { value: string; label
 }
 import { economyOverview, economyPage } from "~/economy/views.server";
 import { queryOf } from "~/errors/params.server";
+import { reading } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return economyPage(() => economyOverview(context.services.sql, context.services.config, user, params.projectId, queryOf(request)));
+  return economyPage(() =>
+    reading(context.services, request, (sql) => economyOverview(sql, context.services.config, user, params.projectId, queryOf(request))),
+  );
 };
 
 type PlayerRow = {

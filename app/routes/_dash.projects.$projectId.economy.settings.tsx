@@ -15,22 +15,25 @@ import { deleteKey, keyStatus, putKey, startSync, syncStatus } from "~/economy/s
 import { economyAct, economyPage } from "~/economy/views.server";
 import { ApiError } from "~/http.server";
 import { authorize, MANAGERS } from "~/team/access.server";
+import { reading } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy settings · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const { services } = context;
   const user = await requirePageUser(services, request);
-  return economyPage(async () => {
-    const { projectId } = await authorize(services.sql, user, params.projectId, MANAGERS, "manage the economy settings");
-    const [key, sync, map, sample] = await Promise.all([
-      keyStatus(services, projectId),
-      syncStatus(services, projectId),
-      getMapFor(services.sql, user, projectId),
-      getProfileSample(services.sql, projectId),
-    ]);
-    return { projectId, key, sync, map, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at } };
-  });
+  return economyPage(() =>
+    reading(services, request, async (sql) => {
+      const { projectId } = await authorize(sql, user, params.projectId, MANAGERS, "manage the economy settings");
+      const [key, sync, map, sample] = await Promise.all([
+        keyStatus({ sql }, projectId),
+        syncStatus({ sql }, projectId),
+        getMapFor(sql, user, projectId),
+        getProfileSample(sql, projectId),
+      ]);
+      return { projectId, key, sync, map, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at } };
+    }),
+  );
 };
 
 /** One form per intent; owner/admin only (the Team gate), same-origin enforced by requirePageUser. */

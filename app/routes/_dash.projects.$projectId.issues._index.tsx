@@ -12,13 +12,16 @@ import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit }
 import { mergeIssues, mergePreview } from "~/team/merge.server";
 import { queryOf } from "~/errors/params.server";
 import { issueTitle } from "~/errors/title.server";
+import { reading } from "~/services.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(async () => ({
-    ...(await issuesData(context.services.sql, user, params.projectId, queryOf(request))),
-    now: new Date(),
-  }));
+  return pageLoad(() =>
+    reading(context.services, request, async (sql) => ({
+      ...(await issuesData(sql, user, params.projectId, queryOf(request))),
+      now: new Date(),
+    })),
+  );
 };
 
 const VERBS: Record<string, [string, string]> = { resolved: ["Resolve", "Resolved"], ignored: ["Ignore", "Ignored"], open: ["Reopen", "Reopened"] };

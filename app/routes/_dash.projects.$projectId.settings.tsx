@@ -15,18 +15,21 @@ import { baseUrl } from "~/team/api.server";
 import { urlProblem } from "~/sdk/onboarding.server";
 import { plural } from "~/components/format";
 import { NewApiKey } from "~/components/new-api-key";
+import { reading } from "~/services.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(async () => ({
-    ...(await settingsData(context.services.sql, user, params.projectId)),
-    project: await getProjectFor(context.services.sql, user, params.projectId),
-    dsnKeys: await listDsnKeysFor(context.services.sql, user, params.projectId, baseUrl(context.services, request)),
-    base: baseUrl(context.services, request),
-    urlProblem: urlProblem(baseUrl(context.services, request), Boolean(context.services.config.publicUrl)),
-    me: user.id,
-    now: new Date(),
-  }));
+  return pageLoad(() =>
+    reading(context.services, request, async (sql) => ({
+      ...(await settingsData(sql, user, params.projectId)),
+      project: await getProjectFor(sql, user, params.projectId),
+      dsnKeys: await listDsnKeysFor(sql, user, params.projectId, baseUrl(context.services, request)),
+      base: baseUrl(context.services, request),
+      urlProblem: urlProblem(baseUrl(context.services, request), Boolean(context.services.config.publicUrl)),
+      me: user.id,
+      now: new Date(),
+    })),
+  );
 };
 
 /** Each form names its intent; each intent is one Team API verb. */

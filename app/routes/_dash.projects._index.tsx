@@ -3,12 +3,13 @@ import { Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { listProjects } from "~/team/projects.server";
 import { utc } from "~/components/format";
+import { reading } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Projects · Roblox Monitor" }];
 
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return { projects: await listProjects(context.services.sql, user) };
+  return { projects: await reading(context.services, request, (sql) => listProjects(sql, user)) };
 };
 
 export default function Projects() {

@@ -1,14 +1,15 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { releases } from "~/errors/triage.server";
+import { reading } from "~/services.server";
 import { getOnly, handle, json } from "~/http.server";
 import { queryOf } from "~/errors/params.server";
 
 /** GET ?limit&offset: game versions, newest first, with occurrences, new issues and regressions. */
 export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
   handle(async () => {
-    const { sql, apiKeys } = context.services;
+    const { apiKeys } = context.services;
     const { projectId } = await apiKeys.projectFor(request);
-    return json(await releases(sql, projectId, queryOf(request)));
+    return reading(context.services, request, async (sql) => json(await releases(sql, projectId, queryOf(request))));
   });
 
 export const action = getOnly;
