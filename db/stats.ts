@@ -65,7 +65,7 @@ type Figure = { kind: "level" | "top"; id: string | null; message: string | null
 const WINDOW_TABLE = { minute: "rollup_minute", hour: "rollup_hour" } as const;
 
 /**
- * The window's figures from its kept per-group sums (stats_window_counts, the cells from the window's
+ * The window's figures from its kept per-group sums (stats_window_sums, the cells from the window's
  * `since` on), corrected by the cells between `since` and the window's start `from`: subtracted when
  * `since` is earlier, added when later. With `since` current that correction is empty, so the read
  * costs the window's groups, not its cells. The top ten are exact: a group the correction leaves
@@ -87,7 +87,7 @@ function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Da
         where r.project_id = ${projectId} and r.bucket >= least(m.since, ${from}) and r.bucket < greatest(m.since, ${from})
       ) x group by 1
     ), kept as (
-      select group_id, error, warn, info, count from stats_window_counts where project_id = ${projectId} and timeframe = ${timeframe}
+      select group_id, error, warn, info, count from stats_window_sums where project_id = ${projectId} and timeframe = ${timeframe}
     ), cut as (
       select count from kept order by count desc offset (select 9 + count(*) from corr) limit 1
     ), sums as (

@@ -7,7 +7,7 @@ import { createProject, startTestApp, type TestApp } from "../support/server.js"
 import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
 
 /**
- * The stats windows' kept per-group sums (stats_window_counts, db/migrations/103_stats_windows.sql)
+ * The stats windows' kept per-group sums (stats_window_sums, db/migrations/103_stats_windows.sql)
  * must always equal the rollup cells from the window's `since` on, whoever writes or removes cells:
  * ingest, late events, merges, unmerges, group deletes, retention; and a window whose `since` fell
  * behind (no write since) must still read exactly, and move forward on the next write.
@@ -16,6 +16,7 @@ import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
 let app: TestApp;
 const TIMEFRAMES: Timeframe[] = ["1h", "24h", "7d", "30d"];
 const TABLE: Record<Timeframe, string> = { "1h": "rollup_minute", "24h": "rollup_minute", "7d": "rollup_hour", "30d": "rollup_hour" };
+const COLUMN: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
 const SPAN: Record<Timeframe, number> = { "1h": HOUR, "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY };
 
 beforeAll(async () => {
@@ -29,7 +30,7 @@ async function expectKeptEqualsCells(projectId: string) {
   for (const tf of TIMEFRAMES) {
     const [{ since }] = await app.sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${tf}`;
     const kept = await app.sql<{ group_id: string; error: number; warn: number; info: number }[]>`
-      select group_id, error::int, warn::int, info::int from stats_window_counts where project_id = ${projectId} and timeframe = ${tf} order by group_id`;
+      select group_id, error::int, warn::int, info::int from stats_window_sums where project_id = ${projectId} and timeframe = ${tf} order by group_id`;
     const cells = await app.sql<{ group_id: string; error: number; warn: number; info: number }[]>`
       select group_id, coalesce(sum(count) filter (where level = 'error'), 0)::int as error,
         coalesce(sum(count) filter (where level = 'warn'), 0)::int as warn, coalesce(sum(count) filter (where level = 'info'), 0)::int as info
@@ -123,14 +124,17 @@ describe("kept stats windows", () => {
     for (const tf of TIMEFRAMES) {
       const [{ since }] = await app.sql<{ since: Date }[]>`
         update stats_window_marks set since = since - interval '2 hours' where project_id = ${projectId} and timeframe = ${tf} returning since`;
+      const col = COLUMN[tf];
       await app.sql`
-        insert into stats_window_counts (project_id, timeframe, group_id, error, warn, info)
-        select project_id, ${tf}, group_id, coalesce(sum(count) filter (where level = 'error'), 0),
+        insert into stats_window_counts as s (project_id, group_id, ${app.sql(`${col}_error`)}, ${app.sql(`${col}_warn`)}, ${app.sql(`${col}_info`)})
+        select project_id, group_id, coalesce(sum(count) filter (where level = 'error'), 0),
           coalesce(sum(count) filter (where level = 'warn'), 0), coalesce(sum(count) filter (where level = 'info'), 0)
         from ${app.sql(TABLE[tf])} where project_id = ${projectId} and bucket >= ${since} and bucket < ${new Date(since.getTime() + 2 * HOUR)}
-        group by 1, 3
-        on conflict (project_id, timeframe, group_id) do update set error = stats_window_counts.error + excluded.error,
-          warn = stats_window_counts.warn + excluded.warn, info = stats_window_counts.info + excluded.info`;
+        group by 1, 2
+        on conflict (project_id, group_id) do update set
+          ${app.sql(`${col}_error`)} = s.${app.sql(`${col}_error`)} + excluded.${app.sql(`${col}_error`)},
+          ${app.sql(`${col}_warn`)} = s.${app.sql(`${col}_warn`)} + excluded.${app.sql(`${col}_warn`)},
+          ${app.sql(`${col}_info`)} = s.${app.sql(`${col}_info`)} + excluded.${app.sql(`${col}_info`)}`;
     }
     await expectKeptEqualsCells(projectId);
     // the read subtracts what its window no longer holds
