@@ -63,9 +63,11 @@ type Figure = { kind: "level" | "top"; id: string | null; message: string | null
 
 /** The rollup a window's kept sums follow (db/migrations/103_stats_windows.sql): its unit's. */
 const WINDOW_TABLE = { minute: "rollup_minute", hour: "rollup_hour" } as const;
+/** The prefix of a window's columns in stats_window_counts (<prefix>_error, _warn, _info). */
+const WINDOW_COLUMNS: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
 
 /**
- * The window's figures from its kept per-group sums (stats_window_sums, the cells from the window's
+ * The window's figures from its kept per-group sums (stats_window_counts, the cells from the window's
  * `since` on), corrected by the cells between `since` and the window's start `from`: subtracted when
  * `since` is earlier, added when later. With `since` current that correction is empty, so the read
  * costs the window's groups, not its cells. The top ten are exact: a group the correction leaves
@@ -75,6 +77,7 @@ const WINDOW_TABLE = { minute: "rollup_minute", hour: "rollup_hour" } as const;
  */
 function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Date) {
   const table = WINDOW_TABLE[WINDOWS[timeframe].unit];
+  const c = WINDOW_COLUMNS[timeframe];
   return sql<(Figure & { marked: boolean })[]>`
     with m as materialized (
       select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}
@@ -87,7 +90,10 @@ function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Da
         where r.project_id = ${projectId} and r.bucket >= least(m.since, ${from}) and r.bucket < greatest(m.since, ${from})
       ) x group by 1
     ), kept as (
-      select group_id, error, warn, info, count from stats_window_sums where project_id = ${projectId} and timeframe = ${timeframe}
+      select group_id, ${sql(`${c}_error`)} as error, ${sql(`${c}_warn`)} as warn, ${sql(`${c}_info`)} as info,
+        ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
+      from stats_window_counts
+      where project_id = ${projectId} and (${sql(`${c}_error`)} <> 0 or ${sql(`${c}_warn`)} <> 0 or ${sql(`${c}_info`)} <> 0)
     ), cut as (
       select count from kept order by count desc offset (select 9 + count(*) from corr) limit 1
     ), sums as (
@@ -113,6 +119,16 @@ function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Da
     union all
     select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc), true from top
     order by kind, rank`;
+}
+
+/**
+ * Moves every kept window that fell behind its target (a project no write reached for a while; a
+ * write moves its own), so the correction a read applies stays within a minute. Every minute (jobs).
+ */
+export async function moveStatsWindows(sql: Sql): Promise<void> {
+  await sql`
+    select stats_window_move(project_id, timeframe) from stats_window_marks
+    where since < stats_window_target(timeframe) order by project_id, timeframe`;
 }
 
 /** The window's figures summed from its rollup cells (see `cover`), for a project without kept windows. */

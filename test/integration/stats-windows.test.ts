@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteGroup } from "../../db/groups.js";
 import { mergeGroups, unmergeGroups } from "../../db/merge.js";
-import { windowStats, type Timeframe } from "../../db/stats.js";
+import { moveStatsWindows, windowStats, type Timeframe } from "../../db/stats.js";
 import { runRetention } from "../../jobs/retention.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
@@ -10,7 +10,7 @@ import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
  * The stats windows' kept per-group sums (stats_window_sums, db/migrations/103_stats_windows.sql)
  * must always equal the rollup cells from the window's `since` on, whoever writes or removes cells:
  * ingest, late events, merges, unmerges, group deletes, retention; and a window whose `since` fell
- * behind (no write since) must still read exactly, and move forward on the next write.
+ * behind (no write since) must still read exactly, and move forward on the next write or by the job.
  */
 
 let app: TestApp;
@@ -110,17 +110,8 @@ describe("kept stats windows", () => {
     await expectReadsExact(projectId);
   });
 
-  it("read exactly while behind, and move forward on the next write", async () => {
-    const { projectId, apiKey } = await createProject(app.sql, "kept-windows-behind");
-    const now = Date.now();
-    await ingest(app, apiKey, [
-      { message: "Behind a", timestamp: iso(now - 50 * MINUTE) },
-      { message: "Behind a", timestamp: iso(now - 70 * MINUTE) },
-      { message: "Behind b", level: "warn", timestamp: iso(now - 5 * MINUTE) },
-      { message: "Behind b", level: "warn", timestamp: iso(now - 2 * HOUR) },
-    ]);
-    // as if two hours had passed without a write: each window's since is two hours older and its
-    // sums hold the cells of those two hours
+  /** As if two hours had passed without a write: each window's since is two hours older and its sums hold those hours' cells. */
+  async function fallBehind(projectId: string) {
     for (const tf of TIMEFRAMES) {
       const [{ since }] = await app.sql<{ since: Date }[]>`
         update stats_window_marks set since = since - interval '2 hours' where project_id = ${projectId} and timeframe = ${tf} returning since`;
@@ -137,18 +128,44 @@ describe("kept stats windows", () => {
           ${app.sql(`${col}_info`)} = s.${app.sql(`${col}_info`)} + excluded.${app.sql(`${col}_info`)}`;
     }
     await expectKeptEqualsCells(projectId);
+  }
+
+  const allCurrent = async (projectId: string) =>
+    (await app.sql<{ current: boolean }[]>`
+      select since = stats_window_target(timeframe) as current from stats_window_marks where project_id = ${projectId}`).every((m) => m.current);
+
+  const BEHIND = (now: number) => [
+    { message: "Behind a", timestamp: iso(now - 50 * MINUTE) },
+    { message: "Behind a", timestamp: iso(now - 70 * MINUTE) },
+    { message: "Behind b", level: "warn", timestamp: iso(now - 5 * MINUTE) },
+    { message: "Behind b", level: "warn", timestamp: iso(now - 2 * HOUR) },
+  ];
+
+  it("read exactly while behind, and move forward on the next write", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "kept-windows-behind");
+    await ingest(app, apiKey, BEHIND(Date.now()));
+    await fallBehind(projectId);
     // the read subtracts what its window no longer holds
     await expectReadsExact(projectId);
-    const stale = await windowStats(app.sql, projectId, "1h");
-    expect(stale.total_errors).toBe(2);
+    expect((await windowStats(app.sql, projectId, "1h")).total_errors).toBe(2);
 
     await ingest(app, apiKey, [{ message: "Behind c", level: "info" }]);
-    const marks = await app.sql<{ timeframe: string; current: boolean }[]>`
-      select timeframe, since = stats_window_target(timeframe) as current from stats_window_marks where project_id = ${projectId} order by timeframe`;
-    expect(marks.every((m) => m.current)).toBe(true);
+    expect(await allCurrent(projectId)).toBe(true);
     await expectKeptEqualsCells(projectId);
     await expectReadsExact(projectId);
     expect((await windowStats(app.sql, projectId, "1h")).total_errors).toBe(3);
+  });
+
+  it("move forward without writes by the minute's job", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "kept-windows-idle");
+    await ingest(app, apiKey, BEHIND(Date.now()));
+    await fallBehind(projectId);
+    expect(await allCurrent(projectId)).toBe(false);
+    await moveStatsWindows(app.sql);
+    expect(await allCurrent(projectId)).toBe(true);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+    expect((await windowStats(app.sql, projectId, "1h")).total_errors).toBe(2);
   });
 
   it("read from the cells for a project without kept windows", async () => {
