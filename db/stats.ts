@@ -72,28 +72,42 @@ const WINDOW_COLUMNS: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7
  * `since` is earlier, added when later. With `since` current that correction is empty, so the read
  * costs the window's groups, not its cells. The top ten are exact: a group the correction leaves
  * alone keeps its kept count, so every group ranked below the 10 + k (k corrected groups) largest
- * kept counts, ties included, ranks below ten groups whose counts are exact. `marked` is false for a
- * project without kept windows (then nothing else is read).
+ * kept counts, ties included, ranks below ten groups whose counts are exact.
  */
-function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Date) {
+function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Date, since: Date) {
   const table = WINDOW_TABLE[WINDOWS[timeframe].unit];
   const c = WINDOW_COLUMNS[timeframe];
-  return sql<(Figure & { marked: boolean })[]>`
-    with m as materialized (
-      select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}
-    ), corr as materialized (
-      select group_id, sum(c) filter (where level = 'error') as e, sum(c) filter (where level = 'warn') as w,
-        sum(c) filter (where level = 'info') as i
+  const kept = sql`
+    select group_id, ${sql(`${c}_error`)} as error, ${sql(`${c}_warn`)} as warn, ${sql(`${c}_info`)} as info,
+      ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
+    from stats_window_counts
+    where project_id = ${projectId} and (${sql(`${c}_error`)} <> 0 or ${sql(`${c}_warn`)} <> 0 or ${sql(`${c}_info`)} <> 0)`;
+  const top = sql`
+    select g.id, g.message, s.e + s.w + s.i as count, g.last_seen, g.level, g.status
+    from sums s join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
+    where s.e + s.w + s.i > 0
+    order by s.e + s.w + s.i desc, g.last_seen desc, g.id desc limit 10`;
+  const [lo, hi] = since < from ? [since, from] : [from, since];
+  // `since` current: no correction, and a plain statement that plans no rollup partition
+  const parts =
+    lo.getTime() === hi.getTime()
+      ? sql`
+    with kept as materialized (${kept}
+    ), sums as (
+      select group_id, error as e, warn as w, info as i from kept
+      where count >= coalesce((select count from kept order by count desc offset 9 limit 1), 0)
+    ), levels as (
+      select coalesce(sum(error), 0) as e, coalesce(sum(warn), 0) as w, coalesce(sum(info), 0) as i from kept
+    ), top as (${top})`
+      : sql`
+    with corr as materialized (
+      select group_id, coalesce(sum(c) filter (where level = 'error'), 0) as e, coalesce(sum(c) filter (where level = 'warn'), 0) as w,
+        coalesce(sum(c) filter (where level = 'info'), 0) as i
       from (
-        select r.group_id, r.level, case when r.bucket < ${from} then -r.count else r.count end as c
-        from ${sql(table)} r, m
-        where r.project_id = ${projectId} and r.bucket >= least(m.since, ${from}) and r.bucket < greatest(m.since, ${from})
+        select r.group_id, r.level, ${since < from ? sql`-r.count` : sql`r.count`} as c from ${sql(table)} r
+        where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
       ) x group by 1
-    ), kept as (
-      select group_id, ${sql(`${c}_error`)} as error, ${sql(`${c}_warn`)} as warn, ${sql(`${c}_info`)} as info,
-        ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
-      from stats_window_counts
-      where project_id = ${projectId} and (${sql(`${c}_error`)} <> 0 or ${sql(`${c}_warn`)} <> 0 or ${sql(`${c}_info`)} <> 0)
+    ), kept as materialized (${kept}
     ), cut as (
       select count from kept order by count desc offset (select 9 + count(*) from corr) limit 1
     ), sums as (
@@ -101,23 +115,20 @@ function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Da
         select group_id, error as e, warn as w, info as i from kept
         where count >= coalesce((select count from cut), 0) or group_id in (select group_id from corr)
         union all
-        select group_id, coalesce(e, 0), coalesce(w, 0), coalesce(i, 0) from corr
+        select group_id, e, w, i from corr
       ) x group by 1
     ), levels as (
       select coalesce((select sum(error) from kept), 0) + coalesce((select sum(e) from corr), 0) as e,
         coalesce((select sum(warn) from kept), 0) + coalesce((select sum(w) from corr), 0) as w,
         coalesce((select sum(info) from kept), 0) + coalesce((select sum(i) from corr), 0) as i
-    ), top as (
-      select g.id, g.message, s.e + s.w + s.i as count, g.last_seen, g.level, g.status
-      from sums s join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
-      where s.e + s.w + s.i > 0
-      order by s.e + s.w + s.i desc, g.last_seen desc, g.id desc limit 10
-    )
+    ), top as (${top})`;
+  return sql<Figure[]>`
+    ${parts}
     select 'level' as kind, null::uuid as id, null::text as message, v.count::bigint as count, null::timestamptz as last_seen,
-      v.level, null::text as status, 0::bigint as rank, exists (select 1 from m) as marked
+      v.level, null::text as status, 0::bigint as rank
     from levels, lateral (values ('error', levels.e), ('warn', levels.w), ('info', levels.i)) v(level, count)
     union all
-    select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc), true from top
+    select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
     order by kind, rank`;
 }
 
@@ -164,8 +175,8 @@ export async function windowStats(sql: Sql, projectId: string, timeframe: Timefr
   const start = new Date(now.getTime() - w.ms);
   const unitMs = w.unit === "minute" ? MINUTE : HOUR;
   const from = new Date(Math.floor(start.getTime() / unitMs) * unitMs);
-  const [kept, [{ open_groups }], [{ affected_users }]] = await Promise.all([
-    keptFigures(sql, projectId, timeframe, from),
+  const [[mark], [{ open_groups }], [{ affected_users }]] = await Promise.all([
+    sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}`,
     sql<{ open_groups: number }[]>`
       select count(*)::bigint as open_groups from error_groups
       where project_id = ${projectId} and status = 'open' and merged_into is null and last_seen >= ${start}`,
@@ -173,7 +184,7 @@ export async function windowStats(sql: Sql, projectId: string, timeframe: Timefr
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,
   ]);
-  const figures: Figure[] = kept[0]?.marked ? kept : await cellFigures(sql, projectId, start, w.unit, now);
+  const figures = mark ? await keptFigures(sql, projectId, timeframe, from, mark.since) : await cellFigures(sql, projectId, start, w.unit, now);
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
   for (const f of figures) if (f.kind === "level") by_level[f.level] = Number(f.count);
   return {
