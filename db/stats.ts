@@ -61,35 +61,122 @@ function windowCells(sql: Sql, projectId: string, start: number, unit: "minute" 
 
 type Figure = { kind: "level" | "top"; id: string | null; message: string | null; count: number; last_seen: Date | null; level: string; status: string | null };
 
+/** The rollup a window's kept sums follow (db/migrations/103_stats_windows.sql): its unit's. */
+const WINDOW_TABLE = { minute: "rollup_minute", hour: "rollup_hour" } as const;
+/** The prefix of a window's columns in stats_window_counts (<prefix>_error, _warn, _info). */
+const WINDOW_COLUMNS: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
+
+/**
+ * The window's figures from its kept per-group sums (stats_window_counts, the cells from the window's
+ * `since` on), corrected by the cells between `since` and the window's start `from`: subtracted when
+ * `since` is earlier, added when later. With `since` current that correction is empty, so the read
+ * costs the window's groups, not its cells. The top ten are exact: a group the correction leaves
+ * alone keeps its kept count, so every group ranked below the 10 + k (k corrected groups) largest
+ * kept counts, ties included, ranks below ten groups whose counts are exact.
+ */
+function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Date, since: Date) {
+  const table = WINDOW_TABLE[WINDOWS[timeframe].unit];
+  const c = WINDOW_COLUMNS[timeframe];
+  const kept = sql`
+    select group_id, ${sql(`${c}_error`)} as error, ${sql(`${c}_warn`)} as warn, ${sql(`${c}_info`)} as info,
+      ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
+    from stats_window_counts
+    where project_id = ${projectId} and (${sql(`${c}_error`)} <> 0 or ${sql(`${c}_warn`)} <> 0 or ${sql(`${c}_info`)} <> 0)`;
+  const top = sql`
+    select g.id, g.message, s.e + s.w + s.i as count, g.last_seen, g.level, g.status
+    from sums s join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
+    where s.e + s.w + s.i > 0
+    order by s.e + s.w + s.i desc, g.last_seen desc, g.id desc limit 10`;
+  const [lo, hi] = since < from ? [since, from] : [from, since];
+  // `since` current: no correction, and a plain statement that plans no rollup partition
+  const parts =
+    lo.getTime() === hi.getTime()
+      ? sql`
+    with kept as materialized (${kept}
+    ), sums as (
+      select group_id, error as e, warn as w, info as i from kept
+      where count >= coalesce((select count from kept order by count desc offset 9 limit 1), 0)
+    ), levels as (
+      select coalesce(sum(error), 0) as e, coalesce(sum(warn), 0) as w, coalesce(sum(info), 0) as i from kept
+    ), top as (${top})`
+      : sql`
+    with corr as materialized (
+      select group_id, coalesce(sum(c) filter (where level = 'error'), 0) as e, coalesce(sum(c) filter (where level = 'warn'), 0) as w,
+        coalesce(sum(c) filter (where level = 'info'), 0) as i
+      from (
+        select r.group_id, r.level, ${since < from ? sql`-r.count` : sql`r.count`} as c from ${sql(table)} r
+        where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
+      ) x group by 1
+    ), kept as materialized (${kept}
+    ), cut as (
+      select count from kept order by count desc offset (select 9 + count(*) from corr) limit 1
+    ), sums as (
+      select group_id, sum(e)::bigint as e, sum(w)::bigint as w, sum(i)::bigint as i from (
+        select group_id, error as e, warn as w, info as i from kept
+        where count >= coalesce((select count from cut), 0) or group_id in (select group_id from corr)
+        union all
+        select group_id, e, w, i from corr
+      ) x group by 1
+    ), levels as (
+      select coalesce((select sum(error) from kept), 0) + coalesce((select sum(e) from corr), 0) as e,
+        coalesce((select sum(warn) from kept), 0) + coalesce((select sum(w) from corr), 0) as w,
+        coalesce((select sum(info) from kept), 0) + coalesce((select sum(i) from corr), 0) as i
+    ), top as (${top})`;
+  return sql<Figure[]>`
+    ${parts}
+    select 'level' as kind, null::uuid as id, null::text as message, v.count::bigint as count, null::timestamptz as last_seen,
+      v.level, null::text as status, 0::bigint as rank
+    from levels, lateral (values ('error', levels.e), ('warn', levels.w), ('info', levels.i)) v(level, count)
+    union all
+    select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
+    order by kind, rank`;
+}
+
+/**
+ * Moves every kept window that fell behind its target (a project no write reached for a while; a
+ * write moves its own), so the correction a read applies stays within a minute. Every minute (jobs).
+ */
+export async function moveStatsWindows(sql: Sql): Promise<void> {
+  await sql`
+    select stats_window_move(project_id, timeframe) from stats_window_marks
+    where since < stats_window_target(timeframe) order by project_id, timeframe`;
+}
+
+/** The window's figures summed from its rollup cells (see `cover`), for a project without kept windows. */
+function cellFigures(sql: Sql, projectId: string, start: Date, unit: "minute" | "hour", now: Date) {
+  const cells = windowCells(sql, projectId, start.getTime(), unit, now.getTime());
+  return sql<Figure[]>`
+    with sums as materialized (
+      select group_id, level, sum(count)::bigint as n from (${cells}) c group by 1, 2
+    ), top as (
+      -- ordered by a top-N sort over the groups, ranked after the limit (ten rows)
+      select g.id, g.message, s.count, g.last_seen, g.level, g.status
+      from (select group_id, sum(n)::bigint as count from sums group by 1 having sum(n) > 0) s
+      join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
+      order by s.count desc, g.last_seen desc, g.id desc limit 10
+    )
+    select 'level' as kind, null::uuid as id, null::text as message, sum(n)::bigint as count, null::timestamptz as last_seen,
+      level, null::text as status, 0::bigint as rank
+    from sums group by level
+    union all
+    select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
+    order by kind, rank`;
+}
+
 /**
  * Window figures from the rollups (never from raw rows). The window ends now; its start rounds down
- * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d.
- * The cells are read once, summed per group and level, and both the per-level totals and the top
- * groups come from those sums (one statement).
+ * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d. The per-level totals and the top
+ * groups come from the window's kept sums (keptFigures), else from its cells.
  * open_groups is exact (a group occurred in the window iff its last_seen is inside it); so is
  * affected_users, to the minute (each user's latest occurrence is kept to the minute).
  */
 export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date()) {
   const w = WINDOWS[timeframe];
   const start = new Date(now.getTime() - w.ms);
-  const cells = windowCells(sql, projectId, start.getTime(), w.unit, now.getTime());
-  const [figures, [{ open_groups }], [{ affected_users }]] = await Promise.all([
-    sql<Figure[]>`
-      with sums as materialized (
-        select group_id, level, sum(count)::bigint as n from (${cells}) c group by 1, 2
-      ), top as (
-        -- ordered by a top-N sort over the groups, ranked after the limit (ten rows)
-        select g.id, g.message, s.count, g.last_seen, g.level, g.status
-        from (select group_id, sum(n)::bigint as count from sums group by 1 having sum(n) > 0) s
-        join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
-        order by s.count desc, g.last_seen desc, g.id desc limit 10
-      )
-      select 'level' as kind, null::uuid as id, null::text as message, sum(n)::bigint as count, null::timestamptz as last_seen,
-        level, null::text as status, 0::bigint as rank
-      from sums group by level
-      union all
-      select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
-      order by kind, rank`,
+  const unitMs = w.unit === "minute" ? MINUTE : HOUR;
+  const from = new Date(Math.floor(start.getTime() / unitMs) * unitMs);
+  const [[mark], [{ open_groups }], [{ affected_users }]] = await Promise.all([
+    sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}`,
     sql<{ open_groups: number }[]>`
       select count(*)::bigint as open_groups from error_groups
       where project_id = ${projectId} and status = 'open' and merged_into is null and last_seen >= ${start}`,
@@ -97,6 +184,7 @@ export async function windowStats(sql: Sql, projectId: string, timeframe: Timefr
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,
   ]);
+  const figures = mark ? await keptFigures(sql, projectId, timeframe, from, mark.since) : await cellFigures(sql, projectId, start, w.unit, now);
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
   for (const f of figures) if (f.kind === "level") by_level[f.level] = Number(f.count);
   return {

@@ -5,10 +5,11 @@ import { pruneEventIds } from "../db/sentry.js";
 import { pruneIngestWindows } from "../db/ingest-limits.js";
 import { pruneIdempotencyKeys } from "../db/idempotency.js";
 import { reopenExpiredSnoozes } from "../db/groups.js";
+import { moveStatsWindows } from "../db/stats.js";
 import { ensurePartitions } from "./partitions.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
-export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes" } as const;
+export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes", statsWindows: "stats-windows" } as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
 export async function startJobs(
@@ -44,6 +45,12 @@ export async function startJobs(
   await boss.schedule(QUEUES.snoozes, "* * * * *");
   await boss.work(QUEUES.snoozes, async () => {
     await reopenExpiredSnoozes(sql);
+  });
+  // the stats windows of projects without writes move on too (a write moves its own)
+  await boss.createQueue(QUEUES.statsWindows);
+  await boss.schedule(QUEUES.statsWindows, "* * * * *");
+  await boss.work(QUEUES.statsWindows, async () => {
+    await moveStatsWindows(sql);
   });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;

@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deleteGroup } from "../../db/groups.js";
+import { mergeGroups, unmergeGroups } from "../../db/merge.js";
+import { moveStatsWindows, windowStats, type Timeframe } from "../../db/stats.js";
+import { runRetention } from "../../jobs/retention.js";
+import { createProject, startTestApp, type TestApp } from "../support/server.js";
+import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
+
+/**
+ * The stats windows' kept per-group sums (stats_window_sums, db/migrations/103_stats_windows.sql)
+ * must always equal the rollup cells from the window's `since` on, whoever writes or removes cells:
+ * ingest, late events, merges, unmerges, group deletes, retention; and a window whose `since` fell
+ * behind (no write since) must still read exactly, and move forward on the next write or by the job.
+ */
+
+let app: TestApp;
+const TIMEFRAMES: Timeframe[] = ["1h", "24h", "7d", "30d"];
+const TABLE: Record<Timeframe, string> = { "1h": "rollup_minute", "24h": "rollup_minute", "7d": "rollup_hour", "30d": "rollup_hour" };
+const COLUMN: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
+const SPAN: Record<Timeframe, number> = { "1h": HOUR, "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY };
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+/** Every window's kept sums against its cells from `since` on; returns how many groups the windows hold. */
+async function expectKeptEqualsCells(projectId: string) {
+  let held = 0;
+  for (const tf of TIMEFRAMES) {
+    const [{ since }] = await app.sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${tf}`;
+    const kept = await app.sql<{ group_id: string; error: number; warn: number; info: number }[]>`
+      select group_id, error::int, warn::int, info::int from stats_window_sums where project_id = ${projectId} and timeframe = ${tf} order by group_id`;
+    const cells = await app.sql<{ group_id: string; error: number; warn: number; info: number }[]>`
+      select group_id, coalesce(sum(count) filter (where level = 'error'), 0)::int as error,
+        coalesce(sum(count) filter (where level = 'warn'), 0)::int as warn, coalesce(sum(count) filter (where level = 'info'), 0)::int as info
+      from ${app.sql(TABLE[tf])} where project_id = ${projectId} and bucket >= ${since}
+      group by group_id having sum(count) <> 0 order by group_id`;
+    expect({ tf, kept: kept.map((r) => ({ ...r })) }).toEqual({ tf, kept: cells.map((r) => ({ ...r })) });
+    held += kept.length;
+  }
+  return held;
+}
+
+/** The window's figures summed from the finest cells alone, as before the kept sums. */
+async function fromCells(projectId: string, tf: Timeframe, now: number) {
+  const unit = tf === "1h" || tf === "24h" ? MINUTE : HOUR;
+  const from = new Date(Math.floor((now - SPAN[tf]) / unit) * unit);
+  const cells = app.sql`select group_id, level, count from ${app.sql(TABLE[tf])} where project_id = ${projectId} and bucket >= ${from}`;
+  const levels = await app.sql<{ level: string; n: number }[]>`select level, sum(count)::int as n from (${cells}) c group by level`;
+  const top = await app.sql`
+    select g.id, g.message, s.count::int as count, g.last_seen, g.level, g.status
+    from (select group_id, sum(count) as count from (${cells}) c group by 1 having sum(count) > 0) s
+    join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
+    order by s.count desc, g.last_seen desc, g.id desc limit 10`;
+  const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
+  for (const l of levels) by_level[l.level] = l.n;
+  return { by_level, top_errors: top.map((t) => ({ ...t })) };
+}
+
+async function expectReadsExact(projectId: string) {
+  for (const tf of TIMEFRAMES) {
+    const now = Date.now();
+    const got = await windowStats(app.sql, projectId, tf, new Date(now));
+    expect({ tf, by_level: got.by_level, top_errors: got.top_errors }).toEqual({ tf, ...(await fromCells(projectId, tf, now)) });
+  }
+}
+
+const groupOf = async (projectId: string, message: string) =>
+  (await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId} and message = ${message} and merged_into is null`)[0].id;
+
+describe("kept stats windows", () => {
+  it("follow ingest and late events at every age, merges, unmerges and deletes", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "kept-windows");
+    const now = Date.now();
+    const levels = ["error", "warn", "info"];
+    const events = [];
+    // 14 groups; occurrences now, and late ones at ages inside and outside each window
+    for (let i = 0; i < 120; i++) {
+      const age = [0, 30 * MINUTE, 59 * MINUTE, 61 * MINUTE, 23 * HOUR, 25 * HOUR, 6 * DAY, 8 * DAY, 29 * DAY, 31 * DAY][i % 10];
+      events.push({ message: `Kept window ${String.fromCharCode(97 + (i % 14))}`, level: levels[i % 3], count: 1 + (i % 3), timestamp: iso(now - age - (i % 7) * 1000) });
+    }
+    await ingest(app, apiKey, events);
+    expect(await expectKeptEqualsCells(projectId)).toBeGreaterThan(14);
+    await expectReadsExact(projectId);
+
+    const a = await groupOf(projectId, "Kept window a");
+    const b = await groupOf(projectId, "Kept window b");
+    const c = await groupOf(projectId, "Kept window c");
+    await mergeGroups(app.sql, projectId, a, [b, c]);
+    // events of a merged fingerprint land in the target
+    await ingest(app, apiKey, [{ message: "Kept window b", level: "warn", timestamp: iso(now - 20 * MINUTE) }]);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+    const [{ n }] = await app.sql<{ n: number }[]>`
+      select count(*)::int as n from stats_window_counts where project_id = ${projectId} and group_id in (${b}, ${c})`;
+    expect(n).toBe(0);
+
+    await unmergeGroups(app.sql, projectId, a, [b]);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+
+    expect(await deleteGroup(app.sql, projectId, await groupOf(projectId, "Kept window d"))).toBe(true);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+
+    // retention removes raw events only; every window still reads the same
+    await runRetention(app.sql, 7);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+  });
+
+  /** As if two hours had passed without a write: each window's since is two hours older and its sums hold those hours' cells. */
+  async function fallBehind(projectId: string) {
+    for (const tf of TIMEFRAMES) {
+      const [{ since }] = await app.sql<{ since: Date }[]>`
+        update stats_window_marks set since = since - interval '2 hours' where project_id = ${projectId} and timeframe = ${tf} returning since`;
+      const col = COLUMN[tf];
+      await app.sql`
+        insert into stats_window_counts as s (project_id, group_id, ${app.sql(`${col}_error`)}, ${app.sql(`${col}_warn`)}, ${app.sql(`${col}_info`)})
+        select project_id, group_id, coalesce(sum(count) filter (where level = 'error'), 0),
+          coalesce(sum(count) filter (where level = 'warn'), 0), coalesce(sum(count) filter (where level = 'info'), 0)
+        from ${app.sql(TABLE[tf])} where project_id = ${projectId} and bucket >= ${since} and bucket < ${new Date(since.getTime() + 2 * HOUR)}
+        group by 1, 2
+        on conflict (project_id, group_id) do update set
+          ${app.sql(`${col}_error`)} = s.${app.sql(`${col}_error`)} + excluded.${app.sql(`${col}_error`)},
+          ${app.sql(`${col}_warn`)} = s.${app.sql(`${col}_warn`)} + excluded.${app.sql(`${col}_warn`)},
+          ${app.sql(`${col}_info`)} = s.${app.sql(`${col}_info`)} + excluded.${app.sql(`${col}_info`)}`;
+    }
+    await expectKeptEqualsCells(projectId);
+  }
+
+  const allCurrent = async (projectId: string) =>
+    (await app.sql<{ current: boolean }[]>`
+      select since = stats_window_target(timeframe) as current from stats_window_marks where project_id = ${projectId}`).every((m) => m.current);
+
+  const BEHIND = (now: number) => [
+    { message: "Behind a", timestamp: iso(now - 50 * MINUTE) },
+    { message: "Behind a", timestamp: iso(now - 70 * MINUTE) },
+    { message: "Behind b", level: "warn", timestamp: iso(now - 5 * MINUTE) },
+    { message: "Behind b", level: "warn", timestamp: iso(now - 2 * HOUR) },
+  ];
+
+  it("read exactly while behind, and move forward on the next write", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "kept-windows-behind");
+    await ingest(app, apiKey, BEHIND(Date.now()));
+    await fallBehind(projectId);
+    // the read subtracts what its window no longer holds
+    await expectReadsExact(projectId);
+    expect((await windowStats(app.sql, projectId, "1h")).total_errors).toBe(2);
+
+    await ingest(app, apiKey, [{ message: "Behind c", level: "info" }]);
+    expect(await allCurrent(projectId)).toBe(true);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+    expect((await windowStats(app.sql, projectId, "1h")).total_errors).toBe(3);
+  });
+
+  it("move forward without writes by the minute's job", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "kept-windows-idle");
+    await ingest(app, apiKey, BEHIND(Date.now()));
+    await fallBehind(projectId);
+    expect(await allCurrent(projectId)).toBe(false);
+    await moveStatsWindows(app.sql);
+    expect(await allCurrent(projectId)).toBe(true);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+    expect((await windowStats(app.sql, projectId, "1h")).total_errors).toBe(2);
+  });
+
+  it("read from the cells for a project without kept windows", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "kept-windows-none");
+    await ingest(app, apiKey, [{ message: "Unkept a" }, { message: "Unkept a" }, { message: "Unkept b", level: "warn" }]);
+    await app.sql`delete from stats_window_marks where project_id = ${projectId}`;
+    await expectReadsExact(projectId);
+    expect((await windowStats(app.sql, projectId, "24h")).total_errors).toBe(3);
+  });
+});
