@@ -1,5 +1,6 @@
 import type { Sql } from "../db/client.js";
 import { dropExpiredPartitions } from "./partitions.js";
+import { MINUTE_ROLLUP_DAYS } from "../db/counter-deltas.js";
 
 /**
  * Raw events older than the retention period go: whole days at a time by dropping their daily
@@ -7,6 +8,10 @@ import { dropExpiredPartitions } from "./partitions.js";
  * older than every partition) by deletes in bounded batches. Each group's stored-row counter follows.
  * Groups, traces, hourly and daily rollups stay; minute rollups older than two days are dropped the same way,
  * because only the 1h and 24h windows read them.
+ *
+ * Pending deferred counters (db/counter-deltas.ts) need nothing from it: retention moves no counter
+ * between groups, and the drain never writes a minute cell older than what retention keeps, so
+ * deltas applied before or after a run end in the same rows.
  *
  * A day's partition goes once the whole day is past the period, so raw events are kept for the
  * period plus at most one day.
@@ -55,7 +60,7 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
     events += n;
     if (n < batchSize) break;
   }
-  const minuteCutoff = new Date(now.getTime() - 2 * 86_400_000);
+  const minuteCutoff = new Date(now.getTime() - MINUTE_ROLLUP_DAYS * 86_400_000);
   let minuteRollups = await dropExpiredPartitions(sql, "rollup_minute", minuteCutoff);
   minuteRollups += (await sql`delete from rollup_minute_default where bucket < ${minuteCutoff}`).count;
   return { events, minuteRollups };
