@@ -84,6 +84,9 @@ export async function pendingDeltas(sql: Sql | TxSql): Promise<{ rows: number; o
  * name of the latest occurrence that carried one). Environments, versions and rollup cells add up.
  */
 async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promise<number> {
+  // the planner cannot know how small the json inputs are: its estimates make the statement look
+  // costly enough to compile (JIT), which takes far longer than running it
+  await tx`set local jit = off`;
   const usersOver = tx`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
   const [{ n }] = await tx<{ n: number }[]>`
     with taken as (
@@ -272,7 +275,12 @@ export class CounterDrainer {
       return;
     }
     this.running = this.loop()
-      .catch((err) => console.error(`[counters] drain failed, pending rows stay for the next one: ${(err as Error).message}`))
+      .catch((err) => {
+        // the pool was closed under it (shutdown): what is pending waits for the next start
+        const code = (err as { code?: string }).code;
+        if (this.stopped || code === "CONNECTION_ENDED" || code === "CONNECTION_DESTROYED") return;
+        console.error(`[counters] drain failed, pending rows stay for the next one: ${(err as Error).message}`);
+      })
       .finally(() => {
         this.running = null;
         if (this.again && !this.stopped) {
