@@ -31,8 +31,6 @@ export const DRAIN_DELAY_MS = 100;
 export const SWEEP_MS = 1000;
 /** Pending rows (batches) one drain statement takes. */
 export const DRAIN_BATCHES = 500;
-/** Minute rollups are kept this long (jobs/retention.ts); a later cell is not written (retention would delete it). */
-export const MINUTE_ROLLUP_DAYS = 2;
 
 const DRAIN_LOCK = "counter-deltas";
 const lockKey = (tx: TxSql) => tx`hashtextextended(${DRAIN_LOCK}, 0)`;
@@ -163,7 +161,6 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
     ), by_minute as (
       insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
       select project_id, bucket, group_id, level, origin_id, count from minutes
-      where bucket >= now() - make_interval(days => ${MINUTE_ROLLUP_DAYS})
       order by 1, 2, 3, 4, 5
       on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
     ), by_hour as (

@@ -1,6 +1,5 @@
 import type { Sql } from "../db/client.js";
 import { dropExpiredPartitions } from "./partitions.js";
-import { MINUTE_ROLLUP_DAYS } from "../db/counter-deltas.js";
 
 /**
  * Raw events older than the retention period go: whole days at a time by dropping their daily
@@ -10,8 +9,9 @@ import { MINUTE_ROLLUP_DAYS } from "../db/counter-deltas.js";
  * because only the 1h and 24h windows read them.
  *
  * Pending deferred counters (db/counter-deltas.ts) need nothing from it: retention moves no counter
- * between groups, and the drain never writes a minute cell older than what retention keeps, so
- * deltas applied before or after a run end in the same rows.
+ * between groups, and a minute cell older than two days that a drain applies after a run is what a
+ * late event written just after it would leave (in the default partition): the next run deletes it,
+ * and no read looks that far back in minute rollups.
  *
  * A day's partition goes once the whole day is past the period, so raw events are kept for the
  * period plus at most one day.
@@ -60,7 +60,7 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
     events += n;
     if (n < batchSize) break;
   }
-  const minuteCutoff = new Date(now.getTime() - MINUTE_ROLLUP_DAYS * 86_400_000);
+  const minuteCutoff = new Date(now.getTime() - 2 * 86_400_000);
   let minuteRollups = await dropExpiredPartitions(sql, "rollup_minute", minuteCutoff);
   minuteRollups += (await sql`delete from rollup_minute_default where bucket < ${minuteCutoff}`).count;
   return { events, minuteRollups };
