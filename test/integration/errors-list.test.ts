@@ -485,6 +485,7 @@ describe("authentication and scoping", () => {
     const ts = iso(Date.now() - DAY);
     await ingest(app, mine.apiKey, [{ message: "Shared message", user_id: 7, timestamp: ts }, { message: "Only mine" }]);
     await ingest(app, theirs.apiKey, [{ message: "Shared message", user_id: 7, timestamp: ts }]);
+    await countersApplied(app.sql);
 
     const mineRaw = await list(app, mine.apiKey, { limit: 100 });
     expect(mineRaw.body.total).toBe(2);

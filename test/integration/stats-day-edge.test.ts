@@ -62,6 +62,7 @@ async function fromFinest(start: number, unit: "minute" | "hour") {
 /** windowStats at `at` against the finest-bucket figures of the same window; returns what it got. */
 async function expectSameAsFinest(at: Date, timeframe: Timeframe) {
   const start = at.getTime() - SPAN[timeframe];
+  await countersApplied(app.sql);
   const got = await windowStats(app.sql, projectId, timeframe, at);
   const want = await fromFinest(start, timeframe === "1h" || timeframe === "24h" ? "minute" : "hour");
   // at and timeframe ride along so a failure names the window
