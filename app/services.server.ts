@@ -10,6 +10,7 @@ import { SentryLimits } from "~/sentry/limits.server";
 import { KnownFingerprints } from "~/ingest/fingerprint.server";
 import { isMutation } from "~/accounts/csrf.server";
 import { readCookie } from "~/accounts/sessions.server";
+import { CounterDrainer } from "../db/counter-deltas.js";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
@@ -29,6 +30,8 @@ export type Services = {
   boss: PgBoss | null;
   /** the ingest's alert trigger (see AlertEnqueuer) */
   alerts: AlertEnqueuer;
+  /** applies the deferred counters of ingest writes (db/counter-deltas.ts) */
+  counters: CounterDrainer;
 };
 
 declare module "@remix-run/node" {
@@ -43,6 +46,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
   const alerts = new AlertEnqueuer(sql, boss);
   const apiKeys = new ApiKeyAuth(sql, config.apiKeyCacheSeconds);
   const known = new KnownFingerprints();
+  const counters = new CounterDrainer(sql).start();
   return {
     config,
     sql,
@@ -51,6 +55,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
     alerts,
     apiKeys,
     known,
+    counters,
     sentryKeys: new SentryKeyAuth(sql, apiKeys, config.apiKeyCacheSeconds),
     sentryLimits: new SentryLimits(sql, known, config.sentryMaxNewIssuesPerMinute),
     writer: new EventWriter(sql, {
@@ -61,13 +66,17 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
       // group row in one transaction, the fewer row writes per event (see docs/benchmarks.md)
       maxEventsPerWrite: 5000,
       timeoutMs: config.dbTimeoutMs,
-      // after commit, never inside the transaction; add() only touches memory and cannot throw into ingest
-      afterCommit: (groups) => {
-        try {
-          alerts.add(groups);
-        } catch (err) {
-          console.error("[alerts] enqueue failed:", err);
-        }
+      // after commit, never inside the transaction; add() only touches memory and cannot throw into
+      // ingest. Alerts wait for the write's counters to be applied: rules on occurrences in a window
+      // and on players read them
+      afterCommit: (groups, pending) => {
+        counters.whenApplied(pending, () => {
+          try {
+            alerts.add(groups);
+          } catch (err) {
+            console.error("[alerts] enqueue failed:", err);
+          }
+        });
       },
     }),
   };

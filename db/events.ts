@@ -5,7 +5,9 @@
  *  - db/write-aggregate.ts: what Node computes from the rows (group figures, throttle inputs, kept
  *    events, per-key aggregates);
  *  - db/write-statements.ts: the alias insert, the group upsert (the throttle) and the statement
- *    that writes everything else.
+ *    that writes the events, the traces and the pending row of deferred counters;
+ *  - db/counter-deltas.ts: applies the deferred counters (users, environments, versions, rollups)
+ *    off the request's transaction, within a bounded delay.
  */
 import type { Sql, TxSql } from "./client.js";
 import { transaction } from "./transaction.js";
@@ -20,14 +22,16 @@ export { mergeLockKey } from "./write-resolve.js";
 export type { EventRow, Level, ThrottleRule, TouchedGroup, WriteResult } from "./write-types.js";
 
 /**
- * Writes a batch of events in one transaction: group upserts (with the throttle), distinct users,
- * raw rows, traces and rollups. Returns which events were stored as rows and the groups touched.
+ * Writes a batch of events in one transaction: group upserts (with the throttle), raw rows, traces,
+ * and one pending row per project of the counters reads can wait for (distinct users, environments,
+ * versions, rollups; db/counter-deltas.ts applies them). Returns which events were stored as rows,
+ * the groups touched and the ids of the pending rows.
  * `extra` runs inside the same transaction, after the writes and before the commit, with which events
  * were stored: whatever it writes commits or rolls back with the events.
  *
  * Lock order is the same in every transaction: the project's merge lock (shared; a merge or unmerge
  * takes it exclusively, so it never interleaves with a write and counts move exactly), then groups
- * by fingerprint, then users, traces and rollups by key.
+ * by fingerprint, then traces by key. The pending row takes no lock anyone waits for.
  *
  * The throttle is decided in the group upsert, on each locked row: it reads the clock
  * once the row's lock is granted, keeps the row's entries still in the window and lets in as many of
@@ -35,8 +39,8 @@ export type { EventRow, Level, ThrottleRule, TouchedGroup, WriteResult } from ".
  * time of the row's stored events, so transactions on one row (from any instance) hold its lock in
  * the order of their receive times, and each judges the window with every earlier row already in it,
  * however long it waited for the lock. Node then picks the kept events (traced ones always, untraced
- * ones in arrival order up to what each row let in) and sends only those with their payload; users,
- * environments, versions, traces and rollups go as per-key aggregates, not per event.
+ * ones in arrival order up to what each row let in) and sends only those with their payload; traces
+ * and the deferred counters go as per-key aggregates, not per event.
  */
 export async function writeEvents(
   sql: Sql,
@@ -47,7 +51,7 @@ export async function writeEvents(
   /** ms since epoch: the write is bounded by it and rolled back past it (see transaction()) */
   deadline?: number,
 ): Promise<WriteResult> {
-  if (input.length === 0) return { stored: [], groups: [] };
+  if (input.length === 0) return { stored: [], groups: [], pending: [] };
   // exactly once: resolves only if the transaction committed, even when its connection is lost
   // around COMMIT; a NotCommittedError means nothing was written (see db/transaction.ts)
   return transaction(
@@ -57,7 +61,7 @@ export async function writeEvents(
       if (!batch) {
         // every event was a repeat of an event id already received
         await extra?.(tx, input.map(() => false));
-        return { stored: input.map(() => false), groups: [] };
+        return { stored: input.map(() => false), groups: [], pending: [] };
       }
       const { rows, fresh, res } = batch;
       const slotOf = placeEvents(rows, res);
@@ -66,10 +70,10 @@ export async function writeEvents(
       await insertAliases(tx, res);
       const upserted = await upsertGroups(tx, groups, counts, throttle, groupingVersion);
       const writes = keepAndAggregate(rows, slotOf, upserted);
-      await writeEventsAndCounters(tx, writes);
+      const pending = await writeEventsAndCounters(tx, writes);
       const stored = inInputOrder(fresh, writes.storedRows);
       await extra?.(tx, stored);
-      return { stored, groups: touchedGroups(upserted) };
+      return { stored, groups: touchedGroups(upserted), pending };
     },
     // a try known to have written nothing is written again, while the deadline allows
     { deadline, attempts: 3 },

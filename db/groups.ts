@@ -2,6 +2,7 @@ import { asJson, type Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { groupWhere, type GroupMatch } from "./errors.js";
 import { mergeLockKey } from "./events.js";
+import { applyPendingOf } from "./counter-deltas.js";
 
 export type GroupStatus = "open" | "resolved" | "ignored";
 
@@ -28,11 +29,19 @@ export async function setStatusWhere(sql: Sql, projectId: string, match: GroupMa
 
 /**
  * A status change clears any snooze; an ignore with a snooze stores its end as targets on the
- * group's own counters (count + N, user_count + N), which the ingest write compares as it counts.
+ * group's own counters (count + N, user_count + N), which the ingest write (occurrences) and the
+ * deferred counters (players, db/counter-deltas.ts) compare as they count. A snooze on players
+ * first applies the project's pending counters, so players seen before it do not count toward it.
  */
-function updateStatus(sql: Sql, projectId: string, where: ReturnType<typeof groupWhere>, status: GroupStatus, snooze?: Snooze) {
+async function updateStatus(sql: Sql, projectId: string, where: ReturnType<typeof groupWhere>, status: GroupStatus, snooze?: Snooze) {
   const s = status === "ignored" ? snooze ?? {} : {};
-  return sql<{ id: string; status: GroupStatus; resolved_at: Date | null }[]>`
+  if (s.users == null) return update(sql);
+  return sql.begin(async (tx) => {
+    await applyPendingOf(tx, projectId);
+    return update(tx as unknown as Sql);
+  });
+  function update(sql: Sql) {
+    return sql<{ id: string; status: GroupStatus; resolved_at: Date | null }[]>`
     update error_groups t set
       status = ${status},
       resolved_at = case when ${status} = 'resolved' then (case when t.status = 'resolved' then t.resolved_at else now() end) end,
@@ -42,6 +51,7 @@ function updateStatus(sql: Sql, projectId: string, where: ReturnType<typeof grou
     from (select g.id from error_groups g where ${where} order by g.fingerprint for update) s
     where t.project_id = ${projectId} and t.id = s.id
     returning t.id, t.status, t.resolved_at`;
+  }
 }
 
 /** Reopens every ignored group whose snooze time has passed (the time end needs no new event). */
@@ -67,6 +77,8 @@ export async function reopenExpiredSnoozes(sql: Sql): Promise<number> {
 export async function deleteGroup(sql: Sql, projectId: string, groupId: string): Promise<boolean> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtextextended(${mergeLockKey(projectId)}, 0))`;
+    // pending counters of the group would come back after the delete
+    await applyPendingOf(tx, projectId);
     const members = await tx<{ id: string }[]>`
       select id from error_groups where project_id = ${projectId} and merged_into = ${groupId}`;
     const gone = await tx`delete from error_groups where project_id = ${projectId} and id = ${groupId} and merged_into is null returning id`;

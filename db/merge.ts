@@ -2,6 +2,7 @@ import type { TxSql, Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { mergeLockKey } from "./events.js";
 import type { GroupRow } from "./errors.js";
+import { applyPendingOf } from "./counter-deltas.js";
 
 /**
  * Merge and unmerge of error groups.
@@ -17,7 +18,9 @@ import type { GroupRow } from "./errors.js";
  * a merge nor an unmerge moves them.
  *
  * Both run under the project's merge lock held exclusively; every ingest write holds it shared, so
- * counts move exactly even while events of the same fingerprints keep arriving.
+ * counts move exactly even while events of the same fingerprints keep arriving. Both first apply the
+ * project's pending deferred counters (db/counter-deltas.ts): those were written for the groups as
+ * they were, and the rollups and user counts they add must be in place before they move.
  */
 
 /**
@@ -89,6 +92,7 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
   if (sources.length === 0) throw new MergeRefused({ kind: "same" });
   return sql.begin(async (tx) => {
     await lock(tx, projectId);
+    await applyPendingOf(tx, projectId);
     const rows = await tx<Row[]>`
       select id, fingerprint, merged_into, merged_own, stored_count from error_groups
       where project_id = ${projectId} and id = any(${[targetId, ...sources]}::uuid[]) and merged_into is null
@@ -144,6 +148,7 @@ export async function unmergeGroups(sql: Sql, projectId: string, targetId: strin
   const ids = [...new Set(memberIds)];
   return sql.begin(async (tx) => {
     await lock(tx, projectId);
+    await applyPendingOf(tx, projectId);
     const [target] = await tx<Row[]>`
       select id, fingerprint, merged_into, merged_own, stored_count from error_groups
       where project_id = ${projectId} and id = ${targetId} and merged_into is null for update`;

@@ -1,6 +1,7 @@
 import type { Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { announceKeysChanged } from "./key-events.js";
+import { discardPendingOf } from "./counter-deltas.js";
 
 export type Project = { id: string; name: string; created_at: Date };
 export type ApiKeyRow = {
@@ -97,6 +98,8 @@ export async function renameProject(sql: Sql, id: string, name: string): Promise
  */
 export async function deleteProject(sql: Sql, id: string): Promise<boolean> {
   const deleted = await sql.begin(async (tx) => {
+    // first, before any row lock (db/counter-deltas.ts): no drain then writes the project's counters back
+    await discardPendingOf(tx, id);
     await tx`select 1 from error_groups where project_id = ${id} order by fingerprint for update`;
     const [p] = await tx`select id from projects where id = ${id} for update`;
     if (!p) return false;

@@ -94,23 +94,18 @@ export function aggregateGroups(rows: EventRow[], slotOf: Slot[]): GroupAgg[] {
   );
 }
 
-/**
- * One group row's throttle inputs: traced events landing in it (always stored), untraced events it
- * throttles, and the distinct users of the events whose origin it is (its user_count if the upsert
- * creates it).
- */
-export type GroupCounts = { traced: number; untraced: number; users: Set<string> };
+/** One group row's throttle inputs: traced events landing in it (always stored), untraced events it throttles. */
+export type GroupCounts = { traced: number; untraced: number };
 
 /** Reads the rows, their slots and the group rows; returns each group row's counts, by group key. */
 export function countGroupRows(rows: EventRow[], slotOf: Slot[], groups: GroupAgg[]): Map<string, GroupCounts> {
-  const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0, users: new Set<string>() }]));
+  const counts = new Map(groups.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, { traced: 0, untraced: 0 }]));
   for (let i = 0; i < rows.length; i++) {
     const e = rows[i];
     const slot = slotOf[i];
     const origin = counts.get(slot.origin.key)!;
     if (e.traceId) counts.get(slot.target.key)!.traced++;
     else origin.untraced++;
-    if (e.userId !== null) origin.users.add(e.userId);
   }
   return counts;
 }
@@ -137,8 +132,11 @@ type Place = { group: RowAgg; origin: RowAgg; family: string[] | null };
 /** A trace's events of the batch: count, first and last time (ms), the groups they landed in. */
 export type TraceAgg = { project_id: string; trace_id: string; first: number; last: number; n: number; groups: Set<string> };
 
-/** One group row with everything the batch adds to it (ids once, not per user or cell; times in ms). */
-export type RowWrite = {
+/**
+ * One group row with the deferred counters the batch adds to it (ids once, not per user or cell;
+ * times in ms), as db/counter-deltas.ts applies them.
+ */
+export type RowDelta = {
   p: string;
   id: string;
   /** the group its events land in */
@@ -149,10 +147,16 @@ export type RowWrite = {
   e: (string | number)[][] | undefined;
   v: (string | number)[][] | undefined;
   m: (string | number)[][] | undefined;
-  /** events kept by this member's throttle and stored in its issue */
-  s: number;
-  /** the upsert created the row */
-  c: true | undefined;
+};
+
+/** One project's deferred counters of a batch: one pending row (db/counter-deltas.ts). */
+export type ProjectDelta = {
+  p: string;
+  d: {
+    r: RowDelta[];
+    /** per user: [project id, user id, last seen (ms), player name] */
+    s: unknown[][];
+  };
 };
 
 /** What the statement after the group upsert writes (db/write-statements.ts writeEventsAndCounters). */
@@ -162,9 +166,9 @@ export type BatchWrites = {
   /** the stored events, as the events insert reads them */
   events: object[];
   traces: Map<string, TraceAgg>;
-  perRow: RowWrite[];
-  /** per user: [project id, user id, last seen (ms), player name] */
-  seen: unknown[][];
+  /** events kept by a merged member's throttle and stored in its issue, per issue */
+  moved: { p: string; id: string; s: number }[];
+  deltas: ProjectDelta[];
 };
 
 /**
@@ -254,18 +258,27 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
   }
   // one entry per group row with everything of it (ids once, not per user or cell; times in ms)
   const spanList = (m: Map<string, Span>) => (m.size === 0 ? undefined : [...m.values()].map((x) => [x.key, x.count, x.first, x.last]));
-  const perRow = [...aggs.values()].map((a): RowWrite => ({
-    p: a.row.project_id,
-    id: a.row.id,
-    g: a.lands,
-    f: a.users.size > 0 ? a.users.values().next().value : undefined,
-    u: a.users.size > 0 ? [...a.users.keys()] : undefined,
-    e: spanList(a.envs),
-    v: spanList(a.versions),
-    m: a.minutes.size === 0 ? undefined : [...a.minutes.values()].map((c) => [c.bucket, c.level, c.count]),
-    s: a.moved,
-    c: a.row.created || undefined,
-  }));
-  const seen = [...users.values()].map((u) => [u.project_id, u.user_id, u.last_seen, u.player_name]);
-  return { storedRows, events, traces, perRow, seen };
+  const deltas = new Map<string, ProjectDelta>();
+  const deltaOf = (p: string) => {
+    let d = deltas.get(p);
+    if (!d) deltas.set(p, (d = { p, d: { r: [], s: [] } }));
+    return d.d;
+  };
+  const moved: BatchWrites["moved"] = [];
+  for (const a of aggs.values()) {
+    if (a.moved > 0) moved.push({ p: a.row.project_id, id: a.row.id, s: a.moved });
+    if (a.users.size === 0 && a.envs.size === 0 && a.minutes.size === 0) continue;
+    deltaOf(a.row.project_id).r.push({
+      p: a.row.project_id,
+      id: a.row.id,
+      g: a.lands,
+      f: a.users.size > 0 ? a.users.values().next().value : undefined,
+      u: a.users.size > 0 ? [...a.users.keys()] : undefined,
+      e: spanList(a.envs),
+      v: spanList(a.versions),
+      m: a.minutes.size === 0 ? undefined : [...a.minutes.values()].map((c) => [c.bucket, c.level, c.count]),
+    });
+  }
+  for (const u of users.values()) deltaOf(u.project_id).s.push([u.project_id, u.user_id, u.last_seen, u.player_name]);
+  return { storedRows, events, traces, moved, deltas: [...deltas.values()] };
 }

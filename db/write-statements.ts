@@ -1,8 +1,8 @@
 /**
  * The statements of a batch write (db/events.ts) after the merge lock and the group resolution: the
  * aliases of upgraded fingerprints, the group upsert that decides the throttle, and one statement for
- * everything else (users, environments, versions, events, traces, rollups, the groups' user and
- * stored counts). Each locks its rows in key order.
+ * the events, traces and the pending row of deferred counters (db/counter-deltas.ts). Each locks its
+ * rows in key order.
  */
 import { asJson, type TxSql } from "./client.js";
 import { iso, type BatchWrites, type GroupAgg, type GroupCounts } from "./write-aggregate.js";
@@ -37,9 +37,8 @@ export async function insertAliases(tx: TxSql, res: Map<string, Resolved>): Prom
  * branch through the proposed row: its throttle_times hold n entries and its stored_count is
  * traced + n. A member of a merged issue stores nothing itself: its events are stored in the
  * issue, whose stored_count gets the member's kept events in the second statement. A row the
- * upsert creates starts with its users counted (all of them are new to it, and no other
- * transaction can have added any: its key was free until this insert), so the second statement
- * writes it again only for a merged issue's stored_count, which a new row never is.
+ * upsert creates starts with no users: they are counted when the batch's deferred counters are
+ * applied (db/counter-deltas.ts).
  */
 export async function upsertGroups(
   tx: TxSql,
@@ -58,19 +57,19 @@ export async function upsertGroups(
       (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
        first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only)
     select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
-      t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, t.users,
+      t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, 0,
       t.client_only
     from json_to_recordset(${asJson(
       tx,
       groups.map((g) => {
         const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
-        return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced, users: c.users.size,
+        return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced,
           first_version_at: g.first_version === null ? null : iso(g.first_version_at) };
       }),
     )}::json)
       as t(project_id uuid, fingerprint text, message text, level text, count bigint,
            first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-           first_version_at timestamptz, n int, traced int, users int, client_only boolean)
+           first_version_at timestamptz, n int, traced int, client_only boolean)
     cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
     order by t.project_id, t.fingerprint
     on conflict (project_id, fingerprint) do update set
@@ -114,78 +113,23 @@ export const touchedGroups = (upserted: UpsertedGroup[]): TouchedGroup[] =>
   upserted.filter((g) => g.merged_into == null).map(({ merged_into: _, received: _r, kept: _k, ...g }) => g);
 
 /**
- * Reads the batch's writes (db/write-aggregate.ts keepAndAggregate) and writes them; returns nothing.
+ * Reads the batch's writes (db/write-aggregate.ts keepAndAggregate) and writes them; returns the ids
+ * of the pending counter rows it appended (db/counter-deltas.ts applies them).
  *
- * Everything else in one statement, after the group upsert's locks. Each part locks its rows in key
- * order (users, traces, rollups); a group row is written a second time only when it gained users
- * (user_count, and a snooze until N users), or when it is a merged issue that stored events kept
- * by a member's throttle (stored_count).
- *  - group_users: distinct users per origin row; a group's user_count grows by the users new to it
- *    (for a merged issue: new to all its members); project_users: each user's latest occurrence
- *    to the minute (a write is skipped while the stored time is less than a minute older);
- *  - the kept events with their origin row's receive time, traces, and occurrences per group,
- *    level and origin by minute, hour and day (stats read only these).
- * The events and traces parts are left out of the statement when the batch has none (all
- * throttled, no trace ids: the usual small batch of an error storm); even empty, starting them
- * costs the server ~170 µs per transaction (bench:write). That makes up to four prepared variants.
+ * One statement, after the group upsert's locks: the kept events with their origin row's receive
+ * time, the traces (locked in key order), one pending row per project with the counters reads can
+ * wait for (distinct users, environments, versions, rollup cells), and the stored_count of a merged
+ * issue that stored events kept by a member's throttle (its row is already locked by the upsert).
+ * The events, traces and stored-count parts are left out of the statement when the batch has none
+ * (all throttled, no trace ids: the usual small batch of an error storm); even empty, starting them
+ * costs the server ~170 µs per transaction (bench:write).
  */
-export async function writeEventsAndCounters(tx: TxSql, { perRow, seen, events, traces }: BatchWrites): Promise<void> {
-  const usersOver = tx`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
-  await tx`
-    with input as materialized (
-      select * from json_to_recordset(${asJson(tx, perRow)}::json)
-        as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, s int, c boolean)
-    ), pairs as (
-      select i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
-      from input i cross join lateral unnest(i.u) as x(user_id)
-    ), new_pairs as (
-      insert into group_users (project_id, group_id, user_id)
-      select project_id, origin_id, user_id from pairs
-      order by 1, 2, 3
-      on conflict do nothing
-      returning project_id, group_id as origin_id, user_id
-    ), new_users as (
-      -- per group an event lands in: users new to it; per member row: users new to that member
-      select i.project_id, i.group_id as id, count(distinct np.user_id) filter (
-          where i.family is null or not exists (
-            select 1 from group_users x
-            where x.project_id = i.project_id and x.group_id = any(i.family) and x.user_id = np.user_id)) as n
-      from new_pairs np
-      join (select distinct project_id, group_id, origin_id, family from pairs) i
-        on i.project_id = np.project_id and i.origin_id = np.origin_id
-      group by 1, 2
-      union all
-      select np.project_id, np.origin_id, count(*) from new_pairs np
-      where exists (select 1 from pairs i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
-      group by 1, 2
-    ), seen_users as (
-      insert into project_users as pu (project_id, user_id, last_seen, player_name)
-      select (x->>0)::uuid, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), x->>3
-      from json_array_elements(${asJson(tx, seen)}::json) x
-      order by 1, 2
-      on conflict (project_id, user_id) do update set
-        last_seen = greatest(pu.last_seen, excluded.last_seen),
-        player_name = coalesce(excluded.player_name, pu.player_name)
-      where pu.last_seen < excluded.last_seen - interval '1 minute'
-        or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
-    ), by_environment as (
-      insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
-      select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
-      from input i cross join lateral json_array_elements(i.e) x
-      order by 1, 2, 3
-      on conflict (project_id, group_id, environment) do update set
-        count = ge.count + excluded.count,
-        first_seen = least(ge.first_seen, excluded.first_seen),
-        last_seen = greatest(ge.last_seen, excluded.last_seen)
-    ), by_version as (
-      insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
-      select i.p, i.id, x->>0, (x->>1)::bigint, to_timestamp((x->>2)::float8 / 1000), to_timestamp((x->>3)::float8 / 1000)
-      from input i cross join lateral json_array_elements(i.v) x
-      order by 1, 2, 3
-      on conflict (project_id, group_id, version) do update set
-        count = gv.count + excluded.count,
-        first_seen = least(gv.first_seen, excluded.first_seen),
-        last_seen = greatest(gv.last_seen, excluded.last_seen)
+export async function writeEventsAndCounters(tx: TxSql, { deltas, moved, events, traces }: BatchWrites): Promise<string[]> {
+  const rows = await tx<{ id: string }[]>`
+    with deltas as (
+      insert into counter_deltas (project_id, payload)
+      select (x->>'p')::uuid, x->'d' from json_array_elements(${asJson(tx, deltas)}::json) x
+      returning id
     )${events.length === 0 ? tx`` : tx`, stored as (
       insert into events (project_id, group_id, origin_group_id, message, level, stack_trace, user_id, player_name, trace_id,
         job_id, place_id, game_version, environment, context, tags, count, "timestamp", received_at, breadcrumbs, event_id)
@@ -208,42 +152,11 @@ export async function writeEventsAndCounters(tx: TxSql, { perRow, seen, events, 
         last_seen = greatest(tr.last_seen, excluded.last_seen),
         event_count = tr.event_count + excluded.event_count,
         group_ids = array(select distinct x from unnest(tr.group_ids || excluded.group_ids) x order by x)
-    )`}, minutes as (
-      select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
-        i.id as origin_id, (x->>2)::bigint as count
-      from input i cross join lateral json_array_elements(i.m) x
-    ), by_minute as (
-      insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
-      select project_id, bucket, group_id, level, origin_id, count from minutes
-      order by 1, 2, 3, 4, 5
-      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
-    ), by_hour as (
-      insert into rollup_hour as r (project_id, bucket, group_id, level, origin_id, count)
-      select project_id, date_trunc('hour', bucket), group_id, level, origin_id, sum(count) from minutes
-      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
-    ), by_day as (
-      insert into rollup_day as r (project_id, bucket, group_id, level, origin_id, count)
-      select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from minutes
-      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
-    ), per_row as (
-      select project_id, id, sum(users) as users, sum(stored) as stored from (
-        -- a row created by the upsert has its users counted already
-        select nu.project_id, nu.id, nu.n as users, 0 as stored from new_users nu
-        where not exists (select 1 from input i where i.id = nu.id and i.c)
-        union all
-        select p, id, 0, s from input where s > 0
-      ) u group by 1, 2
-    )
-    update error_groups g set
-      user_count = g.user_count + p.users,
-      -- a group snoozed until N more users reopens when the N-th new user arrives
-      status = case when ${usersOver} then 'open' else g.status end,
-      snooze_until = case when ${usersOver} then null else g.snooze_until end,
-      snooze_count = case when ${usersOver} then null else g.snooze_count end,
-      snooze_users = case when ${usersOver} then null else g.snooze_users end,
-      stored_count = g.stored_count + p.stored
-    from per_row p
-    where g.project_id = p.project_id and g.id = p.id and (p.users > 0 or p.stored > 0)`;
+    )`}${moved.length === 0 ? tx`` : tx`, moved as (
+      update error_groups g set stored_count = g.stored_count + t.s
+      from json_to_recordset(${asJson(tx, moved)}::json) as t(p uuid, id uuid, s int)
+      where g.project_id = t.p and g.id = t.id
+    )`}
+    select id::text from deltas`;
+  return rows.map((r) => r.id);
 }

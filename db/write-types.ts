@@ -47,7 +47,12 @@ export type TouchedGroup = {
   status: string;
 };
 
-export type WriteResult = { stored: boolean[]; groups: TouchedGroup[] };
+export type WriteResult = {
+  stored: boolean[];
+  groups: TouchedGroup[];
+  /** ids of the pending rows of deferred counters the write appended (db/counter-deltas.ts) */
+  pending: string[];
+};
 export type ThrottleRule = { limit: number; windowSeconds: number };
 
 /** A group row as the group upsert returns it (db/write-statements.ts), read by the steps after it. */

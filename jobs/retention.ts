@@ -8,6 +8,11 @@ import { dropExpiredPartitions } from "./partitions.js";
  * Groups, traces, hourly and daily rollups stay; minute rollups older than two days are dropped the same way,
  * because only the 1h and 24h windows read them.
  *
+ * Pending deferred counters (db/counter-deltas.ts) need nothing from it: retention moves no counter
+ * between groups, and a minute cell older than two days that a drain applies after a run is what a
+ * late event written just after it would leave (in the default partition): the next run deletes it,
+ * and no read looks that far back in minute rollups.
+ *
  * A day's partition goes once the whole day is past the period, so raw events are kept for the
  * period plus at most one day.
  */

@@ -33,7 +33,8 @@ type WriterOptions = {
   maxEventsPerWrite: number;
   /** a submission is written within this many ms of its submit, or rejected having written nothing */
   timeoutMs: number;
-  afterCommit?: (groups: TouchedGroup[]) => void;
+  /** after each commit, with the groups touched and the ids of its pending counter rows (db/counter-deltas.ts) */
+  afterCommit?: (groups: TouchedGroup[], pending: string[]) => void;
 };
 
 
@@ -223,7 +224,7 @@ class Shard {
     // writeEvents writes again itself what is known not to have committed (db/transaction.ts)
     const deadline = Math.min(...batch.map((p) => p.deadline));
     const result = await writeEvents(this.sql, rows, this.opts.throttle, GROUPING_VERSION, keyed ? record : undefined, deadline);
-    this.opts.afterCommit?.(result.groups);
+    this.opts.afterCommit?.(result.groups, result.pending);
     return result;
   }
 }

@@ -72,8 +72,8 @@ describe("requests while another transaction holds an ACCESS EXCLUSIVE lock", ()
   });
 
   it("a request queued behind a write held by the lock answers 503 too, and is not written later", async () => {
-    // the lock is on the rollups only: the first write gets past its group upsert, then waits
-    const answers = await whileLocked("rollup_minute", () =>
+    // the lock is on the pending counters only: the first write gets past its group upsert, then waits
+    const answers = await whileLocked("counter_deltas", () =>
       Promise.all(Array.from({ length: 5 }, (_, i) => postJson(app, "/api/ingest", { message: `Queued ${i}` }, apiKey))),
     );
     for (const a of answers) expect503(a);

@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
 import { inject } from "vitest";
-import { createProject, freshDatabaseUrl, getJson, startTestApp, type TestApp } from "../support/server.js";
+import { createProject, freshDatabaseUrl, getJson as getJsonNow, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 import { DAY, HOUR, ISO_MS, MINUTE, floorHour, idDesc, ingest, iso, list, repeat } from "../support/query-fixtures.js";
+
+/** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
+const getJson = async (...args: Parameters<typeof getJsonNow>) => {
+  await countersApplied(args[0].sql);
+  return getJsonNow(...args);
+};
 
 /** GET /api/v1/errors/:group_id (group, hourly series, latest events) and GET /api/v1/traces/:trace_id. */
 

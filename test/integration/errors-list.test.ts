@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
+import { createProject, getJson as getJsonNow, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 import {
   DAY,
   ISO_MS,
@@ -12,6 +13,12 @@ import {
   listAll,
   repeat,
 } from "../support/query-fixtures.js";
+
+/** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
+const getJson = async (...args: Parameters<typeof getJsonNow>) => {
+  await countersApplied(args[0].sql);
+  return getJsonNow(...args);
+};
 
 /**
  * GET /api/v1/errors: parameters (defaults, bounds, errors), filters in both modes, `total`, ordering
@@ -45,6 +52,7 @@ describe("filters", () => {
     const events = fixture.map(({ t, ...e }) => ({ ...e, timestamp: iso(base + t * MINUTE) }));
     // one event per request, so the insertion order (and the ids) follow the timestamps
     for (const e of events) await ingest(app, key, [e]);
+    await countersApplied(app.sql);
   });
 
   it("lists raw events by default, newest first, with total, limit 50 and offset 0", async () => {
@@ -477,6 +485,7 @@ describe("authentication and scoping", () => {
     const ts = iso(Date.now() - DAY);
     await ingest(app, mine.apiKey, [{ message: "Shared message", user_id: 7, timestamp: ts }, { message: "Only mine" }]);
     await ingest(app, theirs.apiKey, [{ message: "Shared message", user_id: 7, timestamp: ts }]);
+    await countersApplied(app.sql);
 
     const mineRaw = await list(app, mine.apiKey, { limit: 100 });
     expect(mineRaw.body.total).toBe(2);

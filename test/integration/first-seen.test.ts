@@ -4,8 +4,15 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../../db/client.js";
 import { migrate } from "../../db/migrate.js";
-import { freshDatabaseUrl, getJson, startTestApp, type TestApp } from "../support/server.js";
+import { freshDatabaseUrl, getJson as getJsonNow, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
+
+/** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
+const getJson = async (...args: Parameters<typeof getJsonNow>) => {
+  await countersApplied(args[0].sql);
+  return getJsonNow(...args);
+};
 
 /**
  * An issue's first seen, first version and "new in version" follow its earliest event's timestamp,
@@ -40,7 +47,7 @@ const newIn = async (apiKey: string, version: string) =>
   (await getJson(app, `/api/v1/errors?grouped=true&new_in_version=${version}`, apiKey)).body.data.map((x: any) => x.message).sort();
 const releases = async (apiKey: string) =>
   Object.fromEntries((await getJson(app, "/api/v1/releases", apiKey)).body.data.map((v: any) => [v.version, v.new_issues]));
-const page = async (path: string) => (await app.request(path, { headers: { cookie } })).text();
+const page = async (path: string) => (await countersApplied(app.sql), await app.request(path, { headers: { cookie } })).text();
 
 describe("old events arriving after new ones", () => {
   let projectId: string;

@@ -4,6 +4,7 @@ import { groupEvent } from "../../app/ingest/fingerprint.server.js";
 import { shardOf } from "../../app/ingest/writer.server.js";
 import { pruneIdempotencyKeys } from "../../db/idempotency.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 
 /**
  * The Idempotency-Key header on POST /api/ingest, over real HTTP on a real PostgreSQL, with two
@@ -54,6 +55,7 @@ async function post(target: TestApp, apiKey: string, body: unknown, key?: string
 }
 
 async function state(projectId: string) {
+  await countersApplied(app.sql);
   const groups = await app.sql<{ message: string; count: number; stored_count: number; user_count: number }[]>`
     select message, count::int, stored_count::int, user_count::int from error_groups where project_id = ${projectId} order by message`;
   const [totals] = await app.sql<{ events: number; rollup: number; keys: number }[]>`

@@ -4,6 +4,7 @@ import type { Sql } from "../../db/client.js";
 import { revokeApiKey } from "../../db/projects.js";
 import { connect, createProject, freshDatabaseUrl, parseJsonText, startTestApp, type TestApp } from "../support/server.js";
 import { spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
+import { countersApplied } from "../support/counters.js";
 
 /**
  * The throttle and the counters are decided in SQL, so they must hold under concurrent requests
@@ -79,6 +80,7 @@ async function groupsByMessage(sql: Sql, projectId: string) {
 
 /** Checks every response, the group counters against what was sent, and the rolling window. */
 async function assertConsistent(sql: Sql, projectId: string, sent: Sent, outcomes: Outcome[], elapsedMs: number, groupKeyOf: (message: string) => string) {
+  await countersApplied(sql);
   const failures = outcomes.filter((o) => o.status !== 200);
   expect(failures.map((f) => `${f.status} ${f.text}`)).toEqual([]);
   for (const o of outcomes) expect(o.body).toEqual({ success: true, count: expect.any(Number), occurrences: expect.any(Number), throttled: expect.any(Number) });

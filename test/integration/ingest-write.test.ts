@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeEvents, type EventRow } from "../../db/events.js";
 import { mergeGroups } from "../../db/merge.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 
 /**
  * The write of a batch (db/events.ts) on a real database: the throttle decided on each locked group
@@ -79,10 +80,10 @@ describe("writeEvents", () => {
     expect(origin.n).toBe(4);
   });
 
-  it("a group the batch creates starts with its distinct users counted; concurrent creators and later batches add only users new to it", async () => {
+  it("a group's distinct users are counted once applied; concurrent creators and later batches add only users new to it", async () => {
     const { projectId } = await createProject(app.sql);
     const users = async (fingerprint: string) =>
-      (await app.sql<{ user_count: number; pairs: number }[]>`
+      (await countersApplied(app.sql), await app.sql<{ user_count: number; pairs: number }[]>`
         select g.user_count::int, (select count(*)::int from group_users u where u.project_id = g.project_id and u.group_id = g.id) as pairs
         from error_groups g where g.project_id = ${projectId} and g.fingerprint = ${fingerprint}`)[0];
     const trace = "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9";

@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createApiKey } from "../../app/auth/api-keys.server.js";
 import { revokeApiKey } from "../../db/projects.js";
 import type { Sql } from "../../db/client.js";
-import { connect, createProject, getJson, postEncoded, postJson, startTestApp, type TestApp } from "../support/server.js";
+import { connect, createProject, getJson as getJsonNow, postEncoded, postJson, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
+
+/** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
+const getJson = async (...args: Parameters<typeof getJsonNow>) => {
+  await countersApplied(args[0].sql);
+  return getJsonNow(...args);
+};
 
 /**
  * POST /api/ingest over real HTTP against a real PostgreSQL, one block per rule of
@@ -27,6 +34,7 @@ const ingest = (body: unknown, apiKey?: string) => postJson(app, "/api/ingest", 
 
 /** Rows of every table one ingest writes, for one project. */
 async function tableCounts(sql: Sql, projectId: string) {
+  await countersApplied(sql);
   const [row] = await sql<Record<string, number>[]>`
     select
       (select count(*) from error_groups where project_id = ${projectId})::int as error_groups,
@@ -45,6 +53,7 @@ const randomBytesHex = (n: number) => randomBytes(n / 2).toString("hex");
 const EMPTY = { error_groups: 0, events: 0, traces: 0, group_users: 0, project_users: 0, rollup_minute: 0, rollup_hour: 0 };
 
 async function groupsOf(projectId: string) {
+  await countersApplied(app.sql);
   return app.sql<any[]>`
     select id, fingerprint, message, level, status, count::int, user_count::int, stored_count::int, first_seen, last_seen,
       culprit, environment, regressed_at, resolved_at
@@ -481,8 +490,8 @@ describe("rule 4: a storage failure is a 500 with no internals and nothing half-
       const invalid = await postJson(doomed, "/api/ingest", { errors: [] }, apiKey);
       expect(invalid.status).toBe(400);
 
-      expect((await getJson(doomed, "/api/ingest")).body).toEqual({ status: "ok" });
-      const ready = await getJson(doomed, "/api/ready");
+      expect((await getJsonNow(doomed, "/api/ingest")).body).toEqual({ status: "ok" });
+      const ready = await getJsonNow(doomed, "/api/ready");
       expect(ready.status).toBe(503);
     } finally {
       await doomed.close();

@@ -3,6 +3,7 @@ import { getJson, startTestApp, type TestApp } from "../support/server.js";
 import { HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
 import { call, login, makeProject, makeUser } from "../support/team.js";
 import { groupsHourlyCounts } from "../../db/group-reads.js";
+import { countersApplied } from "../support/counters.js";
 
 /**
  * The issues list's per-row 24-hour sparklines (hourly rollups of the page's issues, read in one
@@ -49,6 +50,7 @@ describe("issues list sparklines", () => {
       { message: "Old error", timestamp: at(48) },
       { message: "Merged-in error", timestamp: at(3), count: 2 },
     ]);
+    await countersApplied(app.sql);
   });
 
   it("gives each listed issue its occurrences per hour over the last 24 hours, oldest first, merged members included", async () => {
@@ -105,6 +107,7 @@ describe("a trace's first issue", () => {
     ]);
     // retention removed this trace's events; the trace stays
     await app.sql`delete from events where project_id = ${projectId} and trace_id = ${EXPIRED}`;
+    await countersApplied(app.sql);
   });
 
   it("is the issue of the trace's earliest event, in the list and on the trace's page alike", async () => {

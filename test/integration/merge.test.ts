@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getJson, startTestApp, type TestApp } from "../support/server.js";
+import { getJson as getJsonNow, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
+
+/** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
+const getJson = async (...args: Parameters<typeof getJsonNow>) => {
+  await countersApplied(args[0].sql);
+  return getJsonNow(...args);
+};
 
 /**
  * Merge and unmerge through the Team API: counts, users, rollups (stats and series) and stored events
@@ -35,6 +42,7 @@ const stats = async (apiKey: string) => (await getJson(app, "/api/v1/stats?timef
 
 /** What the tables say about a group, to compare with what the API says. */
 async function rows(projectId: string, groupId: string) {
+  await countersApplied(app.sql);
   const [r] = await app.sql<{ events: number; rollup_day: number; rollup_hour: number; rollup_minute: number; stored_count: number }[]>`
     select (select count(*)::int from events where project_id = ${projectId} and group_id = ${groupId}) as events,
       (select coalesce(sum(count), 0)::int from rollup_day where project_id = ${projectId} and group_id = ${groupId}) as rollup_day,

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runRetention } from "../../jobs/retention.js";
-import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
+import { createProject, getJson as getJsonNow, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 import { DAY, HOUR, MINUTE, ingest, iso, list, repeat } from "../support/query-fixtures.js";
+
+/** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
+const getJson = async (...args: Parameters<typeof getJsonNow>) => {
+  await countersApplied(args[0].sql);
+  return getJsonNow(...args);
+};
 
 /**
  * Retention (jobs/retention.ts): raw events older than the period go, in batches; groups, hourly and
@@ -54,12 +61,14 @@ const storedCountsMatchRows = async () =>
       (select count(*)::int from events e where e.project_id = g.project_id and e.group_id = g.id) as rows
     from error_groups g order by g.message`;
 const hourlyTotal = async () => {
+  await countersApplied(app.sql);
   const [{ n }] = await app.sql<{ n: number }[]>`select coalesce(sum(count), 0)::int as n from rollup_hour`;
   return n;
 };
 /** Day rollups per day, the oldest (-45d) included. */
-const daily = async () => app.sql`select bucket, sum(count)::int as n from rollup_day group by bucket order by bucket`;
+const daily = async () => (await countersApplied(app.sql), app.sql`select bucket, sum(count)::int as n from rollup_day group by bucket order by bucket`);
 const oldMinuteRollups = async () => {
+  await countersApplied(app.sql);
   const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from rollup_minute where bucket < now() - interval '2 days'`;
   return n;
 };

@@ -8,6 +8,7 @@ import { pruneEventIds } from "../../db/sentry.js";
 import { connect, parseJsonText, startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeProject, makeUser } from "../support/team.js";
 import { RecordingProxy } from "../support/recording-proxy.js";
+import { countersApplied } from "../support/counters.js";
 
 /**
  * The Sentry ingest protocol over real HTTP on a real PostgreSQL: the legacy raven client, the
@@ -376,6 +377,7 @@ describe("deduplication and protocol details", () => {
       expect(r.status).toBe(200);
     }
     expect(await counts(p.projectId)).toEqual({ events: 30, groups: 1, occurrences: 35 });
+    await countersApplied(sql);
     const [g] = await sql`select user_count from error_groups where project_id = ${p.projectId}`;
     expect(Number(g.user_count)).toBe(7);
     const stats = await app.request("/api/v1/stats?timeframe=1h", { headers: { "x-api-key": p.apiKey } });

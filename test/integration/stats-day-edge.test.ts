@@ -3,6 +3,7 @@ import { projectSeries } from "../../db/dashboard.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { DAY, HOUR, MINUTE, floorHour, ingest, iso } from "../support/query-fixtures.js";
+import { countersApplied } from "../support/counters.js";
 
 /**
  * Stats windows read the coarsest rollup that fits and correct the bucket the window starts in with
@@ -39,6 +40,7 @@ afterAll(() => app?.close());
 
 /** The window's figures from the finest buckets (hours for 7d/30d; minutes, then hours for 1h/24h). */
 async function fromFinest(start: number, unit: "minute" | "hour") {
+  await countersApplied(app.sql);
   const from = unit === "hour" ? floorHour(start) : Math.floor(start / MINUTE) * MINUTE;
   const hourEdge = Math.ceil(from / HOUR) * HOUR;
   const cells = app.sql`
@@ -60,6 +62,7 @@ async function fromFinest(start: number, unit: "minute" | "hour") {
 /** windowStats at `at` against the finest-bucket figures of the same window; returns what it got. */
 async function expectSameAsFinest(at: Date, timeframe: Timeframe) {
   const start = at.getTime() - SPAN[timeframe];
+  await countersApplied(app.sql);
   const got = await windowStats(app.sql, projectId, timeframe, at);
   const want = await fromFinest(start, timeframe === "1h" || timeframe === "24h" ? "minute" : "hour");
   // at and timeframe ride along so a failure names the window

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
+import { createProject, getJson as getJsonNow, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 import { DAY, HOUR, ISO_MS, MINUTE, expectInvalidQuery, ingest, iso, repeat, withQuery } from "../support/query-fixtures.js";
+
+/** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
+const getJson = async (...args: Parameters<typeof getJsonNow>) => {
+  await countersApplied(args[0].sql);
+  return getJsonNow(...args);
+};
 
 /**
  * GET /api/v1/stats against a fixture whose figures per timeframe are worked out by hand below.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
+import { countersApplied } from "../support/counters.js";
 
 let app: TestApp;
 let owner: { id: string; email: string; cookie: string };
@@ -52,6 +53,7 @@ describe("projects", () => {
     ];
     await ingest(app, apiKey, { errors: events });
     await ingest(app, other.apiKey, { errors: events });
+    await countersApplied(app.sql);
     const r = await call(app, "DELETE", `/api/team/projects/${projectId}`, { cookie: owner.cookie });
     expect(r.status).toBe(200);
     for (const table of ["projects", "api_keys", "project_members", "error_groups", "events", "group_users", "group_environments", "group_versions", "project_users", "traces", "rollup_minute", "rollup_hour", "share_links"]) {

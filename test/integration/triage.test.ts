@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getJson, startTestApp, type TestApp } from "../support/server.js";
+import { getJson as getJsonNow, startTestApp, type TestApp } from "../support/server.js";
+import { countersApplied } from "../support/counters.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { reopenExpiredSnoozes } from "../../db/groups.js";
+
+/** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
+const getJson = async (...args: Parameters<typeof getJsonNow>) => {
+  await countersApplied(args[0].sql);
+  return getJsonNow(...args);
+};
 
 /**
  * Triage at scale over real HTTP: bulk changes of every issue matching a filter (Team API), snoozes
@@ -21,6 +28,7 @@ afterAll(() => app?.close());
 const MIN = 60_000;
 const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
 async function groupOf(projectId: string, message: string) {
+  await countersApplied(app.sql);
   const [g] = await app.sql`select * from error_groups where project_id = ${projectId} and message = ${message}`;
   return g;
 }
@@ -116,6 +124,7 @@ describe("bulk changes under concurrent ingest", () => {
     const rows = await app.sql<{ count: number }[]>`select count from error_groups where project_id = ${projectId}`;
     expect(rows).toHaveLength(40);
     expect(rows.every((g) => Number(g.count) === 41)).toBe(true);
+    await countersApplied(app.sql);
     const [{ n }] = await app.sql`select sum(count)::int as n from group_environments where project_id = ${projectId}`;
     expect(n).toBe(40 * 41);
   });

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 import { createProject, startTestApp, type TestApp } from "./server.js";
 import { createRobloxServer, type RobloxOptions, type RobloxServer } from "./roblox.js";
+import { countersApplied } from "./counters.js";
 
 /** What the proxy in front of the service does: pass through, answer 429, or drop connections as an outage would. */
 export type ProxyMode =
@@ -37,9 +38,10 @@ export function sdkSuite(env: Record<string, string> = {}) {
       t.rbx = await createRobloxServer({ placeId: 1818, placeVersion: 42, jobId: "0b7c2a4e-5f6d-4e3b-9a1c-2d3e4f5a6b7c", ...robloxOptions });
       return t.rbx.run(`return Monitor.init({ url = ${luaString(t.proxyUrl)}, apiKey = ${luaString(t.apiKey)}, ${options} })`);
     },
-    groups: () =>
-      t.app.sql<{ message: string; count: string; level: string; user_count: string }[]>`
-        select message, count::text, level, user_count::text from error_groups where project_id = ${t.projectId} order by message`,
+    // user_count is a deferred counter (db/counter-deltas.ts): read once applied
+    groups: async () =>
+      (await countersApplied(t.app.sql), t.app.sql<{ message: string; count: string; level: string; user_count: string }[]>`
+        select message, count::text, level, user_count::text from error_groups where project_id = ${t.projectId} order by message`),
     events: () =>
       t.app.sql<any[]>`
         select message, level, stack_trace, user_id::text, player_name, trace_id::text, job_id, place_id::text, game_version,

@@ -1,0 +1,327 @@
+/**
+ * Deferred counters: what reads can wait for, applied off the ingest transaction.
+ *
+ * An ingest batch (db/events.ts) writes its group rows, events and traces, and appends one row per
+ * project to `counter_deltas` with everything else it adds: distinct users per group row and per
+ * project, counts per environment and per version, and the minute, hour and day rollup cells. The
+ * drain deletes pending rows in id order (`returning` them), sums them in SQL and applies the sums
+ * with upserts, all in one statement: a drain that fails or rolls back applies nothing and leaves
+ * the rows pending, and a committed one has removed exactly what it applied, so nothing applies twice
+ * and a crash (of the drainer or of the writer) loses nothing. Every applied quantity is a sum, a set
+ * union, a min or a max, so the order of batches does not change the result: once caught up, the
+ * counters are exactly what a write in the ingest transaction would have made them.
+ *
+ * One drain at a time over the whole database (an advisory lock), whatever the number of service
+ * instances; each instance runs a `CounterDrainer` that drains shortly after its own writes and on a
+ * periodic sweep (rows of a crashed process, of an instance that lost the lock race). What re-keys
+ * these counters (merge, unmerge, a group's or a project's delete, a snooze on a number of players)
+ * first applies the project's pending rows in its own transaction under the same lock
+ * (`applyPendingOf`), so no delta written before it lands on the wrong row after it.
+ *
+ * Lock order: the drain lock first, then the rows of the counter tables in key order, then the group
+ * rows in (project, fingerprint) order, like ingest, which takes no other lock the drain holds.
+ */
+import type { Sql, TxSql } from "./client.js";
+
+/** A read sees every event committed this long ago or earlier, while the drain keeps up (docs/operations.md). */
+export const STALENESS_BOUND_MS = 2000;
+/** How long after a write its instance drains (writes meanwhile share the drain). */
+export const DRAIN_DELAY_MS = 100;
+/** How often every instance drains whatever is pending, written by it or not. */
+export const SWEEP_MS = 1000;
+/** Pending rows (batches) one drain statement takes. */
+export const DRAIN_BATCHES = 500;
+
+const DRAIN_LOCK = "counter-deltas";
+const lockKey = (tx: TxSql) => tx`hashtextextended(${DRAIN_LOCK}, 0)`;
+
+/**
+ * Waits for the drain lock in `tx` and applies every pending row of `projectId`. For what re-keys
+ * the project's counters: call it first in the transaction, before any row lock (the drain holds
+ * this lock while it waits for group rows), after the project's merge lock when taking it (the
+ * drain never takes that one).
+ */
+export async function applyPendingOf(tx: TxSql, projectId: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${lockKey(tx)})`;
+  while ((await applyDeltas(tx, DRAIN_BATCHES, projectId)) === DRAIN_BATCHES);
+}
+
+/** Waits for the drain lock in `tx` and drops the project's pending rows (the project is being deleted). */
+export async function discardPendingOf(tx: TxSql, projectId: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${lockKey(tx)})`;
+  await tx`delete from counter_deltas where project_id = ${projectId}`;
+}
+
+/**
+ * One drain: in one transaction, takes the drain lock if free and applies up to `limit` pending
+ * rows. Returns how many it applied, or null when another drain holds the lock.
+ */
+export async function drainOnce(sql: Sql, limit = DRAIN_BATCHES): Promise<number | null> {
+  return sql.begin(async (tx) => {
+    const [{ locked }] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${lockKey(tx)}) as locked`;
+    if (!locked) return null;
+    return applyDeltas(tx, limit);
+  });
+}
+
+/** Rows still pending, all or the oldest's age in ms (by the database clock): for tests and health. */
+export async function pendingDeltas(sql: Sql | TxSql): Promise<{ rows: number; oldestMs: number | null }> {
+  const [r] = await sql<{ rows: number; oldest: number | null }[]>`
+    select count(*)::int as rows, (extract(epoch from now() - min(created_at)) * 1000)::float8 as oldest from counter_deltas`;
+  return { rows: r.rows, oldestMs: r.oldest };
+}
+
+/**
+ * Deletes up to `limit` pending rows (of one project, or all) in id order and applies their sums;
+ * returns how many rows it took. The caller holds the drain lock.
+ *
+ * Per group row: the users new to it (group_users) raise its user_count; for a merged issue, the
+ * users new to all its members raise the issue's (the family written with the delta: merges apply
+ * pending rows first, so it is still the family). A group snoozed until N more players reopens when
+ * the N-th arrives, so now at drain time. project_users keeps each user's latest occurrence (and the
+ * name of the latest occurrence that carried one). Environments, versions and rollup cells add up.
+ */
+async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promise<number> {
+  // the planner cannot know how small the json inputs are: its estimates make the statement look
+  // costly enough to compile (JIT), which takes far longer than running it
+  await tx`set local jit = off`;
+  const usersOver = tx`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
+  const [{ n }] = await tx<{ n: number }[]>`
+    with taken as (
+      delete from counter_deltas d
+      where d.id in (
+        select id from counter_deltas ${projectId ? tx`where project_id = ${projectId}` : tx``} order by id limit ${limit})
+      returning d.payload
+    ), input as materialized (
+      select t.* from taken cross join lateral json_to_recordset(taken.payload->'r')
+        as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json)
+    ), pairs as (
+      select distinct i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
+      from input i cross join lateral unnest(i.u) as x(user_id)
+    ), new_pairs as (
+      insert into group_users (project_id, group_id, user_id)
+      select distinct project_id, origin_id, user_id from pairs
+      order by 1, 2, 3
+      on conflict do nothing
+      returning project_id, group_id as origin_id, user_id
+    ), new_users as (
+      -- per group an event lands in: users new to it; per member row: users new to that member
+      select i.project_id, i.group_id as id, count(distinct np.user_id) filter (
+          where i.family is null or not exists (
+            select 1 from group_users x
+            where x.project_id = i.project_id and x.group_id = any(i.family) and x.user_id = np.user_id)) as n
+      from new_pairs np
+      join (select distinct project_id, group_id, origin_id, family from pairs) i
+        on i.project_id = np.project_id and i.origin_id = np.origin_id
+      group by 1, 2
+      union all
+      select np.project_id, np.origin_id, count(*) from new_pairs np
+      where exists (select 1 from pairs i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
+      group by 1, 2
+    ), seen_users as (
+      insert into project_users as pu (project_id, user_id, last_seen, player_name)
+      select project_id, user_id, max(last_seen), (array_agg(player_name order by last_seen desc) filter (where player_name is not null))[1]
+      from (
+        select (x->>0)::uuid as project_id, (x->>1)::bigint as user_id, to_timestamp((x->>2)::float8 / 1000) as last_seen, x->>3 as player_name
+        from taken cross join lateral json_array_elements(taken.payload->'s') x
+      ) s
+      group by 1, 2
+      order by 1, 2
+      on conflict (project_id, user_id) do update set
+        last_seen = greatest(pu.last_seen, excluded.last_seen),
+        player_name = coalesce(excluded.player_name, pu.player_name)
+      where pu.last_seen < excluded.last_seen - interval '1 minute'
+        or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
+    ), by_environment as (
+      insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
+      select i.p, i.id, x->>0, sum((x->>1)::bigint), min(to_timestamp((x->>2)::float8 / 1000)), max(to_timestamp((x->>3)::float8 / 1000))
+      from input i cross join lateral json_array_elements(i.e) x
+      group by 1, 2, 3
+      order by 1, 2, 3
+      on conflict (project_id, group_id, environment) do update set
+        count = ge.count + excluded.count,
+        first_seen = least(ge.first_seen, excluded.first_seen),
+        last_seen = greatest(ge.last_seen, excluded.last_seen)
+    ), by_version as (
+      insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
+      select i.p, i.id, x->>0, sum((x->>1)::bigint), min(to_timestamp((x->>2)::float8 / 1000)), max(to_timestamp((x->>3)::float8 / 1000))
+      from input i cross join lateral json_array_elements(i.v) x
+      group by 1, 2, 3
+      order by 1, 2, 3
+      on conflict (project_id, group_id, version) do update set
+        count = gv.count + excluded.count,
+        first_seen = least(gv.first_seen, excluded.first_seen),
+        last_seen = greatest(gv.last_seen, excluded.last_seen)
+    ), minutes as (
+      -- many batches of one minute and group collapse into one cell: where the drain saves its writes
+      select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
+        i.id as origin_id, sum((x->>2)::bigint) as count
+      from input i cross join lateral json_array_elements(i.m) x
+      group by 1, 2, 3, 4, 5
+    ), by_minute as (
+      insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
+      select project_id, bucket, group_id, level, origin_id, count from minutes
+      order by 1, 2, 3, 4, 5
+      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), by_hour as (
+      insert into rollup_hour as r (project_id, bucket, group_id, level, origin_id, count)
+      select project_id, date_trunc('hour', bucket), group_id, level, origin_id, sum(count) from minutes
+      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), by_day as (
+      insert into rollup_day as r (project_id, bucket, group_id, level, origin_id, count)
+      select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from minutes
+      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+      on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), per_row as (
+      select project_id, id, sum(n) as users from new_users group by 1, 2 having sum(n) > 0
+    ), locked as (
+      -- in ingest's order (project, fingerprint): the drain and ingest cannot deadlock on group rows
+      select g.project_id, g.id, p.users from error_groups g
+      join per_row p on g.project_id = p.project_id and g.id = p.id
+      order by g.project_id, g.fingerprint
+      for update of g
+    ), counted as (
+      update error_groups g set
+        user_count = g.user_count + p.users,
+        -- a group snoozed until N more players reopens when the N-th new player's event is applied
+        status = case when ${usersOver} then 'open' else g.status end,
+        snooze_until = case when ${usersOver} then null else g.snooze_until end,
+        snooze_count = case when ${usersOver} then null else g.snooze_count end,
+        snooze_users = case when ${usersOver} then null else g.snooze_users end
+      from locked p
+      where g.project_id = p.project_id and g.id = p.id
+    )
+    select count(*)::int as n from taken`;
+  return n;
+}
+
+type Waiter = { ids: string[]; fn: () => void };
+
+/**
+ * Drains in this process: `DRAIN_DELAY_MS` after a write (`kick`), every `SWEEP_MS` whatever was
+ * written, and again at once while a drain took a full load or another instance held the lock.
+ * `whenApplied` runs a callback once given pending rows are gone (applied here or by another
+ * instance): the alert trigger waits for it, so rules on counts and players read applied figures.
+ * Errors are logged; the rows stay pending and the next drain applies them.
+ */
+export class CounterDrainer {
+  private timer: NodeJS.Timeout | null = null;
+  private sweep: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private waiters: Waiter[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly opts: { delayMs?: number; sweepMs?: number; batches?: number } = {},
+  ) {}
+
+  start(): this {
+    this.stopped = false;
+    this.sweep = setInterval(() => this.run(), this.opts.sweepMs ?? SWEEP_MS);
+    this.sweep.unref();
+    // rows left by a process that stopped before draining them
+    this.kick();
+    return this;
+  }
+
+  /** Drains soon (writes within the delay share one drain). */
+  kick(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.run();
+    }, this.opts.delayMs ?? DRAIN_DELAY_MS);
+    this.timer.unref();
+  }
+
+  /** Runs `fn` once the pending rows `ids` have been applied. */
+  whenApplied(ids: string[], fn: () => void): void {
+    if (ids.length === 0) return fn();
+    this.waiters.push({ ids, fn });
+    // a database that does not drain must not hold memory: past this, callbacks run unapplied
+    if (this.waiters.length > 10_000) this.release(this.waiters.splice(0, this.waiters.length - 10_000));
+    this.kick();
+  }
+
+  /** Stops the timers and waits for a drain in progress (shutdown; what is pending stays for the next start). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.sweep) clearInterval(this.sweep);
+    this.timer = this.sweep = null;
+    await this.running;
+  }
+
+  /** Drains until nothing is left that this process can see (for tests and shutdown). */
+  async drainNow(): Promise<void> {
+    for (;;) {
+      await this.running;
+      const n = await drainOnce(this.sql, this.opts.batches ?? DRAIN_BATCHES);
+      if (n === null) await new Promise((r) => setTimeout(r, 10));
+      else if (n < (this.opts.batches ?? DRAIN_BATCHES)) break;
+    }
+    await this.settleWaiters();
+  }
+
+  private run(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop()
+      .catch((err) => {
+        // the pool was closed under it (shutdown): what is pending waits for the next start
+        const code = (err as { code?: string }).code;
+        if (this.stopped || code === "CONNECTION_ENDED" || code === "CONNECTION_DESTROYED") return;
+        console.error(`[counters] drain failed, pending rows stay for the next one: ${(err as Error).message}`);
+      })
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async loop(): Promise<void> {
+    const limit = this.opts.batches ?? DRAIN_BATCHES;
+    for (;;) {
+      this.again = false;
+      const n = await drainOnce(this.sql, limit);
+      // another instance is draining: what this one wrote since that drain began is not in it
+      if (n === null) {
+        this.again = true;
+        break;
+      }
+      if (n < limit) break;
+    }
+    await this.settleWaiters();
+  }
+
+  private async settleWaiters(): Promise<void> {
+    if (this.waiters.length === 0) return;
+    const waiting = this.waiters;
+    const ids = [...new Set(waiting.flatMap((w) => w.ids))];
+    const left = new Set(
+      (await this.sql<{ id: string }[]>`select id::text from counter_deltas where id = any(${ids}::bigint[])`).map((r) => r.id),
+    );
+    const done = waiting.filter((w) => w.ids.every((id) => !left.has(id)));
+    this.waiters = this.waiters.filter((w) => !done.includes(w));
+    this.release(done);
+    if (this.waiters.length > 0) this.again = true;
+  }
+
+  private release(done: Waiter[]): void {
+    for (const w of done) {
+      try {
+        w.fn();
+      } catch (err) {
+        console.error(`[counters] callback failed: ${(err as Error).message}`);
+      }
+    }
+  }
+}
