@@ -192,6 +192,9 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       const drained = (async () => {
         await closed;
         await services.writer.drain();
+        // the counters of the last writes are applied before the pool closes, so a clean stop leaves
+        // none for the next start, and the alerts waiting on them are sent
+        await services.counters.drainNow();
         await services.alerts.drain();
       })();
       const clean = await settlesWithin(drained, SHUTDOWN_DRAIN_MS);
@@ -209,6 +212,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
             `(${abandoned.writing} writes still waiting on the database), ${cut} requests cut`,
         );
       }
+      await services.counters.stop();
       if (boss) await stopJobs(boss, { timeoutMs: 10_000 });
       await vite?.close();
       // a write given up above holds its connection: close it at once (PostgreSQL rolls it back)
