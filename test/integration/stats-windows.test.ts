@@ -5,14 +5,13 @@ import { moveStatsWindows, windowStats, type Timeframe } from "../../db/stats.js
 import { runRetention } from "../../jobs/retention.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
-import { countersApplied } from "../support/counters.js";
 
 /**
  * The stats windows' kept per-group sums (stats_window_sums, db/migrations/103_stats_windows.sql)
  * must always equal the rollup cells from the window's `since` on, whoever writes or removes cells:
  * ingest, late events, merges, unmerges, group deletes, retention; and a window whose `since` fell
  * behind (no write since) must still read exactly, and move forward on the next write or by the job.
- * Rollups are written by the deferred counters (db/counter-deltas.ts): each ingest waits for them.
+ * Rollups are written by the deferred counters (db/counter-deltas.ts): `ingest` waits for them.
  */
 
 let app: TestApp;
@@ -83,7 +82,6 @@ describe("kept stats windows", () => {
       events.push({ message: `Kept window ${String.fromCharCode(97 + (i % 14))}`, level: levels[i % 3], count: 1 + (i % 3), timestamp: iso(now - age - (i % 7) * 1000) });
     }
     await ingest(app, apiKey, events);
-    await countersApplied(app.sql);
     expect(await expectKeptEqualsCells(projectId)).toBeGreaterThan(14);
     await expectReadsExact(projectId);
 
@@ -93,7 +91,6 @@ describe("kept stats windows", () => {
     await mergeGroups(app.sql, projectId, a, [b, c]);
     // events of a merged fingerprint land in the target
     await ingest(app, apiKey, [{ message: "Kept window b", level: "warn", timestamp: iso(now - 20 * MINUTE) }]);
-    await countersApplied(app.sql);
     await expectKeptEqualsCells(projectId);
     await expectReadsExact(projectId);
     const [{ n }] = await app.sql<{ n: number }[]>`
@@ -148,7 +145,6 @@ describe("kept stats windows", () => {
   it("read exactly while behind, and move forward on the next write", async () => {
     const { projectId, apiKey } = await createProject(app.sql, "kept-windows-behind");
     await ingest(app, apiKey, BEHIND(Date.now()));
-    await countersApplied(app.sql);
     await fallBehind(projectId);
     // the read subtracts what its window no longer holds
     await expectReadsExact(projectId);
@@ -156,7 +152,6 @@ describe("kept stats windows", () => {
 
     await ingest(app, apiKey, [{ message: "Behind c", level: "info" }]);
 
-    await countersApplied(app.sql);
     expect(await allCurrent(projectId)).toBe(true);
     await expectKeptEqualsCells(projectId);
     await expectReadsExact(projectId);
@@ -166,7 +161,6 @@ describe("kept stats windows", () => {
   it("move forward without writes by the minute's job", async () => {
     const { projectId, apiKey } = await createProject(app.sql, "kept-windows-idle");
     await ingest(app, apiKey, BEHIND(Date.now()));
-    await countersApplied(app.sql);
     await fallBehind(projectId);
     expect(await allCurrent(projectId)).toBe(false);
     await moveStatsWindows(app.sql);
@@ -179,7 +173,6 @@ describe("kept stats windows", () => {
   it("read from the cells for a project without kept windows", async () => {
     const { projectId, apiKey } = await createProject(app.sql, "kept-windows-none");
     await ingest(app, apiKey, [{ message: "Unkept a" }, { message: "Unkept a" }, { message: "Unkept b", level: "warn" }]);
-    await countersApplied(app.sql);
     await app.sql`delete from stats_window_marks where project_id = ${projectId}`;
     await expectReadsExact(projectId);
     expect((await windowStats(app.sql, projectId, "24h")).total_errors).toBe(3);

@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { countersApplied } from "./counters.js";
 import { getJson, postJson, type TestApp } from "./server.js";
 
 /** Helpers shared by the query, stats and retention tests: data goes in through POST /api/ingest only. */
@@ -10,7 +11,10 @@ export const DAY = 24 * HOUR;
 export const iso = (ms: number) => new Date(ms).toISOString();
 export const floorHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;
 
-/** Posts events in batches of at most 100; every batch must be accepted. Returns the summed response. */
+/**
+ * Posts events in batches of at most 100; every batch must be accepted. Returns the summed response
+ * once the deferred counters of the batches are applied, so the reads after it see all of them.
+ */
 export async function ingest(app: TestApp, apiKey: string, events: Record<string, unknown>[]) {
   const total = { count: 0, occurrences: 0, throttled: 0 };
   for (let i = 0; i < events.length; i += 100) {
@@ -20,6 +24,7 @@ export async function ingest(app: TestApp, apiKey: string, events: Record<string
     total.occurrences += r.body.occurrences;
     total.throttled += r.body.throttled;
   }
+  await countersApplied(app.sql);
   return total;
 }
 
