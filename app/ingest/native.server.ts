@@ -142,6 +142,12 @@ const EventSchema = z.object({
 
 type ValidEvent = z.output<typeof EventSchema>;
 
+/**
+ * zod's safeParse with its plain error class: the same issues, without the stack trace the default
+ * (an Error) captures, which only the issues are read from.
+ */
+const safeParse = z.core._safeParse(z.core.$ZodError) as <T extends z.ZodType>(schema: T, value: unknown) => z.ZodSafeParseResult<z.output<T>>;
+
 /** A validated native event as the accept step takes it. */
 function incoming(e: ValidEvent): IncomingEvent {
   return {
@@ -198,7 +204,7 @@ export function parseNativeBody(body: unknown): IncomingEvent[] {
       details.push({ path: issuePath(prefix), message: "must be an event object" });
       return;
     }
-    const r = EventSchema.safeParse(item);
+    const r = safeParse(EventSchema, item);
     if (r.success) out.push(incoming(r.data));
     else for (const issue of r.error.issues) details.push({ path: issuePath([...prefix, ...issue.path]), message: issue.message });
   });
