@@ -13,14 +13,22 @@ export class ApiError extends Error {
     return err instanceof ApiError;
   }
 
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: ErrorDetail[],
-    readonly headers?: Record<string, string>,
-  ) {
+  readonly status: number;
+  readonly code: string;
+  readonly details?: ErrorDetail[];
+  readonly headers?: Record<string, string>;
+
+  constructor(status: number, code: string, message: string, details?: ErrorDetail[], headers?: Record<string, string>) {
+    // an answer to the client, not a fault: its stack is never read, and capturing one is the
+    // largest cost of refusing a request
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
+    this.status = status;
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
   }
 }
 

@@ -13,6 +13,7 @@
  * and `_data`/`index` requests, a route without the needed loader or action, and every path when a
  * non-API route could also match under `/api`.
  */
+import type { IncomingHttpHeaders } from "node:http";
 import type { Request as ExpressRequest, Response as ExpressResponse, NextFunction } from "express";
 import { createReadableStreamFromReadable, writeReadableStreamToWritable, type ServerBuild, type AppLoadContext } from "@remix-run/node";
 import type * as Http from "../app/http.server.js";
@@ -176,44 +177,61 @@ export function apiDispatch(build: ServerBuild, face: FetchFace, getLoadContext:
  */
 export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) {
   /**
-   * The Fetch Request Remix's Express adapter would build for this request, made lazily: its body
-   * stream and its abort signal are created only when a route asks for them. On Node 20 the body
-   * stream and the signal cost more than the rest of the Request together, and the API routes read
-   * their bodies through `readBody` (which takes the bytes straight from the socket, see NODE_BODY)
-   * and seldom look at the signal. Everything a route can observe is the same: `body`, the body
-   * readers, `bodyUsed`, `clone()` and `signal` answer from a full Request built on first use,
-   * whose signal aborts when the client goes away before the response is written.
+   * The Fetch Request Remix's Express adapter would build for this request, made lazily. On Node 20
+   * the undici Request constructor (URL parsing, its Headers, its body stream and abort signal) costs
+   * more than the rest of an API answer, and the API routes mostly read a header or two and take
+   * their bodies through `readBody` (which takes the bytes straight from the socket, see NODE_BODY).
+   * So this is a Request (`instanceof Request` holds) that is never constructed as one: `method`,
+   * `url`, `headers`, `signal` and the body answer from the Node request, and every other member
+   * (`mode`, `clone()`, the body readers…) from a full Request built on first use, as the adapter
+   * builds it. Everything a route can observe is the same; the signal aborts when the client goes
+   * away before the response is written.
    */
-  class ApiRequest extends Request {
+  class ApiRequest {
+    private readonly rawUrl: string;
+    private href: string | undefined;
     private readonly req: ExpressRequest;
+    private readonly res: ExpressResponse;
+    private nodeHeaders: NodeHeaders | undefined;
     private full: Request | undefined;
     private controller: AbortController | undefined;
-    private gone = false;
     /** the body was read through NODE_BODY */
     private drained = false;
 
-    constructor(url: string, req: ExpressRequest, res: ExpressResponse) {
-      super(url, { method: req.method });
+    constructor(rawUrl: string, req: ExpressRequest, res: ExpressResponse) {
+      this.rawUrl = rawUrl;
       this.req = req;
-      res.on("close", () => {
-        if (res.writableFinished) return;
-        this.gone = true;
-        this.controller?.abort();
-      });
+      this.res = res;
     }
 
-    override get signal(): AbortSignal {
+    get method(): string {
+      return this.req.method;
+    }
+
+    /** as the Request constructor serializes it */
+    get url(): string {
+      return (this.href ??= new URL(this.rawUrl).href);
+    }
+
+    get headers(): Headers {
+      return (this.nodeHeaders ??= new NodeHeaders(this.req.headers));
+    }
+
+    get signal(): AbortSignal {
       if (!this.controller) {
-        this.controller = new AbortController();
-        if (this.gone) this.controller.abort();
+        const controller = (this.controller = new AbortController());
+        const res = this.res;
+        // the client went away before the response was written (now, or before this was asked for)
+        if (res.destroyed && !res.writableFinished) controller.abort();
+        else res.once("close", () => void (res.writableFinished || controller.abort()));
       }
       return this.controller.signal;
     }
 
     /** The Request as the adapter builds it, with the body stream (none for GET and HEAD). */
-    private request(): Request {
+    request(): Request {
       if (this.full) return this.full;
-      const init: RequestInit & { duplex?: "half" } = { method: this.method, headers: this.headers, signal: this.signal };
+      const init: RequestInit & { duplex?: "half" } = { method: this.method, headers: (this.headers as NodeHeaders).filled(), signal: this.signal };
       if (this.method !== "GET" && this.method !== "HEAD") {
         // a body already read through NODE_BODY is a used body here too
         init.body = this.drained ? "" : createReadableStreamFromReadable(this.req);
@@ -224,28 +242,28 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
       return this.full;
     }
 
-    override get body() {
+    get body() {
       return this.request().body;
     }
-    override get bodyUsed() {
+    get bodyUsed() {
       return this.drained || (this.full?.bodyUsed ?? false);
     }
-    override text() {
+    text() {
       return this.request().text();
     }
-    override json() {
+    json() {
       return this.request().json();
     }
-    override arrayBuffer() {
+    arrayBuffer() {
       return this.request().arrayBuffer();
     }
-    override blob() {
+    blob() {
       return this.request().blob();
     }
-    override formData() {
+    formData() {
       return this.request().formData();
     }
-    override clone(): Request {
+    clone(): Request {
       return this.request().clone();
     }
 
@@ -256,6 +274,8 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
       return readNodeBody(this.req, max);
     }
   }
+  Object.setPrototypeOf(ApiRequest.prototype, Request.prototype);
+  delegate(ApiRequest.prototype, Request.prototype, (self: ApiRequest) => self.request());
 
   /** The request's bytes; a 413 (and no further reading) once they pass `max`. */
   function readNodeBody(req: ExpressRequest, max: number): Promise<Buffer> {
@@ -295,15 +315,10 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
     const fp = Number.parseInt(forwardedPort ?? "", 10);
     const hp = Number.parseInt(hostPort ?? "", 10);
     const port = Number.isSafeInteger(fp) ? fp : Number.isSafeInteger(hp) ? hp : "";
-    // the Request parses the URL itself (as the adapter's `new URL(...).href` would) and its own
-    // headers are filled in place rather than copied from a Headers built first
-    const request = new ApiRequest(`${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`, req, res);
-    for (const [key, values] of Object.entries(req.headers)) {
-      if (!values) continue;
-      if (Array.isArray(values)) for (const v of values) request.headers.append(key, v);
-      else request.headers.set(key, values);
-    }
-    return request;
+    const url = `${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`;
+    // an address the Request constructor would refuse fails here, as it did there
+    if (!SIMPLE_URL.test(url)) new URL(url);
+    return new ApiRequest(url, req, res) as unknown as Request;
   }
 
   /** Writes the Response; a promise only while a body is still being read or piped. */
@@ -331,6 +346,71 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
   }
 
   return { toRequest, send };
+}
+
+/** An http(s) URL with a plain host name or IPv4 address, which `new URL` always accepts. */
+const SIMPLE_URL = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?\/[\x21-\x7e]*$/i;
+
+/** A header name as Headers takes it (RFC 9110 token). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/i;
+
+/**
+ * The Headers of a Node request, filled from it only when something other than `get` or `has` is
+ * used (iteration, a change, handing it to a Request): reading a header or two is what API routes
+ * do. Filled as the Express adapter fills them: empty values are left out, repeated ones appended.
+ */
+class NodeHeaders extends Headers {
+  private source: IncomingHttpHeaders | undefined;
+
+  constructor(source: IncomingHttpHeaders) {
+    super();
+    this.source = source;
+  }
+
+  /** These headers, filled from the Node request. */
+  filled(): this {
+    const source = this.source;
+    if (source) {
+      this.source = undefined;
+      for (const [key, values] of Object.entries(source)) {
+        if (!values) continue;
+        if (Array.isArray(values)) for (const v of values) super.append(key, v);
+        else super.set(key, values);
+      }
+    }
+    return this;
+  }
+
+  override get(name: string): string | null {
+    const source = this.source;
+    // a name Headers would refuse is refused by Headers
+    if (!source || !TOKEN.test(name)) return this.filled() && super.get(name);
+    const v = source[name.toLowerCase()];
+    return !v ? null : Array.isArray(v) ? v.join(", ") : v;
+  }
+
+  override has(name: string): boolean {
+    return this.get(name) !== null;
+  }
+}
+delegate(NodeHeaders.prototype, Headers.prototype, (self: NodeHeaders) => self.filled(), (name) => name !== "get" && name !== "has");
+
+/**
+ * Every member of `base`'s prototype that `proto` does not define answers from `target(this)`:
+ * getters and methods alike, symbols included.
+ */
+function delegate<T>(proto: object, base: object, target: (self: T) => object, include: (name: string | symbol) => boolean = () => true) {
+  for (const name of Reflect.ownKeys(base)) {
+    if (name === "constructor" || Object.hasOwn(proto, name) || !include(name)) continue;
+    const d = Object.getOwnPropertyDescriptor(base, name)!;
+    if (d.get) {
+      const get = d.get;
+      Object.defineProperty(proto, name, { configurable: true, enumerable: d.enumerable, get(this: T) { return get.call(target(this)); } });
+    } else if (typeof d.value === "function") {
+      const fn = d.value as (...args: unknown[]) => unknown;
+      Object.defineProperty(proto, name, { configurable: true, writable: true, enumerable: d.enumerable, value(this: T, ...args: unknown[]) { return fn.apply(target(this), args); } });
+    }
+  }
 }
 
 function withHeader(response: Response, name: string, value: string): Response {

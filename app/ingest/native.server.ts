@@ -26,8 +26,23 @@ const MAX_INT64 = 9223372036854775807n;
 const UUID_RE = /^(\{)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\})?$/i;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
 
-/** Treat JSON null like an absent field: Luau's JSON encoder never sends nil, other clients may send null. */
-const opt = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema.optional());
+const opt = <T extends z.ZodType>(schema: T) => schema.optional();
+
+/**
+ * Treat JSON null like an absent field: Luau's JSON encoder never sends nil, other clients may send
+ * null. Done once per object (a copy without its null fields, only when it has one) rather than by a
+ * preprocess step on each field, which every field paid on every event.
+ */
+function nullsAbsent(v: unknown): unknown {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+  let out: Record<string, unknown> | undefined;
+  for (const k in v) {
+    if ((v as Record<string, unknown>)[k] !== null) continue;
+    out ??= { ...(v as Record<string, unknown>) };
+    delete out[k];
+  }
+  return out ?? v;
+}
 
 const shortString = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 
@@ -95,13 +110,16 @@ const breadcrumbLevel = z.string().transform((v, ctx): BreadcrumbLevel => {
 });
 
 const breadcrumb = z
-  .object({
-    timestamp: opt(timestamp),
-    level: opt(breadcrumbLevel),
-    category: opt(shortString(BREADCRUMBS.category)),
-    message: opt(shortString(BREADCRUMBS.message)),
-    data: opt(boundedObject(BREADCRUMBS.dataBytes)),
-  })
+  .preprocess(
+    nullsAbsent,
+    z.object({
+      timestamp: opt(timestamp),
+      level: opt(breadcrumbLevel),
+      category: opt(shortString(BREADCRUMBS.category)),
+      message: opt(shortString(BREADCRUMBS.message)),
+      data: opt(boundedObject(BREADCRUMBS.dataBytes)),
+    }),
+  )
   .refine((c) => c.message !== undefined || c.category !== undefined || c.data !== undefined, "must have a message, a category or data");
 
 const breadcrumbs = z
@@ -120,27 +138,36 @@ const fingerprint = z.union([
   z.array(shortString(500)).min(1, "must not be empty").max(20, "must have at most 20 parts"),
 ]);
 
-const EventSchema = z.object({
-  message: z.string({ error: "is required and must be a string" }).refine((m) => m.trim() !== "", "must not be empty"),
-  level: opt(level),
-  stack_trace: opt(z.string()),
-  user_id: opt(nonNegativeId),
-  player_name: opt(shortString(256)),
-  trace_id: opt(uuid),
-  job_id: opt(shortString(256)),
-  place_id: opt(nonNegativeId),
-  game_version: opt(z.union([shortString(256), z.number().transform(String)])),
-  environment: opt(shortString(256).refine((e) => e.trim() !== "", "must not be empty")),
-  context: opt(context),
-  tags: opt(z.array(shortString(200)).max(50, "must have at most 50 tags")),
-  timestamp: opt(timestamp),
-  count: opt(count),
-  fingerprint: opt(fingerprint),
-  event_id: opt(uuid),
-  breadcrumbs: opt(breadcrumbs),
-});
+const EventSchema = z.preprocess(
+  nullsAbsent,
+  z.object({
+    message: z.string({ error: "is required and must be a string" }).refine((m) => m.trim() !== "", "must not be empty"),
+    level: opt(level),
+    stack_trace: opt(z.string()),
+    user_id: opt(nonNegativeId),
+    player_name: opt(shortString(256)),
+    trace_id: opt(uuid),
+    job_id: opt(shortString(256)),
+    place_id: opt(nonNegativeId),
+    game_version: opt(z.union([shortString(256), z.number().transform(String)])),
+    environment: opt(shortString(256).refine((e) => e.trim() !== "", "must not be empty")),
+    context: opt(context),
+    tags: opt(z.array(shortString(200)).max(50, "must have at most 50 tags")),
+    timestamp: opt(timestamp),
+    count: opt(count),
+    fingerprint: opt(fingerprint),
+    event_id: opt(uuid),
+    breadcrumbs: opt(breadcrumbs),
+  }),
+);
 
 type ValidEvent = z.output<typeof EventSchema>;
+
+/**
+ * zod's safeParse with its plain error class: the same issues, without the stack trace the default
+ * (an Error) captures, which only the issues are read from.
+ */
+const safeParse = z.core._safeParse(z.core.$ZodError) as <T extends z.ZodType>(schema: T, value: unknown) => z.ZodSafeParseResult<z.output<T>>;
 
 /** A validated native event as the accept step takes it. */
 function incoming(e: ValidEvent): IncomingEvent {
@@ -198,7 +225,7 @@ export function parseNativeBody(body: unknown): IncomingEvent[] {
       details.push({ path: issuePath(prefix), message: "must be an event object" });
       return;
     }
-    const r = EventSchema.safeParse(item);
+    const r = safeParse(EventSchema, item);
     if (r.success) out.push(incoming(r.data));
     else for (const issue of r.error.issues) details.push({ path: issuePath([...prefix, ...issue.path]), message: issue.message });
   });

@@ -92,6 +92,63 @@ describe("the dispatch's Request", () => {
     expect((await post("{}", { "x-custom": "v" })).body.ok).toEqual(["http://127.0.0.1:PORT/api/x?q=1", "POST", "v", false]);
   });
 
+  it("is a Request, and answers every other member as the constructed Request does", async () => {
+    probe = async (r) => {
+      const ref = new Request(r.url, { method: r.method, headers: r.headers });
+      return [
+        r instanceof Request,
+        Object.prototype.toString.call(r),
+        ...(["mode", "credentials", "cache", "redirect", "integrity", "keepalive", "destination", "referrer", "referrerPolicy", "duplex"] as const).map(
+          (k) => (r as unknown as Record<string, unknown>)[k] === (ref as unknown as Record<string, unknown>)[k],
+        ),
+      ];
+    };
+    expect((await post("{}")).body.ok).toEqual([true, "[object Request]", ...Array(10).fill(true)]);
+  });
+
+  it("has the headers a Headers filled from the Node request has: names any case, repeats joined, empty ones absent", async () => {
+    probe = async (r) => {
+      const early = [r.headers.get("X-Custom"), r.headers.has("x-empty"), r.headers.get("x-empty"), r.headers.get("cookie"), r.headers.has("nope")];
+      const invalid = (() => {
+        try {
+          r.headers.get("bad name");
+          return "accepted";
+        } catch (e) {
+          return e instanceof TypeError ? "TypeError" : String(e);
+        }
+      })();
+      const all = [...r.headers].filter(([k]) => k.startsWith("x-") || k === "content-type");
+      const list = r.headers.get("x-list");
+      r.headers.set("x-added", "1");
+      r.headers.delete("x-custom");
+      return [early, list, invalid, all, r.headers.get("x-added"), r.headers.get("x-custom"), r.clone().headers.get("x-added")];
+    };
+    const res = await new Promise<string>((resolve, reject) => {
+      // repeated and empty headers, which fetch() would not send as such (raw headers: Host and length by hand)
+      const req = httpRequest(
+        `${url}/api/x`,
+        { method: "POST", headers: ["X-Custom", "v", "x-empty", "", "content-type", "application/json", "cookie", "", "x-list", "a", "x-list", "b", "content-length", "2", "host", "localhost"] as unknown as Record<string, string> },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve(Buffer.concat(chunks).toString()));
+        },
+      );
+      req.on("error", reject);
+      req.end("{}");
+    });
+    expect(JSON.parse(res), res).toHaveProperty("ok");
+    expect(JSON.parse(res).ok).toEqual([
+      ["v", false, null, null, false],
+      "a, b",
+      "TypeError",
+      [["content-type", "application/json"], ["x-custom", "v"], ["x-list", "a, b"]],
+      "1",
+      null,
+      "1",
+    ]);
+  });
+
   it("gives its body to readJson straight from the socket, then counts it as used", async () => {
     probe = async (r) => {
       const body = await readJson(r, 1000);

@@ -281,6 +281,14 @@ describe("strings", () => {
     expect(e.tags).toBeNull();
     expect(e.timestamp).toBeNull();
   });
+
+  it("null is treated as absent in a breadcrumb, and an event's null message is still refused", () => {
+    const e = one({ breadcrumbs: [{ message: "m", level: null, category: null, data: null, timestamp: null }], fingerprint: null });
+    expect(e.breadcrumbs).toEqual([{ level: "info", message: "m" }]);
+    expect(e.fingerprint).toBeNull();
+    expect(() => one({ breadcrumbs: [{ message: null, category: null }] })).toThrow(/breadcrumbs\[0\] must have a message, a category or data/);
+    rejectsField("message", null);
+  });
 });
 
 describe("context and tags", () => {
