@@ -29,8 +29,28 @@ export const STALENESS_BOUND_MS = 2000;
 export const DRAIN_DELAY_MS = 100;
 /** How often every instance drains whatever is pending, written by it or not. */
 export const SWEEP_MS = 1000;
-/** Pending rows (batches) one drain statement takes. */
+/** Pending rows (batches) one drain statement takes at most. */
 export const DRAIN_BATCHES = 500;
+/**
+ * How long one drain statement should take. A pending row holds one write's batch, from one event
+ * to thousands, so the drainer sizes its next drain by how long the last one took: 500 rows of large
+ * batches on a busy database took past the statement timeout, and a drain that times out applies
+ * nothing, so a fixed size could fall behind for good.
+ */
+export const DRAIN_TARGET_MS = 500;
+
+/**
+ * The rows the next drain takes, from the last one: `n` rows of `limit` applied in `ms` (n null: the
+ * lock was taken), or a statement timeout. Shrinks in proportion when a drain ran past the target (to a
+ * quarter on a timeout), doubles when a full drain took under half of it; between 1 and `max`.
+ */
+export function nextDrainLimit(limit: number, max: number, last: { n: number | null; ms: number } | "timeout"): number {
+  if (last === "timeout") return Math.max(1, Math.floor(limit / 4));
+  if (last.n === null) return limit;
+  if (last.ms > DRAIN_TARGET_MS) return Math.max(1, Math.min(limit, Math.floor((limit * DRAIN_TARGET_MS) / last.ms)));
+  if (last.n >= limit && last.ms < DRAIN_TARGET_MS / 2) return Math.min(max, limit * 2);
+  return limit;
+}
 
 const DRAIN_LOCK = "counter-deltas";
 const lockKey = (tx: TxSql) => tx`hashtextextended(${DRAIN_LOCK}, 0)`;
@@ -212,11 +232,15 @@ export class CounterDrainer {
   private again = false;
   private waiters: Waiter[] = [];
   private stopped = false;
+  private readonly maxLimit: number;
+  private limit: number;
 
   constructor(
     private readonly sql: Sql,
     private readonly opts: { delayMs?: number; sweepMs?: number; batches?: number } = {},
-  ) {}
+  ) {
+    this.maxLimit = this.limit = opts.batches ?? DRAIN_BATCHES;
+  }
 
   start(): this {
     this.stopped = false;
@@ -259,11 +283,25 @@ export class CounterDrainer {
   async drainNow(): Promise<void> {
     for (;;) {
       await this.running;
-      const n = await drainOnce(this.sql, this.opts.batches ?? DRAIN_BATCHES);
+      const { n, limit } = await this.step();
       if (n === null) await new Promise((r) => setTimeout(r, 10));
-      else if (n < (this.opts.batches ?? DRAIN_BATCHES)) break;
+      else if (n < limit) break;
     }
     await this.settleWaiters();
+  }
+
+  /** One drain of the current size; sizes the next one by how long it took (nextDrainLimit). */
+  private async step(): Promise<{ n: number | null; limit: number }> {
+    const limit = this.limit;
+    const started = performance.now();
+    try {
+      const n = await drainOnce(this.sql, limit);
+      this.limit = nextDrainLimit(limit, this.maxLimit, { n, ms: performance.now() - started });
+      return { n, limit };
+    } catch (err) {
+      if ((err as { code?: string }).code === "57014") this.limit = nextDrainLimit(limit, this.maxLimit, "timeout");
+      throw err;
+    }
   }
 
   private run(): void {
@@ -276,6 +314,8 @@ export class CounterDrainer {
         // the pool was closed under it (shutdown): what is pending waits for the next start
         const code = (err as { code?: string }).code;
         if (this.stopped || code === "CONNECTION_ENDED" || code === "CONNECTION_DESTROYED") return;
+        // a drain that timed out is tried again at once, smaller (see step)
+        if (code === "57014") this.again = true;
         console.error(`[counters] drain failed, pending rows stay for the next one: ${(err as Error).message}`);
       })
       .finally(() => {
@@ -288,10 +328,9 @@ export class CounterDrainer {
   }
 
   private async loop(): Promise<void> {
-    const limit = this.opts.batches ?? DRAIN_BATCHES;
     for (;;) {
       this.again = false;
-      const n = await drainOnce(this.sql, limit);
+      const { n, limit } = await this.step();
       // another instance is draining: what this one wrote since that drain began is not in it
       if (n === null) {
         this.again = true;
