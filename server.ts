@@ -215,7 +215,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
             `(${abandoned.writing} writes still waiting on the database), ${cut} requests cut`,
         );
       }
-      await services.counters.stop();
+      // a drain stuck on a database that stopped answering is not waited for: its connection closes below
+      await settlesWithin(services.counters.stop(), 1_000);
       if (boss) await stopJobs(boss, { timeoutMs: 10_000 });
       await vite?.close();
       // a write given up above holds its connection: close it at once (PostgreSQL rolls it back)
