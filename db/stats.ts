@@ -45,13 +45,18 @@ function cover(from: number, k: number, now: number): Part[] {
   return [...cover(lo, k + 1, now), { table: fine.table, from: lo, to: from, sign: -1 }];
 }
 
+/** The rollup level of a window's unit, and `start` rounded down to that unit: where its cells begin. */
+function windowStart(start: number, unit: "minute" | "hour") {
+  const k = unit === "minute" ? 0 : 1;
+  return { k, table: LEVELS[k].table, from: Math.floor(start / LEVELS[k].ms) * LEVELS[k].ms };
+}
+
 /**
  * The rollup cells (group, level, count) whose counts sum to the occurrences from `start` (rounded
  * down to the window's unit) on; a cell may count negatively (see `cover`).
  */
 function windowCells(sql: Sql, projectId: string, start: number, unit: "minute" | "hour", now: number) {
-  const k = unit === "minute" ? 0 : 1;
-  const from = Math.floor(start / LEVELS[k].ms) * LEVELS[k].ms;
+  const { k, from } = windowStart(start, unit);
   return cover(from, k, now)
     .map((p) => sql`
       select group_id, level, ${p.sign === 1 ? sql`count` : sql`-count`} as count from ${sql(p.table)}
@@ -61,21 +66,27 @@ function windowCells(sql: Sql, projectId: string, start: number, unit: "minute" 
 
 type Figure = { kind: "level" | "top"; id: string | null; message: string | null; count: number; last_seen: Date | null; level: string; status: string | null };
 
-/** The rollup a window's kept sums follow (db/migrations/103_stats_windows.sql): its unit's. */
-const WINDOW_TABLE = { minute: "rollup_minute", hour: "rollup_hour" } as const;
 /** The prefix of a window's columns in stats_window_counts (<prefix>_error, _warn, _info). */
 const WINDOW_COLUMNS: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
 
+/** After the per-level rows of a figures statement: the top groups of its `top`, ranked, and the order both are read in. */
+const rankedTop = (sql: Sql) => sql`
+    union all
+    select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
+    order by kind, rank`;
+
 /**
  * The window's figures from its kept per-group sums (stats_window_counts, the cells from the window's
- * `since` on), corrected by the cells between `since` and the window's start `from`: subtracted when
- * `since` is earlier, added when later. With `since` current that correction is empty, so the read
+ * `since` on), corrected by the cells between `since` and the window's first bucket (`start`
+ * rounded down to its unit): subtracted when `since` is earlier, added when later. With `since` current that correction is empty, so the read
  * costs the window's groups, not its cells. The top ten are exact: a group the correction leaves
  * alone keeps its kept count, so every group ranked below the 10 + k (k corrected groups) largest
  * kept counts, ties included, ranks below ten groups whose counts are exact.
  */
-function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Date, since: Date) {
-  const table = WINDOW_TABLE[WINDOWS[timeframe].unit];
+function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, start: Date, since: Date) {
+  // the rollup the kept sums follow (db/migrations/103_stats_windows.sql) is the window's unit's
+  const { table, from: fromMs } = windowStart(start.getTime(), WINDOWS[timeframe].unit);
+  const from = new Date(fromMs);
   const c = WINDOW_COLUMNS[timeframe];
   const kept = sql`
     select group_id, ${sql(`${c}_error`)} as error, ${sql(`${c}_warn`)} as warn, ${sql(`${c}_info`)} as info,
@@ -127,9 +138,7 @@ function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, from: Da
     select 'level' as kind, null::uuid as id, null::text as message, v.count::bigint as count, null::timestamptz as last_seen,
       v.level, null::text as status, 0::bigint as rank
     from levels, lateral (values ('error', levels.e), ('warn', levels.w), ('info', levels.i)) v(level, count)
-    union all
-    select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
-    order by kind, rank`;
+    ${rankedTop(sql)}`;
 }
 
 /**
@@ -158,9 +167,7 @@ function cellFigures(sql: Sql, projectId: string, start: Date, unit: "minute" | 
     select 'level' as kind, null::uuid as id, null::text as message, sum(n)::bigint as count, null::timestamptz as last_seen,
       level, null::text as status, 0::bigint as rank
     from sums group by level
-    union all
-    select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
-    order by kind, rank`;
+    ${rankedTop(sql)}`;
 }
 
 /**
@@ -173,8 +180,6 @@ function cellFigures(sql: Sql, projectId: string, start: Date, unit: "minute" | 
 export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date()) {
   const w = WINDOWS[timeframe];
   const start = new Date(now.getTime() - w.ms);
-  const unitMs = w.unit === "minute" ? MINUTE : HOUR;
-  const from = new Date(Math.floor(start.getTime() / unitMs) * unitMs);
   const [[mark], [{ open_groups }], [{ affected_users }]] = await Promise.all([
     sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}`,
     sql<{ open_groups: number }[]>`
@@ -184,7 +189,7 @@ export async function windowStats(sql: Sql, projectId: string, timeframe: Timefr
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,
   ]);
-  const figures = mark ? await keptFigures(sql, projectId, timeframe, from, mark.since) : await cellFigures(sql, projectId, start, w.unit, now);
+  const figures = mark ? await keptFigures(sql, projectId, timeframe, start, mark.since) : await cellFigures(sql, projectId, start, w.unit, now);
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
   for (const f of figures) if (f.kind === "level") by_level[f.level] = Number(f.count);
   return {
