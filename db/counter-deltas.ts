@@ -106,6 +106,17 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
   // costly enough to compile (JIT), which takes far longer than running it
   await tx`set local jit = off`;
   const usersOver = tx`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
+  // occurrences per environment and per version: [key, count, first ms, last ms] spans of each input row
+  const spans = (table: "group_environments" | "group_versions", key: "environment" | "version", field: "e" | "v") => tx`
+      insert into ${tx(table)} as s (project_id, group_id, ${tx(key)}, count, first_seen, last_seen)
+      select i.p, i.id, x->>0, sum((x->>1)::bigint), min(to_timestamp((x->>2)::float8 / 1000)), max(to_timestamp((x->>3)::float8 / 1000))
+      from input i cross join lateral json_array_elements(i.${tx(field)}) x
+      group by 1, 2, 3
+      order by 1, 2, 3
+      on conflict (project_id, group_id, ${tx(key)}) do update set
+        count = s.count + excluded.count,
+        first_seen = least(s.first_seen, excluded.first_seen),
+        last_seen = greatest(s.last_seen, excluded.last_seen)`;
   const [{ n }] = await tx<{ n: number }[]>`
     with taken as (
       delete from counter_deltas d
@@ -152,26 +163,8 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
         player_name = coalesce(excluded.player_name, pu.player_name)
       where pu.last_seen < excluded.last_seen - interval '1 minute'
         or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
-    ), by_environment as (
-      insert into group_environments as ge (project_id, group_id, environment, count, first_seen, last_seen)
-      select i.p, i.id, x->>0, sum((x->>1)::bigint), min(to_timestamp((x->>2)::float8 / 1000)), max(to_timestamp((x->>3)::float8 / 1000))
-      from input i cross join lateral json_array_elements(i.e) x
-      group by 1, 2, 3
-      order by 1, 2, 3
-      on conflict (project_id, group_id, environment) do update set
-        count = ge.count + excluded.count,
-        first_seen = least(ge.first_seen, excluded.first_seen),
-        last_seen = greatest(ge.last_seen, excluded.last_seen)
-    ), by_version as (
-      insert into group_versions as gv (project_id, group_id, version, count, first_seen, last_seen)
-      select i.p, i.id, x->>0, sum((x->>1)::bigint), min(to_timestamp((x->>2)::float8 / 1000)), max(to_timestamp((x->>3)::float8 / 1000))
-      from input i cross join lateral json_array_elements(i.v) x
-      group by 1, 2, 3
-      order by 1, 2, 3
-      on conflict (project_id, group_id, version) do update set
-        count = gv.count + excluded.count,
-        first_seen = least(gv.first_seen, excluded.first_seen),
-        last_seen = greatest(gv.last_seen, excluded.last_seen)
+    ), by_environment as (${spans("group_environments", "environment", "e")}
+    ), by_version as (${spans("group_versions", "version", "v")}
     ), minutes as (
       -- many batches of one minute and group collapse into one cell: where the drain saves its writes
       select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
