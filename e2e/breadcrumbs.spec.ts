@@ -1,6 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { countersSettled } from "./support/counters.js";
 
 /**
  * An event's breadcrumbs on the issue page, at a phone width (390 px) and a desktop width
@@ -28,6 +29,7 @@ test("an event's breadcrumbs are listed on the issue page, readable at 390 and 1
     },
   });
   expect(sent.status()).toBe(200);
+  await countersSettled();
   expect((await page.request.post("/api/auth/login", { data: { email: user.email, password: PASSWORD } })).status()).toBe(200);
 
   for (const width of [390, 1280]) {

@@ -1,5 +1,6 @@
 import { expect, test as base, type Page } from "@playwright/test";
 import { startFreshServer } from "./support/fresh-server";
+import { countersSettled } from "./support/counters.js";
 
 /**
  * The team's morning in a real Chromium: first-run setup, sign-in, a project with its key shown
@@ -103,6 +104,7 @@ test("events sent through the API appear in the overview and the issues list", a
   ];
   const r = await request.post("/api/ingest", { data: { errors }, headers: { "x-api-key": apiKey } });
   expect(r.status()).toBe(200);
+  await countersSettled();
 
   await page.goto("/login");
   await signIn(page);

@@ -1,6 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { countersSettled } from "./support/counters.js";
 
 /**
  * The issues list's extras in a real browser: each row's 24-hour sparkline, the header checkbox that
@@ -71,6 +72,7 @@ test.beforeAll(async ({ request }) => {
   await status("Snoozed for occurrences", { status: "ignored", snooze: { occurrences: 100 } });
   await status("Snoozed for an hour", { status: "ignored", snooze: { minutes: 60 } });
   await status("Ignored for good", { status: "ignored" });
+  await countersSettled();
 });
 
 async function signIn(page: Page) {

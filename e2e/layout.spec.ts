@@ -2,6 +2,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { countersSettled } from "./support/counters.js";
 
 /**
  * Every dashboard page at a phone width (390 px) and a desktop width (1280 px), filled with long
@@ -63,6 +64,7 @@ test.beforeAll(async ({ request }) => {
   const profile = (cash: number, bank: number) => ({ RPCharacterOne: { Name: "A Character Name That Is Long", Cash: cash, InATM: bank, DarkCoin: 3 } });
   await request.post("/api/economy/ingest", { headers: key, data: { players: [{ user_id: 9_000_000_000, username: PLAYER, display_name: PLAYER, profile: profile(120, 900) }, { user_id: 9_000_000_001, username: "Player_1", profile: profile(4_370_956_012_345, 93_000_000_000) }] } });
   await request.post("/api/economy/ingest", { headers: key, data: { players: [{ user_id: 9_000_000_000, username: PLAYER, profile: profile(48_850_689_640, 900) }] } });
+  await countersSettled();
 
   expect((await request.post("/api/auth/login", { data: { email: owner.email, password: PASSWORD } })).status()).toBe(200);
   const list = await (await request.get(`/api/v1/errors?grouped=true&search=EquippedItemData`, { headers: key })).json();

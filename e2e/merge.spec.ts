@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { countersSettled } from "./support/counters.js";
 
 /**
  * A member ticks two issues on the Issues list and asks to merge them; a confirmation lists both and
@@ -20,6 +21,7 @@ test("merge two issues into the one picked in the confirmation, then unmerge it 
   const errors = [...Array.from({ length: 3 }, () => ({ message: big })), { message: small }, { message: "Egg hatch animation failed" }];
   const r = await page.request.post("/api/ingest", { data: { errors }, headers: { "x-api-key": apiKey } });
   expect(r.status()).toBe(200);
+  await countersSettled();
 
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.goto(`/projects/${projectId}/issues`);

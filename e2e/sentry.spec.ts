@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { countersSettled } from "./support/counters.js";
 
 /**
  * An owner creates a Sentry DSN in Settings, copies it, an event is sent to it over the Sentry
@@ -61,6 +62,7 @@ test("create a Sentry DSN in Settings, copy it, and see an event sent to it with
   ].join("\n");
   const sent = await page.request.post(`${pathname.replace(/^\/(\d+)$/, "/api/$1/envelope/")}`, { data: envelope, headers: { "content-type": "application/x-sentry-envelope" } });
   expect(sent.status()).toBe(200);
+  await countersSettled();
   expect(username).toHaveLength(32);
 
   await page.setViewportSize({ width: 1280, height: 900 });

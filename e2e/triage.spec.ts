@@ -2,6 +2,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { insertMember } from "../db/members.js";
+import { countersSettled } from "./support/counters.js";
 
 /**
  * Every dashboard page at a phone width (390 px) and a desktop width (1280 px), in light and dark
@@ -84,6 +85,7 @@ test.beforeAll(async ({ request }) => {
   shareUrl = new URL((await share.json()).url).pathname;
   await request.post(`/api/team/projects/${projectId}/channels`, { data: { name: "#errors", kind: "webhook", url: "https://example.invalid/hook" } });
   traceId = TRACE;
+  await countersSettled();
 });
 
 async function signIn(page: Page, who: { email: string }) {

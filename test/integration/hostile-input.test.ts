@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenCloud, type FakeOpenCloud } from "../support/fake-open-cloud.js";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
+import { countersApplied } from "../support/counters.js";
 import { HOSTILE_QUERY, HOSTILE_SEGMENTS, HOSTILE_VALUES, Raw, hostileArbitrary, pathsOf, toJson, withValue } from "../support/hostile.js";
 import { appRoutes, uncheckedQueryReads } from "../support/routes.js";
 
@@ -119,10 +120,13 @@ const encodeEnvelope = (b: unknown) =>
     ? [(b as Envelope).header, (b as Envelope).item, (b as Envelope).payload].map(toJson).join("\n")
     : toJson(b);
 
-/** The project's issues as merge, unmerge and bulk changes leave them. */
-const triageState = () => app.sql`
-  select id, status, merged_into, count, user_count, snooze_until, snooze_count, resolved_at
-  from error_groups where project_id = ${ids.project} order by id`;
+/** The project's issues as merge, unmerge and bulk changes leave them, once earlier writes' counters are applied. */
+const triageState = async () => {
+  await countersApplied(app.sql);
+  return app.sql`
+    select id, status, merged_into, count, user_count, snooze_until, snooze_count, resolved_at
+    from error_groups where project_id = ${ids.project} order by id`;
+};
 
 /**
  * Sends a body with a fresh marker; on a 4xx, checks that no event with that marker was stored (a

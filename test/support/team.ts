@@ -4,6 +4,7 @@ import { insertMember, type Role } from "../../db/members.js";
 import { createUser } from "../../app/accounts/users.server.js";
 import { createProject as domainCreateProject } from "../../app/team/projects.server.js";
 import type { TestApp } from "./server.js";
+import { countersApplied } from "./counters.js";
 
 /** Factories and a small client for the Team API (session cookie, JSON). */
 export const PASSWORD = "correct horse battery";
@@ -58,5 +59,7 @@ export async function login(app: TestApp, email: string, password = PASSWORD, he
 export async function ingest(app: TestApp, apiKey: string, events: unknown) {
   const r = await call(app, "POST", "/api/ingest", { body: events, headers: { "x-api-key": apiKey } });
   if (r.status !== 200) throw new Error(`ingest failed: ${r.status} ${JSON.stringify(r.body)}`);
+  // users, environments, versions and rollups are applied shortly after the write: a test reads them next
+  await countersApplied(app.sql);
   return r.body;
 }
