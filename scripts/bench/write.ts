@@ -9,6 +9,11 @@
  * this process (Node) and of the writers' PostgreSQL backends (from /proc). BENCH_WRITE_EXPLAIN=1
  * then writes one more batch with auto_explain on and prints each statement's plan with timings.
  *
+ * Then it applies the deferred counters those batches left pending (db/counter-deltas.ts) in drains
+ * of BENCH_WRITE_DRAIN pending rows (default 20, what the service's drainer takes under load) on
+ * one connection, and prints that backend's CPU per event: what the request no longer pays, the
+ * database still does. BENCH_WRITE_EXPLAIN also explains one such drain.
+ *
  * BENCH_WRITE_FRESH=1 makes every event of the measured batches a fingerprint never seen (the bench's
  * (d2): every event opens a group and is stored), to see what a stored event costs.
  *
@@ -20,7 +25,8 @@
  * plans are those of one small transaction.
  */
 import postgres from "postgres";
-import { createSql } from "../../db/client.js";
+import { createSql, type Sql } from "../../db/client.js";
+import { drainOnce } from "../../db/counter-deltas.js";
 import { writeEvents, type EventRow } from "../../db/events.js";
 import { migrate } from "../../db/migrate.js";
 import { insertProject } from "../../db/projects.js";
@@ -34,6 +40,7 @@ const WRITERS = envInt("BENCH_WRITE_WRITERS", 1);
 const SMALL = Math.max(0, Number(process.env.BENCH_WRITE_SMALL ?? 0) || 0);
 const SMALL_SIZE = envInt("BENCH_WRITE_SMALL_SIZE", 10);
 const FRESH = Boolean(process.env.BENCH_WRITE_FRESH);
+const DRAIN = envInt("BENCH_WRITE_DRAIN", 20);
 let fresh = FINGERPRINTS;
 const THROTTLE = { limit: 30, windowSeconds: 60 };
 
@@ -91,6 +98,23 @@ try {
       `CPU per event: Node ${((node.user + node.system) / events).toFixed(1)} µs, PostgreSQL ${(pg / events).toFixed(1)} µs`,
   );
 
+  // the deferred counters of the measured batches, applied as the drainer does, on a backend of its own
+  const drainer = postgres(url.toString(), { max: 1, connection: { TimeZone: "UTC" }, onnotice: () => {} });
+  try {
+    const [{ pid }] = await drainer<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    const cpu0 = cpuMicros(pid);
+    const started = performance.now();
+    let drains = 0;
+    while (((await drainOnce(drainer as unknown as Sql, DRAIN)) ?? 0) > 0) drains++;
+    const wall = performance.now() - started;
+    console.log(
+      `deferred counters of those events, ${drains} drains of up to ${DRAIN} pending rows: ${(wall / Math.max(1, drains)).toFixed(1)} ms per drain; ` +
+        `CPU per event: PostgreSQL ${((cpuMicros(pid) - cpu0) / events).toFixed(1)} µs`,
+    );
+  } finally {
+    await drainer.end({ timeout: 5 });
+  }
+
   if (SMALL > 0) {
     const small = Array.from({ length: SMALL }, (_, b) => batch(b, SMALL_SIZE));
     // a few transactions first so that the statements are prepared and the caches warm
@@ -119,6 +143,9 @@ try {
     await explained`set client_min_messages = log`;
     const last = FRESH ? Array.from({ length: SMALL > 0 ? SMALL_SIZE : SIZE }, () => event(fresh++)) : SMALL > 0 ? batch(SMALL + 20, SMALL_SIZE) : batch(BATCHES);
     await writeEvents(explained, last, THROTTLE);
+    // and the drain that applies its deferred counters, with the statements of the triggers it fires
+    await explained`set auto_explain.log_nested_statements = on`;
+    await drainOnce(explained as unknown as Sql, DRAIN);
     for (const n of notices) console.log(`\n${n}`);
   }
 } finally {

@@ -101,7 +101,7 @@ async function pauseReplay() {
 }
 const resumeReplay = () => standby`select pg_wal_replay_resume()`;
 
-const client = (i: Instance) => ({ request: (p: string, init?: RequestInit) => fetch(i.url + p, init) }) as TestApp;
+const client = (i: Instance) => ({ request: (p: string, init?: RequestInit) => fetch(i.url + p, init), sql: primary }) as unknown as TestApp;
 const apiGet = async (i: Instance, p: string) => {
   const r = await call(client(i), "GET", p, { headers: { "x-api-key": apiKey } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
