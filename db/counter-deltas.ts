@@ -99,12 +99,14 @@ export async function pendingDeltas(sql: Sql | TxSql): Promise<{ rows: number; o
  * users new to all its members raise the issue's (the family written with the delta: merges apply
  * pending rows first, so it is still the family). A group snoozed until N more players reopens when
  * the N-th arrives, so now at drain time. project_users keeps each user's latest occurrence (and the
- * name of the latest occurrence that carried one). Environments, versions and rollup cells add up.
+ * name of the latest occurrence that carried one). Environments, versions and rollup cells add up,
+ * and the minute cells are added to the kept stats windows (db/migrations/104_stats_windows_by_drain.sql).
  */
 async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promise<number> {
   // the planner cannot know how small the json inputs are: its estimates make the statement look
-  // costly enough to compile (JIT), which takes far longer than running it
-  await tx`set local jit = off`;
+  // costly enough to compile (JIT), which takes far longer than running it. The statement adds its
+  // cells to the stats windows itself, so the rollups' triggers stand aside for it (migration 104).
+  await tx`select set_config('jit', 'off', true), set_config('monitor.drain_applies_windows', 'on', true)`;
   const usersOver = tx`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
   // occurrences per environment and per version: [key, count, first ms, last ms] spans of each input row
   const spans = (table: "group_environments" | "group_versions", key: "environment" | "version", field: "e" | "v") => tx`
@@ -117,7 +119,7 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
         count = s.count + excluded.count,
         first_seen = least(s.first_seen, excluded.first_seen),
         last_seen = greatest(s.last_seen, excluded.last_seen)`;
-  const [{ n }] = await tx<{ n: number }[]>`
+  const [{ n, projects }] = await tx<{ n: number; projects: string[] | null }[]>`
     with taken as (
       delete from counter_deltas d
       where d.id in (
@@ -186,6 +188,12 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from minutes
       group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
       on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), windows as (
+      -- all four windows at once from the minute cells: a 7d or 30d window starts on the hour, so a
+      -- minute cell is in it iff its hour cell is
+      select stats_window_apply(cells, array['1h', '24h', '7d', '30d']) from (
+        select array_agg((project_id, group_id, level, bucket, count)::stats_window_cell) as cells from minutes) c
+      where cells is not null
     ), per_row as (
       select project_id, id, sum(n) as users from new_users group by 1, 2 having sum(n) > 0
     ), locked as (
@@ -205,7 +213,16 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       from locked p
       where g.project_id = p.project_id and g.id = p.id
     )
-    select count(*)::int as n from taken`;
+    select (select count(*)::int from taken) as n, (select array_agg(distinct project_id) from minutes) as projects,
+      (select count(*) from windows) as windows`;
+  await tx`select set_config('monitor.drain_applies_windows', 'off', true)`;
+  // as the triggers do after a write: the windows of these projects that fell a unit behind move on
+  if (projects) {
+    await tx`
+      select stats_window_move(project_id, timeframe) from stats_window_marks
+      where project_id = any(${projects}::uuid[]) and since < stats_window_target(timeframe)
+      order by project_id, timeframe`;
+  }
   return n;
 }
 

@@ -68,6 +68,8 @@ try {
   };
   const batch = (b: number, size = SIZE) => Array.from({ length: size }, (_, i) => event((b * size + i) % FINGERPRINTS));
   for (let b = 0; b < Math.ceil(40_000 / SIZE); b++) await writeEvents(sql, batch(b), THROTTLE);
+  // their deferred counters too: the counter rows exist, as in the steady state
+  while (((await drainOnce(sql, DRAIN)) ?? 0) > 0);
 
   // one backend per writer: hold them all at once to learn their pids
   const pids = await Promise.all(

@@ -12,6 +12,7 @@ import {
 } from "../../db/counter-deltas.js";
 import { createProject, freshDatabaseUrl, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { countersApplied } from "../support/counters.js";
+import { keptEqualsCells } from "../support/stats-windows.js";
 
 /**
  * Deferred counters (db/counter-deltas.ts): users, environments, versions and rollups are applied
@@ -161,6 +162,33 @@ describe("what re-keys counters applies the pending rows first", () => {
     expect((await pendingDeltas(sql)).rows).toBe(0);
     expect(await figures(p, "m1")).toMatchObject({ count: 2, user_count: 2, users: 2, hour: 2, minute: 2 });
     expect(await figures(p, "m2")).toMatchObject({ count: 4, user_count: 4, users: 4, hour: 4, minute: 4 });
+  });
+
+  it("the drain adds to the stats windows itself, and a merge right after it still goes through the triggers", async () => {
+    const p = (await insertProject(sql, "windows")).id;
+    const now = Date.now();
+    // occurrences now and at ages around each window's start, and one older than all of them
+    const ages = [0, 59 * MINUTE, 61 * MINUTE, 23 * 60 * MINUTE, 25 * 60 * MINUTE, 6 * 1440 * MINUTE, 8 * 1440 * MINUTE, 29 * 1440 * MINUTE, 31 * 1440 * MINUTE];
+    await writeEvents(sql, ages.flatMap((age, i) => [
+      row(p, "w1", { timestamp: now - age, level: (["error", "warn", "info"] as const)[i % 3], count: 1 + i }),
+      row(p, "w2", { timestamp: now - age, count: 2 }),
+    ]), THROTTLE);
+    await drainAll();
+    // every window holds what its cells hold, for both groups
+    expect(await keptEqualsCells(sql, p)).toBe(8);
+    const [{ h1, d30 }] = await sql<{ h1: number; d30: number }[]>`
+      select sum(h1_error + h1_warn + h1_info)::int as h1, sum(d30_error + d30_warn + d30_info)::int as d30 from stats_window_counts where project_id = ${p}`;
+    expect({ h1, d30 }).toEqual({ h1: 1 + 2 + 2 * 2, d30: [1, 2, 3, 4, 5, 6, 7, 8].reduce((a, b) => a + b, 0) + 8 * 2 });
+
+    // pending at the merge: the merge drains them in its own transaction, then re-keys the cells,
+    // which the triggers must still see
+    await writeEvents(sql, [row(p, "w2", { timestamp: now - 2 * MINUTE }), row(p, "w1", { timestamp: now - 3 * 1440 * MINUTE })], THROTTLE);
+    const ids = Object.fromEntries((await sql<{ id: string; fingerprint: string }[]>`
+      select id, fingerprint from error_groups where project_id = ${p}`).map((g) => [g.fingerprint, g.id]));
+    await mergeGroups(sql, p, ids.w1, [ids.w2]);
+    expect(await keptEqualsCells(sql, p)).toBe(4);
+    await unmergeGroups(sql, p, ids.w1, [ids.w2]);
+    expect(await keptEqualsCells(sql, p)).toBe(8);
   });
 
   it("a group's delete leaves nothing of it behind, pending rows included", async () => {

@@ -5,6 +5,7 @@ import { moveStatsWindows, windowStats, type Timeframe } from "../../db/stats.js
 import { runRetention } from "../../jobs/retention.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
+import { TABLE, keptEqualsCells } from "../support/stats-windows.js";
 
 /**
  * The stats windows' kept per-group sums (stats_window_sums, db/migrations/103_stats_windows.sql)
@@ -16,7 +17,6 @@ import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
 
 let app: TestApp;
 const TIMEFRAMES: Timeframe[] = ["1h", "24h", "7d", "30d"];
-const TABLE: Record<Timeframe, string> = { "1h": "rollup_minute", "24h": "rollup_minute", "7d": "rollup_hour", "30d": "rollup_hour" };
 const COLUMN: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
 const SPAN: Record<Timeframe, number> = { "1h": HOUR, "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY };
 
@@ -25,23 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-/** Every window's kept sums against its cells from `since` on; returns how many groups the windows hold. */
-async function expectKeptEqualsCells(projectId: string) {
-  let held = 0;
-  for (const tf of TIMEFRAMES) {
-    const [{ since }] = await app.sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${tf}`;
-    const kept = await app.sql<{ group_id: string; error: number; warn: number; info: number }[]>`
-      select group_id, error::int, warn::int, info::int from stats_window_sums where project_id = ${projectId} and timeframe = ${tf} order by group_id`;
-    const cells = await app.sql<{ group_id: string; error: number; warn: number; info: number }[]>`
-      select group_id, coalesce(sum(count) filter (where level = 'error'), 0)::int as error,
-        coalesce(sum(count) filter (where level = 'warn'), 0)::int as warn, coalesce(sum(count) filter (where level = 'info'), 0)::int as info
-      from ${app.sql(TABLE[tf])} where project_id = ${projectId} and bucket >= ${since}
-      group by group_id having sum(count) <> 0 order by group_id`;
-    expect({ tf, kept: kept.map((r) => ({ ...r })) }).toEqual({ tf, kept: cells.map((r) => ({ ...r })) });
-    held += kept.length;
-  }
-  return held;
-}
+const expectKeptEqualsCells = (projectId: string) => keptEqualsCells(app.sql, projectId);
 
 /** The window's figures summed from the finest cells alone, as before the kept sums. */
 async function fromCells(projectId: string, tf: Timeframe, now: number) {
