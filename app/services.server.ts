@@ -10,6 +10,7 @@ import { SentryLimits } from "~/sentry/limits.server";
 import { KnownFingerprints } from "~/ingest/fingerprint.server";
 import { isMutation } from "~/accounts/csrf.server";
 import { readCookie } from "~/accounts/sessions.server";
+import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 import { CounterDrainer } from "../db/counter-deltas.js";
 
 /** What every loader and action receives through the Remix load context. */
@@ -105,6 +106,25 @@ export function ownWritesCookie(services: Pick<Services, "replica" | "config">, 
  */
 export function reading<T>(services: Pick<Services, "replica" | "sql">, request: Request, fn: (sql: Sql) => Promise<T>): Promise<T> {
   const { replica, sql } = services;
-  if (!replica || isMutation(request) || readCookie(request, OWN_WRITES_COOKIE) !== undefined) return fn(sql);
-  return replica.read(fn);
+  if (!onPrimary(services, request)) return replica!.read(fn);
+  return fn(sql);
+}
+
+const onPrimary = (services: Pick<Services, "replica">, request: Request) =>
+  !services.replica || isMutation(request) || readCookie(request, OWN_WRITES_COOKIE) !== undefined;
+
+/**
+ * `reading` for a project's page. When its queries go to the replica, the user's membership is
+ * checked on the primary first: a member removed a moment ago is refused at once (404), not for as
+ * long as the replica takes to replay the removal. The page's queries still check it where they run.
+ */
+export async function readingAsMember<T>(
+  services: Pick<Services, "replica" | "sql">,
+  request: Request,
+  actor: Actor,
+  projectId: string | undefined,
+  fn: (sql: Sql) => Promise<T>,
+): Promise<T> {
+  if (!onPrimary(services, request)) await authorize(services.sql, actor, projectId, EVERYONE);
+  return reading(services, request, fn);
 }

@@ -12,12 +12,12 @@ import { Onboarding } from "~/components/onboarding";
 import { onboardingData } from "~/sdk/onboarding.server";
 import { useRef } from "react";
 import { queryOf } from "~/errors/params.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(() =>
-    reading(context.services, request, async (sql) => {
+    readingAsMember(context.services, request, user, params.projectId, async (sql) => {
       // overviewData checks the project's access first
       const overview = await overviewData(sql, user, params.projectId, queryOf(request));
       const base = baseUrl(context.services, request);

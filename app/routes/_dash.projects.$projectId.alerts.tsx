@@ -8,7 +8,7 @@ import { authorize, EVERYONE } from "~/team/access.server";
 import { createChannel, editChannel, listProjectChannels, removeChannel, testChannel } from "~/alerts/channels.server";
 import { createRule, editRule, listProjectRules, removeRule } from "~/alerts/rules.server";
 import { TRIGGER_NAME, triggerName } from "~/alerts/triggers";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Alerts · Roblox Monitor" }];
 
@@ -34,7 +34,7 @@ async function act<T>(intent: string, fn: () => Promise<T>) {
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return load(() =>
-    reading(context.services, request, async (sql) => ({
+    readingAsMember(context.services, request, user, params.projectId, async (sql) => ({
       role: (await authorize(sql, user, params.projectId, EVERYONE)).role,
       channels: await listProjectChannels({ sql }, user, params.projectId),
       rules: await listProjectRules({ sql }, user, params.projectId),

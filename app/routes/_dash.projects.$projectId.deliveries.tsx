@@ -5,14 +5,14 @@ import { ApiError } from "~/http.server";
 import { listProjectDeliveries } from "~/alerts/deliveries.server";
 import { At } from "~/components/time";
 import { queryOf } from "~/errors/params.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Alert deliveries · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   try {
-    return await reading(context.services, request, (sql) => listProjectDeliveries({ sql }, user, params.projectId, queryOf(request)));
+    return await readingAsMember(context.services, request, user, params.projectId, (sql) => listProjectDeliveries({ sql }, user, params.projectId, queryOf(request)));
   } catch (err) {
     if (ApiError.is(err)) throw data({ code: err.code, message: err.message }, { status: err.status });
     throw err;

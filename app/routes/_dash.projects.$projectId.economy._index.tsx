@@ -30,14 +30,14 @@ function StatCard({ value, label, detail, size, testId }: { value: string; label
 }
 import { economyOverview, economyPage } from "~/economy/views.server";
 import { queryOf } from "~/errors/params.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return economyPage(() =>
-    reading(context.services, request, (sql) => economyOverview(sql, context.services.config, user, params.projectId, queryOf(request))),
+    readingAsMember(context.services, request, user, params.projectId, (sql) => economyOverview(sql, context.services.config, user, params.projectId, queryOf(request))),
   );
 };
 

@@ -5,14 +5,14 @@ import { amount, AmountFigures, LineChart } from "~/economy/charts";
 import { loadMap } from "~/economy/map.server";
 import { SkippedValues } from "~/economy/map-preview";
 import { economyPage, economyPlayer } from "~/economy/views.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Player · Economy · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return economyPage(() =>
-    reading(context.services, request, async (sql) => {
+    readingAsMember(context.services, request, user, params.projectId, async (sql) => {
       const view = await economyPlayer(sql, user, params.projectId, params.userId);
       // names and order of the currencies as the map has them now (balances keep the keys they were read with)
       const { map } = await loadMap(sql, view.projectId);

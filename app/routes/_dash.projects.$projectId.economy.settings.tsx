@@ -15,7 +15,7 @@ import { deleteKey, keyStatus, putKey, startSync, syncStatus } from "~/economy/s
 import { economyAct, economyPage } from "~/economy/views.server";
 import { ApiError } from "~/http.server";
 import { authorize, MANAGERS } from "~/team/access.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy settings · Roblox Monitor" }];
 
@@ -23,7 +23,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   const { services } = context;
   const user = await requirePageUser(services, request);
   return economyPage(() =>
-    reading(services, request, async (sql) => {
+    readingAsMember(services, request, user, params.projectId, async (sql) => {
       const { projectId } = await authorize(sql, user, params.projectId, MANAGERS, "manage the economy settings");
       const [key, sync, map, sample] = await Promise.all([
         keyStatus({ sql }, projectId),

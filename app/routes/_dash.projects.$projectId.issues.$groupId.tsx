@@ -12,14 +12,14 @@ import { num, plural } from "~/components/format";
 import { Ago, At } from "~/components/time";
 import { ActionMessage, dayLabels, EventList, LevelBadge, RegressedBadge, StatusBadge, Submit, useResetOnSuccess } from "~/components/ui";
 import { queryOf } from "~/errors/params.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.group.title.slice(0, 60) ?? "Issue"} · Roblox Monitor` }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(() =>
-    reading(context.services, request, async (sql) => ({
+    readingAsMember(context.services, request, user, params.projectId, async (sql) => ({
       ...(await issueData(sql, user, params.projectId, params.groupId, queryOf(request))),
       ...(await mergedInto(sql, user, params.projectId, params.groupId)),
       now: new Date(),

@@ -12,12 +12,12 @@ import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit }
 import { mergeIssues, mergePreview } from "~/team/merge.server";
 import { queryOf } from "~/errors/params.server";
 import { issueTitle } from "~/errors/title.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(() =>
-    reading(context.services, request, async (sql) => ({
+    readingAsMember(context.services, request, user, params.projectId, async (sql) => ({
       ...(await issuesData(sql, user, params.projectId, queryOf(request))),
       now: new Date(),
     })),

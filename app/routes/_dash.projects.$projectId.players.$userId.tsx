@@ -6,13 +6,13 @@ import { pageLoad } from "~/dashboard/page.server";
 import { num } from "~/components/format";
 import { Ago } from "~/components/time";
 import { EventList, LevelBadge, RegressedBadge, StatusBadge } from "~/components/ui";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.player.player_name ?? "Player"} · Roblox Monitor` }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(() => reading(context.services, request, async (sql) => ({ ...(await playerData(sql, user, params.projectId, params.userId)), now: new Date() })));
+  return pageLoad(() => readingAsMember(context.services, request, user, params.projectId, async (sql) => ({ ...(await playerData(sql, user, params.projectId, params.userId)), now: new Date() })));
 };
 
 /** One player: the issues they ran into and their latest events, with a way to their economy page. */

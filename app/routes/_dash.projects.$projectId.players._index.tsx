@@ -6,13 +6,13 @@ import { pageLoad } from "~/dashboard/page.server";
 import { num } from "~/components/format";
 import { Ago } from "~/components/time";
 import { queryOf } from "~/errors/params.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Players · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(() => reading(context.services, request, async (sql) => ({ ...(await playersData(sql, user, params.projectId, queryOf(request))), now: new Date() })));
+  return pageLoad(() => readingAsMember(context.services, request, user, params.projectId, async (sql) => ({ ...(await playersData(sql, user, params.projectId, queryOf(request))), now: new Date() })));
 };
 
 /** Look up a player by user id or name: the players who ran into errors, most recent first. */

@@ -7,13 +7,13 @@ import { num } from "~/components/format";
 import { Ago, At } from "~/components/time";
 import { Pager } from "~/components/ui";
 import { queryOf } from "~/errors/params.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Versions · Roblox Monitor" }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(() => reading(context.services, request, async (sql) => ({ ...(await releasesData(sql, user, params.projectId, queryOf(request))), now: new Date() })));
+  return pageLoad(() => readingAsMember(context.services, request, user, params.projectId, async (sql) => ({ ...(await releasesData(sql, user, params.projectId, queryOf(request))), now: new Date() })));
 };
 
 /** Game versions, newest first: what each one broke (new issues), brought back (regressions) and how often it errs. */

@@ -15,12 +15,12 @@ import { baseUrl } from "~/team/api.server";
 import { urlProblem } from "~/sdk/onboarding.server";
 import { plural } from "~/components/format";
 import { NewApiKey } from "~/components/new-api-key";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(() =>
-    reading(context.services, request, async (sql) => ({
+    readingAsMember(context.services, request, user, params.projectId, async (sql) => ({
       ...(await settingsData(sql, user, params.projectId)),
       project: await getProjectFor(sql, user, params.projectId),
       dsnKeys: await listDsnKeysFor(sql, user, params.projectId, baseUrl(context.services, request)),

@@ -6,11 +6,11 @@ import { pageLoad } from "~/dashboard/page.server";
 import { num } from "~/components/format";
 import { At } from "~/components/time";
 import { EventList } from "~/components/ui";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(() => reading(context.services, request, async (sql) => ({ ...(await traceData(sql, user, params.projectId, params.traceId)), now: new Date() })));
+  return pageLoad(() => readingAsMember(context.services, request, user, params.projectId, async (sql) => ({ ...(await traceData(sql, user, params.projectId, params.traceId)), now: new Date() })));
 };
 
 /** Every stored event of one trace, across issues, in time order. */

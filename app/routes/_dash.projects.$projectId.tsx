@@ -3,13 +3,13 @@ import { NavLink, Outlet, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { getProjectFor } from "~/team/projects.server";
 import { pageLoad } from "~/dashboard/page.server";
-import { reading } from "~/services.server";
+import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.project.name ?? "Project"} · Roblox Monitor` }];
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  return pageLoad(() => reading(context.services, request, async (sql) => ({ project: await getProjectFor(sql, user, params.projectId) })));
+  return pageLoad(() => readingAsMember(context.services, request, user, params.projectId, async (sql) => ({ project: await getProjectFor(sql, user, params.projectId) })));
 };
 
 export default function ProjectLayout() {

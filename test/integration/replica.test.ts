@@ -9,6 +9,7 @@ import { REPLICA_APPLICATION_NAME } from "../../db/connect.js";
 import { lsnValue } from "../../db/replica.js";
 import { freePort, spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
 import type { TestApp } from "../support/server.js";
+import { insertMember } from "../../db/members.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 
 /**
@@ -45,6 +46,7 @@ let laggy: Instance | undefined;
 let projectId: string;
 let apiKey: string;
 let ownerEmail: string;
+let memberEmail: string;
 
 const startCluster = (dir: string) => pg("pg_ctl", ["-D", dir, "-l", `${dir}.log`, "-w", "-t", "60", "start"]);
 const stopCluster = (dir: string, mode = "fast") => pg("pg_ctl", ["-D", dir, "-m", mode, "-w", "stop"]);
@@ -148,6 +150,9 @@ describe.skipIf(!haveServer)(`reads on a streaming replica (PostgreSQL binaries 
     const owner = await makeUser(primary);
     ownerEmail = owner.email;
     ({ projectId, apiKey } = await makeProject(primary, owner.id));
+    const member = await makeUser(primary);
+    memberEmail = member.email;
+    await insertMember(primary, projectId, member.id, "member");
     await ingest(client(app), apiKey, { message: "first error", level: "error" });
     await caughtUp();
   });
@@ -222,6 +227,19 @@ describe.skipIf(!haveServer)(`reads on a streaming replica (PostgreSQL binaries 
     expect(await (await page(app!, issuePath, session)).text()).toContain("status-open");
     expect(await (await page(app!, `/projects/${projectId}/issues`, session)).text()).not.toContain("second error");
     expect((await apiGet(app!, `/api/v1/errors/${first}`)).group.status).toBe("open");
+  });
+
+  it("refuses a member removed on the primary at once, while the replica still lists them", async () => {
+    const session = await login(client(app!), memberEmail);
+    const overview = `/projects/${projectId}`;
+    expect((await page(app!, overview, session)).status).toBe(200);
+    await primary`delete from project_members where project_id = ${projectId} and user_id = (select id from users where email = ${memberEmail})`;
+    // replay is paused: the standby, where the page's queries go, still has the membership
+    const [{ n }] = await standby<{ n: number }[]>`select count(*)::int as n from project_members m join users u on u.id = m.user_id where m.project_id = ${projectId} and u.email = ${memberEmail}`;
+    expect(n).toBe(1);
+    for (const p of [overview, `${overview}/issues`, `${overview}/releases`]) {
+      expect((await page(app!, p, session)).status, p).toBe(404);
+    }
   });
 
   it("shows everything on the replica once replay resumes", async () => {
