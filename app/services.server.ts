@@ -105,13 +105,13 @@ export function ownWritesCookie(services: Pick<Services, "replica" | "config">, 
  * twice (again on the primary when the replica fails it).
  */
 export function reading<T>(services: Pick<Services, "replica" | "sql">, request: Request, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  const { replica, sql } = services;
-  if (!onPrimary(services, request)) return replica!.read(fn);
-  return fn(sql);
+  const replica = replicaFor(services, request);
+  return replica ? replica.read(fn) : fn(services.sql);
 }
 
-const onPrimary = (services: Pick<Services, "replica">, request: Request) =>
-  !services.replica || isMutation(request) || readCookie(request, OWN_WRITES_COOKIE) !== undefined;
+/** The replica `reading` may send this request's queries to, or null when they go to the primary. */
+const replicaFor = ({ replica }: Pick<Services, "replica">, request: Request) =>
+  !replica || isMutation(request) || readCookie(request, OWN_WRITES_COOKIE) !== undefined ? null : replica;
 
 /**
  * `reading` for a project's page. When its queries go to the replica, the user's membership is
@@ -125,6 +125,8 @@ export async function readingAsMember<T>(
   projectId: string | undefined,
   fn: (sql: Sql) => Promise<T>,
 ): Promise<T> {
-  if (!onPrimary(services, request)) await authorize(services.sql, actor, projectId, EVERYONE);
-  return reading(services, request, fn);
+  const replica = replicaFor(services, request);
+  if (!replica) return fn(services.sql);
+  await authorize(services.sql, actor, projectId, EVERYONE);
+  return replica.read(fn);
 }

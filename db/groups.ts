@@ -1,4 +1,4 @@
-import { asJson, type Sql } from "./client.js";
+import { asJson, type Sql, type TxSql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { groupWhere, type GroupMatch } from "./errors.js";
 import { mergeLockKey } from "./events.js";
@@ -38,9 +38,9 @@ async function updateStatus(sql: Sql, projectId: string, where: ReturnType<typeo
   if (s.users == null) return update(sql);
   return sql.begin(async (tx) => {
     await applyPendingOf(tx, projectId);
-    return update(tx as unknown as Sql);
+    return update(tx);
   });
-  function update(sql: Sql) {
+  function update(sql: Sql | TxSql) {
     return sql<{ id: string; status: GroupStatus; resolved_at: Date | null }[]>`
     update error_groups t set
       status = ${status},
