@@ -124,10 +124,11 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       delete from counter_deltas d
       where d.id in (
         select id from counter_deltas ${projectId ? tx`where project_id = ${projectId}` : tx``} order by id limit ${limit})
-      returning d.payload
+      returning d.project_id, d.payload
     ), input as materialized (
-      select t.* from taken cross join lateral json_to_recordset(taken.payload->'r')
-        as t(p uuid, id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json)
+      -- the project is the pending row's: its payload does not repeat it per group row or user
+      select taken.project_id as p, t.* from taken cross join lateral json_to_recordset(taken.payload->'r')
+        as t(id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json)
     ), pairs as (
       select distinct i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
       from input i cross join lateral unnest(i.u) as x(user_id)
@@ -155,7 +156,7 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       insert into project_users as pu (project_id, user_id, last_seen, player_name)
       select project_id, user_id, max(last_seen), (array_agg(player_name order by last_seen desc) filter (where player_name is not null))[1]
       from (
-        select (x->>0)::uuid as project_id, (x->>1)::bigint as user_id, to_timestamp((x->>2)::float8 / 1000) as last_seen, x->>3 as player_name
+        select taken.project_id, (x->>0)::bigint as user_id, to_timestamp((x->>1)::float8 / 1000) as last_seen, x->>2 as player_name
         from taken cross join lateral json_array_elements(taken.payload->'s') x
       ) s
       group by 1, 2

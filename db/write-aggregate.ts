@@ -134,10 +134,9 @@ export type TraceAgg = { project_id: string; trace_id: string; first: number; la
 
 /**
  * One group row with the deferred counters the batch adds to it (ids once, not per user or cell;
- * times in ms), as db/counter-deltas.ts applies them.
+ * times in ms), as db/counter-deltas.ts applies them; its project is the pending row's.
  */
 export type RowDelta = {
-  p: string;
   id: string;
   /** the group its events land in */
   g: string;
@@ -154,7 +153,7 @@ export type ProjectDelta = {
   p: string;
   d: {
     r: RowDelta[];
-    /** per user: [project id, user id, last seen (ms), player name] */
+    /** per user: [user id, last seen (ms), player name] */
     s: unknown[][];
   };
 };
@@ -269,7 +268,6 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
     if (a.moved > 0) moved.push({ p: a.row.project_id, id: a.row.id, s: a.moved });
     if (a.users.size === 0 && a.envs.size === 0 && a.minutes.size === 0) continue;
     deltaOf(a.row.project_id).r.push({
-      p: a.row.project_id,
       id: a.row.id,
       g: a.lands,
       f: a.users.size > 0 ? a.users.values().next().value : undefined,
@@ -279,6 +277,6 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
       m: a.minutes.size === 0 ? undefined : [...a.minutes.values()].map((c) => [c.bucket, c.level, c.count]),
     });
   }
-  for (const u of users.values()) deltaOf(u.project_id).s.push([u.project_id, u.user_id, u.last_seen, u.player_name]);
+  for (const u of users.values()) deltaOf(u.project_id).s.push([u.user_id, u.last_seen, u.player_name]);
   return { storedRows, events, traces, moved, deltas: [...deltas.values()] };
 }
