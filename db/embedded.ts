@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import postgres from "postgres";
 
@@ -8,8 +9,16 @@ export type EmbeddedServer = { url: string; stop: () => Promise<void> };
 /**
  * Starts a PostgreSQL server whose files live under `dataDir/postgres`, listening on loopback only.
  * The password is generated on first start and kept in `dataDir/postgres-password`.
+ *
+ * `port: "free"` lets the system pick an unused loopback port (`pickPort`, the system's by default).
+ * A port can still be taken between the pick and the server's bind, for example as the local end of
+ * an outgoing connection, so on "address already in use" another port is picked, a few times over.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  port: number | "free",
+  pickPort: () => Promise<number> = freeLoopbackPort,
+): Promise<EmbeddedServer> {
   mkdirSync(dataDir, { recursive: true });
   // When running as root the server runs as the `postgres` user, which must be able to reach the folder.
   chmodSync(dataDir, 0o755);
@@ -19,42 +28,59 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
     writeFileSync(passwordFile, randomBytes(24).toString("base64url"), { mode: 0o600 });
   }
   const password = readFileSync(passwordFile, "utf8").trim();
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const urlOn = (p: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${p}/postgres`;
   // Another process (the server, while the CLI runs) may already run this data directory: use it.
-  if (existsSync(path.join(databaseDir, "postmaster.pid")) && (await answers(url))) {
-    return { url, stop: async () => {} };
+  if (port !== "free" && existsSync(path.join(databaseDir, "postmaster.pid")) && (await answers(urlOn(port)))) {
+    return { url: urlOn(port), stop: async () => {} };
   }
-  const logs: string[] = [];
   const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: "postgres",
-    password,
-    authMethod: "scram-sha-256",
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-    onLog: (m) => {
-      logs.push(m);
-      if (logs.length > 50) logs.shift();
-    },
-    onError: (m) => logs.push(String(m)),
-  });
-  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) await pg.initialise();
-  try {
-    await pg.start();
-  } catch (err) {
-    throw new Error(`Embedded PostgreSQL failed to start on port ${port}:\n${logs.join("")}`, { cause: err });
+  for (let attempt = 1; ; attempt++) {
+    const tryPort = port === "free" ? await pickPort() : port;
+    const logs: string[] = [];
+    const pg = new EmbeddedPostgres({
+      databaseDir,
+      port: tryPort,
+      user: "postgres",
+      password,
+      authMethod: "scram-sha-256",
+      persistent: true,
+      createPostgresUser: process.getuid?.() === 0,
+      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+      onLog: (m) => {
+        logs.push(m);
+        if (logs.length > 50) logs.shift();
+      },
+      onError: (m) => logs.push(String(m)),
+    });
+    if (!existsSync(path.join(databaseDir, "PG_VERSION"))) await pg.initialise();
+    try {
+      await pg.start();
+    } catch (err) {
+      const output = logs.join("");
+      if (port === "free" && attempt < 5 && /Address already in use/.test(output)) continue;
+      throw new Error(`Embedded PostgreSQL failed to start on port ${tryPort}:\n${output}`, { cause: err });
+    }
+    running.add(pg);
+    return {
+      url: urlOn(tryPort),
+      stop: async () => {
+        running.delete(pg);
+        await pg.stop();
+      },
+    };
   }
-  running.add(pg);
-  return {
-    url,
-    stop: async () => {
-      running.delete(pg);
-      await pg.stop();
-    },
-  };
+}
+
+/** A loopback port no socket holds right now (the system's pick; closed again before use). */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 async function answers(url: string): Promise<boolean> {

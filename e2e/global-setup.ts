@@ -17,7 +17,7 @@ export default async function globalSetup() {
   // a folder of its own: startEmbeddedPostgres opens it to the `postgres` user (when run as root),
   // which could not pass through dataDir (mkdtemp makes it private)
   const pgDir = adminUrl ? null : mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-e2e-pg-"));
-  const embedded = pgDir ? await startEmbeddedPostgres(pgDir, 55000 + Math.floor(Math.random() * 900)) : null;
+  const embedded = pgDir ? await startEmbeddedPostgres(pgDir, "free") : null;
   adminUrl ??= embedded!.url;
   const name = `e2e_${randomBytes(5).toString("hex")}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });

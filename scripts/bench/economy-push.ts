@@ -29,7 +29,7 @@ const workDir = path.join(root, "data", `bench-economy-${process.pid}`);
 const log = logger("bench-economy");
 
 async function main() {
-  const db = await freshDatabase({ workDir, name: `bench_economy_${Date.now().toString(36)}`, embeddedPort: 54349, keep: false, log });
+  const db = await freshDatabase({ workDir, name: `bench_economy_${Date.now().toString(36)}`, keep: false, log });
   let child: ChildProcess | undefined;
   try {
     const service = await startService(db.url, { workDir, log, jobs: false, tsxCli: true });

@@ -5,14 +5,13 @@
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import type { Sql } from "../../db/client.js";
-import { startEmbeddedPostgres } from "../../db/embedded.js";
+import { freeLoopbackPort as freePort, startEmbeddedPostgres } from "../../db/embedded.js";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const tsx = path.join(root, "node_modules/.bin/tsx");
@@ -44,24 +43,13 @@ export type Bench = {
 
 // ---------------------------------------------------------------- database and processes
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /**
- * A new database `name` on BENCH_DATABASE_URL or on a fresh embedded server (in `workDir`, on
- * `embeddedPort`); `drop` removes all of it, except the database itself on BENCH_DATABASE_URL with `keep`.
+ * A new database `name` on BENCH_DATABASE_URL or on a fresh embedded server (in `workDir`, on a free
+ * port); `drop` removes all of it, except the database itself on BENCH_DATABASE_URL with `keep`.
  */
-export async function freshDatabase(o: { workDir: string; name: string; embeddedPort: number; keep: boolean; log: Log }) {
+export async function freshDatabase(o: { workDir: string; name: string; keep: boolean; log: Log }) {
   mkdirSync(o.workDir, { recursive: true });
-  const embedded = process.env.BENCH_DATABASE_URL ? null : await startEmbeddedPostgres(o.workDir, o.embeddedPort);
+  const embedded = process.env.BENCH_DATABASE_URL ? null : await startEmbeddedPostgres(o.workDir, "free");
   const serverUrl = process.env.BENCH_DATABASE_URL ?? embedded!.url;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {

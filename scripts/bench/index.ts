@@ -57,7 +57,7 @@ function printTable(rows: Row[]) {
 async function main() {
   mkdirSync(outDir, { recursive: true });
   const serverLog = path.join(outDir, `server-${stamp}.log`);
-  const db = await freshDatabase({ workDir, name: `bench_${stamp}`, embeddedPort: 54339, keep: Boolean(process.env.BENCH_KEEP), log });
+  const db = await freshDatabase({ workDir, name: `bench_${stamp}`, keep: Boolean(process.env.BENCH_KEEP), log });
   let child: ChildProcess | undefined;
   let sql: Sql | undefined;
   let cleaned = false;

@@ -30,7 +30,7 @@ export default async function setup(project: TestProject) {
   let url = process.env.TEST_DATABASE_URL;
   if (!url) {
     dir = mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-test-"));
-    embedded = await startEmbeddedPostgres(dir, 54000 + Math.floor(Math.random() * 900));
+    embedded = await startEmbeddedPostgres(dir, "free");
     url = embedded.url;
   }
   const runId = `${Date.now().toString(36)}${process.pid.toString(36)}`;

@@ -1,20 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freeLoopbackPort } from "../../db/embedded.js";
 
 /** A free TCP port on loopback (closed again before use). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export const freePort = freeLoopbackPort;
 
 export type Instance = {
   child: ChildProcess;
