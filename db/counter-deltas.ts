@@ -106,7 +106,8 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
   // the planner cannot know how small the json inputs are: its estimates make the statement look
   // costly enough to compile (JIT), which takes far longer than running it. The statement adds its
   // cells to the stats windows itself, so the rollups' triggers stand aside for it (migration 104).
-  await tx`select set_config('jit', 'off', true), set_config('monitor.drain_applies_windows', 'on', true)`;
+  await tx`select set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_custom_plan', true),
+    set_config('monitor.drain_applies_windows', 'on', true)`;
   const usersOver = tx`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
   // occurrences per environment and per version: [key, count, first ms, last ms] spans of each input row
   const spans = (table: "group_environments" | "group_versions", key: "environment" | "version", field: "e" | "v") => tx`
