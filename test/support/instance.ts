@@ -20,10 +20,14 @@ export type Instance = {
 /**
  * `node --import tsx server.ts` with the production build: the process a deployment runs, with its
  * own signal handling. `DATABASE_URL: ""` in `env` makes it start its embedded PostgreSQL.
+ *
+ * It listens on a port the system gives it (PORT=0) and `url` is read from the line it logs once
+ * listening (waitHealthy waits for it). A port picked here and bound by the child later could be
+ * picked for another instance meanwhile; the second one then exited on "address in use" while its
+ * health checks were answered by the first.
  */
 export async function spawnInstance(databaseUrl: string, env: Record<string, string> = {}): Promise<Instance> {
   const root = path.resolve(import.meta.dirname, "../..");
-  const port = await freePort();
   const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-instance-"));
   const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
     cwd: root,
@@ -31,7 +35,7 @@ export async function spawnInstance(databaseUrl: string, env: Record<string, str
       ...process.env,
       NODE_ENV: "production",
       DATABASE_URL: databaseUrl,
-      PORT: String(port),
+      PORT: "0",
       HOST: "127.0.0.1",
       JOBS_ENABLED: "false",
       DATA_DIR: dataDir,
@@ -42,12 +46,25 @@ export async function spawnInstance(databaseUrl: string, env: Record<string, str
   });
   let out = "";
   let err = "";
-  child.stdout!.on("data", (d) => (out += d));
+  let url = "";
+  child.stdout!.on("data", (d) => {
+    out += d;
+    url ||= /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? "";
+  });
   child.stderr!.on("data", (d) => (err += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
-  return { child, url: `http://127.0.0.1:${port}`, dataDir, output: () => out + err, stderr: () => err, exited };
+  return {
+    child,
+    get url() {
+      return url;
+    },
+    dataDir,
+    output: () => out + err,
+    stderr: () => err,
+    exited,
+  };
 }
 
 const alive = (i: Instance) => i.child.exitCode === null && i.child.signalCode === null;
@@ -57,6 +74,7 @@ export async function waitHealthy(instance: Instance, deadlineMs = 120_000) {
   while (Date.now() < until) {
     if (!alive(instance)) throw new Error(`instance exited with ${instance.child.exitCode ?? instance.child.signalCode}:\n${instance.output()}`);
     try {
+      if (!instance.url) throw new Error("not listening yet");
       const res = await fetch(`${instance.url}/api/ingest`);
       if (res.status === 200 && (await res.json()).status === "ok") return;
     } catch {
