@@ -104,8 +104,11 @@ export async function pendingDeltas(sql: Sql | TxSql): Promise<{ rows: number; o
  */
 async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promise<number> {
   // the planner cannot know how small the json inputs are: its estimates make the statement look
-  // costly enough to compile (JIT), which takes far longer than running it. The statement adds its
-  // cells to the stats windows itself, so the rollups' triggers stand aside for it (migration 104).
+  // costly enough to compile (JIT), which takes far longer than running it. It is planned afresh each
+  // time: a generic plan kept from when the tables were nearly empty (and not replaced while they have
+  // no statistics) looked group rows up by project alone, a read of the whole project per group
+  // (docs/architecture.md, "Deferred counters"). The statement adds its cells to the stats windows
+  // itself, so the rollups' triggers stand aside for it (migration 104).
   await tx`select set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_custom_plan', true),
     set_config('monitor.drain_applies_windows', 'on', true)`;
   const usersOver = tx`(g.status = 'ignored' and g.snooze_users <= g.user_count + p.users)`;
