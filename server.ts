@@ -248,6 +248,12 @@ async function main() {
   try {
     const running = await startServer(config, { dev });
     console.log(`Roblox Monitor listening on http://${config.host}:${running.port}${config.databaseUrl ? "" : " (embedded PostgreSQL)"}`);
+    // without autovacuum no table gets fresh statistics, and statements are planned for tables far
+    // smaller than they have grown (docs/operations.md, "Database statistics")
+    const [{ autovacuum }] = await running.services.sql<{ autovacuum: string }[]>`select current_setting('autovacuum') as autovacuum`;
+    if (autovacuum !== "on") {
+      console.warn("[db] autovacuum is off on this PostgreSQL server: tables get no fresh statistics and queries may be planned badly; turn it on, or run ANALYZE regularly (docs/operations.md)");
+    }
     let signalled = false;
     const stop = (signal: string) => {
       if (signalled) return;

@@ -197,6 +197,11 @@ describe("two server processes on one database", () => {
     expect(dup).toBe(0);
   });
 
+  it("warns at start when the database server's autovacuum is off, and only then", async () => {
+    const [{ on }] = await sql<{ on: boolean }[]>`select current_setting('autovacuum') = 'on' as on`;
+    for (const i of instances) expect(i.output().includes("[db] autovacuum is off on this PostgreSQL server"), i.output()).toBe(!on);
+  });
+
   it("one window across instances: 20 events through each, in turn, store 30 in all", async () => {
     const { apiKey, projectId } = await createProject(sql);
     const batch = (from: number) => ({ errors: Array.from({ length: 20 }, (_, i) => ({ message: `index ${from + i} out of range` })) });
