@@ -226,6 +226,22 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   return { url: `http://127.0.0.1:${port}`, port, services, close };
 }
 
+/**
+ * Without autovacuum no table gets fresh statistics, and statements are planned for tables far
+ * smaller than they have grown (docs/operations.md, "Database statistics"). Only a warning: a
+ * failed check does not stop a service that is already serving.
+ */
+async function warnWithoutAutovacuum(sql: RunningServer["services"]["sql"]) {
+  try {
+    const [{ autovacuum }] = await sql<{ autovacuum: string }[]>`select current_setting('autovacuum') as autovacuum`;
+    if (autovacuum !== "on") {
+      console.warn("[db] autovacuum is off on this PostgreSQL server: tables get no fresh statistics and queries may be planned badly; turn it on, or run ANALYZE regularly (docs/operations.md)");
+    }
+  } catch (err) {
+    console.error(`[db] could not read the server's autovacuum setting: ${(err as Error).message}`);
+  }
+}
+
 async function main() {
   let config: Config;
   try {
@@ -247,13 +263,6 @@ async function main() {
   });
   try {
     const running = await startServer(config, { dev });
-    console.log(`Roblox Monitor listening on http://${config.host}:${running.port}${config.databaseUrl ? "" : " (embedded PostgreSQL)"}`);
-    // without autovacuum no table gets fresh statistics, and statements are planned for tables far
-    // smaller than they have grown (docs/operations.md, "Database statistics")
-    const [{ autovacuum }] = await running.services.sql<{ autovacuum: string }[]>`select current_setting('autovacuum') as autovacuum`;
-    if (autovacuum !== "on") {
-      console.warn("[db] autovacuum is off on this PostgreSQL server: tables get no fresh statistics and queries may be planned badly; turn it on, or run ANALYZE regularly (docs/operations.md)");
-    }
     let signalled = false;
     const stop = (signal: string) => {
       if (signalled) return;
@@ -270,6 +279,10 @@ async function main() {
     };
     process.on("SIGTERM", () => stop("SIGTERM"));
     process.on("SIGINT", () => stop("SIGINT"));
+    // before the line that says it listens, so that whoever waits for that line has seen the warning
+    await warnWithoutAutovacuum(running.services.sql);
+    if (signalled) return;
+    console.log(`Roblox Monitor listening on http://${config.host}:${running.port}${config.databaseUrl ? "" : " (embedded PostgreSQL)"}`);
   } catch (err) {
     console.error("Start-up failed:", err instanceof Error ? err.message : err);
     process.exit(1);
