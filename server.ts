@@ -11,8 +11,8 @@ import { createRequestHandler } from "@remix-run/express";
 import type { ServerBuild } from "@remix-run/node";
 import express from "express";
 import type PgBoss from "pg-boss";
-import { openDatabase, type Database } from "./db/connect.js";
-import { isConnectionLoss } from "./db/client.js";
+import { autovacuumOn, openDatabase, type Database } from "./db/connect.js";
+import { isConnectionLoss, type Sql } from "./db/client.js";
 import { withSetupLock } from "./db/migrate.js";
 // the environment is read before anything is loaded (a leaf module without state)
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
@@ -231,10 +231,9 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
  * smaller than they have grown (docs/operations.md, "Database statistics"). Only a warning: a
  * failed check does not stop a service that is already serving.
  */
-async function warnWithoutAutovacuum(sql: RunningServer["services"]["sql"]) {
+async function warnWithoutAutovacuum(sql: Sql) {
   try {
-    const [{ autovacuum }] = await sql<{ autovacuum: string }[]>`select current_setting('autovacuum') as autovacuum`;
-    if (autovacuum !== "on") {
+    if (!(await autovacuumOn(sql))) {
       console.warn("[db] autovacuum is off on this PostgreSQL server: tables get no fresh statistics and queries may be planned badly; turn it on, or run ANALYZE regularly (docs/operations.md)");
     }
   } catch (err) {

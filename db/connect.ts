@@ -65,3 +65,9 @@ export async function openDatabase(opts: {
     },
   };
 }
+
+/** Whether the server runs autovacuum, which keeps the tables' planner statistics fresh. */
+export async function autovacuumOn(sql: Sql): Promise<boolean> {
+  const [{ on }] = await sql<{ on: boolean }[]>`select current_setting('autovacuum') = 'on' as on`;
+  return on;
+}
