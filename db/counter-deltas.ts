@@ -3,7 +3,8 @@
  *
  * An ingest batch (db/events.ts) writes its group rows, events and traces, and appends one row per
  * project to `counter_deltas` with everything else it adds: distinct users per group row and per
- * project, counts per environment and per version, and the minute, hour and day rollup cells. The
+ * project, counts per environment and per version, the minute, hour and day rollup cells, and the
+ * stored events per text (db/event-messages.ts). The
  * drain deletes pending rows in id order (`returning` them), sums them in SQL and applies the sums
  * with upserts, all in one statement: a drain that fails or rolls back applies nothing and leaves
  * the rows pending, and a committed one has removed exactly what it applied, so nothing applies twice
@@ -22,6 +23,7 @@
  * rows in (project, fingerprint) order, like ingest, which takes no other lock the drain holds.
  */
 import type { Sql, TxSql } from "./client.js";
+import { addToMessages } from "./event-messages.js";
 
 /** A read sees every event committed this long ago or earlier, while the drain keeps up (docs/operations.md). */
 export const STALENESS_BOUND_MS = 2000;
@@ -99,7 +101,7 @@ export async function pendingDeltas(sql: Sql | TxSql): Promise<{ rows: number; o
  * users new to all its members raise the issue's (the family written with the delta: merges apply
  * pending rows first, so it is still the family). A group snoozed until N more players reopens when
  * the N-th arrives, so now at drain time. project_users keeps each user's latest occurrence (and the
- * name of the latest occurrence that carried one). Environments, versions and rollup cells add up,
+ * name of the latest occurrence that carried one). Environments, versions, texts and rollup cells add up,
  * and the minute cells are added to the kept stats windows (db/migrations/104_stats_windows_by_drain.sql).
  */
 async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promise<number> {
@@ -170,6 +172,9 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
         player_name = coalesce(excluded.player_name, pu.player_name)
       where pu.last_seen < excluded.last_seen - interval '1 minute'
         or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
+    ), texts as (${addToMessages(tx, tx`
+      select taken.project_id, x->>0 as message, (x->>1)::bigint as n
+      from taken cross join lateral json_array_elements(taken.payload->'t') x`)}
     ), by_environment as (${spans("group_environments", "environment", "e")}
     ), by_version as (${spans("group_versions", "version", "v")}
     ), minutes as (

@@ -1,5 +1,6 @@
 import type { Sql } from "./client.js";
 import type { PendingQuery, Row } from "postgres";
+import { searchByMessage } from "./event-messages.js";
 
 export type GroupSort = "last_seen" | "first_seen" | "count";
 /** Which groups: the filter of the issues list, of GET /api/v1/errors?grouped=true and of bulk actions. */
@@ -130,8 +131,9 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = 
 
 /**
  * How many of the project's newest stored events an issue search reads for their messages and player
- * names. A substring of an event's text cannot use an index without making every ingest pay for one,
- * so, as raw search (RAW_SEARCH_WINDOW), it reads a bounded window; a smaller one, since the issues list
+ * names. A substring of an event's text cannot use an index without making every ingest pay for one
+ * (raw search reads the distinct texts instead, which do not say which groups hold them), so, as a
+ * filtered raw search (RAW_SEARCH_WINDOW), it reads a bounded window; a smaller one, since the issues list
  * searches on every Apply and its other parts (messages, culprits, players) are indexed and unbounded:
  * at 100,000 events the window costs about a fifth of raw search's.
  */
@@ -259,16 +261,22 @@ async function searchGroups(sql: Sql, projectId: string, f: GroupFilter, q: Grou
 }
 
 /**
- * How many of the newest raw events (matching the other filters) a raw `search` reads. A substring of
- * the message cannot use an index, so an unbounded search reads every stored event; bounded, it costs
- * the same at a million rows as at a hundred thousand. `total` then counts matches among those events,
- * and `search_window_full` says that older events were not searched.
+ * How many of the newest raw events (matching the other filters) a raw `search` with other filters
+ * reads (alone, it reads every stored event through their texts: db/event-messages.ts). The texts do
+ * not know the events' levels, environments or players, so a filtered search matches the message
+ * event by event; bounded, it costs the same at a million rows as at a hundred thousand. `total` then
+ * counts matches among those events, and `search_window_full` says that older events were not searched.
  */
 export const RAW_SEARCH_WINDOW = 100_000;
 
 export type EventPage = { data: Record<string, unknown>[]; total: number; searchWindowFull?: true };
 
-export async function listEvents(sql: Sql, projectId: string, f: EventFilter, opts: { searchWindow?: number } = {}): Promise<EventPage> {
+export async function listEvents(
+  sql: Sql,
+  projectId: string,
+  f: EventFilter,
+  opts: { searchWindow?: number; searchWay?: "per-text" | "newest-first" } = {},
+): Promise<EventPage> {
   const filtered = Boolean(f.level || f.search || f.environment || f.userId || f.placeId);
   const where = sql`
     e.project_id = ${projectId}
@@ -276,6 +284,10 @@ export async function listEvents(sql: Sql, projectId: string, f: EventFilter, op
     ${f.environment ? sql`and e.environment = ${f.environment}` : sql``}
     ${f.userId ? sql`and e.user_id = ${f.userId}` : sql``}
     ${f.placeId ? sql`and e.place_id = ${f.placeId}` : sql``}`;
+  // a search alone reads every stored event through their distinct texts; with other filters, a window
+  if (f.search && !f.level && !f.environment && !f.userId && !f.placeId) {
+    return searchByMessage(sql, projectId, likePattern(f.search), f, EVENT_COLUMNS(sql), opts.searchWay);
+  }
   if (f.search) return searchEvents(sql, where, f, opts.searchWindow ?? RAW_SEARCH_WINDOW);
   // Unfiltered, the total is the sum of the per-group stored-row counters kept at ingest and
   // retention, so the first page stays as fast at a million rows as at ten thousand.

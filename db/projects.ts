@@ -104,6 +104,7 @@ export async function deleteProject(sql: Sql, id: string): Promise<boolean> {
     const [p] = await tx`select id from projects where id = ${id} for update`;
     if (!p) return false;
     await tx`delete from events where project_id = ${id}`;
+    await tx`delete from event_messages where project_id = ${id}`;
     await tx`delete from group_users where project_id = ${id}`;
     await tx`delete from group_environments where project_id = ${id}`;
     await tx`delete from group_versions where project_id = ${id}`;

@@ -155,6 +155,8 @@ export type ProjectDelta = {
     r: RowDelta[];
     /** per user: [user id, last seen (ms), player name] */
     s: unknown[][];
+    /** per text of the stored events: [message, events] (db/event-messages.ts) */
+    t?: [string, number][];
   };
 };
 
@@ -205,6 +207,8 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
   const events: object[] = [];
   const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
   const traces = new Map<string, TraceAgg>();
+  // per project, the stored events of each text
+  const texts = new Map<string, Map<string, number>>();
   for (let i = 0; i < rows.length; i++) {
     const e = rows[i];
     const { group, origin, family } = placeOf(slotOf[i]);
@@ -227,6 +231,9 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
       if (e.breadcrumbs) stored.breadcrumbs = e.breadcrumbs;
       if (e.storedEventId) stored.event_id = e.storedEventId;
       events.push(stored);
+      let t = texts.get(e.projectId);
+      if (!t) texts.set(e.projectId, (t = new Map()));
+      t.set(e.message, (t.get(e.message) ?? 0) + 1);
     }
     if (e.userId !== null) {
       origin.users.set(e.userId, family);
@@ -278,5 +285,6 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
     });
   }
   for (const u of users.values()) deltaOf(u.project_id).s.push([u.user_id, u.last_seen, u.player_name]);
+  for (const [p, t] of texts) deltaOf(p).t = [...t];
   return { storedRows, events, traces, moved, deltas: [...deltas.values()] };
 }

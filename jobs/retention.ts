@@ -1,4 +1,5 @@
 import type { Sql } from "../db/client.js";
+import { addToMessages, pruneMessages } from "../db/event-messages.js";
 import { dropExpiredPartitions } from "./partitions.js";
 
 /**
@@ -33,6 +34,7 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
       update error_groups g set stored_count = greatest(g.stored_count - l.n, 0)
       from locked l
       where g.project_id = l.project_id and g.id = l.id`;
+    await tx`${addToMessages(tx, tx`select project_id, message, -1 as n from ${tx(partition)}`)}`;
   });
   for (;;) {
     const [{ n }] = await sql<{ n: number }[]>`
@@ -43,7 +45,8 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
       ), del as (
         delete from events_default e using doomed d
         where e.project_id = d.project_id and e.id = d.id and e."timestamp" = d."timestamp"
-        returning e.project_id, e.group_id
+        returning e.project_id, e.group_id, e.message
+      ), texts as (${addToMessages(sql, sql`select project_id, message, -1 as n from del`)}
       ), per_group as (
         select project_id, group_id, count(*) as n from del group by 1, 2
       ), locked as (
@@ -60,6 +63,8 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
     events += n;
     if (n < batchSize) break;
   }
+  // texts whose last stored event went (the default partition's deletes leave them at zero)
+  await pruneMessages(sql);
   const minuteCutoff = new Date(now.getTime() - 2 * 86_400_000);
   let minuteRollups = await dropExpiredPartitions(sql, "rollup_minute", minuteCutoff);
   minuteRollups += (await sql`delete from rollup_minute_default where bucket < ${minuteCutoff}`).count;

@@ -11,7 +11,7 @@ export const loader = ({ request, context }: LoaderFunctionArgs) =>
     const { projectId } = await apiKeys.projectFor(request);
     return reading(context.services, request, async (sql) => {
       const params = parseListParams(queryOf(request));
-      // a grouped search reads the newest events' messages and players (ISSUE_SEARCH_WINDOW), as raw search does
+      // a grouped search reads the newest events' messages and players (ISSUE_SEARCH_WINDOW), as a filtered raw search does
       const [result, scope] = await Promise.all([
         params.grouped ? listGroups(sql, projectId, params.filter) : listEvents(sql, projectId, params.filter),
         params.grouped && params.filter.search ? issueSearchScope(sql, projectId) : undefined,
@@ -19,7 +19,7 @@ export const loader = ({ request, context }: LoaderFunctionArgs) =>
       const { total } = result;
       // an issue's title (its message in the grouping's form) beside its message
       const data = params.grouped ? result.data.map(withTitle) : result.data;
-      // a raw search reads the newest events only (see RAW_SEARCH_WINDOW); say so when older ones were left out
+      // a raw search with other filters reads the newest events only (see RAW_SEARCH_WINDOW); say so when older ones were left out
       const windowFull = "searchWindowFull" in result || scope?.windowFull ? { search_window_full: true } : {};
       return json({ data, total, limit: params.filter.limit, offset: params.filter.offset, grouped: params.grouped, ...windowFull });
     });

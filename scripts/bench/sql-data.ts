@@ -20,8 +20,8 @@ export async function generateGroups(sql: Sql, projectId: string, groups: number
 
 /**
  * `events` raw events spread evenly over the last 30 days across the project's groups, in chunks of up to a
- * million rows (`progress` after each), then the rollups, user times and group counters that ingest
- * would have kept. Daily partitions for those 30 days are created first, as the partitions job would have.
+ * million rows (`progress` after each), then the rollups, user times, texts and group counters that
+ * ingest would have kept. Daily partitions for those 30 days are created first, as the partitions job would have.
  */
 export async function generateEvents(sql: Sql, projectId: string, events: number, progress: (done: number) => void = () => {}) {
   await sql`select ensure_day_partitions('events', 'timestamp', (now() at time zone 'UTC')::date - 31, (now() at time zone 'UTC')::date)`;
@@ -73,6 +73,11 @@ export async function generateEvents(sql: Sql, projectId: string, events: number
     insert into group_versions (project_id, group_id, version, count, first_seen, last_seen)
     select project_id, group_id, game_version, sum(count), min("timestamp"), max("timestamp") from events
     where project_id = ${projectId} group by 1, 2, 3`;
+  // the stored events' texts raw search reads (db/event-messages.ts)
+  await sql`
+    insert into event_messages (project_id, hash, message, stored_count)
+    select project_id, md5(message)::uuid, message, count(*) from events
+    where project_id = ${projectId} group by project_id, message`;
   await sql`
     insert into project_users (project_id, user_id, last_seen)
     select project_id, user_id, date_trunc('minute', max("timestamp")) from events

@@ -4,8 +4,9 @@ import { createProject, startTestApp, type TestApp } from "../support/server.js"
 import { MINUTE, ingest, iso, list, repeat } from "../support/query-fixtures.js";
 
 /**
- * Search at scale: grouped search can use the trigram index on the groups' message, and raw search
- * reads a bounded window of the newest events, saying so when older events were left out.
+ * Search at scale: grouped search can use the trigram index on the groups' message; raw search alone
+ * reads every stored event through their distinct texts (db/event-messages.ts), and with another
+ * filter reads a bounded window of the newest events, saying so when older events were left out.
  */
 let app: TestApp;
 let key: string;
@@ -33,8 +34,8 @@ describe("raw search", () => {
     expect(r.body).not.toHaveProperty("search_window_full");
   });
 
-  it("reads only the newest events of the window and counts matches among them", async () => {
-    const filter = { search: "needle", limit: 3, offset: 1 };
+  it("with another filter, reads only the newest events of the window and counts matches among them", async () => {
+    const filter = { search: "needle", level: "error", limit: 3, offset: 1 };
     const r = await listEvents(app.sql, projectId, filter, { searchWindow: 12 });
     // the newest 12: 5 new needles, 7 hay
     expect(r.total).toBe(5);
@@ -43,6 +44,15 @@ describe("raw search", () => {
     const times = r.data.map((e) => (e.timestamp as Date).getTime());
     expect(times).toEqual([...times].sort((a, b) => b - a));
     expect(times[0]).toBe(now - 7 * MINUTE); // offset 1 skips the newest (-6 min)
+  });
+
+  it("alone, searches every stored event whatever the window, newest first", async () => {
+    const r = await listEvents(app.sql, projectId, { search: "needle", limit: 3, offset: 1 }, { searchWindow: 12 });
+    expect(r.total).toBe(15);
+    expect(r.searchWindowFull).toBeUndefined();
+    expect(r.data.map((e) => (e.timestamp as Date).getTime())).toEqual([7, 8, 9].map((m) => now - m * MINUTE));
+    const oldest = await listEvents(app.sql, projectId, { search: "needle", limit: 1, offset: 14 });
+    expect(oldest.data.map((e) => [e.message, (e.timestamp as Date).getTime()])).toEqual([["Old needle in ServerScriptService.Loot", now - 30 * MINUTE]]);
   });
 
   it("pages past the last match with the total still known", async () => {

@@ -1,0 +1,204 @@
+import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSql, type Sql } from "../../db/client.js";
+import { likePattern, listEvents } from "../../db/errors.js";
+import { deleteGroup } from "../../db/groups.js";
+import { mergeGroups } from "../../db/merge.js";
+import { migrate } from "../../db/migrate.js";
+import { deleteProject } from "../../db/projects.js";
+import { runRetention } from "../../jobs/retention.js";
+import { countersApplied } from "../support/counters.js";
+import { DAY, HOUR, MINUTE, ingest, iso, repeat } from "../support/query-fixtures.js";
+import { createProject, freshDatabaseUrl, postJson, startTestApp, type TestApp } from "../support/server.js";
+
+/**
+ * The stored events' distinct texts behind raw search (db/event-messages.ts): their counts equal the
+ * stored events through ingest (throttled events are not stored), merges, a group's delete,
+ * retention (a dropped partition and the default partition's deletes, even before the drain of the
+ * events it drops) and a project's delete; the migration counts what was stored before it; and both
+ * ways of reading a search's page answer what a scan of every event answers.
+ */
+let app: TestApp;
+const now = Date.now();
+const ago = (ms: number) => iso(now - ms);
+
+/** Per project and text: the stored events, and the count kept for the text. Empty when they agree. */
+async function mismatches(sql: Sql) {
+  await countersApplied(sql);
+  return sql`
+    select coalesce(e.project_id, m.project_id) as project_id, coalesce(e.message, m.message) as message,
+      coalesce(e.n, 0)::int as events, coalesce(m.stored_count, 0)::int as counted
+    from (select project_id, message, count(*) as n from events group by 1, 2) e
+    full join event_messages m on m.project_id = e.project_id and m.hash = md5(e.message)::uuid
+    where coalesce(e.n, 0) <> coalesce(m.stored_count, 0) or m.message is distinct from e.message`;
+}
+
+const texts = async (projectId: string) =>
+  (await app.sql<{ message: string; n: number }[]>`
+    select message, stored_count::int as n from event_messages where project_id = ${projectId} order by message`).map((r) => [r.message, r.n]);
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+describe("the texts' counts", () => {
+  it("count the stored events of each text, not the throttled ones", async () => {
+    const { apiKey, projectId } = await createProject(app.sql, "texts stored");
+    // untraced events of one group past the throttle's limit are counted, not stored
+    const r = await ingest(app, apiKey, [...repeat(40, { message: "Storm text" }), ...repeat(3, { message: "Calm text" }, true)]);
+    expect(r.throttled).toBeGreaterThan(0);
+    const [{ stored }] = await app.sql<{ stored: number }[]>`
+      select count(*)::int as stored from events where project_id = ${projectId} and message = 'Storm text'`;
+    expect(stored).toBeLessThan(40);
+    expect(await texts(projectId)).toEqual([["Calm text", 3], ["Storm text", stored]]);
+    expect(await mismatches(app.sql)).toEqual([]);
+  });
+
+  it("stay with the texts through a merge and lose a deleted group's events", async () => {
+    const { apiKey, projectId } = await createProject(app.sql, "texts deleted");
+    await ingest(app, apiKey, [
+      ...repeat(2, { message: "Shared text", stack_trace: "ServerScriptService.A:1" }, true),
+      ...repeat(3, { message: "Shared text", stack_trace: "ServerScriptService.B:2" }, true),
+      ...repeat(4, { message: "Own text", stack_trace: "ServerScriptService.C:3" }, true),
+    ]);
+    const groups = await app.sql<{ id: string; message: string; stored_count: number }[]>`
+      select id, message, stored_count::int from error_groups where project_id = ${projectId} order by stored_count`;
+    expect(groups.map((g) => g.stored_count)).toEqual([2, 3, 4]);
+    await mergeGroups(app.sql, projectId, groups[1].id, [groups[2].id]);
+    expect(await texts(projectId)).toEqual([["Own text", 4], ["Shared text", 5]]);
+    // the merged issue goes with its member's events: "Own text" has none left, "Shared text" keeps 2
+    expect(await deleteGroup(app.sql, projectId, groups[1].id)).toBe(true);
+    expect(await texts(projectId)).toEqual([["Shared text", 2]]);
+    expect(await mismatches(app.sql)).toEqual([]);
+  });
+
+  it("lose what retention drops, from a partition and from the default partition, also before the drain of those events", async () => {
+    const { apiKey, projectId } = await createProject(app.sql, "texts retained");
+    // the day 40 days ago gets a partition, which retention drops whole; older days are in the default one
+    await app.sql`select ensure_day_partitions('events', 'timestamp', ${ago(40 * DAY)}::date, ${ago(40 * DAY)}::date)`;
+    await ingest(app, apiKey, [
+      ...repeat(3, { message: "Retained old", timestamp: ago(40 * DAY) }, true),
+      ...repeat(2, { message: "Retained mixed", timestamp: ago(35 * DAY) }, true),
+      ...repeat(2, { message: "Retained mixed", timestamp: ago(2 * HOUR) }, true),
+    ]);
+    // the drain waits while this transaction holds its lock: retention runs before the drain of
+    // these events, which are already past the period
+    const held = app.sql.reserve();
+    const conn = await held;
+    await conn`begin`;
+    await conn`select pg_advisory_xact_lock(hashtextextended('counter-deltas', 0))`;
+    try {
+      const r = await postJson(app, "/api/ingest", { errors: repeat(4, { message: "Retained late", timestamp: ago(45 * DAY) }, true) }, apiKey);
+      expect(r.status).toBe(200);
+      const [{ pending }] = await app.sql<{ pending: number }[]>`select count(*)::int as pending from counter_deltas where project_id = ${projectId}`;
+      expect(pending).toBe(1);
+      const [where] = await app.sql<{ partitioned: number; default: number }[]>`
+        select count(*) filter (where tableoid <> 'events_default'::regclass)::int as partitioned,
+          count(*) filter (where tableoid = 'events_default'::regclass)::int as default
+        from events where project_id = ${projectId} and "timestamp" < now() - interval '30 days'`;
+      expect(where).toEqual({ partitioned: 3, default: 6 });
+      const { events } = await runRetention(app.sql, 30);
+      expect(events).toBe(9);
+      // taken away first: the late text stands at minus its events until the drain adds them
+      expect(await texts(projectId)).toEqual([["Retained late", -4], ["Retained mixed", 2]]);
+    } finally {
+      await conn`commit`;
+      conn.release();
+    }
+    await countersApplied(app.sql);
+    expect(await texts(projectId)).toEqual([["Retained late", 0], ["Retained mixed", 2]]);
+    // a text whose events all went has no row: the next run removes the zero the drain left
+    await runRetention(app.sql, 30);
+    expect(await texts(projectId)).toEqual([["Retained mixed", 2]]);
+    expect(await mismatches(app.sql)).toEqual([]);
+  });
+
+  it("go with their project", async () => {
+    const { apiKey, projectId } = await createProject(app.sql, "texts of a deleted project");
+    await ingest(app, apiKey, repeat(2, { message: "Doomed text" }, true));
+    expect(await texts(projectId)).toEqual([["Doomed text", 2]]);
+    expect(await deleteProject(app.sql, projectId)).toBe(true);
+    expect(await texts(projectId)).toEqual([]);
+    expect(await mismatches(app.sql)).toEqual([]);
+  });
+});
+
+describe("raw search through the texts", () => {
+  let projectId: string;
+  // 12 texts over 3 days: a common word, a rare one, case and LIKE characters, old and new events
+  beforeAll(async () => {
+    const created = await createProject(app.sql, "texts searched");
+    projectId = created.projectId;
+    const events: Record<string, unknown>[] = [];
+    for (let i = 0; i < 240; i++) {
+      const k = (i * 7) % 12;
+      const message = k < 8 ? `Script${k}:${10 + k}: attempt to index nil with 'Damage'` : k < 11 ? `Rare_${k}% of CASH lost` : "Once in a while";
+      events.push({ message, timestamp: ago(3 * DAY - i * 17 * MINUTE), trace_id: crypto.randomUUID() });
+    }
+    await ingest(app, created.apiKey, events);
+  });
+
+  /** What a scan of every stored event answers (lower() and LIKE match as ILIKE does). */
+  async function reference(search: string, limit: number, offset: number) {
+    const p = likePattern(search);
+    const rows = await app.sql<{ id: string }[]>`
+      select id::text from events where project_id = ${projectId} and lower(message) like lower(${p})
+      order by "timestamp" desc, id desc`;
+    return { total: rows.length, ids: rows.slice(offset, offset + limit).map((r) => r.id) };
+  }
+
+  it("answers every page as a scan of every event does, both ways", async () => {
+    const cases: [string, number, number][] = [
+      ["damage", 50, 0], ["DAMAGE", 7, 100], ["Script3:", 5, 0], ["Script3:", 5, 18], ["% of cash", 10, 0],
+      ["rare_", 100, 40], ["_1", 3, 0], ["once in", 1, 19], ["once in", 5, 20], ["no such text", 10, 0], ["a", 100, 200],
+    ];
+    for (const [search, limit, offset] of cases) {
+      const want = await reference(search, limit, offset);
+      for (const searchWay of ["per-text", "newest-first", undefined] as const) {
+        const got = await listEvents(app.sql, projectId, { search, limit, offset }, { searchWay });
+        expect({ search, limit, offset, searchWay, total: got.total, ids: got.data.map((e) => e.id) }).toEqual({ search, limit, offset, searchWay, ...want });
+      }
+    }
+    // the cases matched something, most of them more than a page
+    expect((await reference("damage", 1, 0)).total).toBe(160);
+    expect((await reference("% of cash", 1, 0)).total).toBe(60);
+  });
+});
+
+describe("migration 105", () => {
+  const dir = path.resolve(import.meta.dirname, "../../db/migrations");
+  let sql: Sql;
+  let tmp: string;
+  beforeAll(async () => {
+    sql = createSql(await freshDatabaseUrl(), 2);
+    tmp = mkdtempSync(path.join(os.tmpdir(), "rbx-migrations-"));
+    for (const f of readdirSync(dir)) if (f < "105") cpSync(path.join(dir, f), path.join(tmp, f));
+    await migrate(sql, tmp);
+  });
+  afterAll(async () => {
+    await sql?.end();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("counts the texts of the events stored before it", async () => {
+    const project = "6f1c0000-0000-4000-8000-000000000105";
+    const group = "6f1c0000-0000-4000-8000-000000000106";
+    await sql`insert into projects (id, name) values (${project}, 'Before texts')`;
+    await sql`
+      insert into error_groups (project_id, id, fingerprint, message, level, first_seen, last_seen, environment, stored_count)
+      values (${project}, ${group}, 'fp', 'Old text', 'error', now(), now(), 'production', 5)`;
+    for (const [message, ms] of [["Old text", 0], ["Old text", HOUR], ["Old text", 200 * DAY], ["Other text", 0], ["Other text", MINUTE]] as const) {
+      await sql`insert into events (project_id, group_id, message, level, environment, "timestamp")
+        values (${project}, ${group}, ${message}, 'error', 'production', ${new Date(now - ms)})`;
+    }
+    await migrate(sql);
+    expect(await sql`select message, stored_count::int as n from event_messages order by message`).toEqual([
+      { message: "Old text", n: 3 },
+      { message: "Other text", n: 2 },
+    ]);
+    expect(await mismatches(sql)).toEqual([]);
+  });
+});
