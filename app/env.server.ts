@@ -24,7 +24,8 @@ const EnvSchema = z.object({
   // a streaming replica of DATABASE_URL for the dashboard's and /api/v1's reads (see db/replica.ts)
   DATABASE_REPLICA_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional().or(z.literal("").transform(() => undefined)),
   DATABASE_REPLICA_MAX_LAG_SECONDS: int(5, 1, 3600),
-  EMBEDDED_PG_PORT: int(54329, 1, 65535),
+  // 0: a free port the system picks at each start
+  EMBEDDED_PG_PORT: int(54329, 0, 65535),
   DB_POOL_SIZE: int(20, 2, 500),
   // the longest a request waits on the database (a statement, a lock, a queued write) before a 503
   DB_TIMEOUT_MS: int(10_000, 100, 600_000),

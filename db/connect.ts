@@ -30,7 +30,7 @@ export async function openDatabase(opts: {
   /** a streaming replica of `databaseUrl` for reads, and the lag past which it serves none */
   replica?: { url: string; maxLagMs: number };
 }): Promise<Database> {
-  const embedded = opts.databaseUrl ? null : await startEmbeddedPostgres(opts.dataDir, opts.embeddedPort);
+  const embedded = opts.databaseUrl ? null : await startEmbeddedPostgres(opts.dataDir, opts.embeddedPort === 0 ? "free" : opts.embeddedPort);
   const url = opts.databaseUrl ?? embedded!.url;
   const sql = createSql(url, opts.poolSize, { timeoutMs: opts.timeoutMs });
   try {

@@ -8,7 +8,7 @@ import { startEmbeddedPostgres } from "../../db/embedded.js";
 import { SHUTDOWN_DRAIN_MS, startServer, type RunningServer } from "../../server.js";
 import { mergeLockKey } from "../../db/events.js";
 import { connect, createProject, freshDatabaseUrl, startTestApp, testConfig, type TestApp } from "../support/server.js";
-import { freePort, spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
+import { spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 
 /**
@@ -186,8 +186,8 @@ describe.each([
 
   beforeAll(async () => {
     if (embedded) {
-      pgPort = await freePort();
-      instance = await spawnInstance("", { JOBS_ENABLED: "true", EMBEDDED_PG_PORT: String(pgPort) });
+      // the system picks the embedded server's port (a port picked here could be taken before it binds)
+      instance = await spawnInstance("", { JOBS_ENABLED: "true", EMBEDDED_PG_PORT: "0" });
     } else {
       databaseUrl = await freshDatabaseUrl();
       instance = await spawnInstance(databaseUrl, { JOBS_ENABLED: "true" });
@@ -195,6 +195,9 @@ describe.each([
     await waitHealthy(instance);
     if (embedded) {
       const password = readFileSync(path.join(instance.dataDir, "postgres-password"), "utf8").trim();
+      // PostgreSQL writes its port on the fourth line of postmaster.pid
+      pgPort = Number(readFileSync(path.join(instance.dataDir, "postgres", "postmaster.pid"), "utf8").split("\n")[3]);
+      expect(pgPort).toBeGreaterThan(0);
       databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/postgres`;
     }
     sql = connect(databaseUrl);

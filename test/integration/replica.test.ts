@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,7 +48,25 @@ let apiKey: string;
 let ownerEmail: string;
 let memberEmail: string;
 
-const startCluster = (dir: string) => pg("pg_ctl", ["-D", dir, "-l", `${dir}.log`, "-w", "-t", "60", "start"]);
+/**
+ * Starts the cluster in `dir` on `port`, or on a port the system picks: a picked port can be taken
+ * before the server binds it (as the local end of an outgoing connection), so then on another, a
+ * few times over. Returns the port.
+ */
+async function startCluster(dir: string, port?: number): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const tryPort = port ?? (await freePort());
+    const logged = existsSync(`${dir}.log`) ? readFileSync(`${dir}.log`, "utf8").length : 0;
+    try {
+      pg("pg_ctl", ["-D", dir, "-l", `${dir}.log`, "-w", "-t", "60", "-o", `-p ${tryPort}`, "start"]);
+      return tryPort;
+    } catch (err) {
+      const log = readFileSync(`${dir}.log`, "utf8").slice(logged);
+      if (port === undefined && attempt < 5 && /Address already in use/.test(log)) continue;
+      throw new Error(`${dir} did not start on port ${tryPort}:\n${log}`, { cause: err });
+    }
+  }
+}
 const stopCluster = (dir: string, mode = "fast") => pg("pg_ctl", ["-D", dir, "-m", mode, "-w", "stop"]);
 
 /** A standby of the primary in `standbyDir`: pg_basebackup -R when there is one, else the low-level backup API. */
@@ -76,7 +94,6 @@ async function makeStandby() {
     writeFileSync(path.join(standbyDir, "standby.signal"), "");
     appendFileSync(path.join(standbyDir, "postgresql.auto.conf"), `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\n`);
   }
-  appendFileSync(path.join(standbyDir, "postgresql.conf"), `port = ${standbyPort}\n`);
   ownByPostgres(standbyDir);
 }
 
@@ -118,14 +135,10 @@ describe.skipIf(!haveServer)(`reads on a streaming replica (PostgreSQL binaries 
     primaryDir = path.join(root, "primary");
     standbyDir = path.join(root, "standby");
     ownByPostgres(root);
-    primaryPort = await freePort();
-    do standbyPort = await freePort();
-    while (standbyPort === primaryPort);
     pg("initdb", ["-D", primaryDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "-N"]);
     appendFileSync(
       path.join(primaryDir, "postgresql.conf"),
       [
-        `port = ${primaryPort}`,
         "listen_addresses = '127.0.0.1'",
         `unix_socket_directories = '${root}'`,
         "wal_level = replica",
@@ -137,12 +150,12 @@ describe.skipIf(!haveServer)(`reads on a streaming replica (PostgreSQL binaries 
       ].join("\n"),
     );
     appendFileSync(path.join(primaryDir, "pg_hba.conf"), "host replication all 127.0.0.1/32 trust\n");
-    startCluster(primaryDir);
+    primaryPort = await startCluster(primaryDir);
     primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
-    standbyUrl = `postgres://postgres@127.0.0.1:${standbyPort}/postgres`;
     primary = createSql(primaryUrl, 4);
     await makeStandby();
-    startCluster(standbyDir);
+    standbyPort = await startCluster(standbyDir);
+    standbyUrl = `postgres://postgres@127.0.0.1:${standbyPort}/postgres`;
     standby = createSql(standbyUrl, 4);
 
     app = await spawnInstance(primaryUrl, { DATABASE_REPLICA_URL: standbyUrl, DATABASE_REPLICA_MAX_LAG_SECONDS: "3600" });
@@ -260,7 +273,7 @@ describe.skipIf(!haveServer)(`reads on a streaming replica (PostgreSQL binaries 
     const session = await login(client(app!), ownerEmail);
     expect(await (await page(app!, `/projects/${projectId}/issues`, session)).text()).toContain("third error");
 
-    startCluster(standbyDir);
+    await startCluster(standbyDir, standbyPort);
     await caughtUp();
     await pauseReplay();
     await ingest(client(app!), apiKey, { message: "fourth error", level: "error" });
