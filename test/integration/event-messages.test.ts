@@ -168,6 +168,56 @@ describe("raw search through the texts", () => {
   });
 });
 
+describe("raw search reading newest first", () => {
+  it("goes on past steps that found too few matches, where the matches are older than the rest", async () => {
+    const { apiKey, projectId } = await createProject(app.sql, "texts searched in steps");
+    // 300 matches, then 900 newer events without the term: a quarter of the events match, so the
+    // first step reads about twice the events a page of 50 needs (400), all of them without it
+    const events = [
+      ...repeat(300, { message: "Deep needle in ServerScriptService.Vault" }, true).map((e, i) => ({ ...e, timestamp: ago(2 * DAY - i * MINUTE) })),
+      ...repeat(900, { message: "Surface hay" }, true).map((e, i) => ({ ...e, timestamp: ago(DAY - i * MINUTE) })),
+    ];
+    await ingest(app, apiKey, events);
+    for (const [limit, offset] of [[50, 0], [100, 250], [10, 295]]) {
+      const r = await listEvents(app.sql, projectId, { search: "deep NEEDLE", limit, offset }, { searchWay: "newest-first" });
+      const want = await app.sql<{ id: string }[]>`
+        select id::text from events where project_id = ${projectId} and message ilike '%deep needle%'
+        order by "timestamp" desc, id desc limit ${limit} offset ${offset}`;
+      expect(r.total).toBe(300);
+      expect(r.data.map((e) => e.id)).toEqual(want.map((w) => w.id));
+    }
+  });
+});
+
+describe("raw search over events with microseconds", () => {
+  it("finds the page's events by their exact timestamps, both ways", async () => {
+    const { projectId } = await createProject(app.sql, "texts with microseconds");
+    // written directly, as the bench's generated data is: ingest keeps milliseconds, PostgreSQL keeps microseconds
+    await app.sql`
+      with g as (
+        insert into error_groups (project_id, fingerprint, message, level, first_seen, last_seen, environment, stored_count)
+        values (${projectId}, 'micro', 'Micro needle', 'error', now(), now(), 'production', 500) returning id
+      )
+      insert into events (project_id, group_id, message, level, environment, "timestamp")
+      select ${projectId}, g.id, case when i % 5 = 0 then 'Micro needle ' || (i % 3) else 'Micro hay' end, 'error', 'production',
+        now() - make_interval(secs => i * 1.234567)
+      from g, generate_series(1, 500) i`;
+    await app.sql`
+      insert into event_messages (project_id, hash, message, stored_count)
+      select project_id, md5(message)::uuid, message, count(*) from events where project_id = ${projectId} group by 1, message`;
+    const want = await app.sql<{ id: string }[]>`
+      select id::text from events where project_id = ${projectId} and message ilike '%needle%' order by "timestamp" desc, id desc`;
+    expect(want).toHaveLength(100);
+    for (const searchWay of ["per-text", "newest-first"] as const) {
+      for (const [limit, offset] of [[50, 0], [30, 60]]) {
+        const r = await listEvents(app.sql, projectId, { search: "needle", limit, offset }, { searchWay });
+        expect({ searchWay, total: r.total, ids: r.data.map((e) => e.id) }).toEqual({ searchWay, total: 100, ids: want.slice(offset, offset + limit).map((w) => w.id) });
+      }
+    }
+    expect(await mismatches(app.sql)).toEqual([]);
+  });
+});
+
 describe("migration 105", () => {
   const dir = path.resolve(import.meta.dirname, "../../db/migrations");
   let sql: Sql;
