@@ -37,46 +37,6 @@ export async function pruneMessages(sql: Sql | TxSql, projectId?: string): Promi
  */
 const TEXT_READ_COST = 40;
 
-/** The most events one step of the newest-first read takes (it doubles from its first guess). */
-const MAX_STEP = 20_000;
-
-/**
- * The newest `reach` events of the project whose text is one of `matching`, as keys (id and timestamp
- * as text, exact to the microsecond: sent back as text too, since a timestamp parameter goes through
- * a JavaScript Date, which keeps milliseconds), newest first. Reads the project's events newest first in steps,
- * each a LIMIT on the timestamp index, so the read stops near the page whatever the planner thinks of
- * the project's size; the first step takes about twice the `expected` events the page needs.
- */
-async function newestMatches(sql: Sql, projectId: string, matching: PendingQuery<Row[]>, reach: number, expected: number) {
-  const found: { id: string; ts: string }[] = [];
-  let after: { id: string; ts: string } | null = null;
-  let step = Math.min(MAX_STEP, Math.max(200, Math.ceil(expected * 2)));
-  for (;;) {
-    const rows: { id: string | null; ts: string | null; hit: boolean; ord: number; n: number }[] = await sql`
-      with w as materialized (
-        select e.id, e."timestamp", md5(e.message)::uuid as h from events e
-        where e.project_id = ${projectId}
-          ${after ? sql`and (e."timestamp", e.id) < (${after.ts}::text::timestamptz, ${after.id}::bigint)` : sql``}
-        order by e."timestamp" desc, e.id desc limit ${step}
-      ), n as (select count(*)::int as n from w)
-      select x.id::text, x."timestamp"::text as ts, x.hit, x.ord, n.n from n left join (
-        (select id, "timestamp", true as hit, row_number() over (order by "timestamp" desc, id desc)::int as ord
-          from w where h in (select hash from (${matching}) t)
-          order by "timestamp" desc, id desc limit ${reach - found.length})
-        union all
-        -- the oldest event read: where the next step starts
-        (select id, "timestamp", false, 0 from w order by "timestamp", id limit 1)
-      ) x on true`;
-    const hits = rows.filter((r) => r.hit).sort((a, b) => a.ord - b.ord);
-    for (const r of hits) found.push({ id: r.id!, ts: r.ts! });
-    const edge = rows.find((r) => !r.hit && r.id);
-    if (found.length >= reach || rows[0].n < step || !edge) break;
-    after = { id: edge.id!, ts: edge.ts! };
-    step = Math.min(MAX_STEP, step * 2);
-  }
-  return found;
-}
-
 export type MessageSearchPage = { data: Record<string, unknown>[]; total: number };
 
 /**
@@ -118,25 +78,22 @@ export async function searchByMessage(
   const total = Number(m.total);
   if (total === 0 || f.offset >= total) return { data: [], total };
   const reach = f.limit + f.offset;
-  const stored = Number(m.stored);
-  const perText = (way ?? pageWay(m.texts, total, stored, reach)) === "per-text";
-  if (perText) {
-    const data = await sql`
-      select ${columns} from (${matching}) t
-      cross join lateral (
-        select e.* from events e
-        where e.project_id = ${projectId} and md5(e.message)::uuid = t.hash and e.message = t.message
-        order by e."timestamp" desc, e.id desc limit ${reach}
-      ) e
-      order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`;
-    return { data, total };
-  }
-  const keys = (await newestMatches(sql, projectId, matching, reach, (reach * Math.max(stored, total)) / total)).slice(f.offset);
-  if (keys.length === 0) return { data: [], total };
-  const data = await sql`
-    select ${columns} from events e
-    join unnest(${keys.map((k) => k.id)}::bigint[], ${keys.map((k) => k.ts)}::text[]::timestamptz[]) k(id, ts)
-      on e.project_id = ${projectId} and e.id = k.id and e."timestamp" = k.ts
-    order by e."timestamp" desc, e.id desc`;
+  const perText = (way ?? pageWay(m.texts, total, Number(m.stored), reach)) === "per-text";
+  const data = perText
+    ? await sql`
+        select ${columns} from (${matching}) t
+        cross join lateral (
+          select e.* from events e
+          where e.project_id = ${projectId} and md5(e.message)::uuid = t.hash and e.message = t.message
+          order by e."timestamp" desc, e.id desc limit ${reach}
+        ) e
+        order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`
+    : // offset 0 keeps the newest-first scan a scan of its own, which the match check filters as it streams
+      await sql`
+        select ${columns} from (
+          select e.* from events e where e.project_id = ${projectId} order by e."timestamp" desc, e.id desc offset 0
+        ) e
+        where md5(e.message)::uuid in (select hash from (${matching}) t)
+        order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`;
   return { data, total };
 }
