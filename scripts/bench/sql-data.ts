@@ -6,6 +6,7 @@
  * see the same shapes as in production. The economy's generated data is in economy.ts.
  */
 import type { Sql } from "../../db/client.js";
+import { addToMessages } from "../../db/event-messages.js";
 import { TEXTS } from "./payloads.js";
 
 /** `groups` groups (message `ServerScriptService.<prefix><g>:<line>: <text>`) with no occurrences yet. */
@@ -74,10 +75,7 @@ export async function generateEvents(sql: Sql, projectId: string, events: number
     select project_id, group_id, game_version, sum(count), min("timestamp"), max("timestamp") from events
     where project_id = ${projectId} group by 1, 2, 3`;
   // the stored events' texts raw search reads (db/event-messages.ts)
-  await sql`
-    insert into event_messages (project_id, hash, message, stored_count)
-    select project_id, md5(message)::uuid, message, count(*) from events
-    where project_id = ${projectId} group by project_id, message`;
+  await sql`${addToMessages(sql, sql`select project_id, message, 1 as n from events where project_id = ${projectId}`)}`;
   await sql`
     insert into project_users (project_id, user_id, last_seen)
     select project_id, user_id, date_trunc('minute', max("timestamp")) from events
