@@ -58,19 +58,28 @@ const DRAIN_LOCK = "counter-deltas";
 const lockKey = (tx: TxSql) => tx`hashtextextended(${DRAIN_LOCK}, 0)`;
 
 /**
+ * Waits for the drain lock in `tx`. For what writes rows the drain also writes (retention's texts and
+ * stored-row counts): taken before any of them, it keeps the lock order above, where a transaction
+ * holding a group row while it waits for a text row the drain holds would deadlock with it.
+ */
+export async function holdDrainLock(tx: TxSql): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${lockKey(tx)})`;
+}
+
+/**
  * Waits for the drain lock in `tx` and applies every pending row of `projectId`. For what re-keys
  * the project's counters: call it first in the transaction, before any row lock (the drain holds
  * this lock while it waits for group rows), after the project's merge lock when taking it (the
  * drain never takes that one).
  */
 export async function applyPendingOf(tx: TxSql, projectId: string): Promise<void> {
-  await tx`select pg_advisory_xact_lock(${lockKey(tx)})`;
+  await holdDrainLock(tx);
   while ((await applyDeltas(tx, DRAIN_BATCHES, projectId)) === DRAIN_BATCHES);
 }
 
 /** Waits for the drain lock in `tx` and drops the project's pending rows (the project is being deleted). */
 export async function discardPendingOf(tx: TxSql, projectId: string): Promise<void> {
-  await tx`select pg_advisory_xact_lock(${lockKey(tx)})`;
+  await holdDrainLock(tx);
   await tx`delete from counter_deltas where project_id = ${projectId}`;
 }
 

@@ -1,4 +1,5 @@
-import type { Sql } from "../db/client.js";
+import type { Sql, TxSql } from "../db/client.js";
+import { holdDrainLock } from "../db/counter-deltas.js";
 import { addToMessages, pruneMessages } from "../db/event-messages.js";
 import { dropExpiredPartitions } from "./partitions.js";
 
@@ -12,7 +13,8 @@ import { dropExpiredPartitions } from "./partitions.js";
  * Pending deferred counters (db/counter-deltas.ts) need nothing from it: retention moves no counter
  * between groups, and a minute cell older than two days that a drain applies after a run is what a
  * late event written just after it would leave (in the default partition): the next run deletes it,
- * and no read looks that far back in minute rollups.
+ * and no read looks that far back in minute rollups. Each transaction that changes rows the drain
+ * also writes (group rows' stored counts, texts) takes the drain's lock first, in the drain's lock order.
  *
  * A day's partition goes once the whole day is past the period, so raw events are kept for the
  * period plus at most one day.
@@ -21,6 +23,7 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
   const [{ now }] = await sql<{ now: Date }[]>`select now()`;
   const eventCutoff = new Date(now.getTime() - retentionDays * 86_400_000);
   let events = await dropExpiredPartitions(sql, "events", eventCutoff, async (tx, partition) => {
+    await holdDrainLock(tx as unknown as TxSql);
     await tx`
       with per_group as (
         select project_id, group_id, count(*) as n from ${tx(partition)} group by 1, 2
@@ -37,34 +40,40 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
     await tx`${addToMessages(tx, tx`select project_id, message, -1 as n from ${tx(partition)}`)}`;
   });
   for (;;) {
-    const [{ n }] = await sql<{ n: number }[]>`
-      with doomed as (
-        select project_id, id, "timestamp" from events_default
-        where "timestamp" < ${eventCutoff}
-        limit ${batchSize}
-      ), del as (
-        delete from events_default e using doomed d
-        where e.project_id = d.project_id and e.id = d.id and e."timestamp" = d."timestamp"
-        returning e.project_id, e.group_id, e.message
-      ), texts as (${addToMessages(sql, sql`select project_id, message, -1 as n from del`)}
-      ), per_group as (
-        select project_id, group_id, count(*) as n from del group by 1, 2
-      ), locked as (
-        select g.project_id, g.id, p.n from error_groups g
-        join per_group p on g.project_id = p.project_id and g.id = p.group_id
-        order by g.project_id, g.fingerprint
-        for update of g
-      ), upd as (
-        update error_groups g set stored_count = greatest(g.stored_count - l.n, 0)
-        from locked l
-        where g.project_id = l.project_id and g.id = l.id
-      )
-      select coalesce(sum(n), 0)::int as n from per_group`;
+    const [{ n }] = await sql.begin(async (tx) => {
+      await holdDrainLock(tx);
+      return tx<{ n: number }[]>`
+        with doomed as (
+          select project_id, id, "timestamp" from events_default
+          where "timestamp" < ${eventCutoff}
+          limit ${batchSize}
+        ), del as (
+          delete from events_default e using doomed d
+          where e.project_id = d.project_id and e.id = d.id and e."timestamp" = d."timestamp"
+          returning e.project_id, e.group_id, e.message
+        ), texts as (${addToMessages(tx, tx`select project_id, message, -1 as n from del`)}
+        ), per_group as (
+          select project_id, group_id, count(*) as n from del group by 1, 2
+        ), locked as (
+          select g.project_id, g.id, p.n from error_groups g
+          join per_group p on g.project_id = p.project_id and g.id = p.group_id
+          order by g.project_id, g.fingerprint
+          for update of g
+        ), upd as (
+          update error_groups g set stored_count = greatest(g.stored_count - l.n, 0)
+          from locked l
+          where g.project_id = l.project_id and g.id = l.id
+        )
+        select coalesce(sum(n), 0)::int as n from per_group`;
+    });
     events += n;
     if (n < batchSize) break;
   }
   // texts whose last stored event went (the default partition's deletes leave them at zero)
-  await pruneMessages(sql);
+  await sql.begin(async (tx) => {
+    await holdDrainLock(tx);
+    await pruneMessages(tx);
+  });
   const minuteCutoff = new Date(now.getTime() - 2 * 86_400_000);
   let minuteRollups = await dropExpiredPartitions(sql, "rollup_minute", minuteCutoff);
   minuteRollups += (await sql`delete from rollup_minute_default where bucket < ${minuteCutoff}`).count;

@@ -12,6 +12,7 @@ import { runRetention } from "../../jobs/retention.js";
 import { countersApplied } from "../support/counters.js";
 import { DAY, HOUR, MINUTE, ingest, iso, repeat } from "../support/query-fixtures.js";
 import { createProject, freshDatabaseUrl, postJson, startTestApp, type TestApp } from "../support/server.js";
+import { sleep } from "../support/wait.js";
 
 /**
  * The stored events' distinct texts behind raw search (db/event-messages.ts): their counts equal the
@@ -38,6 +39,17 @@ async function mismatches(sql: Sql) {
 const texts = async (projectId: string) =>
   (await app.sql<{ message: string; n: number }[]>`
     select message, stored_count::int as n from event_messages where project_id = ${projectId} order by message`).map((r) => [r.message, r.n]);
+
+/** Waits until at least `n` sessions of the test database wait for a lock. */
+async function lockWaiters(n: number) {
+  for (let tries = 0; ; tries++) {
+    const [{ waiting }] = await app.sql<{ waiting: number }[]>`
+      select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    if (waiting >= n) return;
+    if (tries > 400) throw new Error(`${waiting} sessions wait for a lock, not ${n}`);
+    await sleep(25);
+  }
+}
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -84,14 +96,17 @@ describe("the texts' counts", () => {
       ...repeat(2, { message: "Retained mixed", timestamp: ago(35 * DAY) }, true),
       ...repeat(2, { message: "Retained mixed", timestamp: ago(2 * HOUR) }, true),
     ]);
-    // the drain waits while this transaction holds its lock: retention runs before the drain of
-    // these events, which are already past the period
-    const held = app.sql.reserve();
-    const conn = await held;
-    await conn`begin`;
-    await conn`select pg_advisory_xact_lock(hashtextextended('counter-deltas', 0))`;
+    // No drain runs while `first` holds the drain lock, so these events stay pending; retention
+    // queues for the lock, then `second` behind it. PostgreSQL grants a released lock to its queue in
+    // order (a drain only tries the lock), so retention drops the partition before the drain of
+    // these events, and `second` then holds the lock between the partition and the default partition.
+    const first = await app.sql.reserve();
+    const second = await app.sql.reserve();
+    let retention: Promise<{ events: number }> | undefined;
     try {
-      const r = await postJson(app, "/api/ingest", { errors: repeat(4, { message: "Retained late", timestamp: ago(45 * DAY) }, true) }, apiKey);
+      await first`begin`;
+      await first`select pg_advisory_xact_lock(hashtextextended('counter-deltas', 0))`;
+      const r = await postJson(app, "/api/ingest", { errors: repeat(4, { message: "Retained late", timestamp: ago(40 * DAY) }, true) }, apiKey);
       expect(r.status).toBe(200);
       const [{ pending }] = await app.sql<{ pending: number }[]>`select count(*)::int as pending from counter_deltas where project_id = ${projectId}`;
       expect(pending).toBe(1);
@@ -99,20 +114,59 @@ describe("the texts' counts", () => {
         select count(*) filter (where tableoid <> 'events_default'::regclass)::int as partitioned,
           count(*) filter (where tableoid = 'events_default'::regclass)::int as default
         from events where project_id = ${projectId} and "timestamp" < now() - interval '30 days'`;
-      expect(where).toEqual({ partitioned: 3, default: 6 });
-      const { events } = await runRetention(app.sql, 30);
-      expect(events).toBe(9);
-      // taken away first: the late text stands at minus its events until the drain adds them
-      expect(await texts(projectId)).toEqual([["Retained late", -4], ["Retained mixed", 2]]);
+      expect(where).toEqual({ partitioned: 7, default: 2 });
+      retention = runRetention(app.sql, 30);
+      retention.catch(() => {});
+      await lockWaiters(1);
+      await second`begin`;
+      const secondHolds = second`select pg_advisory_xact_lock(hashtextextended('counter-deltas', 0))`.execute();
+      await lockWaiters(2);
+      await first`commit`;
+      await secondHolds;
+      // the partition is gone and taken away first: the late text stands at minus its events until the drain adds them
+      expect(await texts(projectId)).toEqual([["Retained late", -4], ["Retained mixed", 4], ["Retained old", 0]]);
+      await second`commit`;
+      expect((await retention).events).toBe(9);
     } finally {
-      await conn`commit`;
-      conn.release();
+      await first`rollback`;
+      await second`rollback`;
+      first.release();
+      second.release();
     }
     await countersApplied(app.sql);
-    expect(await texts(projectId)).toEqual([["Retained late", 0], ["Retained mixed", 2]]);
-    // a text whose events all went has no row: the next run removes the zero the drain left
+    // a text whose events all went has no row: the run removes those at zero, the next one what the drain left at zero
     await runRetention(app.sql, 30);
     expect(await texts(projectId)).toEqual([["Retained mixed", 2]]);
+    expect(await mismatches(app.sql)).toEqual([]);
+  });
+
+  it("are kept by retention and a drain at once without a deadlock", async () => {
+    const { apiKey, projectId } = await createProject(app.sql, "texts dropped while drained");
+    await app.sql`select ensure_day_partitions('events', 'timestamp', ${ago(40 * DAY)}::date, ${ago(40 * DAY)}::date)`;
+    await ingest(app, apiKey, repeat(3, { message: "Dropped while drained", timestamp: ago(40 * DAY) }, true));
+    await countersApplied(app.sql);
+    const [group] = await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId}`;
+    // a drain in progress holds its lock and the text's row, and comes to the group's row next (its lock order)
+    const drain = await app.sql.reserve();
+    let retention: Promise<{ events: number }> | undefined;
+    try {
+      await drain`begin`;
+      await drain`select pg_advisory_xact_lock(hashtextextended('counter-deltas', 0))`;
+      await drain`update event_messages set stored_count = stored_count + 0 where project_id = ${projectId} and hash = md5('Dropped while drained')::uuid`;
+      retention = runRetention(app.sql, 30);
+      retention.catch(() => {});
+      await lockWaiters(1);
+      // a retention holding the group's row while it waits for the text's would make this a deadlock
+      await drain`update error_groups set stored_count = stored_count + 0 where project_id = ${projectId} and id = ${group.id}`;
+      await drain`commit`;
+      expect((await retention).events).toBe(3);
+    } finally {
+      await drain`rollback`;
+      drain.release();
+    }
+    expect(await texts(projectId)).toEqual([]);
+    const [{ stored }] = await app.sql<{ stored: number }[]>`select stored_count::int as stored from error_groups where id = ${group.id}`;
+    expect(stored).toBe(0);
     expect(await mismatches(app.sql)).toEqual([]);
   });
 
