@@ -4,7 +4,7 @@
  * An ingest batch (db/events.ts) writes its group rows, events and traces, and appends one row per
  * project to `counter_deltas` with everything else it adds: distinct users per group row and per
  * project, counts per environment and per version, the minute, hour and day rollup cells, and the
- * stored events per text (db/event-messages.ts). The
+ * stored events per group row and text (db/event-messages.ts). The
  * drain deletes pending rows in id order (`returning` them), sums them in SQL and applies the sums
  * with upserts, all in one statement: a drain that fails or rolls back applies nothing and leaves
  * the rows pending, and a committed one has removed exactly what it applied, so nothing applies twice
@@ -143,7 +143,7 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
     ), input as materialized (
       -- the project is the pending row's: its payload does not repeat it per group row or user
       select taken.project_id as p, t.* from taken cross join lateral json_to_recordset(taken.payload->'r')
-        as t(id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json)
+        as t(id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, w json)
     ), pairs as (
       select distinct i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
       from input i cross join lateral unnest(i.u) as x(user_id)
@@ -182,8 +182,18 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       where pu.last_seen < excluded.last_seen - interval '1 minute'
         or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
     ), texts as (${addToMessages(tx, tx`
-      select taken.project_id, x->>0 as message, (x->>1)::bigint as n
-      from taken cross join lateral json_array_elements(taken.payload->'t') x`)}
+      select i.p as project_id, i.id as group_id, x->>0 as message, (x->>1)::bigint as n
+      from input i cross join lateral json_array_elements(i.w) x
+      union all
+      -- a pending row written by an instance of a version before migration 106 carries its texts per
+      -- project ("t"): each goes to the own group of the text's newest stored event
+      select taken.project_id, own.group_id, x->>0, (x->>1)::bigint
+      from taken cross join lateral json_array_elements(taken.payload->'t') x
+      cross join lateral (
+        select coalesce(e.origin_group_id, e.group_id) as group_id from events e
+        where e.project_id = taken.project_id and md5(e.message)::uuid = md5(x->>0)::uuid and e.message = x->>0
+        order by e."timestamp" desc, e.id desc limit 1
+      ) own`)}
     ), by_environment as (${spans("group_environments", "environment", "e")}
     ), by_version as (${spans("group_versions", "version", "v")}
     ), minutes as (

@@ -129,27 +129,17 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = 
     ${f.createdBefore ? sql`and g.created_at <= ${f.createdBefore}` : sql``}`;
 }
 
-/**
- * How many of the project's newest stored events an issue search reads for their messages and player
- * names. A substring of an event's text cannot use an index without making every ingest pay for one
- * (raw search reads the distinct texts instead, which do not say which groups hold them), so, as a
- * filtered raw search (RAW_SEARCH_WINDOW), it reads a bounded window; a smaller one, since the issues list
- * searches on every Apply and its other parts (messages, culprits, players) are indexed and unbounded:
- * at 100,000 events the window costs about a fifth of raw search's.
- */
-export const ISSUE_SEARCH_WINDOW = 20_000;
-
 /** A numeric search also names a player by user id, exactly. */
 const searchedUserId = (search: string) => (/^\d{1,18}$/.test(search.trim()) ? search.trim() : null);
 
 /**
  * The issues a search finds: one whose message or culprit holds it (trigram indexes), and, through one
- * list of ids computed once, one a matching player had (any part of their latest name, or their user
- * id for a numeric search; through group_users), one whose events among the newest ISSUE_SEARCH_WINDOW
- * hold it in their message or player name (lower() and LIKE: ILIKE, which the trigram indexes need,
- * costs about twice as much per unindexed row), and one holding a merged group whose message or
- * culprit does. The planner answers the three as one bitmap (message index, culprit index, primary key), so
- * each matching issue is read from the heap once, as with the message alone.
+ * list of ids computed once, one a stored event of which holds it in its message (the stored events'
+ * texts, each under the group it was written for: db/event-messages.ts), one a matching player had
+ * (any part of their latest name, or their user id for a numeric search; through group_users), and one
+ * holding a merged group whose message or culprit does. The planner answers the three as one bitmap
+ * (message index, culprit index, primary key), so each matching issue is read from the heap once, as
+ * with the message alone.
  */
 function searchWhere(sql: Sql, projectId: string, search: string) {
   const p = likePattern(search);
@@ -157,10 +147,8 @@ function searchWhere(sql: Sql, projectId: string, search: string) {
   return sql`and (g.message ilike ${p} or g.culprit ilike ${p} or g.id = any(array(
     select coalesce(m.merged_into, m.id) from error_groups m
     where m.project_id = ${projectId} and m.id in (
-      select e.group_id from (
-        select group_id, message, player_name from events where project_id = ${projectId}
-        order by "timestamp" desc, id desc limit ${ISSUE_SEARCH_WINDOW}
-      ) e where lower(e.message) like lower(${p}) or lower(e.player_name) like lower(${p})
+      select t.group_id from event_messages t
+      where t.project_id = ${projectId} and t.message ilike ${p} and t.stored_count > 0
       union
       select gu.group_id from group_users gu
       where gu.project_id = ${projectId} and gu.user_id in (
@@ -172,19 +160,6 @@ function searchWhere(sql: Sql, projectId: string, search: string) {
     select h.merged_into from error_groups h
     where h.project_id = ${projectId} and h.merged_into is not null and (h.message ilike ${p} or h.culprit ilike ${p})
   )))`;
-}
-
-/**
- * What an issue search read of the stored events: how many (at most ISSUE_SEARCH_WINDOW), and whether
- * older ones were left out. An index-only count of the window, bounded like the search itself.
- */
-export async function issueSearchScope(sql: Sql, projectId: string): Promise<{ events: number; windowFull: boolean }> {
-  const [{ n }] = await sql<{ n: string }[]>`
-    select count(*)::bigint as n from (
-      select 1 from events where project_id = ${projectId} order by "timestamp" desc, id desc limit ${ISSUE_SEARCH_WINDOW + 1}
-    ) w`;
-  const count = Number(n);
-  return { events: Math.min(count, ISSUE_SEARCH_WINDOW), windowFull: count > ISSUE_SEARCH_WINDOW };
 }
 
 export async function countGroups(sql: Sql, projectId: string, f: GroupMatch): Promise<number> {

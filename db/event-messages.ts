@@ -1,9 +1,11 @@
 /**
- * The distinct texts of stored events (db/migrations/105_event_messages.sql): one row per project and
- * message with how many stored events carry it, under a trigram index. Raw search finds the texts
- * holding a term there, takes its total from their counts, and reads the page from the events
- * through their index on the message's hash, so its cost follows the matches it answers, not how many
- * events are stored.
+ * The distinct texts of stored events (db/migrations/105_event_messages.sql, 106): one row per project,
+ * group and message with how many stored events of the group carry it, under a trigram index. The
+ * group is the event's own (the one it was written for, before any merge), so merges move no row.
+ * Raw search finds the texts holding a term there, takes its total from their counts, and reads the
+ * page from the events through their index on the message's hash, so its cost follows the matches it
+ * answers, not how many events are stored. Issue search takes the groups of the matching texts
+ * (db/errors.ts).
  *
  * The counts follow the stored events: the counter drain adds each batch's (db/counter-deltas.ts),
  * and whatever deletes events takes theirs away here. Every change is an upsert of a sum, so they
@@ -15,16 +17,16 @@ import type { Sql, TxSql } from "./client.js";
 type Fragment = PendingQuery<Row[]>;
 
 /**
- * The upsert that adds `sums` (rows of `project_id`, `message`, `n`) to their texts' counts, in key
- * order (every writer of the counts takes the rows in that order, so none deadlocks another); a
- * statement of its own or the body of a `with` part.
+ * The upsert that adds `sums` (rows of `project_id`, `group_id` (the events' own group), `message`,
+ * `n`) to their texts' counts, in key order (every writer of the counts takes the rows in that order,
+ * so none deadlocks another); a statement of its own or the body of a `with` part.
  */
 export const addToMessages = (sql: Sql | TxSql, sums: Fragment) => sql`
-  insert into event_messages as m (project_id, hash, message, stored_count)
-  select project_id, md5(message)::uuid, min(message), sum(n) from (${sums}) s
-  group by 1, 2
-  order by 1, 2
-  on conflict (project_id, hash) do update set stored_count = m.stored_count + excluded.stored_count`;
+  insert into event_messages as m (project_id, group_id, hash, message, stored_count)
+  select project_id, group_id, md5(message)::uuid, min(message), sum(n) from (${sums}) s
+  group by 1, 2, 3
+  order by 1, 2, 3
+  on conflict (project_id, group_id, hash) do update set stored_count = m.stored_count + excluded.stored_count`;
 
 /** Removes the texts (of one project, or of all) whose stored events are all gone. */
 export async function pruneMessages(sql: Sql | TxSql, projectId?: string): Promise<void> {
@@ -68,9 +70,11 @@ export async function searchByMessage(
   /** tests: read the page this way, whatever it costs */
   way?: "per-text" | "newest-first",
 ): Promise<MessageSearchPage> {
+  // a text's rows over the groups that hold it
   const matching = sql`
-    select t.hash, t.message, t.stored_count from event_messages t
-    where t.project_id = ${projectId} and t.message ilike ${pattern} and t.stored_count > 0`;
+    select t.hash, min(t.message) as message, sum(t.stored_count) as stored_count from event_messages t
+    where t.project_id = ${projectId} and t.message ilike ${pattern} and t.stored_count > 0
+    group by t.hash`;
   const [m] = await sql<{ total: string; texts: number; stored: string }[]>`
     select coalesce(sum(t.stored_count), 0)::bigint as total, count(*)::int as texts,
       (select coalesce(sum(stored_count), 0) from error_groups where project_id = ${projectId})::bigint as stored

@@ -3,7 +3,6 @@ import { ROLLUP_TABLES } from "./stats.js";
 import { groupWhere, type GroupMatch } from "./errors.js";
 import { mergeLockKey } from "./events.js";
 import { applyPendingOf } from "./counter-deltas.js";
-import { addToMessages, pruneMessages } from "./event-messages.js";
 
 export type GroupStatus = "open" | "resolved" | "ignored";
 
@@ -93,11 +92,11 @@ export async function deleteGroup(sql: Sql, projectId: string, groupId: string):
     }
     const traced = await tx<{ trace_id: string; n: number }[]>`
       with del as (
-        delete from events where project_id = ${projectId} and group_id = ${groupId} returning project_id, message, trace_id
-      ), texts as (${addToMessages(tx, tx`select project_id, message, -1 as n from del`)}
+        delete from events where project_id = ${projectId} and group_id = ${groupId} returning trace_id
       )
       select trace_id, count(*)::int as n from del where trace_id is not null group by trace_id order by trace_id`;
-    await pruneMessages(tx, projectId);
+    // the texts of its events and its members' (each event's own group is one of them)
+    await tx`delete from event_messages where project_id = ${projectId} and group_id = any(${[groupId, ...members.map((m) => m.id)]}::uuid[])`;
     await tx`delete from group_users where project_id = ${projectId} and group_id = ${groupId}`;
     await tx`delete from group_environments where project_id = ${projectId} and group_id = ${groupId}`;
     await tx`delete from group_versions where project_id = ${projectId} and group_id = ${groupId}`;

@@ -123,6 +123,8 @@ type RowAgg = {
   versions: Map<string, Span>;
   /** rollup cells of this origin row by minute and level (its group is fixed) */
   minutes: Map<number, { bucket: number; level: Level; count: number }>;
+  /** its stored events per text */
+  texts: Map<string, number>;
   moved: number;
   /** the group this row's events land in (itself, or the issue it is merged into) */
   lands: string;
@@ -146,6 +148,8 @@ export type RowDelta = {
   e: (string | number)[][] | undefined;
   v: (string | number)[][] | undefined;
   m: (string | number)[][] | undefined;
+  /** per text of its stored events ("words"): [message, events] (db/event-messages.ts) */
+  w: [string, number][] | undefined;
 };
 
 /** One project's deferred counters of a batch: one pending row (db/counter-deltas.ts). */
@@ -155,8 +159,6 @@ export type ProjectDelta = {
     r: RowDelta[];
     /** per user: [user id, last seen (ms), player name] */
     s: unknown[][];
-    /** per text of the stored events: [message, events] (db/event-messages.ts) */
-    t?: [string, number][];
   };
 };
 
@@ -182,7 +184,7 @@ export type BatchWrites = {
 export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: UpsertedGroup[]): BatchWrites {
   const byKey = new Map(upserted.map((g) => [`${g.project_id}\u0000${g.fingerprint}`, g]));
   const aggs = new Map<string, RowAgg>(
-    upserted.map((g) => [g.id, { row: g, left: g.kept, users: new Map(), envs: new Map(), versions: new Map(), minutes: new Map(), moved: 0, lands: g.id }]),
+    upserted.map((g) => [g.id, { row: g, left: g.kept, users: new Map(), envs: new Map(), versions: new Map(), minutes: new Map(), texts: new Map(), moved: 0, lands: g.id }]),
   );
   // the slot caches its place: the first event of a fingerprint finds it, the others reuse it
   const placeOf = (slot: Slot & { place?: Place }): Place => {
@@ -207,8 +209,6 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
   const events: object[] = [];
   const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
   const traces = new Map<string, TraceAgg>();
-  // per project, the stored events of each text
-  const texts = new Map<string, Map<string, number>>();
   for (let i = 0; i < rows.length; i++) {
     const e = rows[i];
     const { group, origin, family } = placeOf(slotOf[i]);
@@ -231,9 +231,7 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
       if (e.breadcrumbs) stored.breadcrumbs = e.breadcrumbs;
       if (e.storedEventId) stored.event_id = e.storedEventId;
       events.push(stored);
-      let t = texts.get(e.projectId);
-      if (!t) texts.set(e.projectId, (t = new Map()));
-      t.set(e.message, (t.get(e.message) ?? 0) + 1);
+      origin.texts.set(e.message, (origin.texts.get(e.message) ?? 0) + 1);
     }
     if (e.userId !== null) {
       origin.users.set(e.userId, family);
@@ -282,9 +280,9 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
       e: spanList(a.envs),
       v: spanList(a.versions),
       m: a.minutes.size === 0 ? undefined : [...a.minutes.values()].map((c) => [c.bucket, c.level, c.count]),
+      w: a.texts.size === 0 ? undefined : [...a.texts],
     });
   }
   for (const u of users.values()) deltaOf(u.project_id).s.push([u.user_id, u.last_seen, u.player_name]);
-  for (const [p, t] of texts) deltaOf(p).t = [...t];
   return { storedRows, events, traces, moved, deltas: [...deltas.values()] };
 }

@@ -37,7 +37,7 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
       update error_groups g set stored_count = greatest(g.stored_count - l.n, 0)
       from locked l
       where g.project_id = l.project_id and g.id = l.id`;
-    await tx`${addToMessages(tx, tx`select project_id, message, -1 as n from ${tx(partition)}`)}`;
+    await tx`${addToMessages(tx, tx`select project_id, coalesce(origin_group_id, group_id) as group_id, message, -1 as n from ${tx(partition)}`)}`;
   });
   for (;;) {
     const [{ n }] = await sql.begin(async (tx) => {
@@ -50,8 +50,8 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
         ), del as (
           delete from events_default e using doomed d
           where e.project_id = d.project_id and e.id = d.id and e."timestamp" = d."timestamp"
-          returning e.project_id, e.group_id, e.message
-        ), texts as (${addToMessages(tx, tx`select project_id, message, -1 as n from del`)}
+          returning e.project_id, e.group_id, e.origin_group_id, e.message
+        ), texts as (${addToMessages(tx, tx`select project_id, coalesce(origin_group_id, group_id) as group_id, message, -1 as n from del`)}
         ), per_group as (
           select project_id, group_id, count(*) as n from del group by 1, 2
         ), locked as (

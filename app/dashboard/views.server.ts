@@ -1,6 +1,6 @@
 import type { Sql } from "../../db/client.js";
 import { groupMessages, hasGroups, issueEnvironments, listEnvironments, projectSeries } from "../../db/dashboard.js";
-import { getGroup, issueSearchScope, listGroups, type EventRow, type GroupRow, type GroupSort } from "../../db/errors.js";
+import { getGroup, listGroups, type EventRow, type GroupRow, type GroupSort } from "../../db/errors.js";
 import { groupHourlySeries, groupsHourlyCounts, latestGroupEvents } from "../../db/group-reads.js";
 import { getTrace } from "../../db/traces.js";
 import { listApiKeys } from "../../db/projects.js";
@@ -47,11 +47,10 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
   const filters = issueFilters(q);
   const requested = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
   const page = Math.min(10_000, requested);
-  const [{ data, total }, seenEnvironments, seenVersions, searched] = await Promise.all([
+  const [{ data, total }, seenEnvironments, seenVersions] = await Promise.all([
     listGroups(sql, projectId, { ...matchOf(filters), sort: filters.sort, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }),
     listEnvironments(sql, projectId),
     listVersionNames(sql, projectId),
-    filters.search ? issueSearchScope(sql, projectId) : undefined,
   ]);
   const groups = data as unknown as GroupRow[];
   const environmentsOf = await issueEnvironments(sql, projectId, groups.map((g) => g.id));
@@ -68,7 +67,6 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
     groups: groups.map((g) => ({ ...withTitle(g), environments: environmentsOf[g.id] ?? [] })),
     environments: withCurrent(seenEnvironments, filters.environment),
     versions: withCurrent(seenVersions, filters.version),
-    searched,
     hourly,
   };
 }

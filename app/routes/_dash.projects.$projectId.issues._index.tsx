@@ -60,7 +60,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
   });
 
 export default function Issues() {
-  const { filters, page, pageSize, total, groups, environments, versions, searched, hourly, now } = useLoaderData<typeof loader>();
+  const { filters, page, pageSize, total, groups, environments, versions, hourly, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const [params] = useSearchParams();
   const nav = useNavigation();
@@ -89,7 +89,7 @@ export default function Issues() {
         <div>
           <label htmlFor="search">Search</label>
           <input id="search" name="search" type="search" defaultValue={filters.search} placeholder="message or player"
-            aria-describedby={searched ? "search-scope" : undefined} />
+            aria-describedby={filters.search ? "search-scope" : undefined} />
         </div>
         <div>
           <label htmlFor="status">Status</label>
@@ -136,10 +136,9 @@ export default function Issues() {
           <label htmlFor="regressed">Regressed only</label>
         </div>
         <button type="submit" disabled={loading} aria-busy={loading || undefined}>{loading ? "Loading…" : "Apply"}</button>
-        {searched ? (
+        {filters.search ? (
           <p id="search-scope" className="search-scope small muted" data-testid="search-scope">
-            Searched messages, culprits, player names and user ids, and the messages and player names of{" "}
-            {searched.windowFull ? `the newest ${num(searched.events)} stored events (older ones were not searched)` : `all ${num(searched.events)} stored events`}.
+            Searched messages, culprits, player names and user ids, and the messages of every stored event.
           </p>
         ) : null}
       </Form>

@@ -75,7 +75,7 @@ export async function generateEvents(sql: Sql, projectId: string, events: number
     select project_id, group_id, game_version, sum(count), min("timestamp"), max("timestamp") from events
     where project_id = ${projectId} group by 1, 2, 3`;
   // the stored events' texts raw search reads (db/event-messages.ts)
-  await sql`${addToMessages(sql, sql`select project_id, message, 1 as n from events where project_id = ${projectId}`)}`;
+  await sql`${addToMessages(sql, sql`select project_id, coalesce(origin_group_id, group_id) as group_id, message, 1 as n from events where project_id = ${projectId}`)}`;
   await sql`
     insert into project_users (project_id, user_id, last_seen)
     select project_id, user_id, date_trunc('minute', max("timestamp")) from events

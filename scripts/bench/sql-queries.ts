@@ -20,7 +20,7 @@ async function queriesOf(b: Bench, projectId: string) {
     { name: "errors raw search", path: "/api/v1/errors?search=Damage" },
     // one group's text of the 1,000: its events are a thousandth of the stored ones, spread over 30 days
     { name: "errors raw search, 1 text matches", path: "/api/v1/errors?search=Gen421:" },
-    // also reads the newest events' messages and player names (ISSUE_SEARCH_WINDOW)
+    // also finds issues by their stored events' texts and their players' names
     { name: "errors grouped search", path: "/api/v1/errors?grouped=true&search=Damage" },
   ];
 }

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSql, type Sql } from "../../db/client.js";
+import { asJson, createSql, type Sql } from "../../db/client.js";
 import { likePattern, listEvents } from "../../db/errors.js";
 import { deleteGroup } from "../../db/groups.js";
 import { mergeGroups } from "../../db/merge.js";
@@ -15,30 +15,45 @@ import { createProject, freshDatabaseUrl, postJson, startTestApp, type TestApp }
 import { sleep } from "../support/wait.js";
 
 /**
- * The stored events' distinct texts behind raw search (db/event-messages.ts): their counts equal the
- * stored events through ingest (throttled events are not stored), merges, a group's delete,
- * retention (a dropped partition and the default partition's deletes, even before the drain of the
- * events it drops) and a project's delete; the migration counts what was stored before it; and both
- * ways of reading a search's page answer what a scan of every event answers.
+ * The stored events' distinct texts behind raw and issue search (db/event-messages.ts), per the group
+ * each event was written for: their counts equal the stored events through ingest (throttled events
+ * are not stored), merges, a group's delete, retention (a dropped partition and the default
+ * partition's deletes, even before the drain of the events it drops, and while a drain runs) and a
+ * project's delete; a pending row of the previous version's shape is applied; the migrations count
+ * what was stored before them; and both ways of reading a search's page answer what a scan of every
+ * event answers.
  */
 let app: TestApp;
 const now = Date.now();
 const ago = (ms: number) => iso(now - ms);
 
-/** Per project and text: the stored events, and the count kept for the text. Empty when they agree. */
+/** Per project, own group and text: the stored events, and the count kept for the text. Empty when they agree. */
 async function mismatches(sql: Sql) {
   await countersApplied(sql);
   return sql`
-    select coalesce(e.project_id, m.project_id) as project_id, coalesce(e.message, m.message) as message,
-      coalesce(e.n, 0)::int as events, coalesce(m.stored_count, 0)::int as counted
-    from (select project_id, message, count(*) as n from events group by 1, 2) e
-    full join event_messages m on m.project_id = e.project_id and m.hash = md5(e.message)::uuid
+    select coalesce(e.project_id, m.project_id) as project_id, coalesce(e.group_id, m.group_id) as group_id,
+      coalesce(e.message, m.message) as message, coalesce(e.n, 0)::int as events, coalesce(m.stored_count, 0)::int as counted
+    from (select project_id, coalesce(origin_group_id, group_id) as group_id, message, count(*) as n from events group by 1, 2, 3) e
+    full join event_messages m on m.project_id = e.project_id and m.group_id = e.group_id and m.hash = md5(e.message)::uuid
     where coalesce(e.n, 0) <> coalesce(m.stored_count, 0) or m.message is distinct from e.message`;
 }
 
+/** A project's texts, each with its count over the groups that hold it. */
 const texts = async (projectId: string) =>
   (await app.sql<{ message: string; n: number }[]>`
-    select message, stored_count::int as n from event_messages where project_id = ${projectId} order by message`).map((r) => [r.message, r.n]);
+    select message, sum(stored_count)::int as n from event_messages where project_id = ${projectId} group by message order by message`).map((r) => [
+    r.message,
+    r.n,
+  ]);
+
+/** A project's texts per group: [group id, message, count]. */
+const groupTexts = async (projectId: string) =>
+  (await app.sql<{ group_id: string; message: string; n: number }[]>`
+    select group_id, message, stored_count::int as n from event_messages where project_id = ${projectId} order by message, stored_count`).map((r) => [
+    r.group_id,
+    r.message,
+    r.n,
+  ]);
 
 /** Waits until at least `n` sessions of the test database wait for a lock. */
 async function lockWaiters(n: number) {
@@ -79,12 +94,43 @@ describe("the texts' counts", () => {
     const groups = await app.sql<{ id: string; message: string; stored_count: number }[]>`
       select id, message, stored_count::int from error_groups where project_id = ${projectId} order by stored_count`;
     expect(groups.map((g) => g.stored_count)).toEqual([2, 3, 4]);
+    expect(await groupTexts(projectId)).toEqual([
+      [groups[2].id, "Own text", 4],
+      [groups[0].id, "Shared text", 2],
+      [groups[1].id, "Shared text", 3],
+    ]);
+    // each text stays with the group its events were written for: a merge moves no row
     await mergeGroups(app.sql, projectId, groups[1].id, [groups[2].id]);
+    expect(await groupTexts(projectId)).toEqual([
+      [groups[2].id, "Own text", 4],
+      [groups[0].id, "Shared text", 2],
+      [groups[1].id, "Shared text", 3],
+    ]);
     expect(await texts(projectId)).toEqual([["Own text", 4], ["Shared text", 5]]);
     // the merged issue goes with its member's events: "Own text" has none left, "Shared text" keeps 2
     expect(await deleteGroup(app.sql, projectId, groups[1].id)).toBe(true);
-    expect(await texts(projectId)).toEqual([["Shared text", 2]]);
+    expect(await groupTexts(projectId)).toEqual([[groups[0].id, "Shared text", 2]]);
     expect(await mismatches(app.sql)).toEqual([]);
+  });
+
+  it("take a text an instance of the previous version left pending to the group of its newest event", async () => {
+    const { apiKey, projectId } = await createProject(app.sql, "texts of a previous version");
+    await ingest(app, apiKey, [
+      ...repeat(2, { message: "Legacy text", stack_trace: "ServerScriptService.Old:1", timestamp: ago(2 * HOUR) }, true),
+      { message: "Legacy text", stack_trace: "ServerScriptService.New:2", timestamp: ago(HOUR), trace_id: crypto.randomUUID() },
+    ]);
+    await countersApplied(app.sql);
+    const [older, newer] = await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId} order by first_seen`;
+    // before migration 106 a pending row carried its texts per project ("t"); a text with no stored event is left out
+    await app.sql`insert into counter_deltas (project_id, payload)
+      values (${projectId}, ${asJson(app.sql, { r: [], s: [], t: [["Legacy text", 2], ["Never stored", 1]] })})`;
+    await countersApplied(app.sql);
+    expect(await groupTexts(projectId)).toEqual([
+      [older.id, "Legacy text", 2],
+      [newer.id, "Legacy text", 3],
+    ]);
+    // its counts now differ from the events on purpose: the project goes, so the other tests' checks hold
+    expect(await deleteProject(app.sql, projectId)).toBe(true);
   });
 
   it("lose what retention drops, from a partition and from the default partition, also before the drain of those events", async () => {
@@ -256,8 +302,8 @@ describe("raw search over events with microseconds", () => {
         now() - make_interval(secs => i * 1.234567)
       from g, generate_series(1, 500) i`;
     await app.sql`
-      insert into event_messages (project_id, hash, message, stored_count)
-      select project_id, md5(message)::uuid, message, count(*) from events where project_id = ${projectId} group by 1, message`;
+      insert into event_messages (project_id, group_id, hash, message, stored_count)
+      select project_id, group_id, md5(message)::uuid, message, count(*) from events where project_id = ${projectId} group by 1, 2, message`;
     const want = await app.sql<{ id: string }[]>`
       select id::text from events where project_id = ${projectId} and message ilike '%needle%' order by "timestamp" desc, id desc`;
     expect(want).toHaveLength(100);
@@ -271,7 +317,7 @@ describe("raw search over events with microseconds", () => {
   });
 });
 
-describe("migration 105", () => {
+describe("migrations 105 and 106", () => {
   const dir = path.resolve(import.meta.dirname, "../../db/migrations");
   let sql: Sql;
   let tmp: string;
@@ -286,22 +332,38 @@ describe("migration 105", () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  it("counts the texts of the events stored before it", async () => {
+  it("count the texts of the events stored before them, per own group, and drop the pending rows' texts", async () => {
     const project = "6f1c0000-0000-4000-8000-000000000105";
-    const group = "6f1c0000-0000-4000-8000-000000000106";
+    const issue = "6f1c0000-0000-4000-8000-000000000106";
+    const member = "6f1c0000-0000-4000-8000-000000000107";
     await sql`insert into projects (id, name) values (${project}, 'Before texts')`;
     await sql`
-      insert into error_groups (project_id, id, fingerprint, message, level, first_seen, last_seen, environment, stored_count)
-      values (${project}, ${group}, 'fp', 'Old text', 'error', now(), now(), 'production', 5)`;
-    for (const [message, ms] of [["Old text", 0], ["Old text", HOUR], ["Old text", 200 * DAY], ["Other text", 0], ["Other text", MINUTE]] as const) {
-      await sql`insert into events (project_id, group_id, message, level, environment, "timestamp")
-        values (${project}, ${group}, ${message}, 'error', 'production', ${new Date(now - ms)})`;
+      insert into error_groups (project_id, id, fingerprint, message, level, first_seen, last_seen, environment, stored_count, merged_into)
+      values (${project}, ${issue}, 'fp', 'Old text', 'error', now(), now(), 'production', 5, null),
+        (${project}, ${member}, 'fp2', 'Other text', 'error', now(), now(), 'production', 2, ${issue})`;
+    // the member's events are stored in the issue it is merged into, with their own group beside
+    for (const [message, ms, origin] of [
+      ["Old text", 0, null],
+      ["Old text", HOUR, null],
+      ["Old text", 200 * DAY, null],
+      ["Other text", 0, null],
+      ["Other text", MINUTE, member],
+      ["Other text", 2 * MINUTE, member],
+    ] as const) {
+      await sql`insert into events (project_id, group_id, origin_group_id, message, level, environment, "timestamp")
+        values (${project}, ${issue}, ${origin}, ${message}, 'error', 'production', ${new Date(now - ms)})`;
     }
+    // a pending drain row of the events above: they are counted from the events table
+    await sql`insert into counter_deltas (project_id, payload)
+      values (${project}, ${asJson(sql, { r: [], s: [], t: [["Other text", 2]] })})`;
     await migrate(sql);
-    expect(await sql`select message, stored_count::int as n from event_messages order by message`).toEqual([
-      { message: "Old text", n: 3 },
-      { message: "Other text", n: 2 },
+    expect(await sql`select group_id, message, stored_count::int as n from event_messages order by message, group_id`).toEqual([
+      { group_id: issue, message: "Old text", n: 3 },
+      { group_id: issue, message: "Other text", n: 1 },
+      { group_id: member, message: "Other text", n: 2 },
     ]);
+    expect(await sql`select payload::jsonb as payload from counter_deltas`).toEqual([{ payload: { r: [], s: [] } }]);
+    await sql`delete from counter_deltas`;
     expect(await mismatches(sql)).toEqual([]);
   });
 });
