@@ -70,11 +70,11 @@ export async function searchByMessage(
   /** tests: read the page this way, whatever it costs */
   way?: "per-text" | "newest-first",
 ): Promise<MessageSearchPage> {
-  // a text's rows over the groups that hold it
-  const matching = sql`
-    select t.hash, min(t.message) as message, sum(t.stored_count) as stored_count from event_messages t
-    where t.project_id = ${projectId} and t.message ilike ${pattern} and t.stored_count > 0
-    group by t.hash`;
+  // the matching texts' rows (a text has one per group that holds it), then each text over its groups
+  const matchingRows = sql`
+    select t.hash, t.message, t.stored_count from event_messages t
+    where t.project_id = ${projectId} and t.message ilike ${pattern} and t.stored_count > 0`;
+  const matching = sql`select hash, min(message) as message, sum(stored_count) as stored_count from (${matchingRows}) r group by hash`;
   const [m] = await sql<{ total: string; texts: number; stored: string }[]>`
     select coalesce(sum(t.stored_count), 0)::bigint as total, count(*)::int as texts,
       (select coalesce(sum(stored_count), 0) from error_groups where project_id = ${projectId})::bigint as stored
@@ -92,12 +92,15 @@ export async function searchByMessage(
           order by e."timestamp" desc, e.id desc limit ${reach}
         ) e
         order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`
-    : // offset 0 keeps the newest-first scan a scan of its own, which the match check filters as it streams
+    : // offset 0 keeps the newest-first scan a scan of its own, which the match check filters as it
+      // streams; it hashes each event's text once, since a nested loop over the matching texts (the
+      // planner's choice for a small project) would otherwise hash it again for every text
       await sql`
         select ${columns} from (
-          select e.* from events e where e.project_id = ${projectId} order by e."timestamp" desc, e.id desc offset 0
+          select e.*, md5(e.message)::uuid as text_hash from events e
+          where e.project_id = ${projectId} order by e."timestamp" desc, e.id desc offset 0
         ) e
-        where md5(e.message)::uuid in (select hash from (${matching}) t)
+        where e.text_hash in (select hash from (${matchingRows}) t)
         order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`;
   return { data, total };
 }
