@@ -23,10 +23,15 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
   const [{ now }] = await sql<{ now: Date }[]>`select now()`;
   const eventCutoff = new Date(now.getTime() - retentionDays * 86_400_000);
   let events = await dropExpiredPartitions(sql, "events", eventCutoff, async (tx, partition) => {
+    // the detached day read once, before the drain's lock: a drain waits only for the updates
+    await tx`
+      create temporary table dropped_events on commit drop as
+      select project_id, group_id, coalesce(origin_group_id, group_id) as own_id, message, count(*) as n
+      from ${tx(partition)} group by 1, 2, 3, 4`;
     await holdDrainLock(tx as unknown as TxSql);
     await tx`
       with per_group as (
-        select project_id, group_id, count(*) as n from ${tx(partition)} group by 1, 2
+        select project_id, group_id, sum(n) as n from dropped_events group by 1, 2
       ), locked as (
         -- lock in ingest's order (project, fingerprint) so retention and ingest cannot deadlock
         select g.project_id, g.id, p.n from error_groups g
@@ -37,7 +42,7 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
       update error_groups g set stored_count = greatest(g.stored_count - l.n, 0)
       from locked l
       where g.project_id = l.project_id and g.id = l.id`;
-    await tx`${addToMessages(tx, tx`select project_id, coalesce(origin_group_id, group_id) as group_id, message, -1 as n from ${tx(partition)}`)}`;
+    await tx`${addToMessages(tx, tx`select project_id, own_id as group_id, message, -n as n from dropped_events`)}`;
   });
   for (;;) {
     const [{ n }] = await sql.begin(async (tx) => {
