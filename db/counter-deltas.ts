@@ -22,7 +22,7 @@
  * Lock order: the drain lock first, then the rows of the counter tables in key order, then the group
  * rows in (project, fingerprint) order, like ingest, which takes no other lock the drain holds.
  */
-import type { Sql, TxSql } from "./client.js";
+import { asJson, type Sql, type TxSql } from "./client.js";
 import { addToMessages } from "./event-messages.js";
 
 /** A read sees every event committed this long ago or earlier, while the drain keeps up (docs/operations.md). */
@@ -134,7 +134,7 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
         count = s.count + excluded.count,
         first_seen = least(s.first_seen, excluded.first_seen),
         last_seen = greatest(s.last_seen, excluded.last_seen)`;
-  const [{ n, projects }] = await tx<{ n: number; projects: string[] | null }[]>`
+  const [{ n, projects, legacy }] = await tx<{ n: number; projects: string[] | null; legacy: unknown[] | null }[]>`
     with taken as (
       delete from counter_deltas d
       where d.id in (
@@ -183,17 +183,7 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
         or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
     ), texts as (${addToMessages(tx, tx`
       select i.p as project_id, i.id as group_id, x->>0 as message, (x->>1)::bigint as n
-      from input i cross join lateral json_array_elements(i.w) x
-      union all
-      -- a pending row written by an instance of a version before migration 106 carries its texts per
-      -- project ("t"): each goes to the own group of the text's newest stored event
-      select taken.project_id, own.group_id, x->>0, (x->>1)::bigint
-      from taken cross join lateral json_array_elements(taken.payload->'t') x
-      cross join lateral (
-        select coalesce(e.origin_group_id, e.group_id) as group_id from events e
-        where e.project_id = taken.project_id and md5(e.message)::uuid = md5(x->>0)::uuid and e.message = x->>0
-        order by e."timestamp" desc, e.id desc limit 1
-      ) own`)}
+      from input i cross join lateral json_array_elements(i.w) x`)}
     ), by_environment as (${spans("group_environments", "environment", "e")}
     ), by_version as (${spans("group_versions", "version", "v")}
     ), minutes as (
@@ -243,7 +233,23 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       where g.project_id = p.project_id and g.id = p.id
     )
     select (select count(*)::int from taken) as n, (select array_agg(distinct project_id) from minutes) as projects,
-      (select count(*) from windows) as windows`;
+      (select count(*) from windows) as windows,
+      -- a pending row written by an instance of a version before migration 106 carries its texts per project
+      (select json_agg(json_build_object('p', taken.project_id, 'm', x->>0, 'n', (x->>1)::bigint))
+        from taken cross join lateral json_array_elements(taken.payload->'t') x) as legacy`;
+  // each of those texts goes to the own group of its newest stored event: a statement of its own, so
+  // a drain plans no read of the events (and takes no lock on their partitions) unless it has some.
+  // Only the drain and what holds its lock write the texts, so their order here cannot deadlock.
+  if (legacy) {
+    await tx`${addToMessages(tx, tx`
+      select l.p as project_id, own.group_id, l.m as message, l.n
+      from json_to_recordset(${asJson(tx, legacy)}) as l(p uuid, m text, n bigint)
+      cross join lateral (
+        select coalesce(e.origin_group_id, e.group_id) as group_id from events e
+        where e.project_id = l.p and md5(e.message)::uuid = md5(l.m)::uuid and e.message = l.m
+        order by e."timestamp" desc, e.id desc limit 1
+      ) own`)}`;
+  }
   await tx`select set_config('monitor.drain_applies_windows', 'off', true)`;
   // as the triggers do after a write: the windows of these projects that fell a unit behind move on
   if (projects) {
