@@ -28,9 +28,9 @@ export const addToMessages = (sql: Sql | TxSql, sums: Fragment) => sql`
   order by 1, 2, 3
   on conflict (project_id, group_id, hash) do update set stored_count = m.stored_count + excluded.stored_count`;
 
-/** Removes the texts (of one project, or of all) whose stored events are all gone. */
-export async function pruneMessages(sql: Sql | TxSql, projectId?: string): Promise<void> {
-  await sql`delete from event_messages where stored_count = 0 ${projectId ? sql`and project_id = ${projectId}` : sql``}`;
+/** Removes the texts whose stored events are all gone. */
+export async function pruneMessages(sql: Sql | TxSql): Promise<void> {
+  await sql`delete from event_messages where stored_count = 0`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Sql } from "../db/client.js";
+import type { Sql, TxSql } from "../db/client.js";
 
 /** The day-partitioned tables: raw events by occurrence time, minute rollups by bucket. */
 export const PARTITIONED = { events: "timestamp", rollup_minute: "bucket" } as const;
@@ -62,7 +62,7 @@ export async function dropExpiredPartitions(
   sql: Sql,
   table: PartitionedTable,
   cutoff: Date,
-  onDrop?: (tx: Sql, partition: string) => Promise<void>,
+  onDrop?: (tx: TxSql, partition: string) => Promise<void>,
 ): Promise<number> {
   let rows = 0;
   for (const p of await expiredPartitions(sql, table, cutoff)) {
@@ -79,7 +79,7 @@ export async function dropExpiredPartitions(
     }
     await sql.begin(async (tx) => {
       const [{ n }] = await tx.unsafe<{ n: number }[]>(`select count(*)::int as n from ${p.name}`);
-      if (onDrop) await onDrop(tx as unknown as Sql, p.name);
+      if (onDrop) await onDrop(tx, p.name);
       await tx.unsafe(`drop table ${p.name}`);
       rows += n;
     });

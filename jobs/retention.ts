@@ -1,4 +1,4 @@
-import type { Sql, TxSql } from "../db/client.js";
+import type { Sql } from "../db/client.js";
 import { holdDrainLock } from "../db/counter-deltas.js";
 import { addToMessages, pruneMessages } from "../db/event-messages.js";
 import { dropExpiredPartitions } from "./partitions.js";
@@ -28,7 +28,7 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
       create temporary table dropped_events on commit drop as
       select project_id, group_id, coalesce(origin_group_id, group_id) as own_id, message, count(*) as n
       from ${tx(partition)} group by 1, 2, 3, 4`;
-    await holdDrainLock(tx as unknown as TxSql);
+    await holdDrainLock(tx);
     await tx`
       with per_group as (
         select project_id, group_id, sum(n) as n from dropped_events group by 1, 2
