@@ -1,6 +1,6 @@
 import type { Sql } from "./client.js";
 import type { PendingQuery, Row } from "postgres";
-import { searchByMessage } from "./event-messages.js";
+import { searchByMessage, type SearchReadOptions } from "./event-messages.js";
 
 export type GroupSort = "last_seen" | "first_seen" | "count";
 /** Which groups: the filter of the issues list, of GET /api/v1/errors?grouped=true and of bulk actions. */
@@ -250,7 +250,7 @@ export async function listEvents(
   sql: Sql,
   projectId: string,
   f: EventFilter,
-  opts: { searchWindow?: number; searchWay?: "per-text" | "newest-first" } = {},
+  opts: { searchWindow?: number; searchRead?: SearchReadOptions } = {},
 ): Promise<EventPage> {
   const filtered = Boolean(f.level || f.search || f.environment || f.userId || f.placeId);
   const where = sql`
@@ -261,7 +261,7 @@ export async function listEvents(
     ${f.placeId ? sql`and e.place_id = ${f.placeId}` : sql``}`;
   // a search alone reads every stored event through their distinct texts; with other filters, a window
   if (f.search && !f.level && !f.environment && !f.userId && !f.placeId) {
-    return searchByMessage(sql, projectId, likePattern(f.search), f, EVENT_COLUMNS(sql), opts.searchWay);
+    return searchByMessage(sql, projectId, likePattern(f.search), f, EVENT_COLUMNS(sql), opts.searchRead);
   }
   if (f.search) return searchEvents(sql, where, f, opts.searchWindow ?? RAW_SEARCH_WINDOW);
   // Unfiltered, the total is the sum of the per-group stored-row counters kept at ingest and

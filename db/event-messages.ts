@@ -52,6 +52,20 @@ export function pageWay(texts: number, total: number, stored: number, reach: num
 }
 
 /**
+ * Up to this many matching texts are handed to the page's read as a list of their hashes, so it checks
+ * each event against a list instead of finding the texts again; past it (a term in very many texts)
+ * the read finds them again itself.
+ */
+export const LISTED_TEXTS = 1000;
+
+export type SearchReadOptions = {
+  /** tests: read the page this way, whatever it costs */
+  way?: "per-text" | "newest-first";
+  /** tests: hand the page at most this many texts' hashes (default LISTED_TEXTS) */
+  listedTexts?: number;
+};
+
+/**
  * A raw search with no other filter, over every stored event: the texts whose message holds the term
  * (`pattern`, a LIKE pattern matched without case) give the total, and the page is read one of two
  * ways, whichever reads less:
@@ -60,6 +74,8 @@ export function pageWay(texts: number, total: number, stored: number, reach: num
  *    however old or rare their events;
  *  - the project's events newest first, each checked against the matching texts by hash, stopping
  *    once the page is full: costs (limit + offset) × stored ÷ total events; cheap for a common term.
+ * The texts are found once: the first statement answers their hashes with the total (up to
+ * LISTED_TEXTS of them), and the page's read takes that list.
  */
 export async function searchByMessage(
   sql: Sql,
@@ -67,40 +83,44 @@ export async function searchByMessage(
   pattern: string,
   f: { limit: number; offset: number },
   columns: PendingQuery<Row[]>,
-  /** tests: read the page this way, whatever it costs */
-  way?: "per-text" | "newest-first",
+  opts: SearchReadOptions = {},
 ): Promise<MessageSearchPage> {
   // the matching texts' rows (a text has one per group that holds it), then each text over its groups
   const matchingRows = sql`
-    select t.hash, t.message, t.stored_count from event_messages t
+    select t.hash, t.stored_count from event_messages t
     where t.project_id = ${projectId} and t.message ilike ${pattern} and t.stored_count > 0`;
-  const matching = sql`select hash, min(message) as message, sum(stored_count) as stored_count from (${matchingRows}) r group by hash`;
-  const [m] = await sql<{ total: string; texts: number; stored: string }[]>`
+  const listed = opts.listedTexts ?? LISTED_TEXTS;
+  const [m] = await sql<{ total: string; texts: number; stored: string; hashes: string | null }[]>`
     select coalesce(sum(t.stored_count), 0)::bigint as total, count(*)::int as texts,
-      (select coalesce(sum(stored_count), 0) from error_groups where project_id = ${projectId})::bigint as stored
-    from (${matching}) t`;
+      (select coalesce(sum(stored_count), 0) from error_groups where project_id = ${projectId})::bigint as stored,
+      case when count(*) <= ${listed} then coalesce(array_agg(t.hash), '{}')::text end as hashes
+    from (select hash, sum(stored_count) as stored_count from (${matchingRows}) r group by hash) t`;
   const total = Number(m.total);
   if (total === 0 || f.offset >= total) return { data: [], total };
   const reach = f.limit + f.offset;
-  const perText = (way ?? pageWay(m.texts, total, Number(m.stored), reach)) === "per-text";
+  const perText = (opts.way ?? pageWay(m.texts, total, Number(m.stored), reach)) === "per-text";
+  // the texts' hashes: the list when the first statement answered it, else found again
+  const hashes = m.hashes === null ? sql`select distinct hash from (${matchingRows}) r` : sql`select unnest(${m.hashes}::uuid[]) as hash`;
   const data = perText
-    ? await sql`
-        select ${columns} from (${matching}) t
+    ? // the hash finds a text's events; each is checked against the term too, as the hash stands for the text
+      await sql`
+        select ${columns} from (${hashes}) t
         cross join lateral (
           select e.* from events e
-          where e.project_id = ${projectId} and md5(e.message)::uuid = t.hash and e.message = t.message
+          where e.project_id = ${projectId} and md5(e.message)::uuid = t.hash and e.message ilike ${pattern}
           order by e."timestamp" desc, e.id desc limit ${reach}
         ) e
         order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`
     : // offset 0 keeps the newest-first scan a scan of its own, which the match check filters as it
       // streams; it hashes each event's text once, since a nested loop over the matching texts (the
-      // planner's choice for a small project) would otherwise hash it again for every text
+      // planner's choice for a small project) would otherwise hash it again for every text. A listed
+      // match is a check against an array, which PostgreSQL hashes once per statement.
       await sql`
         select ${columns} from (
           select e.*, md5(e.message)::uuid as text_hash from events e
           where e.project_id = ${projectId} order by e."timestamp" desc, e.id desc offset 0
         ) e
-        where e.text_hash in (select hash from (${matchingRows}) t)
+        where ${m.hashes === null ? sql`e.text_hash in (${hashes})` : sql`e.text_hash = any(${m.hashes}::uuid[])`}
         order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`;
   return { data, total };
 }

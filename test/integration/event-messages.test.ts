@@ -257,9 +257,12 @@ describe("raw search through the texts", () => {
     ];
     for (const [search, limit, offset] of cases) {
       const want = await reference(search, limit, offset);
-      for (const searchWay of ["per-text", "newest-first", undefined] as const) {
-        const got = await listEvents(app.sql, projectId, { search, limit, offset }, { searchWay });
-        expect({ search, limit, offset, searchWay, total: got.total, ids: got.data.map((e) => e.id) }).toEqual({ search, limit, offset, searchWay, ...want });
+      // each way, with the matching texts handed over as a list and found again by the page's read
+      for (const way of ["per-text", "newest-first", undefined] as const) {
+        for (const listedTexts of [undefined, 0]) {
+          const got = await listEvents(app.sql, projectId, { search, limit, offset }, { searchRead: { way, listedTexts } });
+          expect({ search, limit, offset, way, listedTexts, total: got.total, ids: got.data.map((e) => e.id) }).toEqual({ search, limit, offset, way, listedTexts, ...want });
+        }
       }
     }
     // the cases matched something, most of them more than a page
@@ -278,7 +281,7 @@ describe("raw search reading newest first", () => {
     ];
     await ingest(app, apiKey, events);
     for (const [limit, offset] of [[50, 0], [100, 250], [10, 295]]) {
-      const r = await listEvents(app.sql, projectId, { search: "deep NEEDLE", limit, offset }, { searchWay: "newest-first" });
+      const r = await listEvents(app.sql, projectId, { search: "deep NEEDLE", limit, offset }, { searchRead: { way: "newest-first" } });
       const want = await app.sql<{ id: string }[]>`
         select id::text from events where project_id = ${projectId} and message ilike '%deep needle%'
         order by "timestamp" desc, id desc limit ${limit} offset ${offset}`;
@@ -307,10 +310,10 @@ describe("raw search over events with microseconds", () => {
     const want = await app.sql<{ id: string }[]>`
       select id::text from events where project_id = ${projectId} and message ilike '%needle%' order by "timestamp" desc, id desc`;
     expect(want).toHaveLength(100);
-    for (const searchWay of ["per-text", "newest-first"] as const) {
+    for (const way of ["per-text", "newest-first"] as const) {
       for (const [limit, offset] of [[50, 0], [30, 60]]) {
-        const r = await listEvents(app.sql, projectId, { search: "needle", limit, offset }, { searchWay });
-        expect({ searchWay, total: r.total, ids: r.data.map((e) => e.id) }).toEqual({ searchWay, total: 100, ids: want.slice(offset, offset + limit).map((w) => w.id) });
+        const r = await listEvents(app.sql, projectId, { search: "needle", limit, offset }, { searchRead: { way } });
+        expect({ way, total: r.total, ids: r.data.map((e) => e.id) }).toEqual({ way, total: 100, ids: want.slice(offset, offset + limit).map((w) => w.id) });
       }
     }
     expect(await mismatches(app.sql)).toEqual([]);
