@@ -257,7 +257,7 @@ describe("raw search through the texts", () => {
     ];
     for (const [search, limit, offset] of cases) {
       const want = await reference(search, limit, offset);
-      // each way, with the matching texts handed over as a list and found again by the page's read
+      // each way; the newest-first read with the matching texts handed over as a list and found again itself
       for (const way of ["per-text", "newest-first", undefined] as const) {
         for (const listedTexts of [undefined, 0]) {
           const got = await listEvents(app.sql, projectId, { search, limit, offset }, { searchRead: { way, listedTexts } });
