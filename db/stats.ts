@@ -64,13 +64,34 @@ function windowCells(sql: Sql, projectId: string, start: number, unit: "minute" 
     .reduce((all, part) => sql`${all} union all ${part}`);
 }
 
-type Figure = { kind: "level" | "top"; id: string | null; message: string | null; count: number; last_seen: Date | null; level: string; status: string | null };
+type Figure = { kind: "level" | "open" | "top"; id: string | null; message: string | null; count: number; last_seen: Date | null; level: string; status: string | null };
 
 /** The prefix of a window's columns in stats_window_counts (<prefix>_error, _warn, _info). */
 const WINDOW_COLUMNS: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
 
-/** After the per-level rows of a figures statement: the top groups of its `top`, ranked, and the order both are read in. */
-const rankedTop = (sql: Sql) => sql`
+/**
+ * The groups of a figures statement's `active` (group_id, count: its occurrences in the window, only
+ * groups that have some) with what ranking and open_groups need of each, read by key: `joined`; and
+ * the top ten of them with their messages, `top`. A project's other groups are not read.
+ */
+const activeGroups = (sql: Sql, projectId: string) => sql`
+    , joined as materialized (
+      select a.group_id as id, a.count, g.last_seen, g.status, g.merged_into
+      from active a join error_groups g on g.project_id = ${projectId} and g.id = a.group_id
+    ), top as (
+      select t.id, g.message, t.count, t.last_seen, g.level, t.status
+      from (select id, count, last_seen, status from joined order by count desc, last_seen desc, id desc limit 10) t
+      join error_groups g on g.project_id = ${projectId} and g.id = t.id
+    )`;
+
+/**
+ * After the per-level rows of a figures statement: the open groups that occurred in the window (those
+ * of `joined` last seen from `start` on: every group last seen in the window has occurrences there),
+ * the top groups of its `top`, ranked, and the order all are read in.
+ */
+const openAndTop = (sql: Sql, start: Date) => sql`
+    union all
+    select 'open', null, null, (select count(*) from joined where status = 'open' and merged_into is null and last_seen >= ${start}), null, null, null, 0
     union all
     select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
     order by kind, rank`;
@@ -78,10 +99,9 @@ const rankedTop = (sql: Sql) => sql`
 /**
  * The window's figures from its kept per-group sums (stats_window_counts, the cells from the window's
  * `since` on), corrected by the cells between `since` and the window's first bucket (`start`
- * rounded down to its unit): subtracted when `since` is earlier, added when later. With `since` current that correction is empty, so the read
- * costs the window's groups, not its cells. The top ten are exact: a group the correction leaves
- * alone keeps its kept count, so every group ranked below the 10 + k (k corrected groups) largest
- * kept counts, ties included, ranks below ten groups whose counts are exact.
+ * rounded down to its unit): subtracted when `since` is earlier, added when later. With `since`
+ * current that correction is empty, so the read costs the window's groups, not its cells nor the
+ * project's other groups.
  */
 function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, start: Date, since: Date) {
   // the rollup the kept sums follow (db/migrations/103_stats_windows.sql) is the window's unit's
@@ -93,23 +113,17 @@ function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, start: D
       ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
     from stats_window_counts
     where project_id = ${projectId} and (${sql(`${c}_error`)} <> 0 or ${sql(`${c}_warn`)} <> 0 or ${sql(`${c}_info`)} <> 0)`;
-  const top = sql`
-    select g.id, g.message, s.e + s.w + s.i as count, g.last_seen, g.level, g.status
-    from sums s join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
-    where s.e + s.w + s.i > 0
-    order by s.e + s.w + s.i desc, g.last_seen desc, g.id desc limit 10`;
   const [lo, hi] = since < from ? [since, from] : [from, since];
   // `since` current: no correction, and a plain statement that plans no rollup partition
   const parts =
     lo.getTime() === hi.getTime()
       ? sql`
     with kept as materialized (${kept}
-    ), sums as (
-      select group_id, error as e, warn as w, info as i from kept
-      where count >= coalesce((select count from kept order by count desc offset 9 limit 1), 0)
     ), levels as (
       select coalesce(sum(error), 0) as e, coalesce(sum(warn), 0) as w, coalesce(sum(info), 0) as i from kept
-    ), top as (${top})`
+    ), active as (
+      select group_id, count from kept where count > 0
+    )`
       : sql`
     with corr as materialized (
       select group_id, coalesce(sum(c) filter (where level = 'error'), 0) as e, coalesce(sum(c) filter (where level = 'warn'), 0) as w,
@@ -119,26 +133,24 @@ function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, start: D
         where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
       ) x group by 1
     ), kept as materialized (${kept}
-    ), cut as (
-      select count from kept order by count desc offset (select 9 + count(*) from corr) limit 1
-    ), sums as (
-      select group_id, sum(e)::bigint as e, sum(w)::bigint as w, sum(i)::bigint as i from (
-        select group_id, error as e, warn as w, info as i from kept
-        where count >= coalesce((select count from cut), 0) or group_id in (select group_id from corr)
-        union all
-        select group_id, e, w, i from corr
-      ) x group by 1
     ), levels as (
       select coalesce((select sum(error) from kept), 0) + coalesce((select sum(e) from corr), 0) as e,
         coalesce((select sum(warn) from kept), 0) + coalesce((select sum(w) from corr), 0) as w,
         coalesce((select sum(info) from kept), 0) + coalesce((select sum(i) from corr), 0) as i
-    ), top as (${top})`;
+    ), active as (
+      select group_id, sum(c)::bigint as count from (
+        select group_id, count as c from kept
+        union all
+        select group_id, e + w + i from corr
+      ) x group by 1 having sum(c) > 0
+    )`;
   return sql<Figure[]>`
     ${parts}
+    ${activeGroups(sql, projectId)}
     select 'level' as kind, null::uuid as id, null::text as message, v.count::bigint as count, null::timestamptz as last_seen,
       v.level, null::text as status, 0::bigint as rank
     from levels, lateral (values ('error', levels.e), ('warn', levels.w), ('info', levels.i)) v(level, count)
-    ${rankedTop(sql)}`;
+    ${openAndTop(sql, start)}`;
 }
 
 /**
@@ -157,46 +169,45 @@ function cellFigures(sql: Sql, projectId: string, start: Date, unit: "minute" | 
   return sql<Figure[]>`
     with sums as materialized (
       select group_id, level, sum(count)::bigint as n from (${cells}) c group by 1, 2
-    ), top as (
-      -- ordered by a top-N sort over the groups, ranked after the limit (ten rows)
-      select g.id, g.message, s.count, g.last_seen, g.level, g.status
-      from (select group_id, sum(n)::bigint as count from sums group by 1 having sum(n) > 0) s
-      join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
-      order by s.count desc, g.last_seen desc, g.id desc limit 10
+    ), active as (
+      select group_id, sum(n)::bigint as count from sums group by 1 having sum(n) > 0
     )
+    ${activeGroups(sql, projectId)}
     select 'level' as kind, null::uuid as id, null::text as message, sum(n)::bigint as count, null::timestamptz as last_seen,
       level, null::text as status, 0::bigint as rank
     from sums group by level
-    ${rankedTop(sql)}`;
+    ${openAndTop(sql, start)}`;
 }
 
 /**
  * Window figures from the rollups (never from raw rows). The window ends now; its start rounds down
  * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d. The per-level totals and the top
- * groups come from the window's kept sums (keptFigures), else from its cells.
- * open_groups is exact (a group occurred in the window iff its last_seen is inside it); so is
- * affected_users, to the minute (each user's latest occurrence is kept to the minute).
+ * groups come from the window's kept sums (keptFigures), else from its cells, and so does
+ * open_groups, which is exact: a group occurred in the window iff its last_seen is inside it, and
+ * only the groups with occurrences in the window are read to find those. So is affected_users, to
+ * the minute (each user's latest occurrence is kept to the minute).
  */
 export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date()) {
   const w = WINDOWS[timeframe];
   const start = new Date(now.getTime() - w.ms);
-  const [[mark], [{ open_groups }], [{ affected_users }]] = await Promise.all([
+  const [[mark], [{ affected_users }]] = await Promise.all([
     sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}`,
-    sql<{ open_groups: number }[]>`
-      select count(*)::bigint as open_groups from error_groups
-      where project_id = ${projectId} and status = 'open' and merged_into is null and last_seen >= ${start}`,
     sql<{ affected_users: number }[]>`
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,
   ]);
   const figures = mark ? await keptFigures(sql, projectId, timeframe, start, mark.since) : await cellFigures(sql, projectId, start, w.unit, now);
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
-  for (const f of figures) if (f.kind === "level") by_level[f.level] = Number(f.count);
+  let open_groups = 0;
+  for (const f of figures) {
+    if (f.kind === "level") by_level[f.level] = Number(f.count);
+    else if (f.kind === "open") open_groups = Number(f.count);
+  }
   return {
     timeframe,
     total_errors: by_level.error + by_level.warn + by_level.info,
     by_level,
-    open_groups: Number(open_groups),
+    open_groups,
     affected_users: Number(affected_users),
     top_errors: figures
       .filter((f) => f.kind === "top")

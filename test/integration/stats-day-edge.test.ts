@@ -14,7 +14,9 @@ import { countersApplied } from "../support/counters.js";
  *
  * Fixture: 13 groups, one occurrence every 97 minutes over the last 33 days and one every 7 minutes
  * over the last 27 hours (counts 1..4, three levels), so every hour of the day and many minutes of
- * the hour hold occurrences of several groups, and the top ten is a real cut.
+ * the hour hold occurrences of several groups, and the top ten is a real cut; one more group last
+ * seen 7 days ago, at a window's rounded start, and one resolved group keep open_groups apart from
+ * the groups the window's figures count.
  */
 
 let app: TestApp;
@@ -34,7 +36,11 @@ beforeAll(async () => {
   for (let i = 0; i * 7 * MINUTE < 27 * HOUR; i++) {
     events.push({ message: `Day edge ${String.fromCharCode(97 + (i % 13))}`, level: LEVELS[i % 3], count: 1 + (i % 4), timestamp: iso(now - i * 7 * MINUTE - 30_000) });
   }
+  // a group seen once, 5 minutes into the hour 7 days ago: a 7d window starting 20 minutes into that
+  // hour counts the occurrence (its start rounds down to the hour) but not the group as seen in it
+  events.push({ message: "Day edge old", level: "error", timestamp: iso(floorHour(now) - 7 * DAY + 5 * MINUTE) });
   for (let i = 0; i < events.length; i += 100) await ingest(app, apiKey, events.slice(i, i + 100));
+  await app.sql`update error_groups set status = 'resolved' where project_id = ${projectId} and message = 'Day edge b'`;
 });
 afterAll(() => app?.close());
 
@@ -68,6 +74,11 @@ async function expectSameAsFinest(at: Date, timeframe: Timeframe) {
   // at and timeframe ride along so a failure names the window
   expect({ at: at.toISOString(), timeframe, by_level: got.by_level, top_errors: got.top_errors }).toEqual({ at: at.toISOString(), timeframe, ...want });
   expect(got.total_errors).toBe(want.by_level.error + want.by_level.warn + want.by_level.info);
+  // open_groups by its definition: open groups last seen from the window's exact start on
+  const [{ open }] = await app.sql<{ open: number }[]>`
+    select count(*)::int as open from error_groups
+    where project_id = ${projectId} and status = 'open' and merged_into is null and last_seen >= ${new Date(start)}`;
+  expect({ at: at.toISOString(), timeframe, open_groups: got.open_groups }).toEqual({ at: at.toISOString(), timeframe, open_groups: open });
   return { start, got };
 }
 
