@@ -136,7 +136,7 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
   const spans = (table: "group_environments" | "group_versions", key: "environment" | "version", field: "e" | "v") => tx`
       insert into ${tx(table)} as s (project_id, group_id, ${tx(key)}, count, first_seen, last_seen)
       select i.p, i.id, x->>0, sum((x->>1)::bigint), min(to_timestamp((x->>2)::float8 / 1000)), max(to_timestamp((x->>3)::float8 / 1000))
-      from input i cross join lateral json_array_elements(i.${tx(field)}) x
+      from input i cross join lateral jsonb_array_elements(i.${tx(field)}) x
       group by 1, 2, 3
       order by 1, 2, 3
       on conflict (project_id, group_id, ${tx(key)}) do update set
@@ -148,11 +148,13 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       delete from counter_deltas d
       where d.id in (
         select id from counter_deltas ${projectId ? tx`where project_id = ${projectId}` : tx``} order by id limit ${limit})
-      returning d.project_id, d.payload
+      -- parsed once here: every -> and ->> on a json value parses its text again, and the statement
+      -- reads each payload's parts and each element's fields separately (a sixth less time per drain)
+      returning d.project_id, d.payload::jsonb as payload
     ), input as materialized (
       -- the project is the pending row's: its payload does not repeat it per group row or user
-      select taken.project_id as p, t.* from taken cross join lateral json_to_recordset(taken.payload->'r')
-        as t(id uuid, g uuid, f uuid[], u bigint[], e json, v json, m json, w json)
+      select taken.project_id as p, t.* from taken cross join lateral jsonb_to_recordset(taken.payload->'r')
+        as t(id uuid, g uuid, f uuid[], u bigint[], e jsonb, v jsonb, m jsonb, w jsonb)
     ), pairs as (
       select distinct i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
       from input i cross join lateral unnest(i.u) as x(user_id)
@@ -181,7 +183,7 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       select project_id, user_id, max(last_seen), (array_agg(player_name order by last_seen desc) filter (where player_name is not null))[1]
       from (
         select taken.project_id, (x->>0)::bigint as user_id, to_timestamp((x->>1)::float8 / 1000) as last_seen, x->>2 as player_name
-        from taken cross join lateral json_array_elements(taken.payload->'s') x
+        from taken cross join lateral jsonb_array_elements(taken.payload->'s') x
       ) s
       group by 1, 2
       order by 1, 2
@@ -192,14 +194,14 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
         or (excluded.player_name is not null and pu.player_name is distinct from excluded.player_name)
     ), texts as (${addToMessages(tx, tx`
       select i.p as project_id, i.id as group_id, x->>0 as message, (x->>1)::bigint as n
-      from input i cross join lateral json_array_elements(i.w) x`)}
+      from input i cross join lateral jsonb_array_elements(i.w) x`)}
     ), by_environment as (${spans("group_environments", "environment", "e")}
     ), by_version as (${spans("group_versions", "version", "v")}
     ), minutes as (
       -- many batches of one minute and group collapse into one cell: where the drain saves its writes
       select i.p as project_id, to_timestamp((x->>0)::float8 / 1000) as bucket, i.g as group_id, x->>1 as level,
         i.id as origin_id, sum((x->>2)::bigint) as count
-      from input i cross join lateral json_array_elements(i.m) x
+      from input i cross join lateral jsonb_array_elements(i.m) x
       group by 1, 2, 3, 4, 5
     ), by_minute as (
       insert into rollup_minute as r (project_id, bucket, group_id, level, origin_id, count)
@@ -245,7 +247,7 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       (select count(*) from windows) as windows,
       -- a pending row written by an instance of a version before migration 106 carries its texts per project
       (select json_agg(json_build_object('p', taken.project_id, 'm', x->>0, 'n', (x->>1)::bigint))
-        from taken cross join lateral json_array_elements(taken.payload->'t') x) as legacy`;
+        from taken cross join lateral jsonb_array_elements(taken.payload->'t') x) as legacy`;
   // each of those texts goes to the own group of its newest stored event: a statement of its own, so
   // a drain plans no read of the events (and takes no lock on their partitions) unless it has some.
   // Only the drain and what holds its lock write the texts, so their order here cannot deadlock.
