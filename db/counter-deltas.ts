@@ -29,15 +29,6 @@ import { addToMessages } from "./event-messages.js";
 export const STALENESS_BOUND_MS = 2000;
 /** How long after a write its instance drains (writes meanwhile share the drain). */
 export const DRAIN_DELAY_MS = 100;
-/**
- * The least time from one drain's start to the next one's in an instance while writes keep coming
- * (the last drain found more than one batch waiting, and left no backlog). Each drain then takes
- * what came in over this time, so a group or a rollup cell with several events in it gets one update
- * for all of them instead of one each: at ~2,700 single events a second over 1,000 groups, drains
- * ~150 ms apart updated each counter row about once per event, drains a second apart about a third
- * as often. A write after a quiet spell is still drained `DRAIN_DELAY_MS` after it.
- */
-export const DRAIN_GAP_MS = 1000;
 /** How often every instance drains whatever is pending, written by it or not. */
 export const SWEEP_MS = 1000;
 /** Pending rows (batches) one drain statement takes at most. */
@@ -290,38 +281,30 @@ export class CounterDrainer {
   private stopped = false;
   private readonly maxLimit: number;
   private limit: number;
-  /** performance.now() when the last drain began */
-  private lastStart = -Infinity;
-  /** the last drain found more than one batch waiting: writes keep coming (see DRAIN_GAP_MS) */
-  private busy = false;
 
   constructor(
     private readonly sql: Sql,
-    private readonly opts: { delayMs?: number; gapMs?: number; sweepMs?: number; batches?: number } = {},
+    private readonly opts: { delayMs?: number; sweepMs?: number; batches?: number } = {},
   ) {
     this.maxLimit = this.limit = opts.batches ?? DRAIN_BATCHES;
   }
 
   start(): this {
     this.stopped = false;
-    this.sweep = setInterval(() => this.kick(0), this.opts.sweepMs ?? SWEEP_MS);
+    this.sweep = setInterval(() => this.run(), this.opts.sweepMs ?? SWEEP_MS);
     this.sweep.unref();
     // rows left by a process that stopped before draining them
     this.kick();
     return this;
   }
 
-  /**
-   * Drains soon: after `delayMs` (writes within it share one drain), and while writes keep coming no
-   * sooner than the gap after the last drain began (see DRAIN_GAP_MS).
-   */
-  kick(delayMs = this.opts.delayMs ?? DRAIN_DELAY_MS): void {
+  /** Drains soon (writes within the delay share one drain). */
+  kick(): void {
     if (this.timer || this.stopped) return;
-    const gap = this.busy ? this.lastStart + (this.opts.gapMs ?? DRAIN_GAP_MS) - performance.now() : 0;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.run();
-    }, Math.max(delayMs, gap));
+    }, this.opts.delayMs ?? DRAIN_DELAY_MS);
     this.timer.unref();
   }
 
@@ -394,9 +377,7 @@ export class CounterDrainer {
   private async loop(): Promise<void> {
     for (;;) {
       this.again = false;
-      this.lastStart = performance.now();
       const { n, limit } = await this.step();
-      this.busy = n !== null && n > 1;
       // another instance is draining: what this one wrote since that drain began is not in it
       if (n === null) {
         this.again = true;
