@@ -68,17 +68,29 @@ export async function latestGroupEvents(sql: Sql, projectId: string, group: Grou
     order by e."timestamp" desc, e.id desc limit ${limit}`;
 }
 
+/** At most this many of the names and ids kept on a group's and its merged members' rows are read. */
+const KEPT_IDENTITIES_READ = 1000;
+
 /**
- * Player names and user ids of a group's oldest and newest stored events (the group's message is
- * its first event's), for scrubbing them out of what a share link shows. Bounded by the index.
+ * Player names and user ids of a group's oldest and newest stored events, and those its row and its
+ * merged members' rows keep (db/identities.ts: who the events whose text the rows show name, even
+ * once those events are deleted), for scrubbing them out of what a share link shows. A kept entry of
+ * digits only is an id. Bounded by the indexes and KEPT_IDENTITIES_READ.
  */
 export async function groupIdentities(sql: Sql, projectId: string, group: GroupRef, each = 50) {
+  const id = refOf(group).id;
   return sql<{ player_name: string | null; user_id: string | null }[]>`
     (select e.player_name, e.user_id::text from events e where ${eventsOf(sql, projectId, group)}
      order by e."timestamp" asc, e.id asc limit ${each})
     union
     (select e.player_name, e.user_id::text from events e where ${eventsOf(sql, projectId, group)}
-     order by e."timestamp" desc, e.id desc limit ${each})`;
+     order by e."timestamp" desc, e.id desc limit ${each})
+    union
+    (select case when x !~ '^[0-9]+$' then x end, case when x ~ '^[0-9]+$' then x end from (
+       (select unnest(k.identities) as x from error_groups k where k.project_id = ${projectId} and k.id = ${id})
+       union all
+       (select unnest(k.identities) from error_groups k where k.project_id = ${projectId} and k.merged_into = ${id})
+     ) kept limit ${KEPT_IDENTITIES_READ})`;
 }
 
 export type GroupEventPage = { events: unknown[]; newer: string | null; older: string | null };

@@ -4,6 +4,7 @@
  * and the per-key aggregates (users, environments, versions, traces, rollup cells) that the last
  * statement writes. Nothing here talks to the database.
  */
+import { eventIdentities, joinIdentities } from "./identities.js";
 import type { GroupKey, Slot } from "./write-resolve.js";
 import type { EventRow, Level, UpsertedGroup } from "./write-types.js";
 
@@ -38,6 +39,11 @@ export type GroupAgg = {
   last_version_at: number;
   /** every event of the batch in this group was reported by a game client */
   client_only: boolean;
+  /**
+   * who the events whose text the row shows name: the batch's first event (whose message a new row
+   * takes) and its first event with a culprit (db/identities.ts)
+   */
+  identities: string[];
 };
 
 /**
@@ -70,6 +76,7 @@ export function aggregateGroups(rows: EventRow[], slotOf: Slot[]): GroupAgg[] {
           first_version_at: ts,
           last_version_at: ts,
           client_only: isClientOrigin(e.tags),
+          identities: eventIdentities(e),
         });
         continue;
       }
@@ -81,7 +88,10 @@ export function aggregateGroups(rows: EventRow[], slotOf: Slot[]): GroupAgg[] {
         g.last_seen = ts;
         g.environment = e.environment;
       }
-      g.culprit ??= e.culprit;
+      if (g.culprit === null && e.culprit !== null) {
+        g.culprit = e.culprit;
+        g.identities = joinIdentities(g.identities, eventIdentities(e));
+      }
       if (e.gameVersion !== null) {
         if (g.first_version === null || ts < g.first_version_at) [g.first_version, g.first_version_at] = [e.gameVersion, ts];
         if (g.last_version === null || ts >= g.last_version_at) [g.last_version, g.last_version_at] = [e.gameVersion, ts];

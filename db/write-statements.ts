@@ -5,6 +5,7 @@
  * rows in key order.
  */
 import { asJson, type TxSql } from "./client.js";
+import { IDENTITY_CAP } from "./identities.js";
 import { iso, type BatchWrites, type GroupAgg, type GroupCounts } from "./write-aggregate.js";
 import type { Resolved } from "./write-resolve.js";
 import type { ThrottleRule, TouchedGroup, UpsertedGroup } from "./write-types.js";
@@ -27,6 +28,14 @@ export async function insertAliases(tx: TxSql, res: Map<string, Resolved>): Prom
       on conflict do nothing`;
   }
 }
+
+/**
+ * The row's kept names and ids followed by the batch's new ones, without repeats, at most
+ * IDENTITY_CAP (db/identities.ts): the first ones stay.
+ */
+const joinedIdentities = (tx: TxSql) => tx`nullif(array(
+  select x from unnest(coalesce(g.identities, '{}') || coalesce(excluded.identities, '{}')) with ordinality u(x, o)
+  group by x order by min(o) limit ${IDENTITY_CAP}), '{}')`;
 
 /**
  * The group upsert: reads each group row's figures and counts (db/write-aggregate.ts); inserts or adds
@@ -55,10 +64,10 @@ export async function upsertGroups(
   const upserted = await tx<UpsertedGroup[]>`
     insert into error_groups as g
       (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
-       first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only)
+       first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only, identities)
     select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
       t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, 0,
-      t.client_only
+      t.client_only, nullif(array(select jsonb_array_elements_text(t.identities)), '{}')
     from json_to_recordset(${asJson(
       tx,
       groups.map((g) => {
@@ -69,7 +78,7 @@ export async function upsertGroups(
     )}::json)
       as t(project_id uuid, fingerprint text, message text, level text, count bigint,
            first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-           first_version_at timestamptz, n int, traced int, client_only boolean)
+           first_version_at timestamptz, n int, traced int, client_only boolean, identities jsonb)
     cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
     order by t.project_id, t.fingerprint
     on conflict (project_id, fingerprint) do update set
@@ -79,6 +88,8 @@ export async function upsertGroups(
       environment = case when excluded.last_seen >= g.last_seen then excluded.environment else g.environment end,
       level = case when level_rank(excluded.level) > level_rank(g.level) then excluded.level else g.level end,
       culprit = coalesce(g.culprit, excluded.culprit),
+      -- who the shown text names: a row's message never changes after its insert, its culprit is set once
+      identities = case when g.culprit is null and excluded.culprit is not null then ${joinedIdentities(tx)} else g.identities end,
       client_only = g.client_only and excluded.client_only,
       first_version = case when ${earlierVersion} then excluded.first_version else g.first_version end,
       first_version_at = case when ${earlierVersion} then excluded.first_version_at else g.first_version_at end,

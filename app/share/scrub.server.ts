@@ -1,4 +1,8 @@
+import { isPersonalKey } from "../../db/identities.js";
 import { PLAYER_IN_PATH } from "~/ingest/fingerprint.server";
+
+/** Whether a tag or context key names a player or user (the write reads the same keys, db/identities.ts). */
+export { isPersonalKey };
 
 /**
  * What a share link shows of error text: who it happened to is removed, what failed is kept.
@@ -25,24 +29,6 @@ export function scrubber(known: Known): (text: string) => string {
     if (nameRe) out = out.replace(nameRe, "<player>");
     return out;
   };
-}
-
-/**
- * Words that make a tag's key say who (`player`, `user_id`, `User.Email`, `displayName`, Sentry's
- * `user.*`): compared lowercase with `-`, `_`, `.` and spaces removed.
- */
-const WHO_KEYS = new Set([
-  "id", "uid", "name", "username", "userid", "displayname", "nickname", "nick", "email", "ip", "ipaddress",
-  "playerid", "playername", "robloxid", "robloxuserid", "charactername", "firstname", "lastname", "fullname",
-]);
-const WHO_PREFIX = /^(?:user|player|plr)(?:[-_.\s]|$)/;
-const WHO_SUFFIX = /(?:user|player|plr)(?:id|name)$/;
-
-/** Whether a tag or context key names a player or user. */
-export function isPersonalKey(key: string): boolean {
-  const k = key.trim().toLowerCase();
-  const joined = k.replace(/[-_.\s]+/g, "");
-  return WHO_PREFIX.test(k) || WHO_KEYS.has(joined) || WHO_SUFFIX.test(joined) || /^(?:user|player|plr)s?$/.test(joined);
 }
 
 /**

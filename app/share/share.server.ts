@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { getGroup, type EventRow, type GroupRow } from "../../db/errors.js";
-import { groupHourlySeries, groupIdentities, latestGroupEvents } from "../../db/group-reads.js";
+import { groupHourlySeries, groupIdentities, latestGroupEvents, type GroupRef } from "../../db/group-reads.js";
+import { eventIdentities } from "../../db/identities.js";
 import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import { findLiveShareLink } from "../../db/share-links.js";
 import type { Sql } from "../../db/client.js";
@@ -85,21 +86,33 @@ const publicEvent = (
 type Identity = { player_name: string | null; user_id: unknown };
 
 /**
- * Everyone the group's oldest and newest events name, and the shown events' own players, so their
- * names and ids are scrubbed wherever they appear.
+ * Everyone the group's oldest and newest events name and everyone its row keeps as named by the
+ * events whose text it shows (db/group-reads.ts groupIdentities), so their names and ids are
+ * scrubbed wherever they appear.
  */
-async function scrubFor(deps: { sql: Sql }, projectId: string, groupId: string) {
-  return scrubberOf(await groupIdentities(deps.sql, projectId, groupId));
+async function scrubFor(deps: { sql: Sql }, projectId: string, group: GroupRef) {
+  return scrubberOf(await groupIdentities(deps.sql, projectId, group));
 }
 
-function scrubberOf(identities: Identity[]) {
+/** Who a shown event names beyond its player: players in its paths, values of its personal tags and context keys. */
+const namedBy = (e: Record<string, unknown>) =>
+  eventIdentities({
+    playerName: e.player_name as string | null,
+    userId: e.user_id as string | null,
+    message: e.message as string,
+    stackTrace: e.stack_trace as string | null,
+    tags: e.tags as string[] | null,
+    context: e.context,
+  });
+
+function scrubberOf(identities: Identity[], named: string[] = []) {
   const rows = identities.map((r) => ({
     player_name: r.player_name,
     user_id: r.user_id === null || r.user_id === undefined ? null : String(r.user_id),
   }));
   const known: Known = {
-    names: rows.map((r) => r.player_name).filter((n): n is string => n !== null),
-    ids: rows.map((r) => r.user_id).filter((id): id is string => id !== null),
+    names: [...rows.map((r) => r.player_name).filter((n): n is string => n !== null), ...named.filter((n) => !/^\d+$/.test(n))],
+    ids: [...rows.map((r) => r.user_id).filter((id): id is string => id !== null), ...named.filter((n) => /^\d+$/.test(n))],
   };
   return scrubber(known);
 }
@@ -118,7 +131,7 @@ export async function viewShare(deps: ShareDeps, clientAddress: string, token: s
     groupHourlySeries(sql, link.project_id, group),
     groupIdentities(sql, link.project_id, group),
   ]);
-  const scrub = scrubberOf([...identities, ...(events as unknown as Identity[])]);
+  const scrub = scrubberOf([...identities, ...(events as unknown as Identity[])], events.flatMap((e) => namedBy(e)));
   return {
     role: link.role,
     expires_at: link.expires_at,
@@ -142,5 +155,5 @@ export async function updateShareStatus(
   // the body is read only once the link is known good: a bad token answers 404 whatever it sends
   const { status } = parseOr400(StatusInput, await readBody());
   const group = await setStatusOf(deps.sql, link.project_id, link.group_id, status);
-  return { group: publicGroup(group, await scrubFor(deps, link.project_id, link.group_id)) };
+  return { group: publicGroup(group, await scrubFor(deps, link.project_id, group)) };
 }
