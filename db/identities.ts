@@ -31,9 +31,9 @@ export function isPersonalKey(key: string): boolean {
   return WHO_PREFIX.test(k) || WHO_KEYS.has(joined) || WHO_SUFFIX.test(joined) || /^(?:user|player|plr)s?$/.test(joined);
 }
 
-// `Players.Builderman.PlayerGui`: the name runs to the next dot, colon, quote, comma or space (as the
-// grouping's path rule reads it); the Players service's own members are code, not names
-const PLAYER_IN_PATH = /\bPlayers\.([^.\s:'",()]+)/g;
+// `Players.Builderman.PlayerGui`: a player instance is named by its username (letters, digits and
+// underscores); the Players service's own members are code, not names
+const PLAYER_IN_PATH = /\bPlayers\.([A-Za-z0-9_]+)/g;
 const PLAYERS_MEMBERS = new Set(["LocalPlayer", "PlayerAdded", "PlayerRemoving", "PlayerMembershipChanged", "MaxPlayers", "RespawnTime", "CharacterAutoLoads"]);
 
 /** The fields of an event that can name someone (an ingest row's or a stored event's). */

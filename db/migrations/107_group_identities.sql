@@ -32,7 +32,7 @@ with own as (
   select project_id, id, user_id, rn * 2 + 1 from firsts
   union all
   select o.project_id, o.id, m[1], 100 from own o,
-    regexp_matches(o.message || ' ' || coalesce(o.culprit, ''), '\yPlayers\.([^.[:space:]:''",()]+)', 'g') as m
+    regexp_matches(o.message || ' ' || coalesce(o.culprit, ''), '\yPlayers\.([A-Za-z0-9_]+)', 'g') as m
   where m[1] not in ('LocalPlayer', 'PlayerAdded', 'PlayerRemoving', 'PlayerMembershipChanged', 'MaxPlayers', 'RespawnTime', 'CharacterAutoLoads')
 ), distinct_values as (
   select project_id, id, v, min(o) as o from candidates

@@ -68,7 +68,10 @@ async function project() {
 }
 
 const groupsOf = (projectId: string) =>
-  app.sql<{ id: string; message: string }[]>`select id, message from error_groups where project_id = ${projectId} and merged_into is null`;
+  app.sql<{ id: string; message: string; culprit: string | null }[]>`
+    select id, message, culprit from error_groups where project_id = ${projectId} and merged_into is null`;
+const kept = async (groupId: string) =>
+  (await app.sql<{ identities: string[] | null }[]>`select identities from error_groups where id = ${groupId}`)[0].identities;
 
 beforeAll(async () => {
   app = await startTestApp({ TRUST_PROXY: "1", THROTTLE_LIMIT: "100000", SHARE_RATE_LIMIT: "1000" });
@@ -92,7 +95,37 @@ describe("the first event's player on a share link", () => {
     expect(groups[0].message).toBe(FIRST.message);
     const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from events where project_id = ${projectId}`;
     expect(n).toBe(121);
+    // the row keeps who its text names; the 120 later events of an unchanged text add nobody
+    expect(await kept(groups[0].id)).toEqual(["HiddenFirstKid", "31415926"]);
     for (const answer of await everyShareAnswer(projectId, groups[0].id)) expect(leaks(answer)).toEqual([]);
+  });
+
+  it("keeps, at most 32, the names of the later event that gives the issue its culprit", async () => {
+    const { projectId, apiKey } = await project();
+    // one issue whatever the stack (a stack's frames are part of the default grouping)
+    const fingerprint = ["kicked-for-flying"];
+    await send(apiKey, [{ ...FIRST, fingerprint }]);
+    const [{ id, culprit }] = await groupsOf(projectId);
+    expect(culprit).toBeNull();
+    const crowd = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`p${i}`, `CrowdKid${i}`]));
+    await send(apiKey, [
+      {
+        message: "Kicked CulpritKid for flying",
+        player_name: "CulpritKid",
+        stack_trace: "ServerScriptService.AntiCheat:12: function kick",
+        context: { players: crowd },
+        fingerprint,
+      },
+    ]);
+    const [after, ...none] = await groupsOf(projectId);
+    expect(none).toEqual([]);
+    expect(after.culprit).toBe("ServerScriptService.AntiCheat");
+    const list = (await kept(id)) ?? [];
+    expect(list).toHaveLength(32);
+    expect(list.slice(0, 4)).toEqual(["HiddenFirstKid", "31415926", "CulpritKid", "CrowdKid0"]);
+    // set once: a later culprit-carrying event changes nothing
+    await send(apiKey, [{ message: "Kicked LaterKid for flying", player_name: "LaterKid", stack_trace: "ServerScriptService.AntiCheat:12: function kick", fingerprint }]);
+    expect(await kept(id)).toEqual(list);
   });
 
   it("is scrubbed after retention deleted the first event", async () => {
