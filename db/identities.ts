@@ -1,9 +1,9 @@
 /**
  * Who an event names: its player's name and user id, the players in its instance paths, and the
  * values its tags and context keep under keys that name a player or user. The group row keeps those
- * of the events whose text it shows (its message's first event, its culprit's), so a share view can
- * scrub them however many events later arrive and after retention deleted them. Nothing here talks
- * to the database; the write computes it once per group per batch, not per event.
+ * of the events whose text it shows (its message's first event, its culprit's) that the text holds,
+ * so a share view can scrub them however many events later arrive and after retention deleted them.
+ * Nothing here talks to the database; the write computes it once per group per batch, not per event.
  */
 
 /** How many names and ids a group row keeps (`error_groups.identities`): the first ones win. */
@@ -84,6 +84,16 @@ export function eventIdentities(e: Identifiable, cap = IDENTITY_CAP): string[] {
     }
   }
   return out;
+}
+
+/**
+ * The names and ids one event carries that its shown text holds (any case): what scrubbing that
+ * text needs, and nothing the text does not already say, so keeping them keeps no more about anyone.
+ */
+export function identitiesIn(e: Identifiable, texts: (string | null | undefined)[], cap = IDENTITY_CAP): string[] {
+  const haystack = texts.filter((t): t is string => !!t).join("\n").toLowerCase();
+  if (!haystack) return [];
+  return eventIdentities(e, cap).filter((v) => haystack.includes(v.toLowerCase()));
 }
 
 /** Two lists as one, the first's entries first, without repeats, at most `cap`. */

@@ -4,7 +4,7 @@
  * and the per-key aggregates (users, environments, versions, traces, rollup cells) that the last
  * statement writes. Nothing here talks to the database.
  */
-import { eventIdentities, joinIdentities } from "./identities.js";
+import { identitiesIn, joinIdentities } from "./identities.js";
 import type { GroupKey, Slot } from "./write-resolve.js";
 import type { EventRow, Level, UpsertedGroup } from "./write-types.js";
 
@@ -40,8 +40,8 @@ export type GroupAgg = {
   /** every event of the batch in this group was reported by a game client */
   client_only: boolean;
   /**
-   * who the events whose text the row shows name: the batch's first event (whose message a new row
-   * takes) and its first event with a culprit (db/identities.ts)
+   * who the events whose text the row shows name, as far as that text holds them: the batch's first
+   * event (whose message a new row takes) and its first event with a culprit (db/identities.ts)
    */
   identities: string[];
 };
@@ -76,7 +76,7 @@ export function aggregateGroups(rows: EventRow[], slotOf: Slot[]): GroupAgg[] {
           first_version_at: ts,
           last_version_at: ts,
           client_only: isClientOrigin(e.tags),
-          identities: eventIdentities(e),
+          identities: identitiesIn(e, [e.message, e.culprit]),
         });
         continue;
       }
@@ -90,7 +90,7 @@ export function aggregateGroups(rows: EventRow[], slotOf: Slot[]): GroupAgg[] {
       }
       if (g.culprit === null && e.culprit !== null) {
         g.culprit = e.culprit;
-        g.identities = joinIdentities(g.identities, eventIdentities(e));
+        g.identities = joinIdentities(g.identities, identitiesIn(e, [e.culprit]));
       }
       if (e.gameVersion !== null) {
         if (g.first_version === null || ts < g.first_version_at) [g.first_version, g.first_version_at] = [e.gameVersion, ts];

@@ -3,15 +3,17 @@
 -- knows, and learns them from the events it reads (the oldest and newest stored ones). Those events
 -- may be neither, or deleted by retention: the group row keeps the names and ids of the events whose
 -- text it shows (player name, user id, players in instance paths, values under tag and context keys
--- that name someone; db/identities.ts), at most 32, written by the group upsert that sets the text.
+-- that name someone; db/identities.ts) that the text holds, at most 32, written by the group upsert
+-- that sets the text. Only what the text already says is kept: nothing more about anyone is retained.
 alter table error_groups add column identities text[];
 
--- Existing issues: what can still be found. The earliest stored events (by occurrence time, up to 4)
--- that carry the issue's exact message, read through the message-hash index, give their player names
--- and user ids; the players in the message's and culprit's instance paths are read from the row itself,
--- so they are kept even when retention deleted every event. Not recovered: the events' tag and context
--- values (that rule lives in db/identities.ts, not in SQL), a first event already deleted, and the
--- event that set the culprit (events do not store it).
+-- Existing issues: what can still be found, as far as the message or culprit holds it. The earliest
+-- stored events (by occurrence time, up to 4) that carry the issue's exact message, read through the
+-- message-hash index, give their player names and user ids; the players in the message's and the
+-- culprit's instance paths are read from the row itself, so they are kept even when retention deleted
+-- every event. Not recovered: the events' tag and context values (that rule lives in db/identities.ts,
+-- not in SQL), a first event already deleted, and the event that set the culprit (events do not
+-- store it).
 with own as (
   select g.project_id, g.id, g.message, g.culprit, case when g.merged_own then g.merged_into else g.id end as own_id
   from error_groups g
@@ -35,8 +37,10 @@ with own as (
     regexp_matches(o.message || ' ' || coalesce(o.culprit, ''), '\yPlayers\.([A-Za-z0-9_]+)', 'g') as m
   where m[1] not in ('LocalPlayer', 'PlayerAdded', 'PlayerRemoving', 'PlayerMembershipChanged', 'MaxPlayers', 'RespawnTime', 'CharacterAutoLoads')
 ), distinct_values as (
-  select project_id, id, v, min(o) as o from candidates
-  where v is not null and length(v) between 3 and 64
+  select c.project_id, c.id, c.v, min(c.o) as o from candidates c
+  join own o on o.project_id = c.project_id and o.id = c.id
+  where c.v is not null and length(c.v) between 3 and 64
+    and strpos(lower(o.message || E'\n' || coalesce(o.culprit, '')), lower(c.v)) > 0
   group by 1, 2, 3
 ), lists as (
   select project_id, id, (array_agg(v order by o, v))[1:32] as ids from distinct_values group by 1, 2

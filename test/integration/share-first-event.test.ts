@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runRetention } from "../../jobs/retention.js";
+import { countersApplied } from "../support/counters.js";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 
@@ -96,36 +97,53 @@ describe("the first event's player on a share link", () => {
     const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from events where project_id = ${projectId}`;
     expect(n).toBe(121);
     // the row keeps who its text names; the 120 later events of an unchanged text add nobody
-    expect(await kept(groups[0].id)).toEqual(["HiddenFirstKid", "31415926"]);
+    expect(await kept(groups[0].id)).toEqual(["HiddenFirstKid"]);
     for (const answer of await everyShareAnswer(projectId, groups[0].id)) expect(leaks(answer)).toEqual([]);
   });
 
-  it("keeps, at most 32, the names of the later event that gives the issue its culprit", async () => {
+  it("keeps the names the later event that gives the issue its culprit puts in it, once", async () => {
     const { projectId, apiKey } = await project();
-    // one issue whatever the stack (a stack's frames are part of the default grouping)
-    const fingerprint = ["kicked-for-flying"];
-    await send(apiKey, [{ ...FIRST, fingerprint }]);
+    // Sentry events: a frame's module is the culprit as sent; one issue whatever the stack
+    const sentry = async (body: Record<string, unknown>) => {
+      const r = await app.request(`/api/${projectId}/store/?sentry_key=${apiKey}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ platform: "other", level: "error", fingerprint: ["kicked-for-flying"], ...body }),
+      });
+      expect(r.status).toBe(200);
+    };
+    await sentry({ message: "Kicked HiddenFirstKid for flying", user: { id: "31415926", username: "HiddenFirstKid" } });
     const [{ id, culprit }] = await groupsOf(projectId);
     expect(culprit).toBeNull();
-    const crowd = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`p${i}`, `CrowdKid${i}`]));
-    await send(apiKey, [
-      {
-        message: "Kicked CulpritKid for flying",
-        player_name: "CulpritKid",
-        stack_trace: "ServerScriptService.AntiCheat:12: function kick",
-        context: { players: crowd },
-        fingerprint,
-      },
-    ]);
+    // only what the text holds is kept: the user id is not in it
+    expect(await kept(id)).toEqual(["HiddenFirstKid"]);
+    const kick = (reporter: string, kid: string) =>
+      sentry({
+        message: "Kicked someone for flying",
+        user: { username: reporter },
+        tags: { player: kid },
+        exception: { values: [{ type: "Kick", value: "kicked", stacktrace: { frames: [{ module: `Moderation.Watch.${kid}`, lineno: 3, in_app: true }] } }] },
+      });
+    await kick("Reporter", "CulpritKid");
+    await countersApplied(app.sql);
     const [after, ...none] = await groupsOf(projectId);
     expect(none).toEqual([]);
-    expect(after.culprit).toBe("ServerScriptService.AntiCheat");
-    const list = (await kept(id)) ?? [];
-    expect(list).toHaveLength(32);
-    expect(list.slice(0, 4)).toEqual(["HiddenFirstKid", "31415926", "CulpritKid", "CrowdKid0"]);
-    // set once: a later culprit-carrying event changes nothing
-    await send(apiKey, [{ message: "Kicked LaterKid for flying", player_name: "LaterKid", stack_trace: "ServerScriptService.AntiCheat:12: function kick", fingerprint }]);
-    expect(await kept(id)).toEqual(list);
+    expect(after.culprit).toBe("Moderation.Watch.CulpritKid");
+    expect(await kept(id)).toEqual(["HiddenFirstKid", "CulpritKid"]);
+    // set once: a later event with a culprit changes nothing
+    await kick("Reporter2", "LaterKid");
+    expect(await kept(id)).toEqual(["HiddenFirstKid", "CulpritKid"]);
+    const link = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie, body: { group_id: id, role: "viewer" } });
+    const shared = await call(app, "GET", `/api/share/${link.body.token}`, { headers: fresh() });
+    expect(shared.body.group).toMatchObject({ message: "Kicked <player> for flying", culprit: "Moderation.Watch.<player>" });
+  });
+
+  it("keeps at most 32 names", async () => {
+    const { projectId, apiKey } = await project();
+    const crowd = Array.from({ length: 40 }, (_, i) => `CrowdKid${i}`);
+    await send(apiKey, [{ message: `Teleport failed for ${crowd.map((k) => `Players.${k}`).join(", ")}` }]);
+    const [{ id }] = await groupsOf(projectId);
+    expect(await kept(id)).toEqual(crowd.slice(0, 32));
   });
 
   it("is scrubbed after retention deleted the first event", async () => {

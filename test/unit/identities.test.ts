@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { eventIdentities, IDENTITY_CAP, joinIdentities } from "../../db/identities.js";
+import { eventIdentities, IDENTITY_CAP, identitiesIn, joinIdentities } from "../../db/identities.js";
 
 const event = (over: Partial<Parameters<typeof eventIdentities>[0]>) => ({
   playerName: null,
@@ -43,5 +43,12 @@ describe("who an event names", () => {
     expect(joinIdentities(["a1x", "b2y"], ["b2y", "c3z"])).toEqual(["a1x", "b2y", "c3z"]);
     const many = Array.from({ length: 40 }, (_, i) => `Kid${i}`);
     expect(joinIdentities(["Keep"], many)).toEqual(["Keep", ...many.slice(0, IDENTITY_CAP - 1)]);
+  });
+
+  it("keeps of an event only what its shown text holds, in any case", () => {
+    const e = event({ playerName: "Builderman", userId: 261261, message: "builderman (Player_261261) kicked", tags: ["player:Other"], context: { user: { email: "a@b.test" } } });
+    expect(identitiesIn(e, [e.message, null])).toEqual(["Builderman", "261261"]);
+    expect(identitiesIn(e, ["Shop.Buy"])).toEqual([]);
+    expect(identitiesIn(e, [null])).toEqual([]);
   });
 });
