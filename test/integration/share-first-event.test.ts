@@ -179,4 +179,30 @@ describe("the first event's player on a share link", () => {
     expect(back.status).toBe(200);
     for (const answer of await everyShareAnswer(projectId, target.id)) expect(leaks(answer)).toEqual([]);
   });
+
+  it("is scrubbed from a merged issue's shown events when a merged member's first event named the player", async () => {
+    const { projectId, apiKey } = await project();
+    const at = Date.now() - 2 * DAY;
+    const fingerprint = ["member-kicks"];
+    await send(apiKey, [{ message: "Shop purchase failed", player_name: "Buyer1", timestamp: iso(at) }]);
+    await send(apiKey, [{ ...FIRST, timestamp: iso(at), fingerprint }]);
+    await send(apiKey, [
+      ...others(Array.from({ length: 60 }, (_, i) => at - (i + 1) * MINUTE), 0).map((e) => ({ ...e, fingerprint })),
+      ...others(Array.from({ length: 60 }, (_, i) => at + (i + 1) * MINUTE), 60).map((e) => ({ ...e, fingerprint })),
+      // the newest event, shown on the share page: someone else reporting the first event's player
+      { message: FIRST.message, player_name: "Reporter", timestamp: iso(at + 2 * DAY - MINUTE), fingerprint },
+    ]);
+    const groups = await groupsOf(projectId);
+    const target = groups.find((g) => g.message === "Shop purchase failed")!;
+    const member = groups.find((g) => g.message === FIRST.message)!;
+    const merged = await call(app, "POST", `/api/team/projects/${projectId}/groups/merge`, { cookie, body: { ids: [target.id, member.id], target_id: target.id } });
+    expect(merged.status).toBe(200);
+    const link = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie, body: { group_id: target.id, role: "viewer" } });
+    const shared = await call(app, "GET", `/api/share/${link.body.token}`, { headers: fresh() });
+    expect(shared.status).toBe(200);
+    expect(shared.body.events[0].message).toBe("Kicked <player> for flying");
+    expect(leaks(JSON.stringify(shared.body))).toEqual([]);
+    const page = await app.request(`/share/${link.body.token}`, { headers: fresh() });
+    expect(leaks(await page.text())).toEqual([]);
+  });
 });
