@@ -206,3 +206,22 @@ describe("the first event's player on a share link", () => {
     expect(leaks(await page.text())).toEqual([]);
   });
 });
+
+describe("names only an event's tags or context hold", () => {
+  it("are scrubbed from its shown text and from the issue's", async () => {
+    const { projectId, apiKey } = await project();
+    const fingerprint = ["fell-off"];
+    await send(apiKey, [
+      { message: "CtxOnlyKid fell off the map", context: { player: { name: "CtxOnlyKid" } }, fingerprint },
+      { message: "TagOnlyKid fell off the map", tags: ["player:TagOnlyKid"], fingerprint },
+    ]);
+    const [{ id }] = await groupsOf(projectId);
+    const link = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie, body: { group_id: id, role: "viewer" } });
+    const shared = await call(app, "GET", `/api/share/${link.body.token}`, { headers: fresh() });
+    expect(shared.status).toBe(200);
+    expect(shared.body.group.message).toBe("<player> fell off the map");
+    expect(shared.body.events.map((e: { message: string }) => e.message)).toEqual(["<player> fell off the map", "<player> fell off the map"]);
+    const text = JSON.stringify(shared.body) + (await (await app.request(`/share/${link.body.token}`, { headers: fresh() })).text());
+    expect(["CtxOnlyKid", "TagOnlyKid"].filter((k) => text.toLowerCase().includes(k.toLowerCase()))).toEqual([]);
+  });
+});
