@@ -20,6 +20,8 @@ export const MAX_REASONS = 50;
 export const MAX_SAMPLE_BYTES = 256 * 1024;
 /** and replaced at most this often per project (per process) */
 export const SAMPLE_EVERY_MS = 10_000;
+/** a push reads its profiles for at most this long before it lets other requests in */
+const READ_SLICE_MS = 10;
 
 type Entry = Omit<Observation, "observedAt" | "revisionTime"> & { profile: unknown };
 
@@ -104,12 +106,19 @@ function batchOf(body: unknown): unknown[] {
  * has no valid entry (seed rule 5). A player listed twice keeps the later entry; the earlier one
  * counts as skipped.
  */
-export function parsePushBody(body: unknown, map: CompiledMap = SEED): ParsedPush {
+export async function parsePushBody(body: unknown, map: CompiledMap = SEED): Promise<ParsedPush> {
   const players = batchOf(body);
   const byUser = new Map<string, Entry & { index: number }>();
   const details: ErrorDetail[] = [];
   const skippedPlayers: ParsedPush["skippedPlayers"] = [];
-  players.forEach((item, i) => {
+  let since = performance.now();
+  for (let i = 0; i < players.length; i++) {
+    // each profile's reading is bounded (PLACES_PER_PROFILE); a batch of heavy ones lets other requests in between
+    if (performance.now() - since > READ_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+    const item = players[i];
     const r = parseEntry(item, map);
     if (typeof r === "string") {
       details.push({ path: `players[${i}]`, message: r });
@@ -121,7 +130,7 @@ export function parsePushBody(body: unknown, map: CompiledMap = SEED): ParsedPus
       byUser.delete(r.userId); // re-insert so iteration order follows the last occurrence
       byUser.set(r.userId, { ...r, index: i });
     }
-  });
+  }
   if (byUser.size === 0) {
     throw invalidPayload(`No entry is a valid player payload: ${details[0].path} ${details[0].message}.`, details.slice(0, 50));
   }
@@ -183,7 +192,7 @@ export async function pushBalances(deps: PushDeps, projectId: string, body: unkn
 
 async function push(deps: PushDeps, projectId: string, body: unknown, key: string | null): Promise<PushAnswer> {
   const { compiled } = await loadMap(deps.sql, projectId);
-  const parsed = parsePushBody(body, compiled);
+  const parsed = await parsePushBody(body, compiled);
   const now = new Date();
   const rows: Observation[] = parsed.entries.map(({ profile: _, index: __, ...e }) => ({ ...e, observedAt: now, revisionTime: null }));
   const keyed: KeyedRequest | null = key === null ? null : { key, bodyHash: bodyHash(body) };
