@@ -385,6 +385,8 @@ export class ProfileReader {
   private matched = false;
   private any = false;
   private readonly sums: Dec[];
+  /** whole amounts are added as doubles while the sum stays a safe integer (exact, and far cheaper than decimals) */
+  private readonly wholeSums: number[];
   private readonly places: number[];
   /** currencies read to their end */
   private done = 0;
@@ -403,6 +405,7 @@ export class ProfileReader {
   ) {
     this.profile = unwrapProfile(value);
     this.sums = map.currencies.map(() => ZERO);
+    this.wholeSums = map.currencies.map(() => 0);
     this.places = map.currencies.map(() => 0);
     this.listed = map.currencies.map(() => 0);
     this.steps = this.read();
@@ -426,9 +429,10 @@ export class ProfileReader {
     const places: Record<string, number> = {};
     let total = ZERO;
     currencies.forEach((c, i) => {
-      balances[c.key] = decString(this.sums[i]);
+      const sum = addDec(this.sums[i], numberToDec(this.wholeSums[i]));
+      balances[c.key] = decString(sum);
       places[c.key] = this.places[i];
-      total = addDec(total, this.sums[i]);
+      total = addDec(total, sum);
     });
     return {
       ok: true,
@@ -503,13 +507,15 @@ export class ProfileReader {
             if (this.skipped.length < LIMITS.skippedValues) this.skipped.push({ currency: c.key, path: placeText(f.place), reason: why });
             continue;
           }
-          const d = numberToDec(f.value as number);
-          this.sums[i] = addDec(this.sums[i], d);
+          const n = f.value as number;
+          const whole = this.wholeSums[i];
+          if (Number.isSafeInteger(n) && Math.abs(whole) + Math.abs(n) <= Number.MAX_SAFE_INTEGER) this.wholeSums[i] = whole + n;
+          else this.sums[i] = addDec(this.sums[i], numberToDec(n));
           this.places[i]++;
           const lim = this.matchLimits;
           if (lim && this.listed[i] < lim.perCurrency && this.matches.length < lim.total) {
             this.listed[i]++;
-            this.matches.push({ currency: c.key, path: placeText(f.place), value: decString(d) });
+            this.matches.push({ currency: c.key, path: placeText(f.place), value: decString(numberToDec(n)) });
           }
         }
       }
@@ -546,6 +552,24 @@ export class ProfileReader {
       }
     }
     return null;
+  }
+}
+
+/**
+ * Reads with `reader` in slices of `slice` places, awaiting `turn()` between them (so other work
+ * runs meanwhile), until the end of the map ("done"), `maxPlaces` ("places") or `budgetMs` ("time").
+ */
+export async function readInSlices(
+  reader: ProfileReader,
+  o: { slice: number; maxPlaces: number; budgetMs: number; turn: () => Promise<void> },
+): Promise<"done" | "places" | "time"> {
+  const started = performance.now();
+  for (;;) {
+    reader.meter.pauseAt = Math.min(o.maxPlaces, reader.meter.visited + o.slice);
+    if (reader.resume()) return "done";
+    if (reader.meter.visited >= o.maxPlaces) return "places";
+    if (performance.now() - started >= o.budgetMs) return "time";
+    await o.turn();
   }
 }
 

@@ -8,7 +8,7 @@ import { conflict, invalidPayload, type ErrorDetail } from "~/http.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { bodyHash, type KeyedRequest } from "~/ingest/idempotency.server";
 import { parseUserId } from "./profile.server";
-import { readProfile, SEED, seedFields, type CompiledMap } from "./currency-map.server";
+import { PLACES_PER_PROFILE, ProfileReader, readInSlices, SEED, seedFields, tooManyPlaces, type CompiledMap } from "./currency-map.server";
 import { loadMap } from "./map.server";
 import { cutText, isStorable } from "~/text.server";
 
@@ -20,8 +20,10 @@ export const MAX_REASONS = 50;
 export const MAX_SAMPLE_BYTES = 256 * 1024;
 /** and replaced at most this often per project (per process) */
 export const SAMPLE_EVERY_MS = 10_000;
-/** a push reads its profiles for at most this long before it lets other requests in */
+/** a push reads its profiles for at most about this long before it lets other requests in */
 const READ_SLICE_MS = 10;
+/** places read between two looks at the clock */
+const READ_SLICE_PLACES = 5_000;
 
 type Entry = Omit<Observation, "observedAt" | "revisionTime"> & { profile: unknown };
 
@@ -36,14 +38,22 @@ function optionalName(v: unknown): string | null {
   return s === "" ? null : cutText(s, MAX_NAME);
 }
 
-/** One push entry read through the project's map, or the reason it is skipped (seed rule 1). */
-export function parseEntry(item: unknown, map: CompiledMap = SEED): Entry | string {
+/**
+ * One push entry read through the project's map, or the reason it is skipped (seed rule 1). A profile
+ * is read in slices with `turn()` between them, and one the map would read past PLACES_PER_PROFILE
+ * places is skipped.
+ */
+export async function parseEntry(item: unknown, map: CompiledMap, turn: () => Promise<void>): Promise<Entry | string> {
   if (typeof item !== "object" || item === null || Array.isArray(item)) return "must be an object with user_id and profile";
   const e = item as Record<string, unknown>;
   const userId = parseUserId(e.user_id);
   if (!userId) return "user_id must be a positive integer or a string of digits";
   if (e.profile === undefined || e.profile === null) return "profile is missing";
-  const r = readProfile(map, e.profile);
+  const reader = new ProfileReader(map, e.profile);
+  if ((await readInSlices(reader, { slice: READ_SLICE_PLACES, maxPlaces: PLACES_PER_PROFILE, budgetMs: Infinity, turn })) !== "done") {
+    return tooManyPlaces(PLACES_PER_PROFILE);
+  }
+  const r = reader.result();
   if (!r.ok) return r.reason;
   const p = r.profile;
   const seed = seedFields(p.balances);
@@ -111,15 +121,17 @@ export async function parsePushBody(body: unknown, map: CompiledMap = SEED): Pro
   const byUser = new Map<string, Entry & { index: number }>();
   const details: ErrorDetail[] = [];
   const skippedPlayers: ParsedPush["skippedPlayers"] = [];
+  // each profile's reading is bounded (PLACES_PER_PROFILE); a batch of heavy ones lets other requests in every few ms
   let since = performance.now();
+  const turn = async () => {
+    if (performance.now() - since < READ_SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
   for (let i = 0; i < players.length; i++) {
-    // each profile's reading is bounded (PLACES_PER_PROFILE); a batch of heavy ones lets other requests in between
-    if (performance.now() - since > READ_SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
+    await turn();
     const item = players[i];
-    const r = parseEntry(item, map);
+    const r = await parseEntry(item, map, turn);
     if (typeof r === "string") {
       details.push({ path: `players[${i}]`, message: r });
       const raw = typeof item === "object" && item !== null ? (item as { user_id?: unknown }).user_id : undefined;

@@ -14,6 +14,7 @@ import {
   parseCurrencyMap,
   PLACES_PER_PROFILE,
   ProfileReader,
+  readInSlices,
   SEED_MAP,
   tooManyPlaces,
   type CompiledMap,
@@ -111,17 +112,12 @@ async function readWithinBudget(map: CompiledMap, profile: unknown) {
   const L = PREVIEW_LIMITS;
   const reader = new ProfileReader(map, profile, { perCurrency: L.perCurrency, total: L.total });
   const started = performance.now();
+  const end = await readInSlices(reader, { slice: L.slice, maxPlaces: L.maxPlaces, budgetMs: L.budgetMs, turn });
   let stopped: string | null = null;
-  for (;;) {
-    reader.meter.pauseAt = Math.min(L.maxPlaces, reader.meter.visited + L.slice);
-    if (reader.resume()) break;
-    const seconds = (performance.now() - started) / 1000;
-    if (reader.meter.visited >= L.maxPlaces || seconds * 1000 >= L.budgetMs) {
-      const visited = reader.meter.visited.toLocaleString("en-US");
-      stopped = `The preview stopped at its budget (${visited} places read in ${seconds.toFixed(1)} s): amounts marked partial are the sums so far, and names and data code after them were not read.`;
-      break;
-    }
-    await turn();
+  if (end !== "done") {
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const visited = reader.meter.visited.toLocaleString("en-US");
+    stopped = `The preview stopped at its budget (${visited} places read in ${seconds} s): amounts marked partial are the sums so far, and names and data code after them were not read.`;
   }
   const result = reader.result(stopped ?? undefined);
   const over = reader.meter.visited > PLACES_PER_PROFILE || stopped !== null;
