@@ -573,6 +573,13 @@ export async function readInSlices(
   }
 }
 
+/** `readProfile`'s answer, read in slices of `slice` places with `turn()` between them (pushes, scans). */
+export async function readProfileInSlices(map: CompiledMap, value: unknown, turn: () => Promise<void>, slice = 5_000): Promise<ProfileReading> {
+  const reader = new ProfileReader(map, value);
+  const end = await readInSlices(reader, { slice, maxPlaces: PLACES_PER_PROFILE, budgetMs: Infinity, turn });
+  return end === "done" ? reader.result() : { ok: false, reason: tooManyPlaces(PLACES_PER_PROFILE) };
+}
+
 export type ReadOptions = {
   /** list the numbers each currency summed, this far */
   matches?: MatchLimits;

@@ -8,7 +8,7 @@ import { conflict, invalidPayload, type ErrorDetail } from "~/http.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { bodyHash, type KeyedRequest } from "~/ingest/idempotency.server";
 import { parseUserId } from "./profile.server";
-import { PLACES_PER_PROFILE, ProfileReader, readInSlices, SEED, seedFields, tooManyPlaces, type CompiledMap } from "./currency-map.server";
+import { readProfileInSlices, SEED, seedFields, type CompiledMap } from "./currency-map.server";
 import { loadMap } from "./map.server";
 import { cutText, isStorable } from "~/text.server";
 
@@ -22,8 +22,6 @@ export const MAX_SAMPLE_BYTES = 256 * 1024;
 export const SAMPLE_EVERY_MS = 10_000;
 /** a push reads its profiles for at most about this long before it lets other requests in */
 const READ_SLICE_MS = 10;
-/** places read between two looks at the clock */
-const READ_SLICE_PLACES = 5_000;
 
 type Entry = Omit<Observation, "observedAt" | "revisionTime"> & { profile: unknown };
 
@@ -49,11 +47,7 @@ export async function parseEntry(item: unknown, map: CompiledMap, turn: () => Pr
   const userId = parseUserId(e.user_id);
   if (!userId) return "user_id must be a positive integer or a string of digits";
   if (e.profile === undefined || e.profile === null) return "profile is missing";
-  const reader = new ProfileReader(map, e.profile);
-  if ((await readInSlices(reader, { slice: READ_SLICE_PLACES, maxPlaces: PLACES_PER_PROFILE, budgetMs: Infinity, turn })) !== "done") {
-    return tooManyPlaces(PLACES_PER_PROFILE);
-  }
-  const r = reader.result();
+  const r = await readProfileInSlices(map, e.profile, turn);
   if (!r.ok) return r.reason;
   const p = r.profile;
   const seed = seedFields(p.balances);
