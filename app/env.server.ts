@@ -52,6 +52,8 @@ const EnvSchema = z.object({
   OPEN_CLOUD_REQUESTS_PER_MINUTE: int(250, 1, 1_000_000),
   ECONOMY_ANOMALY_FACTOR: z.coerce.number().gt(1).default(10),
   ECONOMY_ANOMALY_MIN_AMOUNT: z.coerce.number().min(0).default(100_000),
+  // currency-map previews per user and project per minute (each may read for up to 2 s)
+  ECONOMY_PREVIEW_RATE_LIMIT: int(10, 1, 1_000_000),
   WEBHOOK_ALLOW_PRIVATE: bool,
   JOBS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   LOG_REQUESTS: bool,
@@ -98,6 +100,8 @@ export type Config = {
   openCloudRequestsPerMinute: number;
   economyAnomalyFactor: number;
   economyAnomalyMinAmount: number;
+  /** currency-map previews per user and project per minute */
+  economyPreviewRateLimit: number;
   webhookAllowPrivate: boolean;
   jobsEnabled: boolean;
   logRequests: boolean;
@@ -161,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openCloudRequestsPerMinute: e.OPEN_CLOUD_REQUESTS_PER_MINUTE,
     economyAnomalyFactor: e.ECONOMY_ANOMALY_FACTOR,
     economyAnomalyMinAmount: e.ECONOMY_ANOMALY_MIN_AMOUNT,
+    economyPreviewRateLimit: e.ECONOMY_PREVIEW_RATE_LIMIT,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     jobsEnabled: e.JOBS_ENABLED,
     logRequests: e.LOG_REQUESTS,

@@ -12,6 +12,7 @@
  * rest of the profile is still read. A path that reaches nothing adds nothing and is not an error.
  */
 import { z } from "zod";
+import { cutText } from "~/text.server";
 import { invalidPayload } from "~/http.server";
 import type { SkippedValue } from "../../db/economy.js";
 import { addDec, asTable, characterName, cleanName, decString, numberToDec, numberToDecimal, unwrapProfile, ZERO, type Dec } from "./profile.server";
@@ -100,46 +101,110 @@ export function parsePath(text: string): Path {
 
 const stepText = (s: Step) => (s.kind === "all" ? "[*]" : s.kind === "index" ? `[${s.index}]` : IDENT.test(s.key) ? `.${s.key}` : `[${JSON.stringify(s.key)}]`);
 
-/** The place one value was found, as a path without wildcards: `Slots[2].Gems`. */
-function placeText(parent: string, step: { key: string } | { index: number }): string {
-  if ("index" in step) return `${parent}[${step.index}]`;
-  if (IDENT.test(step.key)) return parent === "" ? step.key : `${parent}.${step.key}`;
-  return `${parent}[${JSON.stringify(step.key)}]`;
-}
-
 /** A path in its canonical spelling (what the API returns). */
 export function pathText(p: Path): string {
   const s = p.steps.map(stepText).join("");
   return s.startsWith(".") ? s.slice(1) : s;
 }
 
-type Found = { place: string; value: unknown };
+// ---- walking a profile ---------------------------------------------------------------------------
 
-/** Every value a path reaches, with where it was found. JSON null counts as absent (Luau nil). */
-function walk(root: unknown, steps: Step[], out: Found[]): void {
-  const visit = (value: unknown, place: string, at: number) => {
-    if (value === null || value === undefined) return;
-    if (at === steps.length) {
-      out.push({ place, value });
-      return;
+/** Where a value was found: its key (a 1-based index in an array) under its parent's place. */
+type Place = { up: Place | null; key: string | number };
+/** A value a path reached; `container` and `key` identify its place without spelling it. */
+type Found = { value: unknown; container: object; key: string | number; place: Place };
+type Frame = { value: object; place: Place | null; at: number; keys: string[] | null; i: number };
+
+/** Shared by every walk of one reading: places visited so far, and where the reading pauses. */
+type Meter = { visited: number; pauseAt: number };
+const PAUSED = Symbol("paused");
+
+/** how much of a key and of a place the answers spell out (a key may be megabytes long) */
+const KEY_SHOWN = 64;
+const PLACE_SHOWN = 300;
+
+/** The place one value was found, as a path without wildcards: `Slots[2].Gems`; long keys cut with “…”. */
+function placeText(p: Place): string {
+  const keys: (string | number)[] = [];
+  for (let q: Place | null = p; q; q = q.up) keys.push(q.key);
+  let s = "";
+  for (let i = keys.length - 1; i >= 0 && s.length <= PLACE_SHOWN; i--) {
+    const k = keys[i];
+    if (typeof k === "number") s += `[${k}]`;
+    else if (k.length > KEY_SHOWN) s += `[${JSON.stringify(`${cutText(k, KEY_SHOWN)}…`)}]`;
+    else if (IDENT.test(k)) s += s === "" ? k : `.${k}`;
+    else s += `[${JSON.stringify(k)}]`;
+  }
+  return s.length > PLACE_SHOWN ? `${cutText(s, PLACE_SHOWN)}…` : s;
+}
+
+/**
+ * Every value a path reaches, one at a time, with where it was found; JSON null counts as absent
+ * (Luau nil). Depth-first in key order, without recursion, and resumable: each step into a value is a
+ * place visited on the meter, and `next` answers PAUSED instead of visiting one past its pause point.
+ */
+class Walk {
+  private readonly stack: Frame[] = [];
+
+  constructor(
+    root: unknown,
+    private readonly steps: Step[],
+    private readonly meter: Meter,
+    private readonly keysOf: (table: object) => string[],
+  ) {
+    if (typeof root === "object" && root !== null) this.stack.push({ value: root, place: null, at: 0, keys: null, i: 0 });
+  }
+
+  next(): Found | null | typeof PAUSED {
+    const { stack, steps, meter } = this;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      const step = steps[top.at];
+      const v = top.value;
+      let key: string | number;
+      let child: unknown;
+      if (step.kind === "all") {
+        if (Array.isArray(v)) {
+          if (top.i >= v.length) {
+            stack.pop();
+            continue;
+          }
+          if (meter.visited >= meter.pauseAt) return PAUSED;
+          key = top.i + 1;
+          child = v[top.i++];
+        } else {
+          const keys = (top.keys ??= this.keysOf(v));
+          if (top.i >= keys.length) {
+            stack.pop();
+            continue;
+          }
+          if (meter.visited >= meter.pauseAt) return PAUSED;
+          key = keys[top.i++];
+          child = (v as Record<string, unknown>)[key];
+        }
+      } else {
+        // one child at most: the frame ends as it is taken
+        if (meter.visited >= meter.pauseAt) return PAUSED;
+        stack.pop();
+        if (Array.isArray(v)) {
+          const index = step.kind === "index" ? step.index : /^[1-9]\d*$/.test(step.key) ? Number(step.key) : 0;
+          if (index === 0) continue;
+          key = index;
+          child = v[index - 1];
+        } else {
+          key = step.kind === "index" ? String(step.index) : step.key;
+          if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+          child = (v as Record<string, unknown>)[key];
+        }
+      }
+      meter.visited++;
+      if (child === null || child === undefined) continue;
+      const place: Place = { up: top.place, key };
+      if (top.at + 1 === steps.length) return { value: child, container: v, key, place };
+      if (typeof child === "object") stack.push({ value: child, place, at: top.at + 1, keys: null, i: 0 });
     }
-    if (typeof value !== "object") return;
-    const step = steps[at];
-    if (Array.isArray(value)) {
-      if (step.kind === "all") value.forEach((v, i) => visit(v, placeText(place, { index: i + 1 }), at + 1));
-      else if (step.kind === "index") visit(value[step.index - 1], placeText(place, step), at + 1);
-      else if (/^[1-9]\d*$/.test(step.key)) visit(value[Number(step.key) - 1], placeText(place, { index: Number(step.key) }), at + 1);
-      return;
-    }
-    const table = value as Record<string, unknown>;
-    if (step.kind === "all") {
-      for (const k of Object.keys(table)) visit(table[k], placeText(place, { key: k }), at + 1);
-    } else {
-      const key = step.kind === "index" ? String(step.index) : step.key;
-      if (Object.prototype.hasOwnProperty.call(table, key)) visit(table[key], placeText(place, { key }), at + 1);
-    }
-  };
-  visit(root, "", 0);
+    return null;
+  }
 }
 
 // ---- validation ----------------------------------------------------------------------------------
@@ -249,7 +314,34 @@ export type ReadProfile = {
 };
 
 export type Match = { currency: string; path: string; value: string };
-export type ProfileReading = { ok: true; profile: ReadProfile; matches: Match[] } | { ok: false; reason: string };
+
+/** What a reading lists of the numbers each currency summed (the preview shows them): at most so many per currency and in all. */
+export type MatchLimits = { perCurrency: number; total: number };
+
+export type ProfileReading =
+  | {
+      ok: true;
+      profile: ReadProfile;
+      /** the numbers summed, as far as the reading's MatchLimits list them (none without) */
+      matches: Match[];
+      /** how many numbers each currency summed (listed or not) */
+      places: Record<string, number>;
+      /** places the map's paths visited in the profile */
+      visited: number;
+      /** currencies whose amount is a sum so far: the reading stopped before it read all of them */
+      partial: string[];
+    }
+  | { ok: false; reason: string };
+
+/**
+ * The places (each step of a path into a value) a push or a scan visits in one profile. A map of
+ * wildcards over a huge profile would otherwise hold the process for seconds per player: past this,
+ * the profile is not read and the player is skipped with the reason below.
+ */
+export const PLACES_PER_PROFILE = 100_000;
+
+export const tooManyPlaces = (limit: number) =>
+  `the currency map visits more than ${limit.toLocaleString("en-US")} places in this profile: narrow its wildcard paths`;
 
 const NAN_WORDS = new Set(["nan", "-nan", "+nan"]);
 const INF_WORDS = new Set(["inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"]);
@@ -275,80 +367,236 @@ function listWords(paths: string[]): string {
 }
 
 /**
- * Reads one profile (ProfileService/ProfileStore wrappers unwrapped first) through a map. A value
- * that is not a table, or does not match the map, is not read: `{ok: false, reason}`. With
- * `withMatches`, every number each currency summed is listed too (the preview shows them).
+ * One profile (ProfileService/ProfileStore wrappers unwrapped first) read through a map, resumable:
+ * `resume` reads until the meter's pause point or the end, so a caller can bound the places visited
+ * (a push) or spread the reading over several turns of the event loop (the preview). A value that is
+ * not a table, or does not match the map, is not read: `{ok: false, reason}`.
+ *
+ * What a reading answers is bounded whatever the profile: at most LIMITS.skippedValues skipped
+ * values and LIMITS.names names, the numbers summed only as far as `matches` lists them, and every
+ * place spelled in at most a few hundred characters. The sums are exact for every currency read
+ * to its end; a reading stopped early says which are partial.
  */
-export function readProfile(map: CompiledMap, value: unknown, withMatches = false): ProfileReading {
-  const profile = unwrapProfile(value);
-  if (asTable(profile) === null) {
-    return { ok: false, reason: "profile must be a table (a JSON object)" };
+export class ProfileReader {
+  readonly meter: Meter = { visited: 0, pauseAt: Infinity };
+  private readonly profile: unknown;
+  private readonly steps: Generator<void, string | null, void>;
+  private finished: { reason: string | null } | null = null;
+  private matched = false;
+  private any = false;
+  private readonly sums: Dec[];
+  /** whole amounts are added as doubles while the sum stays a safe integer (exact, and far cheaper than decimals) */
+  private readonly wholeSums: number[];
+  private readonly places: number[];
+  /** currencies read to their end */
+  private done = 0;
+  private readonly skipped: SkippedValue[] = [];
+  private skippedCount = 0;
+  private readonly matches: Match[] = [];
+  private readonly listed: number[];
+  private readonly names: string[] = [];
+  private dataCode: string | null = null;
+  private readonly keys = new WeakMap<object, string[]>();
+
+  constructor(
+    private readonly map: CompiledMap,
+    value: unknown,
+    private readonly matchLimits: MatchLimits | null = null,
+  ) {
+    this.profile = unwrapProfile(value);
+    this.sums = map.currencies.map(() => ZERO);
+    this.wholeSums = map.currencies.map(() => 0);
+    this.places = map.currencies.map(() => 0);
+    this.listed = map.currencies.map(() => 0);
+    this.steps = this.read();
   }
-  const found: Found[] = [];
-  if (map.match.length > 0) {
-    const hit = map.match.some((p) => {
-      found.length = 0;
-      walk(profile, p.steps, found);
-      return found.some((f) => asTable(f.value) !== null);
+
+  /** Reads on until the meter's pause point; true when the whole map has been read. */
+  resume(): boolean {
+    if (this.finished) return true;
+    const r = this.steps.next();
+    if (!r.done) return false;
+    this.finished = { reason: r.value };
+    return true;
+  }
+
+  /** The reading: whole once `resume` answered true, else what was read so far (partial sums). */
+  result(stoppedReason = "the reading stopped before it reached any path of the map"): ProfileReading {
+    if (this.finished?.reason) return { ok: false, reason: this.finished.reason };
+    if (!this.finished && !this.matched) return { ok: false, reason: stoppedReason };
+    const { currencies } = this.map;
+    const balances: Record<string, string> = {};
+    const places: Record<string, number> = {};
+    let total = ZERO;
+    currencies.forEach((c, i) => {
+      const sum = addDec(this.sums[i], numberToDec(this.wholeSums[i]));
+      balances[c.key] = decString(sum);
+      places[c.key] = this.places[i];
+      total = addDec(total, sum);
     });
-    if (!hit) return { ok: false, reason: `profile has ${listWords(map.match.map((p) => p.text))}` };
+    return {
+      ok: true,
+      profile: {
+        balances,
+        total: decString(total),
+        display_names: [...this.names],
+        data_code: this.dataCode,
+        skipped_values: [...this.skipped],
+        skipped_count: this.skippedCount,
+      },
+      matches: [...this.matches],
+      places,
+      visited: this.meter.visited,
+      partial: this.finished ? [] : currencies.slice(this.done).map((c) => c.key),
+    };
   }
-  let any = map.match.length > 0;
-  const balances: Record<string, string> = {};
-  const skipped: SkippedValue[] = [];
-  let skippedCount = 0;
-  const matches: Match[] = [];
-  let total = ZERO;
-  for (const c of map.currencies) {
-    let sum: Dec = ZERO;
-    const places = c.paths.length > 1 ? new Set<string>() : null;
-    for (const p of c.paths) {
-      found.length = 0;
-      walk(profile, p.steps, found);
-      for (const f of found) {
-        if (places) {
-          if (places.has(f.place)) continue;
-          places.add(f.place);
+
+  private walk(steps: Step[]): Walk {
+    return new Walk(this.profile, steps, this.meter, (t) => {
+      let k = this.keys.get(t);
+      if (!k) this.keys.set(t, (k = Object.keys(t)));
+      return k;
+    });
+  }
+
+  /** The reading's steps in order; yields whenever the meter pauses it; returns why the profile is not read, or null. */
+  private *read(): Generator<void, string | null, void> {
+    const { map } = this;
+    if (asTable(this.profile) === null) return "profile must be a table (a JSON object)";
+    if (map.match.length > 0) {
+      let hit = false;
+      for (const p of map.match) {
+        const w = this.walk(p.steps);
+        for (let f = w.next(); f !== null; f = w.next()) {
+          if (f === PAUSED) {
+            yield;
+            continue;
+          }
+          if (asTable(f.value) !== null) {
+            hit = true;
+            break;
+          }
         }
-        any = true;
-        const why = notANumber(f.value);
-        if (why) {
-          skippedCount++;
-          if (skipped.length < LIMITS.skippedValues) skipped.push({ currency: c.key, path: f.place, reason: why });
+        if (hit) break;
+      }
+      if (!hit) return `profile has ${listWords(map.match.map((p) => p.text))}`;
+      this.any = true;
+    }
+    this.matched = true;
+    for (let i = 0; i < map.currencies.length; i++) {
+      const c = map.currencies[i];
+      // a place reached by two paths of one currency counts once: known by its table and key
+      const seen = c.paths.length > 1 ? new Map<object, Set<string | number>>() : null;
+      for (const p of c.paths) {
+        const w = this.walk(p.steps);
+        for (let f = w.next(); f !== null; f = w.next()) {
+          if (f === PAUSED) {
+            yield;
+            continue;
+          }
+          if (seen) {
+            let keys = seen.get(f.container);
+            if (!keys) seen.set(f.container, (keys = new Set()));
+            if (keys.has(f.key)) continue;
+            keys.add(f.key);
+          }
+          this.any = true;
+          const why = notANumber(f.value);
+          if (why) {
+            this.skippedCount++;
+            if (this.skipped.length < LIMITS.skippedValues) this.skipped.push({ currency: c.key, path: placeText(f.place), reason: why });
+            continue;
+          }
+          const n = f.value as number;
+          const whole = this.wholeSums[i];
+          if (Number.isSafeInteger(n) && Math.abs(whole) + Math.abs(n) <= Number.MAX_SAFE_INTEGER) this.wholeSums[i] = whole + n;
+          else this.sums[i] = addDec(this.sums[i], numberToDec(n));
+          this.places[i]++;
+          const lim = this.matchLimits;
+          if (lim && this.listed[i] < lim.perCurrency && this.matches.length < lim.total) {
+            this.listed[i]++;
+            this.matches.push({ currency: c.key, path: placeText(f.place), value: decString(numberToDec(n)) });
+          }
+        }
+      }
+      this.done = i + 1;
+    }
+    for (const p of map.names) {
+      const w = this.walk(p.steps);
+      for (let f = w.next(); f !== null; f = w.next()) {
+        if (f === PAUSED) {
+          yield;
           continue;
         }
-        const d = numberToDec(f.value as number);
-        sum = addDec(sum, d);
-        if (withMatches) matches.push({ currency: c.key, path: f.place, value: decString(d) });
+        this.any = true;
+        if (this.names.length >= LIMITS.names) continue;
+        const v = f.value;
+        const table = asTable(v);
+        const name = typeof v === "string" ? cleanName(v) : table ? characterName(table) : null;
+        if (name) this.names.push(name);
       }
     }
-    balances[c.key] = decString(sum);
-    total = addDec(total, sum);
-  }
-  const names: string[] = [];
-  for (const p of map.names) {
-    found.length = 0;
-    walk(profile, p.steps, found);
-    for (const f of found) {
-      any = true;
-      const v = f.value;
-      const table = asTable(v);
-      const name = typeof v === "string" ? cleanName(v) : table ? characterName(table) : null;
-      if (name && names.length < LIMITS.names) names.push(name);
+    if (!this.any) return "no path of the currency map is in the profile";
+    if (map.dataCode) {
+      const w = this.walk(map.dataCode.steps);
+      for (let f = w.next(); f !== null; f = w.next()) {
+        if (f === PAUSED) {
+          yield;
+          continue;
+        }
+        const d = numberToDecimal(f.value);
+        if (d !== null) {
+          this.dataCode = d;
+          break;
+        }
+      }
     }
+    return null;
   }
-  if (!any) return { ok: false, reason: "no path of the currency map is in the profile" };
-  let dataCode: string | null = null;
-  if (map.dataCode) {
-    found.length = 0;
-    walk(profile, map.dataCode.steps, found);
-    dataCode = found.map((f) => numberToDecimal(f.value)).find((d) => d !== null) ?? null;
+}
+
+/**
+ * Reads with `reader` in slices of `slice` places, awaiting `turn()` between them (so other work
+ * runs meanwhile), until the end of the map ("done"), `maxPlaces` ("places") or `budgetMs` ("time").
+ */
+export async function readInSlices(
+  reader: ProfileReader,
+  o: { slice: number; maxPlaces: number; budgetMs: number; turn: () => Promise<void> },
+): Promise<"done" | "places" | "time"> {
+  const started = performance.now();
+  for (;;) {
+    reader.meter.pauseAt = Math.min(o.maxPlaces, reader.meter.visited + o.slice);
+    if (reader.resume()) return "done";
+    if (reader.meter.visited >= o.maxPlaces) return "places";
+    if (performance.now() - started >= o.budgetMs) return "time";
+    await o.turn();
   }
-  return {
-    ok: true,
-    profile: { balances, total: decString(total), display_names: names, data_code: dataCode, skipped_values: skipped, skipped_count: skippedCount },
-    matches,
-  };
+}
+
+/** `readProfile`'s answer, read in slices of `slice` places with `turn()` between them (pushes, scans). */
+export async function readProfileInSlices(map: CompiledMap, value: unknown, turn: () => Promise<void>, slice = 5_000): Promise<ProfileReading> {
+  const reader = new ProfileReader(map, value);
+  const end = await readInSlices(reader, { slice, maxPlaces: PLACES_PER_PROFILE, budgetMs: Infinity, turn });
+  return end === "done" ? reader.result() : { ok: false, reason: tooManyPlaces(PLACES_PER_PROFILE) };
+}
+
+export type ReadOptions = {
+  /** list the numbers each currency summed, this far */
+  matches?: MatchLimits;
+  /** places the reading may visit (PLACES_PER_PROFILE by default); past them the profile is not read */
+  maxPlaces?: number;
+};
+
+/**
+ * Reads one profile through a map at once, visiting at most `maxPlaces` places: a profile the map
+ * would read further is not read (`tooManyPlaces`), as a push and a scan skip it.
+ */
+export function readProfile(map: CompiledMap, value: unknown, opts: ReadOptions = {}): ProfileReading {
+  const maxPlaces = opts.maxPlaces ?? PLACES_PER_PROFILE;
+  const reader = new ProfileReader(map, value, opts.matches ?? null);
+  reader.meter.pauseAt = maxPlaces;
+  if (!reader.resume()) return { ok: false, reason: tooManyPlaces(maxPlaces) };
+  return reader.result();
 }
 
 /** The three seed fields of a reading: the map's currencies of those keys, else 0. */

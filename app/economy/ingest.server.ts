@@ -8,7 +8,7 @@ import { conflict, invalidPayload, type ErrorDetail } from "~/http.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { bodyHash, type KeyedRequest } from "~/ingest/idempotency.server";
 import { parseUserId } from "./profile.server";
-import { readProfile, SEED, seedFields, type CompiledMap } from "./currency-map.server";
+import { readProfileInSlices, SEED, seedFields, type CompiledMap } from "./currency-map.server";
 import { loadMap } from "./map.server";
 import { cutText, isStorable } from "~/text.server";
 
@@ -20,6 +20,8 @@ export const MAX_REASONS = 50;
 export const MAX_SAMPLE_BYTES = 256 * 1024;
 /** and replaced at most this often per project (per process) */
 export const SAMPLE_EVERY_MS = 10_000;
+/** a push reads its profiles for at most about this long before it lets other requests in */
+const READ_SLICE_MS = 10;
 
 type Entry = Omit<Observation, "observedAt" | "revisionTime"> & { profile: unknown };
 
@@ -34,14 +36,18 @@ function optionalName(v: unknown): string | null {
   return s === "" ? null : cutText(s, MAX_NAME);
 }
 
-/** One push entry read through the project's map, or the reason it is skipped (seed rule 1). */
-export function parseEntry(item: unknown, map: CompiledMap = SEED): Entry | string {
+/**
+ * One push entry read through the project's map, or the reason it is skipped (seed rule 1). A profile
+ * is read in slices with `turn()` between them, and one the map would read past PLACES_PER_PROFILE
+ * places is skipped.
+ */
+export async function parseEntry(item: unknown, map: CompiledMap, turn: () => Promise<void>): Promise<Entry | string> {
   if (typeof item !== "object" || item === null || Array.isArray(item)) return "must be an object with user_id and profile";
   const e = item as Record<string, unknown>;
   const userId = parseUserId(e.user_id);
   if (!userId) return "user_id must be a positive integer or a string of digits";
   if (e.profile === undefined || e.profile === null) return "profile is missing";
-  const r = readProfile(map, e.profile);
+  const r = await readProfileInSlices(map, e.profile, turn);
   if (!r.ok) return r.reason;
   const p = r.profile;
   const seed = seedFields(p.balances);
@@ -104,13 +110,22 @@ function batchOf(body: unknown): unknown[] {
  * has no valid entry (seed rule 5). A player listed twice keeps the later entry; the earlier one
  * counts as skipped.
  */
-export function parsePushBody(body: unknown, map: CompiledMap = SEED): ParsedPush {
+export async function parsePushBody(body: unknown, map: CompiledMap = SEED): Promise<ParsedPush> {
   const players = batchOf(body);
   const byUser = new Map<string, Entry & { index: number }>();
   const details: ErrorDetail[] = [];
   const skippedPlayers: ParsedPush["skippedPlayers"] = [];
-  players.forEach((item, i) => {
-    const r = parseEntry(item, map);
+  // each profile's reading is bounded (PLACES_PER_PROFILE); a batch of heavy ones lets other requests in every few ms
+  let since = performance.now();
+  const turn = async () => {
+    if (performance.now() - since < READ_SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+  for (let i = 0; i < players.length; i++) {
+    await turn();
+    const item = players[i];
+    const r = await parseEntry(item, map, turn);
     if (typeof r === "string") {
       details.push({ path: `players[${i}]`, message: r });
       const raw = typeof item === "object" && item !== null ? (item as { user_id?: unknown }).user_id : undefined;
@@ -121,7 +136,7 @@ export function parsePushBody(body: unknown, map: CompiledMap = SEED): ParsedPus
       byUser.delete(r.userId); // re-insert so iteration order follows the last occurrence
       byUser.set(r.userId, { ...r, index: i });
     }
-  });
+  }
   if (byUser.size === 0) {
     throw invalidPayload(`No entry is a valid player payload: ${details[0].path} ${details[0].message}.`, details.slice(0, 50));
   }
@@ -183,7 +198,7 @@ export async function pushBalances(deps: PushDeps, projectId: string, body: unkn
 
 async function push(deps: PushDeps, projectId: string, body: unknown, key: string | null): Promise<PushAnswer> {
   const { compiled } = await loadMap(deps.sql, projectId);
-  const parsed = parsePushBody(body, compiled);
+  const parsed = await parsePushBody(body, compiled);
   const now = new Date();
   const rows: Observation[] = parsed.entries.map(({ profile: _, index: __, ...e }) => ({ ...e, observedAt: now, revisionTime: null }));
   const keyed: KeyedRequest | null = key === null ? null : { key, bodyHash: bodyHash(body) };

@@ -1,6 +1,8 @@
 /**
- * What a map reads from one profile, before it is saved: each currency's amount and every place it
- * summed, the values it skipped and why, the names and data code; or why the profile is not read.
+ * What a map reads from one profile, before it is saved: each currency's amount and the places it
+ * summed (the first few listed, the rest counted), the values it skipped and why, the names and data
+ * code; or why the profile is not read. A reading stopped at its budget says so and marks the
+ * amounts that are sums so far.
  */
 import { utc } from "~/components/format";
 import { amount } from "./charts";
@@ -20,6 +22,14 @@ export function MapPreview({ preview }: { preview: PreviewData }) {
           : "The pasted profile"}
         , read through the map as edited above. Nothing is saved.
       </p>
+      {preview.stopped ? (
+        <p className="alert error" data-testid="preview-stopped">{preview.stopped}</p>
+      ) : null}
+      {result.ok && preview.push_skips ? (
+        <p className="alert error" data-testid="preview-push-skips">
+          A push of this profile would skip the player: {preview.push_skips}.
+        </p>
+      ) : null}
       {!result.ok ? (
         <p className="alert error" data-testid="preview-not-read">
           This profile is not read (a push of it would skip the player): {result.reason}.
@@ -29,25 +39,35 @@ export function MapPreview({ preview }: { preview: PreviewData }) {
           <ul className="preview-currencies">
             {map.currencies.map((c) => {
               const places = result.matches.filter((m) => m.currency === c.key);
+              const count = result.places?.[c.key] ?? places.length;
+              const more = count - places.length;
+              const partial = result.partial?.includes(c.key);
               return (
                 <li key={c.key} data-testid={`preview-${c.key}`}>
                   <div className="preview-head">
                     <span>
                       <strong>{c.name}</strong> <code className="muted">{c.key}</code>
+                      {partial ? <span className="muted small" data-testid={`preview-partial-${c.key}`}> partial: the sum so far</span> : null}
                     </span>
                     <span className="amount" data-testid={`preview-amount-${c.key}`}>{amount(result.profile.balances[c.key])}</span>
                   </div>
                   {places.length ? (
                     <ul className="preview-places small">
-                      {places.map((m) => (
-                        <li key={m.path}>
+                      {places.map((m, i) => (
+                        <li key={i}>
                           <code>{m.path}</code> <span className="amount">{amount(m.value)}</span>
                         </li>
                       ))}
                     </ul>
-                  ) : (
+                  ) : count === 0 ? (
                     <p className="muted small preview-places">No path of this currency reached a number.</p>
-                  )}
+                  ) : null}
+                  {more > 0 ? (
+                    <p className="muted small preview-places" data-testid={`preview-more-${c.key}`}>
+                      and {more.toLocaleString("en-US")} more {more === 1 ? "place" : "places"}
+                      {partial ? " so far" : ""} (the preview lists {preview.listed.per_currency} places per currency, {preview.listed.total} in all)
+                    </p>
+                  ) : null}
                 </li>
               );
             })}

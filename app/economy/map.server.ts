@@ -5,9 +5,22 @@
 import type { Sql } from "../../db/client.js";
 import { deleteEconomyMap, getEconomyMap, putEconomyMap } from "../../db/economy-maps.js";
 import { getProfileSample } from "../../db/economy-samples.js";
-import { invalidPayload } from "~/http.server";
+import { hit, pruneRateLimits } from "../../db/rate-limits.js";
+import type { Config } from "~/env.server";
+import { ApiError, invalidPayload } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
-import { compileMap, parseCurrencyMap, readProfile, SEED_MAP, type CompiledMap, type CurrencyMap, type Match, type ReadProfile } from "./currency-map.server";
+import {
+  compileMap,
+  parseCurrencyMap,
+  PLACES_PER_PROFILE,
+  ProfileReader,
+  readInSlices,
+  SEED_MAP,
+  tooManyPlaces,
+  type CompiledMap,
+  type CurrencyMap,
+  type ProfileReading,
+} from "./currency-map.server";
 
 export type LoadedMap = { map: CurrencyMap; compiled: CompiledMap; is_default: boolean; updated_at: Date | null };
 
@@ -47,6 +60,17 @@ export async function resetMapFor(sql: Sql, user: Actor, projectIdParam: string 
   return mapView(await loadMap(sql, projectId));
 }
 
+/**
+ * How far a preview reads and what it lists. A member may paste any profile and any map: a map of
+ * wildcards over a profile of 100,000 keys is millions of places. The reading goes in slices of
+ * `slice` places with a turn of the event loop between them, so other requests are served
+ * meanwhile, and stops at `budgetMs` or `maxPlaces`; the answer lists at most `perCurrency` places
+ * of each currency and `total` in all, and counts the rest.
+ */
+export const PREVIEW_LIMITS = { perCurrency: 20, total: 200, maxPlaces: 5_000_000, budgetMs: 2_000, slice: 10_000 };
+/** previews are counted per user and project over this window (ECONOMY_PREVIEW_RATE_LIMIT of them) */
+export const PREVIEW_WINDOW_SECONDS = 60;
+
 export type Preview = {
   /** the map the profile was read with (the posted one, else the saved one), canonical */
   map: CurrencyMap;
@@ -54,17 +78,63 @@ export type Preview = {
   profile_source: "posted" | "last_pushed";
   /** the pushed profile's player and time, when the last pushed one was used */
   sample: { user_id: string; observed_at: Date } | null;
-  /** the profile read: balances per currency, names, data code, skipped values; or why it is not one */
-  result: { ok: true; profile: ReadProfile; matches: Match[] } | { ok: false; reason: string };
+  /** the profile read: balances per currency, names, data code, skipped values, the places summed (listed up to `listed`); or why it is not one */
+  result: ProfileReading;
+  /** how many places the answer lists at most, per currency and in all */
+  listed: { per_currency: number; total: number };
+  /** why the reading stopped before the end of the map (its budget), or null when it read all of it */
+  stopped: string | null;
+  /** why a push of this profile would skip the player when the preview read it anyway (too many places), or null */
+  push_skips: string | null;
 };
+
+export type PreviewDeps = { sql: Sql; config: Pick<Config, "economyPreviewRateLimit"> };
+
+/** A few previews a minute per user and project, across instances: each may cost a couple of seconds of reading. */
+async function limitPreviews(deps: PreviewDeps, userId: string, projectId: string) {
+  const h = await hit(deps.sql, `economy-preview:${userId}:${projectId}`, PREVIEW_WINDOW_SECONDS);
+  if (Math.random() < 0.01) pruneRateLimits(deps.sql).catch(() => {});
+  if (h.count > deps.config.economyPreviewRateLimit) {
+    throw new ApiError(
+      429,
+      "rate_limited",
+      `Too many previews: at most ${deps.config.economyPreviewRateLimit} a minute on this project; try again in ${h.retryAfterSeconds} seconds.`,
+      undefined,
+      { "Retry-After": String(h.retryAfterSeconds) },
+    );
+  }
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Reads a profile in slices, yielding between them, until the end of the map or the preview's budget. */
+async function readWithinBudget(map: CompiledMap, profile: unknown) {
+  const L = PREVIEW_LIMITS;
+  const reader = new ProfileReader(map, profile, { perCurrency: L.perCurrency, total: L.total });
+  const started = performance.now();
+  const end = await readInSlices(reader, { slice: L.slice, maxPlaces: L.maxPlaces, budgetMs: L.budgetMs, turn });
+  let stopped: string | null = null;
+  if (end !== "done") {
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const visited = reader.meter.visited.toLocaleString("en-US");
+    stopped = `The preview stopped at its budget (${visited} places read in ${seconds} s): amounts marked partial are the sums so far, and names and data code after them were not read.`;
+  }
+  const result = reader.result(stopped ?? undefined);
+  const over = reader.meter.visited > PLACES_PER_PROFILE || stopped !== null;
+  return { result, stopped, push_skips: over ? tooManyPlaces(PLACES_PER_PROFILE) : null };
+}
 
 /**
  * POST preview {map?, profile?}: reads a profile through a map without saving either. Without a map,
  * the saved one; without a profile, the project's last pushed one (a 400 when there is none yet).
- * Any member may preview; only saving needs owner/admin.
+ * Any member may preview, within ECONOMY_PREVIEW_RATE_LIMIT previews a minute (429 past it,
+ * counted before the body is read); only saving needs owner/admin.
  */
-export async function previewMapFor(sql: Sql, user: Actor, projectIdParam: string | undefined, body: unknown): Promise<Preview> {
+export async function previewMapFor(deps: PreviewDeps, user: Actor, projectIdParam: string | undefined, readBody: () => unknown): Promise<Preview> {
+  const { sql } = deps;
   const { projectId } = await authorize(sql, user, projectIdParam, EVERYONE, "preview the currency map");
+  await limitPreviews(deps, user.id, projectId);
+  const body = await readBody();
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalidPayload("Send an object with an optional `map` and an optional `profile`.");
   }
@@ -82,5 +152,12 @@ export async function previewMapFor(sql: Sql, user: Actor, projectIdParam: strin
     profile = s.profile;
     sample = { user_id: s.user_id, observed_at: s.observed_at };
   }
-  return { map, profile_source: sample ? "last_pushed" : "posted", sample, result: readProfile(compileMap(map), profile, true) };
+  const read = await readWithinBudget(compileMap(map), profile);
+  return {
+    map,
+    profile_source: sample ? "last_pushed" : "posted",
+    sample,
+    ...read,
+    listed: { per_currency: PREVIEW_LIMITS.perCurrency, total: PREVIEW_LIMITS.total },
+  };
 }

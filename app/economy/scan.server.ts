@@ -4,9 +4,11 @@ import { beginRun, finishSync, getOpenCloudKey, savePage } from "../../db/econom
 import { openKey } from "./crypto.server";
 import { Interrupted, OpenCloudAuthError, OpenCloudClient, OpenCloudError, Pacer } from "./open-cloud.server";
 import { userIdFromKey } from "./profile.server";
-import { readProfile, seedFields } from "./currency-map.server";
+import { readProfileInSlices, seedFields } from "./currency-map.server";
 import { loadMap } from "./map.server";
 import { isStorable } from "~/text.server";
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export type ScanDeps = {
   sql: Sql;
@@ -88,7 +90,8 @@ export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: st
           }
           throw err;
         }
-        const reading = value ? readProfile(map, value.value) : null;
+        // a profile is read in slices: the scan runs in the service's process, beside its requests
+        const reading = value ? await readProfileInSlices(map, value.value, nextTurn) : null;
         const profile = reading?.ok ? reading.profile : null;
         if (profile && !profile.display_names.every(isStorable)) {
           skipped++; // a name PostgreSQL cannot store (NUL, lone surrogate) would fail the whole page

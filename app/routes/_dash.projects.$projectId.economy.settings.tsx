@@ -1,4 +1,4 @@
-import { data, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
+import { data, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator } from "@remix-run/react";
 import { randomUUID } from "node:crypto";
 import { useEffect } from "react";
@@ -13,11 +13,19 @@ import { MapPreview } from "~/economy/map-preview";
 import { getMapFor, previewMapFor, resetMapFor, saveMapFor, type Preview } from "~/economy/map.server";
 import { deleteKey, keyStatus, putKey, startSync, syncStatus } from "~/economy/sync.server";
 import { economyAct, economyPage } from "~/economy/views.server";
-import { ApiError } from "~/http.server";
+import { ApiError, invalidPayload } from "~/http.server";
 import { authorize, MANAGERS } from "~/team/access.server";
 import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy settings · Roblox Monitor" }];
+
+/** A refused preview's Retry-After reaches the browser with its 429 (an action's headers are otherwise dropped). */
+export const headers: HeadersFunction = ({ actionHeaders, parentHeaders }) => {
+  const h = new Headers(parentHeaders);
+  const retry = actionHeaders.get("Retry-After");
+  if (retry) h.set("Retry-After", retry);
+  return h;
+};
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const { services } = context;
@@ -105,16 +113,19 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
   }
   try {
     if (intent === "preview-map") {
-      let profile: unknown = undefined;
-      if (draft.profile.trim() !== "") {
-        try {
-          profile = JSON.parse(draft.profile);
-        } catch (err) {
-          const details = [{ path: "profile", message: `is not JSON: ${(err as Error).message}` }];
-          return data(answer({ ok: false, error: "The profile to preview is not JSON.", details, draft }), { status: 400 });
+      // the profile is parsed only once the preview's rate limit let it through
+      const body = () => {
+        let profile: unknown = undefined;
+        if (draft.profile.trim() !== "") {
+          try {
+            profile = JSON.parse(draft.profile);
+          } catch (err) {
+            throw invalidPayload("The profile to preview is not JSON.", [{ path: "profile", message: `is not JSON: ${(err as Error).message}` }]);
+          }
         }
-      }
-      const preview = await previewMapFor(services.sql, user, projectIdParam, { map: draftToBody(draft), profile });
+        return { map: draftToBody(draft), profile };
+      };
+      const preview = await previewMapFor(services, user, projectIdParam, body);
       return answer({ ok: true, draft, preview });
     }
     if (intent === "save-map") {
@@ -130,7 +141,8 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
     // problem in words beside its field, so the summary only counts them
     const onMap = details.filter((d) => /^(currencies|names|data_code|match)\b/.test(d.path)).length;
     const error = onMap > 0 ? `The map has ${plural(onMap, "problem")}, marked above; nothing was saved.` : err.message;
-    return data(answer({ ok: false, error, details, draft }), { status: err.status });
+    // a 429 carries its Retry-After to the page too; the editor shows its message
+    return data(answer({ ok: false, error, details, draft }), { status: err.status, headers: err.headers });
   }
 }
 

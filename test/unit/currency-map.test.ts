@@ -4,7 +4,10 @@ import {
   parseCurrencyMap,
   parsePath,
   pathText,
+  PLACES_PER_PROFILE,
+  ProfileReader,
   readProfile,
+  tooManyPlaces,
   SEED,
   SEED_MAP,
   seedFields,
@@ -13,7 +16,7 @@ import {
 
 const map = (m: Partial<CurrencyMap> & Pick<CurrencyMap, "currencies">) => compileMap(parseCurrencyMap(m));
 const read = (m: ReturnType<typeof compileMap>, value: unknown) => {
-  const r = readProfile(m, value, true);
+  const r = readProfile(m, value, { matches: { perCurrency: Infinity, total: Infinity } });
   if (!r.ok) throw new Error(`not read: ${r.reason}`);
   return r;
 };
@@ -227,5 +230,85 @@ describe("match rules, names and data code", () => {
     });
     expect(r.profile).toMatchObject({ display_names: ["Ava", "Knight", "Sam Reed"], data_code: "12" });
     expect(read(m, { Coins: 1, Meta: { Version: "12" } }).profile.data_code).toBeNull();
+  });
+});
+
+describe("bounded readings", () => {
+  /** `n` keys at the top of a profile, key i holding i % 10 (their sum is exact and known) */
+  const flat = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [i.toString(36), i % 10]));
+  const sumOf = (n: number) => Array.from({ length: n }, (_, i) => i % 10).reduce((a, b) => a + b, 0);
+  const stars = (count: number, paths = ["*"]) => map({ currencies: Array.from({ length: count }, (_, i) => ({ key: `c${i}`, name: `C${i}`, paths })) });
+
+  it("skips a profile its map would read past the place limit, with the reason, instead of reading on", () => {
+    // 20 currencies of * over 100,000 keys: 2,000,000 places
+    const r = readProfile(stars(20), flat(100_000));
+    expect(r).toEqual({ ok: false, reason: tooManyPlaces(PLACES_PER_PROFILE) });
+    expect(tooManyPlaces(PLACES_PER_PROFILE)).toBe("the currency map visits more than 100,000 places in this profile: narrow its wildcard paths");
+    // exactly at the limit is read, one place more is not
+    expect(readProfile(stars(2), flat(50))).toMatchObject({ ok: true, visited: 100 });
+    expect(readProfile(stars(2), flat(50), { maxPlaces: 100 })).toMatchObject({ ok: true, visited: 100 });
+    expect(readProfile(stars(2), flat(50), { maxPlaces: 99 })).toEqual({ ok: false, reason: tooManyPlaces(99) });
+    // under it, every sum is exact
+    const under = readProfile(stars(20), flat(4_000));
+    expect(under.ok && under.profile.balances.c19).toBe(String(sumOf(4_000)));
+    expect(under.ok && under.visited).toBe(80_000);
+  });
+
+  it("lists at most so many places per currency and in all, and counts every one", () => {
+    const r = readProfile(stars(20), flat(4_000), { matches: { perCurrency: 20, total: 200 } });
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.matches).toHaveLength(200);
+    const perCurrency = new Map<string, number>();
+    for (const m of r.matches) perCurrency.set(m.currency, (perCurrency.get(m.currency) ?? 0) + 1);
+    // the first ten currencies fill the 200 places; the rest are counted, not listed
+    expect([...perCurrency.values()]).toEqual(Array(10).fill(20));
+    expect(r.places).toEqual(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`c${i}`, 4_000])));
+    expect(r.profile.total).toBe(String(20 * sumOf(4_000)));
+    expect(r.partial).toEqual([]);
+  });
+
+  it("reads in slices that resume where they paused; stopped early, it says which sums are partial", () => {
+    const m = stars(3, ["*", "[*]"]);
+    const profile = flat(1_000);
+    const whole = readProfile(m, profile);
+    const reader = new ProfileReader(m, profile);
+    let slices = 0;
+    for (;;) {
+      reader.meter.pauseAt = reader.meter.visited + 97;
+      slices++;
+      if (reader.resume()) break;
+    }
+    expect(slices).toBeGreaterThan(20);
+    expect(reader.result()).toEqual(whole);
+
+    // stopped inside the second currency: the first is exact, the others are sums so far
+    const stopped = new ProfileReader(m, profile);
+    stopped.meter.pauseAt = 2_500;
+    expect(stopped.resume()).toBe(false);
+    const r = stopped.result();
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.partial).toEqual(["c1", "c2"]);
+    expect(r.profile.balances.c0).toBe(String(sumOf(1_000)));
+    expect(r.places).toEqual({ c0: 1_000, c1: 500, c2: 0 });
+    expect(r.visited).toBe(2_500);
+    // stopped before the match paths found a table: not read, with the given reason
+    const early = new ProfileReader(map({ currencies: [{ key: "c", name: "C", paths: ["*"] }], match: ["*.Wallet"] }), { a: { x: 1 }, b: { Wallet: {} } });
+    early.meter.pauseAt = 1;
+    expect(early.resume()).toBe(false);
+    expect(early.result("stopped")).toEqual({ ok: false, reason: "stopped" });
+  });
+
+  it("counts a place reached by two paths once however many places there are, and spells long keys short", () => {
+    const m = map({ currencies: [{ key: "c", name: "C", paths: ["*.*", "A[*]"] }] });
+    const long = "k".repeat(10_000);
+    const profile = { A: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`${long}${i}`, 1])) };
+    const r = readProfile(m, profile, { matches: { perCurrency: 5, total: 5 } });
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.profile.balances.c).toBe("300");
+    expect(r.places.c).toBe(300);
+    for (const x of r.matches) expect(x.path.length).toBeLessThanOrEqual(301);
+    expect(r.matches[0].path).toBe(`A["${"k".repeat(64)}…"]`);
+    const skipped = readProfile(map({ currencies: [{ key: "c", name: "C", paths: ["*"] }] }), { [long]: "NaN" });
+    expect(skipped.ok && skipped.profile.skipped_values[0].path).toBe(`["${"k".repeat(64)}…"]`);
   });
 });
