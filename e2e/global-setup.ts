@@ -25,7 +25,18 @@ export default async function globalSetup() {
   await admin.end();
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
-  const config = loadConfig({ NODE_ENV: "production", DATABASE_URL: u.toString(), PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, JOBS_ENABLED: "false", WEBHOOK_ALLOW_PRIVATE: "true" });
+  // the specs preview currency maps as one user on one project more often than a person would in a
+  // minute; the preview's own limit is covered by test/integration/economy-preview-bounds.test.ts
+  const config = loadConfig({
+    NODE_ENV: "production",
+    DATABASE_URL: u.toString(),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    JOBS_ENABLED: "false",
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    ECONOMY_PREVIEW_RATE_LIMIT: "100",
+  });
   const server = await startServer(config);
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_DATABASE_URL = u.toString();
