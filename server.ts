@@ -70,7 +70,7 @@ async function loadApp(dev: boolean | undefined): Promise<LoadedApp> {
 
 export async function startServer(config: Config, opts: { dev?: boolean; database?: Database } = {}): Promise<RunningServer> {
   const { build, modules, vite } = await loadApp(opts.dev);
-  const { createServices, ownWritesCookie, startJobs, startAlertWorker, stopJobs, assertSameOrigin, isMutation, ApiError } = modules;
+  const { createServices, ownWritesCookie, startJobs, startAlertWorker, stopJobs, assertSameOrigin, isMutation, admitPageForm, ApiError } = modules;
   const db =
     opts.database ??
     (await openDatabase({
@@ -127,11 +127,14 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   if (typeof build !== "function") app.use(apiDispatch(build, modules, getLoadContext));
   // Page form posts from another site: answer 403 with the error body here, with the rule the Team
   // API uses, instead of letting Remix abort the action with an opaque 500. /api routes check their own
-  // (and are served above, so API requests skip this layer).
+  // (and are served above, so API requests skip this layer). Then the form's size and coding, and its
+  // share of the body budget, held until the answer is sent: Remix reads a form whole.
   app.use((req, res, next) => {
     if (!isMutation(req) || req.path.startsWith("/api/")) return next();
     try {
       assertSameOrigin(new Request(`${requestOrigin(req)}${req.originalUrl}`, { method: req.method, headers: req.headers as HeadersInit }), config.publicUrl);
+      const hold = admitPageForm(req.path, req.headers, config.maxBodyBytes, services.bodies);
+      if (hold) res.once("close", () => hold.release());
       // with a replica, the pages after this post read the primary, so they show what it wrote; so do
       // the loaders that render this post's own page (Remix hands them a GET with its headers)
       const ownWrites = ownWritesCookie(services, req.protocol === "https");
@@ -142,6 +145,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       next();
     } catch (err) {
       if (!(err instanceof ApiError)) return next(err);
+      if (err.headers) res.set(err.headers);
       res.status(err.status).json({ error: err.code, message: err.message });
     }
   });

@@ -1,6 +1,6 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
-const FAULTS = "test/integration/faults.test.ts";
+const FAULTS = ["test/integration/faults.test.ts", "test/integration/hostile-load.test.ts"];
 
 export default defineConfig({
   resolve: { alias: { "~": new URL("./app", import.meta.url).pathname } },
@@ -11,11 +11,11 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     minWorkers: 1,
-    // the fault tests load the machine hard (processes killed, backends terminated, stalls), so they
-    // run after the rest instead of beside tests that measure time
+    // the fault and hostile-load tests load the machine hard (processes killed, backends terminated,
+    // stalls, floods of bombs), so they run after the rest instead of beside tests that measure time
     projects: [
-      { extends: true, test: { name: "main", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, FAULTS], sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: "faults", include: [FAULTS], sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "main", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...FAULTS], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "faults", include: FAULTS, sequence: { groupOrder: 1 } } },
     ],
   },
 });

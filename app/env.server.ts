@@ -35,6 +35,8 @@ const EnvSchema = z.object({
   MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   // a push of 100 whole profiles (inventories included) easily passes 1 MiB
   ECONOMY_MAX_BODY_BYTES: int(8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  // request-body bytes the process holds at once (read, decoded, parsed); 503 past it (app/body-budget.server.ts)
+  BODY_MEMORY_BYTES: int(64 * 1024 * 1024, 1024 * 1024, 16 * 1024 * 1024 * 1024),
   THROTTLE_LIMIT: int(30, 1, 100000),
   THROTTLE_WINDOW_SECONDS: int(60, 1, 86400),
   API_KEY_CACHE_SECONDS: int(60, 0, 3600),
@@ -87,6 +89,8 @@ export type Config = {
   retentionDays: number;
   maxBodyBytes: number;
   economyMaxBodyBytes: number;
+  /** request-body bytes held at once by the whole process, as sent and decoded */
+  bodyMemoryBytes: number;
   throttleLimit: number;
   throttleWindowSeconds: number;
   apiKeyCacheSeconds: number;
@@ -133,6 +137,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.DATABASE_REPLICA_URL && !e.DATABASE_URL) {
     throw new ConfigError("Invalid environment:\n  DATABASE_REPLICA_URL: needs DATABASE_URL (the primary it replicates)");
   }
+  // a body at a route's limit, sent compressed, is held as sent, as decoded and joined: a budget
+  // under twice the largest limit could never read one
+  const largest = Math.max(e.MAX_BODY_BYTES, e.ECONOMY_MAX_BODY_BYTES, e.SENTRY_MAX_ENVELOPE_BYTES, e.SENTRY_MAX_EVENT_BYTES);
+  if (e.BODY_MEMORY_BYTES < 2 * largest) {
+    throw new ConfigError(`Invalid environment:\n  BODY_MEMORY_BYTES: must be at least twice the largest body limit (${2 * largest} bytes)`);
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   const needsGenerated = !e.APP_SECRET || !e.NOTIFICATION_SECRET;
   const generated = needsGenerated ? generatedSecrets(dataDir) : undefined;
@@ -152,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retentionDays: e.RETENTION_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     economyMaxBodyBytes: e.ECONOMY_MAX_BODY_BYTES,
+    bodyMemoryBytes: e.BODY_MEMORY_BYTES,
     throttleLimit: e.THROTTLE_LIMIT,
     throttleWindowSeconds: e.THROTTLE_WINDOW_SECONDS,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,

@@ -2,9 +2,9 @@
  * The one error body and the helpers every resource route uses: typed errors are mapped to
  * `{error, message, details?}` here, and a 500 never carries internals.
  */
-import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { isDatabaseUnavailable } from "../db/client.js";
+import type { BodyBudget, BodyHold } from "./body-budget.server";
 
 export type ErrorDetail = { path: string; message: string };
 
@@ -144,17 +144,33 @@ export const payloadTooLarge = (what: string, max: number) =>
   new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`, undefined, { Connection: "close" });
 
 /**
+ * 503 when the process already holds as many body bytes as its budget allows (BODY_MEMORY_BYTES);
+ * answered before the body is read, or as soon as the budget runs out while reading or decoding it.
+ */
+export const bodiesBusy = () =>
+  new ApiError(503, "unavailable", "The server is reading as many request bodies as it can hold at once; retry shortly.", undefined, {
+    "Retry-After": String(RETRY_AFTER_SECONDS),
+    Connection: "close",
+  });
+
+/**
  * A Request made by the API dispatch (server/api-dispatch.ts) can hand over its body's bytes straight
  * from the socket, without the Fetch body stream: null when the body was already taken another way.
+ * `take` is called with each chunk's size before it is kept; what it throws ends the read.
  */
 export const NODE_BODY = Symbol("node body");
-type NodeBodySource = { [NODE_BODY]?: (max: number) => Promise<Buffer> | null };
+type NodeBodySource = { [NODE_BODY]?: (max: number, take: (bytes: number) => void) => Promise<Buffer> | null };
 
 /** The raw body (empty when there is none), refused with 413 as soon as it passes `max` bytes (declared or streamed). */
-export async function readBody(request: Request, max: number): Promise<Buffer> {
+export async function readBody(request: Request, max: number, hold?: BodyHold): Promise<Buffer> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > max) throw payloadTooLarge("body", max);
-  const direct = (request as Request & NodeBodySource)[NODE_BODY]?.(max);
+  // each chunk is held against the process's budget as it arrives: a client that declares a large
+  // body and sends it slowly holds only what it has sent
+  const take = (bytes: number) => {
+    if (hold && !hold.grow(bytes)) throw bodiesBusy();
+  };
+  const direct = (request as Request & NodeBodySource)[NODE_BODY]?.(max, take);
   if (direct) return direct;
   if (!request.body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
@@ -164,83 +180,180 @@ export async function readBody(request: Request, max: number): Promise<Buffer> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > max) {
-      // cancel() would destroy the socket before the 413 is written: stop reading instead
+    try {
+      if (size > max) throw payloadTooLarge("body", max);
+      take(value.byteLength);
+    } catch (err) {
+      // cancel() would destroy the socket before the answer is written: stop reading instead
       reader.releaseLock();
-      throw payloadTooLarge("body", max);
+      throw err;
     }
     chunks.push(value);
   }
   return Buffer.concat(chunks);
 }
 
-const gunzip = promisify(zlib.gunzip);
-const inflate = promisify(zlib.inflate);
-const inflateRaw = promisify(zlib.inflateRaw);
-const brotli = promisify(zlib.brotliDecompress);
-
-const isTooLarge = (err: unknown) => (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || err instanceof RangeError;
+/** The content-codings the body readers remove: one per request. */
+export type ContentCoding = "gzip" | "deflate" | "br";
+const CODINGS: Record<string, ContentCoding> = { gzip: "gzip", "x-gzip": "gzip", deflate: "deflate", br: "br" };
 
 /**
- * Inflates with an output cap: zlib stops as soon as the output would pass `max` bytes, so a
- * decompression bomb costs at most `max` bytes of memory before its 413.
+ * The request's content-coding, judged on the header alone so a refusal costs nothing: none (or
+ * `identity`), or exactly one of gzip, x-gzip, deflate, br. Two or more (`gzip, gzip`) are a 415,
+ * as nginx and Sentry's Relay decode one: each layer could inflate to the whole limit again, and
+ * no client stacks them.
  */
-export async function decodeBody(buf: Buffer, encoding: string, max: number): Promise<Buffer> {
-  const opts = { maxOutputLength: max };
-  try {
-    switch (encoding) {
-      case "gzip":
-      case "x-gzip":
-        return await gunzip(buf, opts);
-      case "deflate":
-        // HTTP's "deflate" is zlib-wrapped, but some clients send raw deflate
-        try {
-          return await inflate(buf, opts);
-        } catch (err) {
-          if (isTooLarge(err)) throw err;
-          return await inflateRaw(buf, opts);
-        }
-      case "br":
-        return await brotli(buf, opts);
-      default:
-        throw new ApiError(415, "unsupported_media_type", `Content-Encoding ${encoding} is not supported; send gzip, deflate, br or none.`);
-    }
-  } catch (err) {
-    if (ApiError.is(err)) throw err;
-    if (isTooLarge(err)) throw payloadTooLarge("decompressed body", max);
-    throw invalidPayload(`The body is not valid ${encoding} data.`);
-  }
-}
-
-/** The body with its Content-Encoding removed, within `max` bytes before and after decompression. */
-export async function readDecodedBody(request: Request, max: number): Promise<Buffer> {
-  let body = await readBody(request, max);
-  const encodings = (request.headers.get("content-encoding") ?? "")
+export function contentCoding(request: Request): ContentCoding | undefined {
+  const header = request.headers.get("content-encoding");
+  if (!header) return undefined;
+  const codings = header
     .split(",")
     .map((e) => e.trim().toLowerCase())
     .filter((e) => e !== "" && e !== "identity");
-  // encodings are listed in the order they were applied
-  for (const e of encodings.reverse()) body = await decodeBody(body, e, max);
-  return body;
+  if (codings.length === 0) return undefined;
+  if (codings.length > 1) {
+    throw new ApiError(415, "unsupported_media_type", "Send the body with one Content-Encoding (gzip, deflate or br), not several stacked.");
+  }
+  const coding = CODINGS[codings[0]];
+  if (!coding) {
+    const name = codings[0].slice(0, 40).replace(/[^\x21-\x7e]/g, "?");
+    throw new ApiError(415, "unsupported_media_type", `Content-Encoding ${name} is not supported; send gzip, deflate, br or none.`);
+  }
+  return coding;
+}
+
+const DECODE_CHUNK_BYTES = 64 * 1024;
+
+function decoderFor(coding: ContentCoding, body: Buffer): zlib.Gunzip | zlib.Inflate | zlib.InflateRaw | zlib.BrotliDecompress {
+  const opts = { chunkSize: DECODE_CHUNK_BYTES };
+  if (coding === "gzip") return zlib.createGunzip(opts);
+  if (coding === "br") return zlib.createBrotliDecompress(opts);
+  // HTTP's "deflate" is zlib-wrapped (RFC 1950: CM 8 and a header that is a multiple of 31), but
+  // some clients send raw deflate
+  const zlibWrapped = body.length >= 2 && (body[0] & 0x0f) === 8 && ((body[0] << 8) | body[1]) % 31 === 0;
+  return zlibWrapped ? zlib.createInflate(opts) : zlib.createInflateRaw(opts);
 }
 
 /**
- * Reads a JSON body with a size limit: 415 for another content type or an unknown
- * Content-Encoding, 413 past the limit (checked on Content-Length, while streaming, and on the
- * decompressed size), 400 for text that is not JSON or a body that does not decompress.
+ * Inflates with an output cap, streaming: each chunk is held against the process's budget as zlib
+ * produces it, and decoding stops as soon as the output would pass `max` bytes (413) or the budget
+ * has no room (503). A decompression bomb so costs at most `max` bytes, and a crowd of them at
+ * most the budget.
  */
-export async function readJson(request: Request, maxBytes: number): Promise<unknown> {
+export function decodeBody(body: Buffer, coding: ContentCoding, max: number, hold?: BodyHold): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const stream = decoderFor(coding, body);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      stream.destroy();
+      reject(err);
+    };
+    stream.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) return fail(payloadTooLarge("decompressed body", max));
+      if (hold && !hold.grow(chunk.length)) return fail(bodiesBusy());
+      chunks.push(chunk);
+    });
+    stream.on("error", () => fail(invalidPayload(`The body is not valid ${coding} data.`)));
+    stream.on("end", () => {
+      if (settled) return;
+      settled = true;
+      if (chunks.length === 1) return resolve(chunks[0]);
+      // the joined copy is held too, until the whole hold is released
+      if (hold && !hold.grow(size)) return reject(bodiesBusy());
+      resolve(Buffer.concat(chunks, size));
+    });
+    stream.end(body);
+  });
+}
+
+/**
+ * Reads the body and removes its one content-coding, both within `max` bytes, and hands it to `use`
+ * while its bytes are held against the process's budget (Services.bodies); they are given back when `use` is done,
+ * also when anything fails or the client goes away. 503 unread when the budget is already spent.
+ */
+export async function withBody<T>(request: Request, max: number, budget: BodyBudget, use: (body: Buffer, hold: BodyHold) => T | Promise<T>): Promise<T> {
+  const coding = contentCoding(request);
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > max) throw payloadTooLarge("body", max);
+  const hold = budget.reserve(0);
+  // a body whose declared bytes the budget cannot hold now is refused before a byte of it is read
+  if (!hold || (Number.isFinite(declared) && !hold.grow(declared))) {
+    hold?.release();
+    throw bodiesBusy();
+  }
+  try {
+    // the declaration was a check, not a claim: the chunks are held as they come
+    hold.shrinkTo(0);
+    const raw = await readBody(request, max, hold);
+    const body = coding ? await decodeBody(raw, coding, max, hold) : raw;
+    return await use(body, hold);
+  } finally {
+    hold.release();
+  }
+}
+
+/**
+ * Reads a JSON body with a size limit: 415 for another content type or a Content-Encoding that is
+ * not one of gzip, deflate, br, 413 past the limit (checked on Content-Length, while streaming, and
+ * on the decompressed size), 400 for text that is not JSON or a body that does not decompress, 503
+ * past the process's body budget.
+ */
+export async function readJson(request: Request, max: number, budget: BodyBudget): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(type.trim())) {
     throw new ApiError(415, "unsupported_media_type", "Send the body as JSON with content-type: application/json.");
   }
-  const text = (await readDecodedBody(request, maxBytes)).toString("utf8");
-  if (text.trim() === "") throw invalidPayload("The request body is empty; send a JSON object.");
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalidPayload("The request body is not valid JSON.");
+  return withBody(request, max, budget, (body) => {
+    const text = body.toString("utf8");
+    if (text.trim() === "") throw invalidPayload("The request body is empty; send a JSON object.");
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw invalidPayload("The request body is not valid JSON.");
+    }
+  });
+}
+
+/**
+ * The limit of a page's form post that anyone may send (sign-in, first-run setup, a share link's
+ * status): an email, a password and its confirmation of 1,024 characters each, percent-encoded.
+ */
+export const OPEN_FORM_MAX_BYTES = 32 * 1024;
+const OPEN_FORM_PAGES = /^\/(login|setup|share\/[^/]+)\/?$/i;
+
+/**
+ * Admits a page's form post before Remix reads it (`request.formData()` reads the whole body and
+ * removes no Content-Encoding): 415 for a Content-Encoding (browsers never send one on a form),
+ * 411 without a Content-Length (browsers always send one), 413 past OPEN_FORM_MAX_BYTES on the
+ * pages anyone may post to and past MAX_BODY_BYTES elsewhere, 503 when the process's body budget
+ * cannot hold the declared bytes. The hold returned is to be released when the response ends.
+ */
+export function admitPageForm(
+  pathname: string,
+  headers: { "content-encoding"?: string; "content-length"?: string; "transfer-encoding"?: string },
+  maxBodyBytes: number,
+  budget: BodyBudget,
+): BodyHold | undefined {
+  const codings = (headers["content-encoding"] ?? "").split(",").filter((e) => !/^\s*(identity)?\s*$/i.test(e));
+  if (codings.length > 0) {
+    throw new ApiError(415, "unsupported_media_type", "Send the form without a Content-Encoding.", undefined, { Connection: "close" });
   }
+  const declared = headers["content-length"];
+  if (declared === undefined) {
+    if (headers["transfer-encoding"] === undefined) return undefined;
+    throw new ApiError(411, "length_required", "Send the form with a Content-Length.", undefined, { Connection: "close" });
+  }
+  const length = Number(declared);
+  const max = OPEN_FORM_PAGES.test(pathname) ? OPEN_FORM_MAX_BYTES : maxBodyBytes;
+  if (length > max) throw payloadTooLarge("form", max);
+  const hold = budget.reserve(length);
+  if (!hold) throw bodiesBusy();
+  return hold;
 }
 
 /** zod issue paths as `errors[3].level`. */

@@ -5,7 +5,7 @@
  */
 export { createServices, ownWritesCookie, type Services } from "./services.server";
 export { assertSameOrigin, isMutation } from "./accounts/csrf.server";
-export { ApiError } from "./http.server";
+export { ApiError, admitPageForm } from "./http.server";
 /** the Fetch objects' fast paths the Express layer uses (see server/api-dispatch.ts) */
 export { JSON_TEXT, NODE_BODY, payloadTooLarge } from "./http.server";
 export { startJobs, stopJobs } from "../jobs/boss";

@@ -12,6 +12,7 @@ import { isMutation } from "~/accounts/csrf.server";
 import { readCookie } from "~/accounts/sessions.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 import { CounterDrainer } from "../db/counter-deltas.js";
+import { BodyBudget } from "~/body-budget.server";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
@@ -33,6 +34,8 @@ export type Services = {
   alerts: AlertEnqueuer;
   /** applies the deferred counters of ingest writes (db/counter-deltas.ts) */
   counters: CounterDrainer;
+  /** the request-body bytes the process may hold at once (BODY_MEMORY_BYTES), shared by every body reader */
+  bodies: BodyBudget;
 };
 
 declare module "@remix-run/node" {
@@ -57,6 +60,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
     apiKeys,
     known,
     counters,
+    bodies: new BodyBudget(config.bodyMemoryBytes),
     sentryKeys: new SentryKeyAuth(sql, apiKeys, config.apiKeyCacheSeconds),
     sentryLimits: new SentryLimits(sql, known, config.sentryMaxNewIssuesPerMinute),
     writer: new EventWriter(sql, {

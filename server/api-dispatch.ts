@@ -267,18 +267,18 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
       return this.request().clone();
     }
 
-    /** See NODE_BODY: the raw body straight from the socket, refused past `max` bytes. */
-    [NODE_BODY](max: number): Promise<Buffer> | null {
+    /** See NODE_BODY: the raw body straight from the socket, refused past `max` bytes or when `take` throws. */
+    [NODE_BODY](max: number, take: (bytes: number) => void = () => {}): Promise<Buffer> | null {
       if (this.full || this.drained || this.method === "GET" || this.method === "HEAD") return null;
       this.drained = true;
-      return readNodeBody(this.req, max);
+      return readNodeBody(this.req, max, take);
     }
   }
   Object.setPrototypeOf(ApiRequest.prototype, Request.prototype);
   delegate(ApiRequest.prototype, Request.prototype, (self: ApiRequest) => self.request());
 
-  /** The request's bytes; a 413 (and no further reading) once they pass `max`. */
-  function readNodeBody(req: ExpressRequest, max: number): Promise<Buffer> {
+  /** The request's bytes; a 413 (and no further reading) once they pass `max`, or what `take` throws for a chunk. */
+  function readNodeBody(req: ExpressRequest, max: number, take: (bytes: number) => void): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -292,10 +292,13 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
       };
       const onData = (chunk: Buffer) => {
         size += chunk.length;
-        if (size > max) {
-          // destroying the request would close the socket before the 413 is written: stop reading instead
+        try {
+          if (size > max) throw payloadTooLarge("body", max);
+          take(chunk.length);
+        } catch (err) {
+          // destroying the request would close the socket before the answer is written: stop reading instead
           req.pause();
-          return done(payloadTooLarge("body", max));
+          return done(err);
         }
         chunks.push(chunk);
       };

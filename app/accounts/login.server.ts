@@ -7,6 +7,7 @@ import { findUserByEmail, type User } from "../../db/users.js";
 import { isKnownAddress, pruneKnownAddresses, rememberAddress } from "../../db/login-addresses.js";
 import type { Sql } from "../../db/client.js";
 import type { Config } from "~/env.server";
+import type { BodyBudget } from "~/body-budget.server";
 import { ApiError, readJson, unauthorized } from "~/http.server";
 import { dummyHash, verifyPassword } from "./passwords.server";
 import { deviceCookie, deviceTokenFor } from "./device-cookies.server";
@@ -17,23 +18,30 @@ const Credentials = z.object({
   password: z.string({ error: "is required" }).min(1, "is required").max(1024),
 });
 
-/** What signing in reads: the database (users, attempt counts, known addresses) and the limits. */
+/** What signing in reads: the database (users, attempt counts, known addresses), the limits and the body budget. */
 type LoginDeps = {
   sql: Sql;
-  config: Pick<Config, "maxBodyBytes" | "appSecret" | "loginWindowSeconds" | "loginMaxFailures" | "loginEmailMaxFailures" | "sessionDays">;
+  config: Pick<Config, "appSecret" | "loginWindowSeconds" | "loginMaxFailures" | "loginEmailMaxFailures" | "sessionDays">;
+  bodies: BodyBudget;
 };
+
+/**
+ * The largest sign-in body: an email of 320 and a password of 1,024 characters, each of them a JSON
+ * escape. Anyone may post here, so nobody gets to send (or have decoded) more than credentials.
+ */
+export const LOGIN_MAX_BODY_BYTES = 16 * 1024;
 
 /** The Team API's strategy: credentials in a JSON body (415/413/400 as everywhere else). */
 class JsonStrategy<U> extends Strategy<U, { body: unknown; request: Request }> {
   name = "json";
   constructor(
-    private readonly maxBytes: number,
+    private readonly bodies: BodyBudget,
     verify: Strategy.VerifyFunction<U, { body: unknown; request: Request }>,
   ) {
     super(verify);
   }
   async authenticate(request: Request): Promise<U> {
-    return this.verify({ body: await readJson(request, this.maxBytes), request });
+    return this.verify({ body: await readJson(request, LOGIN_MAX_BODY_BYTES, this.bodies), request });
   }
 }
 
@@ -52,7 +60,7 @@ export function authenticator(deps: LoginDeps, clientAddress: string): Authentic
         check(request, { email: form.get("email") ?? undefined, password: form.get("password") ?? undefined }),
       ),
     )
-    .use(new JsonStrategy<SignIn>(deps.config.maxBodyBytes, ({ body, request }) => check(request, body)));
+    .use(new JsonStrategy<SignIn>(deps.bodies, ({ body, request }) => check(request, body)));
 }
 
 /** Failures a pair (email, address) or a device may make before each further attempt must wait, doubling from 1 s. */

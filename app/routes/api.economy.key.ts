@@ -22,7 +22,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     if (request.method === "PUT") {
       let body: unknown;
       const projectId = await economyAccess(services, request, async () => {
-        body = await readJson(request, services.config.maxBodyBytes);
+        body = await readJson(request, services.config.maxBodyBytes, services.bodies);
         return (body as { project_id?: unknown } | null)?.project_id;
       }, access);
       return json(await putKey(services, projectId, body));

@@ -24,7 +24,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     const { services } = context;
     let body: unknown;
     const projectId = await economyAccess(services, request, async () => {
-      body = await readJson(request, services.config.maxBodyBytes);
+      body = await readJson(request, services.config.maxBodyBytes, services.bodies);
       return (body as { project_id?: unknown } | null)?.project_id;
     }, {
       allowed: MANAGERS,

@@ -10,5 +10,5 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     if (request.method !== "POST") throw methodNotAllowed(["POST"]);
     const { services } = context;
     checkInternalKey(services, request.headers.get("x-internal-key"));
-    return json(await dispatchFromRequest(services, await readJson(request, services.config.maxBodyBytes)));
+    return json(await dispatchFromRequest(services, await readJson(request, services.config.maxBodyBytes, services.bodies)));
   });

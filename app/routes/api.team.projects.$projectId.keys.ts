@@ -8,7 +8,7 @@ const route = teamRoute({
   POST: async ({ services, user, params, request }) => {
     // the body is optional here: an empty POST makes an unnamed key
     const hasBody = Number(request.headers.get("content-length") ?? "0") > 0 || request.headers.has("transfer-encoding");
-    const input = hasBody ? await readJson(request, services.config.maxBodyBytes) : undefined;
+    const input = hasBody ? await readJson(request, services.config.maxBodyBytes, services.bodies) : undefined;
     return json(await createKey(services.sql, user, params.projectId, input), 201);
   },
 });

@@ -33,11 +33,18 @@ export function keyFromDsn(dsn: unknown): string | undefined {
   return key || undefined;
 }
 
-/** The key a request carries before its body is read: `sentry_key` in the query, then `X-Sentry-Auth`. */
+/**
+ * The key a request carries before its body is read: `sentry_key` in the query, then
+ * `X-Sentry-Auth`, then `Authorization: Sentry …` (as Relay reads them).
+ */
 export function keyFromRequest(request: Request): string | undefined {
   const q = queryOf(request).get("sentry_key")?.trim();
   if (q) return q;
-  return parseSentryAuth(request.headers.get("x-sentry-auth")).sentry_key || undefined;
+  const header = parseSentryAuth(request.headers.get("x-sentry-auth")).sentry_key;
+  if (header) return header;
+  const authorization = request.headers.get("authorization");
+  if (!authorization || !/^\s*Sentry\s/i.test(authorization)) return undefined;
+  return parseSentryAuth(authorization).sentry_key || undefined;
 }
 
 type DsnKey = { id: string; projectId: string; dsnId: string; rateLimit: number | null };

@@ -1,7 +1,8 @@
 import type { Config } from "~/env.server";
 import { accept, type AcceptDeps } from "~/ingest/accept.server";
 import { withinDatabaseDeadline } from "~/db-deadline.server";
-import { ApiError, errorResponse, invalidPayload, json, methodNotAllowed, readDecodedBody } from "~/http.server";
+import { ApiError, contentCoding, errorResponse, invalidPayload, json, methodNotAllowed, withBody } from "~/http.server";
+import type { BodyBudget } from "~/body-budget.server";
 import { keyFromDsn, keyFromRequest, type SentryKeyAuth } from "./auth.server";
 import { parseJsonPayload, storeBodyJson } from "./body.server";
 import { EventTooLarge, MalformedEnvelope, parseEnvelope } from "./envelope.server";
@@ -13,6 +14,7 @@ export type SentryDeps = AcceptDeps & {
   config: AcceptDeps["config"] & Pick<Config, "sentryMaxEnvelopeBytes" | "sentryMaxEventBytes" | "sentryMaxPendingEvents">;
   sentryKeys: SentryKeyAuth;
   sentryLimits: SentryLimits;
+  bodies: BodyBudget;
 };
 
 export type SentryEndpoint = "envelope" | "store";
@@ -40,8 +42,10 @@ const tooLarge = (message: string) => new ApiError(413, "payload_too_large", mes
  */
 async function ingest(deps: SentryDeps, request: Request, pathProject: string | undefined, endpoint: SentryEndpoint): Promise<Response> {
   const { config, sentryLimits } = deps;
+  // stacked or unknown codings are refused on the header, before the key is looked up
+  contentCoding(request);
   const projectFor = (key: string | undefined) => withinDatabaseDeadline(deps.sql, deps.sentryKeys.projectFor(key, pathProject));
-  // authenticate before reading the body when the key comes in the query or header
+  // authenticate before reading the body when the key comes in the query or a header
   const early = keyFromRequest(request);
   // a /store/ body has no envelope header to carry a dsn: without a key it is refused unread
   let caller = early || endpoint === "store" ? await projectFor(early) : undefined;
@@ -49,10 +53,13 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
   sentryLimits.assertNotRefused(caller?.dsnKey);
   assertBacklogRoom(deps, 1);
 
-  const body = await readDecodedBody(request, endpoint === "envelope" ? config.sentryMaxEnvelopeBytes : config.sentryMaxEventBytes);
-  let raws: unknown[];
+  // An envelope keyed only by its header's dsn is read and decoded before anyone is known: it may
+  // hold one event's bytes, not a whole envelope's. Its other items are skipped anyway.
+  const max =
+    endpoint === "store" ? config.sentryMaxEventBytes : caller ? config.sentryMaxEnvelopeBytes : Math.min(config.sentryMaxEventBytes, config.sentryMaxEnvelopeBytes);
   let envelopeId: string | null = null;
-  if (endpoint === "envelope") {
+  const raws = await withBody(request, max, deps.bodies, async (body, hold): Promise<unknown[]> => {
+    if (endpoint === "store") return [await storeBodyJson(body, config.sentryMaxEventBytes, hold)];
     let envelope;
     try {
       envelope = parseEnvelope(body, config.sentryMaxEventBytes);
@@ -61,12 +68,11 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
       if (err instanceof EventTooLarge) throw tooLarge(err.message);
       throw err;
     }
+    // the key is checked before any event in the envelope is parsed
     caller ??= await projectFor(keyFromDsn(envelope.header.dsn));
     envelopeId = normalizeEventId(envelope.header.event_id);
-    raws = envelope.events.map((payload, i) => parseJsonPayload(payload, `event item ${i}`));
-  } else {
-    raws = [await storeBodyJson(body, config.sentryMaxEventBytes)];
-  }
+    return envelope.events.map((payload, i) => parseJsonPayload(payload, `event item ${i}`));
+  });
   const { projectId, dsnKey } = caller!;
 
   const events = raws.map((raw) => {

@@ -32,7 +32,7 @@ export function teamRoute(handlers: Partial<Record<"GET" | "POST" | "PUT" | "PAT
       const fn = handlers[request.method.toUpperCase() as keyof typeof handlers];
       if (!fn) throw methodNotAllowed(allowed);
       if (isMutation(request)) assertJsonMutation(request, services.config.publicUrl);
-      return fn({ services, user, request, params, body: () => readJson(request, services.config.maxBodyBytes) });
+      return fn({ services, user, request, params, body: () => readJson(request, services.config.maxBodyBytes, services.bodies) });
     });
 }
 

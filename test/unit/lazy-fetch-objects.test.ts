@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFetch } from "../../server/api-dispatch.js";
 import * as http from "../../app/http.server.js";
 import { ApiError, JSON_TEXT, json, readBody, readJson } from "../../app/http.server.js";
+import { BodyBudget } from "../../app/body-budget.server.js";
 
 const { toRequest } = nodeFetch(http);
 
@@ -151,7 +152,7 @@ describe("the dispatch's Request", () => {
 
   it("gives its body to readJson straight from the socket, then counts it as used", async () => {
     probe = async (r) => {
-      const body = await readJson(r, 1000);
+      const body = await readJson(r, 1000, new BodyBudget(1024 * 1024));
       const used = r.bodyUsed;
       const again = await r.text().then(() => "read twice", (e: unknown) => (e instanceof TypeError ? "TypeError" : String(e)));
       return [body, used, again];
