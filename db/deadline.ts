@@ -106,7 +106,7 @@ export class DatabaseBudget {
   private enter(p: Pending) {
     if (this.pending.size === 0) {
       this.since = performance.now();
-      this.timer = setTimeout(() => this.expire(), Math.max(0, this.budgetMs - this.spent));
+      this.timer = setTimeout(() => this.expire(), Math.max(0, this.budgetMs - this.spent)).unref();
     }
     this.pending.add(p);
   }
@@ -137,7 +137,7 @@ function expireQuery(query: Query, settled: () => void) {
     query.cancelled = null;
     return settled();
   }
-  const timer = setTimeout(() => query.reject(new DeadlineError()), SETTLE_GRACE_MS);
+  const timer = setTimeout(() => query.reject(new DeadlineError()), SETTLE_GRACE_MS).unref();
   const clear = () => clearTimeout(timer);
   query.then(clear, clear);
 }
