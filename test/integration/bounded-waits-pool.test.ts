@@ -50,7 +50,7 @@ describe("requests queued for a pool connection behind a held lock", () => {
     await app?.close();
   });
 
-  type Sent = { what: string; reply: Reply; whileLocked: boolean; locked: boolean; write?: { kind: "key" | "player" | "status"; id: string } };
+  type Sent = { what: string; reply: Reply; whileLocked: boolean; locked: boolean; write?: { kind: "key" | "project" | "player" | "status"; id: string } };
 
   it("every request answers while the lock is held: 503 with Retry-After, or success where it needs no locked table", async () => {
     let held = true;
@@ -104,6 +104,9 @@ describe("requests queued for a pool connection behind a held lock", () => {
       send(`GET ${team}/keys`, call(app, "GET", `${team}/keys`, { cookie }));
       const keyName = `During the lock ${i}`;
       send(`POST ${team}/keys`, call(app, "POST", `${team}/keys`, { cookie, body: { name: keyName } }), { write: { kind: "key", id: keyName } });
+      // a transaction: its BEGIN waits in the pool's queue too
+      const projectName = `During the lock ${i}`;
+      send("POST /api/team/projects", call(app, "POST", "/api/team/projects", { cookie, body: { name: projectName } }), { write: { kind: "project", id: projectName } });
       send(`GET /api/share/:token`, call(app, "GET", `/api/share/${token}`));
       send(`GET /projects/:id/issues`, call(app, "GET", `/projects/${projectId}/issues`, { cookie }));
       send(`GET /projects/:id/economy`, call(app, "GET", `/projects/${projectId}/economy`, { cookie }));
@@ -142,12 +145,15 @@ describe("requests queued for a pool connection behind a held lock", () => {
     const writes: string[] = [];
     for (const a of answers) {
       if (!a.write) continue;
+      const { kind, id } = a.write;
       const rows =
-        a.write.kind === "key"
-          ? await admin`select 1 from api_keys where project_id = ${projectId} and name = ${a.write.id}`
-          : a.write.kind === "player"
-            ? await admin`select 1 from economy_snapshots where project_id = ${projectId} and user_id = ${a.write.id}`
-            : await admin`select 1 from error_groups where project_id = ${projectId} and id = ${a.write.id} and status = 'ignored'`;
+        kind === "key"
+          ? await admin`select 1 from api_keys where project_id = ${projectId} and name = ${id}`
+          : kind === "project"
+            ? await admin`select 1 from projects where name = ${id}`
+            : kind === "player"
+              ? await admin`select 1 from economy_snapshots where project_id = ${projectId} and user_id = ${id}`
+              : await admin`select 1 from error_groups where project_id = ${projectId} and id = ${id} and status = 'ignored'`;
       if ((rows.length > 0) !== ok(a.reply.status)) writes.push(`${a.what} ${a.write.id}: answered ${a.reply.status}, stored ${rows.length > 0}`);
     }
     expect(writes).toEqual([]);
