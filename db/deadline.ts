@@ -2,11 +2,11 @@ import type { Sql, TxSql } from "./client.js";
 
 export const DEADLINE_CODE = "DATABASE_DEADLINE";
 
-/** The work passed its deadline before COMMIT and was given up: it rolls back, nothing of it is written. */
+/** The work passed its deadline before COMMIT and was given up: a write rolls back, nothing of it is written. */
 export class DeadlineError extends Error {
   readonly code = DEADLINE_CODE;
   constructor() {
-    super("The database did not finish the work before its deadline; it was rolled back.");
+    super("The database did not finish the work before its deadline; it was given up and nothing of it committed.");
   }
 }
 
