@@ -70,7 +70,7 @@ async function loadApp(dev: boolean | undefined): Promise<LoadedApp> {
 
 export async function startServer(config: Config, opts: { dev?: boolean; database?: Database } = {}): Promise<RunningServer> {
   const { build, modules, vite } = await loadApp(opts.dev);
-  const { createServices, ownWritesCookie, startJobs, startAlertWorker, stopJobs, assertSameOrigin, isMutation, admitPageForm, ApiError } = modules;
+  const { createServices, forRequest, ownWritesCookie, startJobs, startAlertWorker, stopJobs, assertSameOrigin, isMutation, admitPageForm, ApiError } = modules;
   const db =
     opts.database ??
     (await openDatabase({
@@ -122,7 +122,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       next();
     });
   }
-  const getLoadContext = (req: express.Request) => ({ services, clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
+  // each request's queries spend one database budget (DB_TIMEOUT_MS), from the pool's queue on
+  const getLoadContext = (req: express.Request) => ({ services: forRequest(services), clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
   // known /api paths go straight to their resource route; everything else through Remix's matcher
   if (typeof build !== "function") app.use(apiDispatch(build, modules, getLoadContext));
   // Page form posts from another site: answer 403 with the error body here, with the rule the Team

@@ -1,4 +1,5 @@
 import type { Sql } from "../db/client.js";
+import { unbounded } from "../db/deadline.js";
 import type { Config } from "~/env.server";
 import { databaseUnavailable } from "~/http.server";
 
@@ -30,7 +31,8 @@ function settleWithin<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED
 /** Whether the database answers `select 1` within `ms`. */
 export async function databaseAnswers(sql: Sql, ms = READY_TIMEOUT_MS): Promise<boolean> {
   try {
-    return (await settleWithin(sql`select 1`.execute(), ms)) !== TIMED_OUT;
+    // on the pool itself: a request past its database budget still learns whether the server answers
+    return (await settleWithin(unbounded(sql)`select 1`.execute(), ms)) !== TIMED_OUT;
   } catch {
     return false;
   }

@@ -4,17 +4,40 @@
  * takes from the app (see process.server.ts), so one process holds one copy of every app module.
  */
 import { PassThrough } from "node:stream";
-import type { EntryContext } from "@remix-run/node";
+import type { EntryContext, HandleErrorFunction } from "@remix-run/node";
 import { createReadableStreamFromReadable } from "@remix-run/node";
-import { RemixServer } from "@remix-run/react";
+import { isRouteErrorResponse, RemixServer } from "@remix-run/react";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
+import { isDatabaseUnavailable } from "../db/client.js";
+import { RETRY_AFTER_SECONDS } from "./http.server";
 
 export * from "./process.server";
 
 const ABORT_DELAY = 5_000;
 
+/** Pages whose loader or action failed because the database did not answer in time (see handleError). */
+const unavailable = new WeakSet<Request>();
+
+/**
+ * Remix's default (log what a loader or action threw, unless the client went away), except that a
+ * database past the request's budget, a lost connection or a statement timeout is remembered, not
+ * logged: the page answers 503 with Retry-After, as the API does, instead of 500.
+ */
+export const handleError: HandleErrorFunction = (error, { request }) => {
+  if (isDatabaseUnavailable(error)) {
+    unavailable.add(request);
+    return;
+  }
+  // an internal error response (a 405, a 404 of no route) carries the error that made it
+  if (!request.signal.aborted) console.error(isRouteErrorResponse(error) && (error as { error?: unknown }).error ? (error as { error?: unknown }).error : error);
+};
+
 export default function handleRequest(request: Request, responseStatusCode: number, responseHeaders: Headers, remixContext: EntryContext) {
+  if (responseStatusCode === 500 && unavailable.has(request)) {
+    responseStatusCode = 503;
+    responseHeaders.set("Retry-After", String(RETRY_AFTER_SECONDS));
+  }
   const whole = isbot(request.headers.get("user-agent") ?? "") || remixContext.isSpaMode;
   return new Promise<Response>((resolve, reject) => {
     let shellRendered = false;

@@ -109,7 +109,7 @@ export function json(body: unknown, init: number | ResponseInit = 200): Response
   return response;
 }
 
-const RETRY_AFTER_SECONDS = 5;
+export const RETRY_AFTER_SECONDS = 5;
 
 /** 503 with Retry-After, which every retrying client (our SDK, Sentry's) understands. */
 export const databaseUnavailable = () =>

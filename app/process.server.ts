@@ -3,7 +3,7 @@
  * (entry.server.tsx re-exports them), never from source, so every app module is loaded once: the
  * routes and the process share one ApiError class, one Services, one set of caches.
  */
-export { createServices, ownWritesCookie, type Services } from "./services.server";
+export { createServices, forRequest, ownWritesCookie, type Services } from "./services.server";
 export { assertSameOrigin, isMutation } from "./accounts/csrf.server";
 export { ApiError, admitPageForm } from "./http.server";
 /** the Fetch objects' fast paths the Express layer uses (see server/api-dispatch.ts) */

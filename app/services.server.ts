@@ -13,6 +13,7 @@ import { readCookie } from "~/accounts/sessions.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 import { CounterDrainer } from "../db/counter-deltas.js";
 import { BodyBudget } from "~/body-budget.server";
+import { DatabaseBudget } from "../db/deadline.js";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
@@ -36,6 +37,11 @@ export type Services = {
   counters: CounterDrainer;
   /** the request-body bytes the process may hold at once (BODY_MEMORY_BYTES), shared by every body reader */
   bodies: BodyBudget;
+  /**
+   * A pool as this request uses it: bound to the request's database budget (see forRequest), so a
+   * replica's reads count against it too. The process's own Services return the pool unchanged.
+   */
+  bound: <S extends Sql>(sql: S) => S;
 };
 
 declare module "@remix-run/node" {
@@ -61,6 +67,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
     known,
     counters,
     bodies: new BodyBudget(config.bodyMemoryBytes),
+    bound: (sql) => sql,
     sentryKeys: new SentryKeyAuth(sql, apiKeys, config.apiKeyCacheSeconds),
     sentryLimits: new SentryLimits(sql, known, config.sentryMaxNewIssuesPerMinute),
     writer: new EventWriter(sql, {
@@ -88,6 +95,24 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
 }
 
 /**
+ * The Services one request receives (through the load context): its primary pool, the replica's
+ * reads and its API-key look-ups spend one database budget of DB_TIMEOUT_MS, the wait for a pool
+ * connection included; past it the request's queries are withdrawn or cancelled and fail with the
+ * 503 (db/deadline.ts). The ingest writer, the counter drain and the alert trigger stay on the pool:
+ * they serve many requests and keep their own bounds.
+ */
+export function forRequest(services: Services): Services {
+  const budget = new DatabaseBudget(services.config.dbTimeoutMs);
+  let sql: Sql | undefined;
+  let apiKeys: Services["apiKeys"] | undefined;
+  return Object.create(services, {
+    sql: { get: () => (sql ??= budget.bind(services.sql)) },
+    apiKeys: { get: () => (apiKeys ??= services.apiKeys.within(budget.bind(services.sql))) },
+    bound: { value: <S extends Sql>(pool: S): S => budget.bind(pool) },
+  }) as Services;
+}
+
+/**
  * Set on the response to every dashboard form post (see server.ts) while a replica is configured:
  * for its lifetime the browser's reads go to the primary, so the pages after a user's own write
  * (the redirect, the revalidation, the next click) show it even when the replica has not replayed
@@ -108,9 +133,9 @@ export function ownWritesCookie(services: Pick<Services, "replica" | "config">, 
  * action just wrote) and every request carrying OWN_WRITES_COOKIE. Only for reads: `fn` may run
  * twice (again on the primary when the replica fails it).
  */
-export function reading<T>(services: Pick<Services, "replica" | "sql">, request: Request, fn: (sql: Sql) => Promise<T>): Promise<T> {
+export function reading<T>(services: Pick<Services, "replica" | "sql" | "bound">, request: Request, fn: (sql: Sql) => Promise<T>): Promise<T> {
   const replica = replicaFor(services, request);
-  return replica ? replica.read(fn) : fn(services.sql);
+  return replica ? replica.read((sql) => fn(services.bound(sql))) : fn(services.sql);
 }
 
 /** The replica `reading` may send this request's queries to, or null when they go to the primary. */
@@ -123,7 +148,7 @@ const replicaFor = ({ replica }: Pick<Services, "replica">, request: Request) =>
  * long as the replica takes to replay the removal. The page's queries still check it where they run.
  */
 export async function readingAsMember<T>(
-  services: Pick<Services, "replica" | "sql">,
+  services: Pick<Services, "replica" | "sql" | "bound">,
   request: Request,
   actor: Actor,
   projectId: string | undefined,
@@ -132,5 +157,5 @@ export async function readingAsMember<T>(
   const replica = replicaFor(services, request);
   if (!replica) return fn(services.sql);
   await authorize(services.sql, actor, projectId, EVERYONE);
-  return replica.read(fn);
+  return replica.read((sql) => fn(services.bound(sql)));
 }

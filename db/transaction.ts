@@ -1,4 +1,5 @@
 import { isConnectionLoss, type Sql, type TxSql } from "./client.js";
+import { DeadlineError, unbounded } from "./deadline.js";
 
 /** The transaction was rolled back, or never reached COMMIT: nothing of it was written. Safe to write again. */
 export class NotCommittedError extends Error {
@@ -21,14 +22,7 @@ export class CommitUnknownError extends Error {
   }
 }
 
-/** The transaction passed its deadline before COMMIT and was given up: it rolls back, nothing of it is written. */
-export class DeadlineError extends Error {
-  readonly code = DEADLINE_CODE;
-  constructor() {
-    super("The database did not finish the write before its deadline; it was rolled back.");
-  }
-}
-export const DEADLINE_CODE = "DATABASE_DEADLINE";
+export { DeadlineError, DEADLINE_CODE } from "./deadline.js";
 
 /** A transaction that is still running when its budget is spent is given up this much later (a stalled server cancels nothing itself). */
 const GIVE_UP_GRACE_MS = 500;
@@ -129,7 +123,8 @@ async function once<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>, opts: Transactio
     if (state !== "committing") throw new NotCommittedError(err);
     const id = await identity?.catch(() => undefined);
     if (!id) throw new CommitUnknownError(err);
-    const outcome = await commitOutcome(sql, id, opts.outcomeWaitMs ?? 10_000);
+    // asked on the pool itself: a request's database budget must not make a landed write look lost
+    const outcome = await commitOutcome(unbounded(sql), id, opts.outcomeWaitMs ?? 10_000);
     if (outcome === "committed") return value;
     if (outcome === "aborted") throw new NotCommittedError(err);
     console.error(`[db] commit of transaction ${id.xid} lost its connection and its outcome could not be read: ${(err as Error).message}`);

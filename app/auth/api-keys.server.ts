@@ -34,6 +34,11 @@ export class ApiKeyAuth {
     this.cache = new KeyCache(ttlSeconds);
   }
 
+  /** These keys as one request sees them: the same cache, its look-ups on `sql` (the request's budget-bound pool). */
+  within(sql: Sql): ApiKeyAuth {
+    return Object.create(this, { sql: { value: sql } }) as ApiKeyAuth;
+  }
+
   async listen(): Promise<void> {
     // this instance's own changes clear at once; other instances' arrive by NOTIFY
     this.cache.forgetOnAnnouncement();

@@ -197,6 +197,8 @@ export async function pushBalances(deps: PushDeps, projectId: string, body: unkn
 }
 
 async function push(deps: PushDeps, projectId: string, body: unknown, key: string | null): Promise<PushAnswer> {
+  // the map's read is part of the push: it waits for a pool connection like the write does
+  const deadline = Date.now() + deps.config.dbTimeoutMs;
   const { compiled } = await loadMap(deps.sql, projectId);
   const parsed = await parsePushBody(body, compiled);
   const now = new Date();
@@ -216,7 +218,7 @@ async function push(deps: PushDeps, projectId: string, body: unknown, key: strin
       return { answer, stored };
     },
     // exactly once: resolves only if committed, even when the connection is lost around COMMIT
-    { deadline: Date.now() + deps.config.dbTimeoutMs, attempts: 3 },
+    { deadline, attempts: 3 },
   );
   if (stored) await keepSample(deps.sql, projectId, parsed.entries, stored, now);
   return answer;

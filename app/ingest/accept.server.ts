@@ -9,6 +9,7 @@
  */
 import type { Sql } from "../../db/client.js";
 import type { EventRow } from "../../db/events.js";
+import { DeadlineError } from "../../db/deadline.js";
 import type { Config } from "~/env.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { storable } from "~/text.server";
@@ -171,6 +172,9 @@ export async function accept(deps: AcceptDeps, projectId: string, events: Incomi
   const write = async () => {
     if (rows.length === 0) return 0;
     await opts.admit?.(rows);
+    // admitted only once the database answered again, past the write's deadline: the request is
+    // answered 503 (or about to be), so nothing of it may be written now
+    if (Date.now() >= receivedAt + deps.config.dbTimeoutMs) throw new DeadlineError();
     return opts.idempotency ? writeOnce(deps, projectId, opts.idempotency, rows) : (await deps.writer.submit(rows)).throttled;
   };
   const throttled = await withinWriteDeadline(deps, write());

@@ -10,6 +10,7 @@ import { mergeLockKey } from "../../db/events.js";
 import { connect, createProject, freshDatabaseUrl, startTestApp, testConfig, type TestApp } from "../support/server.js";
 import { spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
+import { login, makeUser } from "../support/team.js";
 
 /**
  * Faults a production install meets: database connections dropped under load, SIGTERM under load,
@@ -395,6 +396,7 @@ describe("a stalled database", () => {
     expect((await send("before the stall")).status).toBe(200);
     expect((await sendSentry("sentry before the stall")).status).toBe(200);
     expect((await push(1)).status).toBe(200);
+    const cookie = await login(app, (await makeUser(check)).email);
 
     proxy.stall();
     // the stall never ends by itself here, so any answer at all shows the wait is bounded
@@ -412,6 +414,19 @@ describe("a stalled database", () => {
       expect(await answer.json()).toEqual({ error: "unavailable", message: expect.any(String) });
     }
     console.info(`stalled database: /api/ready answered 503 after ${readyMs.toFixed(0)} ms, ingest 503 after ${ingestMs.toFixed(0)} ms`);
+    // reads and pages spend their database budget on statements the server never answers
+    t = performance.now();
+    const [read, page] = await Promise.all([
+      fetch(`${app.url}/api/v1/errors`, { headers: { "x-api-key": apiKey } }),
+      fetch(`${app.url}/projects`, { headers: { cookie } }),
+    ]);
+    const readMs = performance.now() - t;
+    for (const answer of [read, page]) {
+      expect(answer.status).toBe(503);
+      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    expect(await read.json()).toEqual({ error: "unavailable", message: expect.any(String) });
+    console.info(`stalled database: an API read and a page answered 503 after ${readMs.toFixed(0)} ms`);
 
     proxy.resume();
     let status = 0;
@@ -424,6 +439,7 @@ describe("a stalled database", () => {
     const rows = await check<{ message: string }[]>`select message from events where project_id = ${projectId} order by id`;
     // the write held up by the stall was given up at its deadline: when the database answered again it
     // rolled back instead of committing, so the request answered 503 wrote nothing
+    console.info("ROWS", JSON.stringify(rows.map((r) => r.message)));
     expect(rows.map((r) => r.message).sort()).toEqual(["after the stall", "before the stall", "sentry before the stall"]);
     const [player] = await check<{ cash: string }[]>`select cash::text from economy_snapshots where project_id = ${projectId} and user_id = 7`;
     expect(player.cash).toBe("1");
