@@ -26,16 +26,39 @@ export function cutText(s: string, max: number): string {
 /** How deep objects and arrays may nest in stored JSON (`context`); deeper input is a 400. */
 export const MAX_JSON_DEPTH = 20;
 
-/** Nesting depth of a parsed JSON value (a scalar is 0), counted without recursion. */
+/**
+ * Nesting depth of a parsed JSON value (a scalar is 0), counted without recursion. Every request body
+ * goes through it (clipNesting): only objects and arrays are stacked, with their depths beside them.
+ */
 export function jsonDepth(value: unknown, stopAt = Infinity): number {
   let max = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length) {
+    const v = values.pop() as Record<string, unknown> | unknown[] | null;
+    const d = depths.pop()! + 1;
     if (v === null || typeof v !== "object") continue;
-    if (d + 1 > max) max = d + 1;
-    if (max > stopAt) return max;
-    for (const child of Object.values(v)) stack.push([child, d + 1]);
+    if (d > max) {
+      max = d;
+      if (max > stopAt) return max;
+    }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i];
+        if (x !== null && typeof x === "object") {
+          values.push(x);
+          depths.push(d);
+        }
+      }
+    } else {
+      for (const k in v) {
+        const x = v[k];
+        if (x !== null && typeof x === "object") {
+          values.push(x);
+          depths.push(d);
+        }
+      }
+    }
   }
   return max;
 }
