@@ -659,8 +659,7 @@ const writeState = async () =>
              (select count(*) from alert_channels)::int as channels,
              (select count(*) from alert_rules)::int as rules,
              (select count(*) from economy_open_cloud_keys)::int as open_cloud_keys,
-             (select count(*) from economy_maps)::int as economy_maps,
-             (select count(*) from economy_snapshots)::int as economy_snapshots`
+             (select count(*) from economy_maps)::int as economy_maps`
   )[0];
 
 /**
