@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { invalidPayload, issuePath } from "~/http.server";
-import { assertStorableText } from "~/text.server";
+import { assertStorableText, clipNesting, tooDeep } from "~/text.server";
 
 /**
  * Reading request input: a JSON body through a zod schema, a path id as a UUID. Every area that
@@ -8,10 +8,16 @@ import { assertStorableText } from "~/text.server";
  * everywhere.
  */
 
-/** zod input -> value, or the 400 with details naming each bad field (text PostgreSQL cannot store included). */
+/**
+ * zod input -> value, or the 400 with details naming each bad field (text PostgreSQL cannot store
+ * and nesting past MAX_BODY_DEPTH included). The schema sees the body clipped to that depth, so no
+ * refinement or serializer recurses without bound, and a too deep field is named by its own rule.
+ */
 export function parseOr400<T extends z.ZodType>(schema: T, input: unknown, what = "The request body"): z.output<T> {
-  const r = schema.safeParse(input);
+  const { value, cut } = clipNesting(input);
+  const r = schema.safeParse(value);
   if (r.success) {
+    if (cut) throw tooDeep(cut, what);
     assertStorableText(r.data, what);
     return r.data;
   }

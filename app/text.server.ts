@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { invalidPayload, issuePath } from "~/http.server";
+import { invalidPayload, issuePath, type ApiError } from "~/http.server";
 
 /**
  * Text PostgreSQL cannot hold. `text` and `jsonb` refuse NUL, and `jsonb` refuses a lone surrogate
@@ -26,18 +26,97 @@ export function cutText(s: string, max: number): string {
 /** How deep objects and arrays may nest in stored JSON (`context`); deeper input is a 400. */
 export const MAX_JSON_DEPTH = 20;
 
-/** Nesting depth of a parsed JSON value (a scalar is 0), counted without recursion. */
+/**
+ * Nesting depth of a parsed JSON value (a scalar is 0), counted without recursion. Every request body
+ * goes through it (clipNesting): only objects and arrays are stacked, with their depths beside them.
+ */
 export function jsonDepth(value: unknown, stopAt = Infinity): number {
   let max = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length) {
+    const v = values.pop() as Record<string, unknown> | unknown[] | null;
+    const d = depths.pop()! + 1;
     if (v === null || typeof v !== "object") continue;
-    if (d + 1 > max) max = d + 1;
-    if (max > stopAt) return max;
-    for (const child of Object.values(v)) stack.push([child, d + 1]);
+    if (d > max) {
+      max = d;
+      if (max > stopAt) return max;
+    }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i];
+        if (x !== null && typeof x === "object") {
+          values.push(x);
+          depths.push(d);
+        }
+      }
+    } else {
+      for (const k in v) {
+        const x = v[k];
+        if (x !== null && typeof x === "object") {
+          values.push(x);
+          depths.push(d);
+        }
+      }
+    }
   }
   return max;
+}
+
+/**
+ * How deep a whole request body may nest before validation sees it. Validation and storage recurse
+ * once per level (zod's refinements, JSON.stringify, the driver's serializer) and run out of stack
+ * somewhere past a few thousand levels, whichever field the depth is in. No body the API defines
+ * comes near this (an ingest batch's breadcrumb data at its 20-level limit is 25 deep), so a deeper
+ * one is always refused; the field rules (MAX_JSON_DEPTH) say where and why.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * `input` with every object or array below MAX_BODY_DEPTH levels replaced by an empty array (so a
+ * clipped field is still deeper than any field rule allows, and small), and the path to the first
+ * place cut; `input` itself when nothing is that deep. Built without recursion, copying only when it cuts.
+ */
+export function clipNesting(input: unknown, max = MAX_BODY_DEPTH): { value: unknown; cut: PropertyKey[] | null } {
+  if (jsonDepth(input, max) <= max) return { value: input, cut: null };
+  type Node = { key?: PropertyKey; parent?: Node };
+  let cut: Node | null = null;
+  const root: { value?: unknown } = {};
+  const stack: { src: unknown; out: Record<PropertyKey, unknown>; key: PropertyKey; depth: number; node: Node }[] = [
+    { src: input, out: root, key: "value", depth: 1, node: {} },
+  ];
+  while (stack.length) {
+    const { src, out, key, depth, node } = stack.pop()!;
+    if (src === null || typeof src !== "object") {
+      out[key] = src;
+      continue;
+    }
+    if (depth > max) {
+      out[key] = [];
+      cut ??= node;
+      continue;
+    }
+    const copy = (Array.isArray(src) ? [] : {}) as Record<PropertyKey, unknown>;
+    out[key] = copy;
+    const entries = Array.isArray(src) ? src.map((v, i) => [i, v] as const) : Object.entries(src);
+    // pushed last first, so the first place cut is the first in document order
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, v] = entries[i];
+      stack.push({ src: v, out: copy, key: k, depth: depth + 1, node: { key: k, parent: node } });
+    }
+  }
+  const path: PropertyKey[] = [];
+  for (let n: Node | undefined = cut ?? undefined; n?.key !== undefined; n = n.parent) path.unshift(n.key);
+  return { value: root.value, cut: path };
+}
+
+/** The 400 for a body clipped by clipNesting that its schema accepted anyway (a field that takes any JSON). */
+export function tooDeep(cut: PropertyKey[], what = "The request body"): ApiError {
+  const where = issuePath(cut);
+  // a path through 64 keys of any length is no use to read in full
+  const shown = where.length > 200 ? `${where.slice(0, 200)}…` : where;
+  const message = `must not nest objects or arrays more than ${MAX_BODY_DEPTH} levels deep`;
+  return invalidPayload(`${what} is invalid: ${shown} ${message}.`, [{ path: shown, message }]);
 }
 
 /**

@@ -108,7 +108,8 @@ export async function pendingDeltas(sql: Sql | TxSql): Promise<{ rows: number; o
  *
  * Per group row: the users new to it (group_users) raise its user_count; for a merged issue, the
  * users new to all its members raise the issue's (the family written with the delta: merges apply
- * pending rows first, so it is still the family). A group snoozed until N more players reopens when
+ * pending rows first, so it is still the family), and the member row holding the issue's own
+ * fingerprint, whose users are kept under the issue's id, by the users new to that id. A group snoozed until N more players reopens when
  * the N-th arrives, so now at drain time. project_users keeps each user's latest occurrence (and the
  * name of the latest occurrence that carried one). Environments, versions, texts and rollup cells add up,
  * and the minute cells are added to the kept stats windows (db/migrations/104_stats_windows_by_drain.sql).
@@ -168,6 +169,14 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       union all
       select np.project_id, np.origin_id, count(*) from new_pairs np
       where exists (select 1 from pairs i where i.project_id = np.project_id and i.origin_id = np.origin_id and i.group_id <> i.origin_id)
+      group by 1, 2
+      union all
+      -- the member holding a merged issue's own fingerprint keeps its users under the issue's id
+      -- (db/merge.ts): users new there are new to that member row
+      select m.project_id, m.id, count(*) from new_pairs np
+      join (select distinct project_id, origin_id from pairs where family is not null and group_id = origin_id) i
+        on i.project_id = np.project_id and i.origin_id = np.origin_id
+      join error_groups m on m.project_id = i.project_id and m.merged_into = i.origin_id and m.merged_own
       group by 1, 2
     ), seen_users as (
       insert into project_users as pu (project_id, user_id, last_seen, player_name)

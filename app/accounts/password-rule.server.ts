@@ -1,3 +1,4 @@
+import { adjacencyGraphs } from "@zxcvbn-ts/language-common";
 import { isCommonPassword } from "./common-passwords.server";
 
 /**
@@ -32,11 +33,22 @@ export function passwordProblem(password: string, account: { email?: string } = 
 const KEYBOARD_ROWS = ["`1234567890-=", "qwertyuiop[]\\", "asdfghjkl;'", "zxcvbnm,./"];
 const keyAt = new Map<string, { row: number; col: number }>();
 KEYBOARD_ROWS.forEach((r, row) => [...r].forEach((ch, col) => keyAt.set(ch, { row, col })));
+// a shifted character sits on its unshifted one's key (`!@#$%^&*` is the digit row with shift held):
+// zxcvbn-ts's QWERTY graph spells each neighbouring key as its two characters, unshifted then shifted
+for (const neighbours of Object.values(adjacencyGraphs.qwerty as Record<string, (string | null)[]>)) {
+  for (const key of neighbours) {
+    const at = key && key.length === 2 ? keyAt.get(key[0]) : undefined;
+    if (at && !keyAt.has(key![1])) keyAt.set(key![1], at);
+  }
+}
 
 const isLetter = (c: string) => c >= "a" && c <= "z";
 const isDigit = (c: string) => c >= "0" && c <= "9";
 
-/** The ways one character can follow another inside a run: same, next or previous in a-z / 0-9 or along a keyboard row. */
+/**
+ * The ways one character can follow another inside a run: same, next or previous in a-z / 0-9 or
+ * along a keyboard row, with or without shift (`)(*&^%$#` runs back along the digit row).
+ */
 const STEPS: ((a: string, b: string) => boolean)[] = [
   (a, b) => a === b,
   ...[1, -1].map((d) => (a: string, b: string) => (isLetter(a) ? isLetter(b) : isDigit(a) && isDigit(b)) && b.charCodeAt(0) - a.charCodeAt(0) === d),
@@ -50,7 +62,7 @@ const STEPS: ((a: string, b: string) => boolean)[] = [
 /**
  * Repetitive or sequential: the text repeats a unit of at most 4 characters (aaaaaaaa, abababab,
  * 123123123), or splits into at most two runs that each keep one step (abcdefgh, 87654321, qwertyui,
- * aaaa1111, abcd1234, 78901234).
+ * !@#$%^&*, aaaa1111, abcd1234, 78901234).
  */
 export function isPredictable(text: string): boolean {
   const chars = [...text];

@@ -14,6 +14,7 @@
 import { z } from "zod";
 import { cutText } from "~/text.server";
 import { invalidPayload } from "~/http.server";
+import { assertStorableText, clipNesting, tooDeep } from "~/text.server";
 import type { SkippedValue } from "../../db/economy.js";
 import { addDec, asTable, characterName, cleanName, decString, numberToDec, numberToDecimal, unwrapProfile, ZERO, type Dec } from "./profile.server";
 
@@ -251,13 +252,19 @@ export const currencyMapSchema = z
   })
   .strict();
 
-/** A map from a request body, in canonical form; a 400 naming every bad field otherwise. */
+/**
+ * A map from a request body, in canonical form; a 400 naming every bad field otherwise (text
+ * PostgreSQL cannot store and nesting past MAX_BODY_DEPTH included, as for every request body).
+ */
 export function parseCurrencyMap(body: unknown): CurrencyMap {
-  const r = currencyMapSchema.safeParse(body);
+  const { value, cut } = clipNesting(body);
+  const r = currencyMapSchema.safeParse(value);
   if (!r.success) {
     const details = r.error.issues.slice(0, 50).map((i) => ({ path: i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, ""), message: i.message }));
     throw invalidPayload(`The currency map is not valid: ${details[0].path || "body"} ${details[0].message}.`, details);
   }
+  if (cut) throw tooDeep(cut, "The currency map");
+  assertStorableText(r.data, "The currency map");
   const m = r.data;
   const canon = (s: string) => pathText(parsePath(s));
   return {

@@ -10,7 +10,7 @@ import { bodyHash, type KeyedRequest } from "~/ingest/idempotency.server";
 import { parseUserId } from "./profile.server";
 import { readProfileInSlices, SEED, seedFields, type CompiledMap } from "./currency-map.server";
 import { loadMap } from "./map.server";
-import { cutText, isStorable } from "~/text.server";
+import { clipNesting, cutText, isStorable, tooDeep } from "~/text.server";
 
 export const MAX_PLAYERS = 100;
 const MAX_NAME = 256;
@@ -193,6 +193,10 @@ export type PushDeps = { sql: Sql; config: Pick<Config, "dbTimeoutMs"> };
  */
 export async function pushBalances(deps: PushDeps, projectId: string, body: unknown, key: string | null = null): Promise<PushAnswer> {
   batchOf(body); // a malformed batch costs no query
+  // entries are read leniently, but the body as a whole is hashed (Idempotency-Key) and a profile kept
+  // as the preview's sample: serializing either recurses once per level
+  const { cut } = clipNesting(body);
+  if (cut) throw tooDeep(cut);
   return withinWriteDeadline(deps, push(deps, projectId, body, key));
 }
 

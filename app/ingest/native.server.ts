@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { invalidPayload, issuePath } from "~/http.server";
-import { jsonDepth, MAX_JSON_DEPTH } from "~/text.server";
+import { clipNesting, jsonDepth, MAX_JSON_DEPTH, tooDeep } from "~/text.server";
 import { bodyHash } from "./idempotency.server";
 import {
   accept,
@@ -202,7 +202,9 @@ function incoming(e: ValidEvent): IncomingEvent {
 }
 
 /** The body is one event, or `{errors: [...]}` with 1..100 events. Any invalid event rejects the request. */
-export function parseNativeBody(body: unknown): IncomingEvent[] {
+export function parseNativeBody(input: unknown): IncomingEvent[] {
+  // every event is validated clipped to MAX_BODY_DEPTH: a field nested deeper fails its own rule
+  const { value: body, cut } = clipNesting(input);
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalidPayload("Send one event object, or an object with an `errors` array of events.");
   }
@@ -233,6 +235,7 @@ export function parseNativeBody(body: unknown): IncomingEvent[] {
     const first = details[0];
     throw invalidPayload(`Invalid event: ${first.path} ${first.message}.`, details.slice(0, 50));
   }
+  if (cut) throw tooDeep(cut);
   return out;
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postJson, startTestApp, type TestApp } from "../support/server.js";
+import { jsonHeaders, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 
 /**
@@ -49,6 +49,37 @@ describe("POST /api/ingest", () => {
     expect(JSON.stringify(row.context)).toBe(`{"a":${nestedArrays(19)}}`);
     expect400(await postJson(app, "/api/ingest", `{"message":"depth 21","context":{"a":${nestedArrays(20)}}}`, apiKey), "invalid_payload", "context");
     expect(await eventCount("depth 21")).toBe(0);
+  });
+
+  it("breadcrumb data nested 10,000 levels deep (20 KB) is a 400 naming it, as context is; nothing is stored", async () => {
+    const deep = '{"a":'.repeat(10_000) + "1" + "}".repeat(10_000);
+    for (const [body, path] of [
+      [`{"errors":[{"message":"crumb ok"},{"message":"deep crumb","breadcrumbs":[{"message":"m","data":${deep}}]}]}`, "errors[1].breadcrumbs[0].data"],
+      [`{"message":"deep crumb","breadcrumbs":[{"category":"ui"},{"data":{"a":${nestedArrays(10_000)}}}]}`, "breadcrumbs[1].data"],
+      [`{"message":"deep crumb","breadcrumbs":[{"message":"m","data":{"a":${nestedArrays(30)}}}]}`, "breadcrumbs[0].data"],
+    ]) {
+      const r = await postJson(app, "/api/ingest", body, apiKey);
+      expect400(r, "invalid_payload", path);
+      expect(r.body.message).toContain("20 levels");
+    }
+    expect(await eventCount("crumb ok")).toBe(0);
+    expect(await eventCount("deep crumb")).toBe(0);
+  });
+
+  it("any field nested past the body's limit is a 400 naming its path, with an Idempotency-Key too", async () => {
+    const deep = nestedArrays(10_000);
+    for (const [body, path] of [
+      [`{"message":"deep tag","tags":[${deep}]}`, "tags[0]"],
+      [`{"message":"deep id","event_id":${deep}}`, "event_id"],
+      [`{"message":"deep unknown","extra":${deep}}`, "extra[0]"],
+      [`{"errors":[{"message":"deep fingerprint","fingerprint":[${deep}]}]}`, "errors[0].fingerprint"],
+    ]) {
+      const r = await app.request("/api/ingest", { method: "POST", headers: { ...jsonHeaders(apiKey), "idempotency-key": `deep-${path}` }, body });
+      const text = await r.text();
+      expect400({ status: r.status, body: JSON.parse(text) }, "invalid_payload");
+      expect(JSON.parse(text).details[0].path.startsWith(path), text.slice(0, 300)).toBe(true);
+    }
+    for (const m of ["deep tag", "deep id", "deep unknown", "deep fingerprint"]) expect(await eventCount(m)).toBe(0);
   });
 
   it("timestamps before 1970 (year 0000 included) are a 400 naming the field; the batch stores nothing", async () => {
@@ -109,6 +140,17 @@ describe("POST /api/economy/ingest", () => {
     expect400(r, "invalid_payload", "players[0]");
     expect(r.body.details[0].message).toContain("NUL");
     expect(await stored([511])).toEqual([]);
+  });
+
+  it("a profile nested 10,000 levels deep is a 400 naming it, with or without an Idempotency-Key; nothing is stored", async () => {
+    const body = `{"players":[${JSON.stringify(player(531))},{"user_id":532,"profile":{"RPCharacterOne":{"Cash":1,"Bag":${nestedArrays(10_000)}}}}]}`;
+    for (const key of [null, "deep-push"]) {
+      const r = await app.request("/api/economy/ingest", { method: "POST", headers: { ...jsonHeaders(apiKey), ...(key ? { "idempotency-key": key } : {}) }, body });
+      const text = await r.text();
+      expect400({ status: r.status, body: JSON.parse(text) }, "invalid_payload");
+      expect(JSON.parse(text).details[0].path).toMatch(/^players\[1\]\.profile\.RPCharacterOne\.Bag\[0\]/);
+    }
+    expect(await stored([531, 532])).toEqual([]);
   });
 
   it("a name cut at the length limit never keeps half of a surrogate pair", async () => {
@@ -182,6 +224,71 @@ describe("Team API text", () => {
     expect400(rename, "invalid_payload", "name");
     const [row] = await app.sql`select count(*)::int as n from projects where name like 'Game%' or name like 'x%'`;
     expect(row.n).toBe(0);
+  });
+});
+
+describe("the currency map", () => {
+  const valid = () => ({
+    currencies: [{ key: "cash", name: "Cash", paths: ["RPCharacterOne.Cash"] }],
+    names: ["RPCharacterOne"],
+    data_code: "DataCode",
+    match: ["RPCharacterOne"],
+  });
+  const saved = async () => (await app.sql`select count(*)::int as n from economy_maps where project_id = ${projectId}`)[0].n;
+
+  it("a NUL or lone surrogate in any of its texts is a 400 naming the field; nothing is written", async () => {
+    const cases: [string, (m: any, bad: string) => void][] = [
+      ["currencies[0].name", (m, bad) => (m.currencies[0].name = `Ca${bad}sh`)],
+      ["currencies[0].key", (m, bad) => (m.currencies[0].key = `cash${bad}`)],
+      ["currencies[0].paths[0]", (m, bad) => (m.currencies[0].paths[0] = `["Ca${bad}sh"]`)],
+      ["names[0]", (m, bad) => (m.names[0] = `["N${bad}"]`)],
+      ["data_code", (m, bad) => (m.data_code = `["D${bad}"]`)],
+      ["match[0]", (m, bad) => (m.match[0] = `["M${bad}"]`)],
+    ];
+    for (const bad of ["\u0000", "\ud800", "\udc00"]) {
+      for (const [path, spoil] of cases) {
+        const body = valid();
+        spoil(body, bad);
+        const r = await call(app, "PUT", `/api/team/projects/${projectId}/economy-map`, { cookie, body });
+        expect400(r, "invalid_payload", path);
+        const preview = await call(app, "POST", `/api/team/projects/${projectId}/economy-map/preview`, { cookie, body: { map: body, profile: { RPCharacterOne: { Cash: 1 } } } });
+        expect400(preview, "invalid_payload", path);
+      }
+    }
+    expect(await saved()).toBe(0);
+  });
+
+  // a form carries no lone surrogate (a browser sends U+FFFD): NUL is what reaches the map from there
+  it("the settings form answers 400 with the field marked for a NUL in its texts; nothing is written", async () => {
+    for (const [field, value] of [
+      ["currencies[0].name", "Ca\u0000sh"],
+      ["currencies[0].paths", '["Ca\u0000sh"]'],
+      ["names", '["N\u0000"]'],
+      ["match", '["M\u0000"]'],
+      ["data_code", '["D\u0000"]'],
+    ]) {
+      const form = new URLSearchParams({
+        intent: "save-map",
+        "currencies[0].key": "cash",
+        "currencies[0].name": "Cash",
+        "currencies[0].paths": "RPCharacterOne.Cash",
+        names: "",
+        data_code: "",
+        match: "",
+        [field]: value,
+      });
+      const r = await app.request(`/projects/${projectId}/economy/settings`, {
+        method: "POST",
+        headers: { cookie, origin: app.url, "content-type": "application/x-www-form-urlencoded" },
+        body: form.toString(),
+        redirect: "manual",
+      });
+      const text = await r.text();
+      expect(r.status, `${field}: ${text.slice(0, 300)}`).toBe(400);
+      // a path's quoted key holding a NUL is not JSON, so it is already not a path
+      if (field === "currencies[0].name") expect(text).toContain("Display name must not contain NUL characters or unpaired surrogates");
+    }
+    expect(await saved()).toBe(0);
   });
 });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { gzipSync } from "node:zlib";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
@@ -47,7 +48,7 @@ type BodyEndpoint = {
   marked?: boolean;
   state?: () => Promise<unknown>;
 };
-const HASHED = ["NUL inside", "lone high surrogate", "lone low surrogate", "70k string", "1e400 literal", "true", "null", "[]", "{}", "object 5,000 deep", "array 10,000 deep", "__proto__"];
+const HASHED = ["NUL inside", "lone high surrogate", "lone low surrogate", "70k string", "1e400 literal", "true", "null", "[]", "{}", "object 10,000 deep", "array 10,000 deep", "__proto__"];
 
 const headersFor = (auth: Auth): Record<string, string> =>
   auth === "key" ? { "x-api-key": apiKey } : auth === "session" ? { cookie } : auth === "internal" ? { "x-internal-key": INTERNAL_KEY } : {};
@@ -94,8 +95,11 @@ type Envelope = { header: unknown; item: unknown; payload: unknown };
 const MARK = "fuzz-mark-";
 /** Replaced in each request's body by a number of its own (see `sendChecked`). */
 const MARK_ID = "ID";
-/** A Sentry event as SDKs send it; its message carries the marker that shows whether it was stored. */
-const sentryEvent = () => ({
+/**
+ * A Sentry event as SDKs send it; its message carries the marker that shows whether it was stored.
+ * Envelopes map their event as `/store/` does: they leave out the breadcrumbs `/store/` fuzzes.
+ */
+const sentryEvent = (crumbs = true) => ({
   // a new id each time: a repeated one is dropped as a duplicate before anything is written
   event_id: randomUUID().replace(/-/g, ""),
   timestamp: new Date().toISOString(),
@@ -111,6 +115,11 @@ const sentryEvent = () => ({
   release: "42",
   extra: { weapon: { name: "sword" } },
   fingerprint: ["{{ default }}", "combat"],
+  ...(crumbs && {
+    breadcrumbs: {
+      values: [{ timestamp: Date.now() / 1000, type: "default", category: "ui.click", level: "info", message: "opened the shop", data: { item: { name: "sword" } } }],
+    },
+  }),
 });
 let marks = 0;
 
@@ -168,13 +177,15 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
       timestamp: new Date().toISOString(),
       count: 2,
       fingerprint: ["{{ default }}", "combat"],
+      event_id: "{0A1B2C3D-1111-2222-3333-444455556667}",
+      breadcrumbs: [{ timestamp: new Date().toISOString(), level: "warning", category: "ui.click", message: "opened the shop", data: { item: { name: "sword" }, price: 5 } }],
     }),
   },
   "POST /api/ingest (batch)": {
     method: "POST",
     path: () => "/api/ingest",
     auth: "key",
-    template: () => ({ errors: [{ message: "first", level: "warn" }, { message: "second", context: { a: [1] } }] }),
+    template: () => ({ errors: [{ message: "first", level: "warn" }, { message: "second", context: { a: [1] }, breadcrumbs: [{ message: "m", data: { a: [1] } }] }] }),
   },
   "POST /api/economy/ingest": {
     method: "POST",
@@ -269,6 +280,7 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
     method: "PATCH",
     path: () => `${P()}/dsn-keys/${ids.dsnKey}`,
     auth: "session",
+    state: () => app.sql`select * from dsn_keys where project_id = ${ids.project} order by id`,
     template: () => ({ name: "website", rate_limit_per_minute: 1200 }),
   },
   "PATCH …/channels/:id": {
@@ -292,13 +304,28 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
       channel_ids: [ids.channel],
       cooldown_minutes: 30,
       enabled: true,
+      server_only: true,
+      min_players: 3,
     }),
   },
   "PATCH …/rules/:id": {
     method: "PATCH",
     path: () => `${P()}/rules/${ids.rule}`,
     auth: "session",
-    template: () => ({ name: "Renamed rule", threshold_count: 9, window_minutes: 5, environments: ["staging"], message_contains: "x", cooldown_minutes: 1 }),
+    template: () => ({
+      name: "Renamed rule",
+      trigger: "frequency",
+      threshold_count: 9,
+      window_minutes: 5,
+      levels: ["error", "warn"],
+      environments: ["staging"],
+      message_contains: "x",
+      channel_ids: [ids.channel],
+      cooldown_minutes: 1,
+      enabled: false,
+      server_only: false,
+      min_players: 0,
+    }),
   },
   "POST /api/:project/store/ (Sentry)": {
     method: "POST",
@@ -316,7 +343,7 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
     template: () => ({
       header: { event_id: randomUUID().replace(/-/g, ""), sent_at: new Date().toISOString(), sdk: { name: "sentry.lua", version: "1.0.0" } },
       item: { type: "event", content_type: "application/json" },
-      payload: sentryEvent(),
+      payload: sentryEvent(false),
     }),
     encode: encodeEnvelope,
   },
@@ -329,7 +356,7 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
     template: () => ({
       header: { event_id: randomUUID().replace(/-/g, ""), dsn: `http://${apiKey}@127.0.0.1/${ids.project}` },
       item: { type: "event" },
-      payload: sentryEvent(),
+      payload: sentryEvent(false),
     }),
     encode: encodeEnvelope,
   },
@@ -358,6 +385,30 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
       snooze: { until: new Date(Date.now() + 3_600_000).toISOString() },
       dry_run: true,
       as_of: new Date().toISOString(),
+    }),
+  },
+  "PUT …/economy-map": {
+    method: "PUT",
+    path: () => `${P()}/economy-map`,
+    auth: "session",
+    state: () => app.sql`select map, updated_at from economy_maps where project_id = ${ids.project}`,
+    template: () => ({
+      currencies: [
+        { key: "cash", name: "Cash", paths: ["RPCharacterOne.Cash", 'Slots[*]["My Coins"]'] },
+        { key: "gems", name: "Gems", paths: ["Data.Gems"] },
+      ],
+      names: ["RPCharacterOne"],
+      data_code: "DataCode",
+      match: ["RPCharacterOne"],
+    }),
+  },
+  "POST …/economy-map/preview": {
+    method: "POST",
+    path: () => `${P()}/economy-map/preview`,
+    auth: "session",
+    template: () => ({
+      map: { currencies: [{ key: "cash", name: "Cash", paths: ["RPCharacterOne.Cash"] }], names: ["RPCharacterOne"], data_code: null, match: [] },
+      profile: { RPCharacterOne: { Name: "Bo", Cash: 5 }, DataCode: 4 },
     }),
   },
   "POST /api/notifications/test": { method: "POST", path: () => "/api/notifications/test", auth: "session", template: () => ({ channel_id: ids.channel }) },
@@ -607,8 +658,63 @@ const writeState = async () =>
              (select count(*) from project_members)::int as members,
              (select count(*) from alert_channels)::int as channels,
              (select count(*) from alert_rules)::int as rules,
-             (select count(*) from economy_open_cloud_keys)::int as open_cloud_keys`
+             (select count(*) from economy_open_cloud_keys)::int as open_cloud_keys,
+             (select count(*) from economy_maps)::int as economy_maps`
   )[0];
+
+/**
+ * Content-Encoding layers are the sender's to choose and cost the server one decompression each. A
+ * header naming 50 codings over a small body is refused on every API route that reads a body, with
+ * the error body and before anything is written. A body gzip'ed three times is refused the same way,
+ * or, where the decoder takes every layer, answered as its plain body is; never a 5xx.
+ */
+describe("stacked content-codings on every body-reading route", () => {
+  const FIFTY = Array.from({ length: 50 }, (_, i) => ["gzip", "deflate", "br", "x-gzip", "identity"][i % 5]).join(", ");
+  const coded = (text: string) => [
+    { encoding: "gzip, gzip, gzip", body: gzipSync(gzipSync(gzipSync(text))) },
+    { encoding: FIFTY, body: Buffer.from(text) },
+  ];
+  const sendCoded = async (method: string, path: string, headers: Record<string, string>, encoding: string, body: Buffer) => {
+    const res = await app.request(path, { method, headers: { ...headers, "content-encoding": encoding }, body: new Uint8Array(body), redirect: "manual" });
+    return { status: res.status, text: await res.text(), type: res.headers.get("content-type") ?? "" };
+  };
+
+  it("APIs: 4xx with the error body, nothing written", { timeout: 600_000 }, async () => {
+    for (const [name, ep] of Object.entries(BODY_ENDPOINTS)) {
+      const mark = `${MARK}coded-${++marks}-${Date.now()}`;
+      const text = (ep.encode ?? toJson)(ep.template()).replace(MARK + MARK_ID, mark);
+      let refused = true;
+      for (const { encoding, body } of coded(text)) {
+        const what = `${name} with Content-Encoding ${encoding.slice(0, 40)}`;
+        const before = [await writeState(), await ep.state?.()];
+        const r = await sendCoded(ep.method, ep.path(), { ...headersFor(ep.auth), "content-type": ep.contentType ?? "application/json" }, encoding, body);
+        check(r, what, true);
+        refused &&= r.status >= 400;
+        if (encoding === FIFTY || r.status >= 300) {
+          expect(r.status, `${what} -> ${r.status} ${r.text.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
+          expect([await writeState(), await ep.state?.()], `${what} answered ${r.status} but wrote`).toEqual(before);
+        }
+      }
+      if (ep.marked && refused) {
+        const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from events where project_id = ${ids.project} and message like ${"%" + mark + "%"}`;
+        expect(n, `${name}: a coded body stored its event`).toBe(0);
+      }
+    }
+  });
+
+  // a page reads its form without looking at Content-Encoding: a refused one must still write nothing
+  it("dashboard forms: never 5xx, and a refused one writes nothing", { timeout: 600_000 }, async () => {
+    for (const f of FORMS) {
+      for (const { encoding, body } of coded(new URLSearchParams(f.fields).toString())) {
+        const what = `POST ${f.path()} (${f.fields.intent ?? "form"}) with Content-Encoding ${encoding.slice(0, 40)}`;
+        const before = await writeState();
+        const r = await sendCoded("POST", f.path(), { cookie, origin: app.url, "content-type": "application/x-www-form-urlencoded" }, encoding, body);
+        check(r, what, false);
+        if (r.status >= 400) expect(await writeState(), `${what} answered ${r.status} but wrote`).toEqual(before);
+      }
+    }
+  });
+});
 
 describe("the five 500s of issue reports, each one request, answer 400 and write nothing", () => {
   const refused = async (r: { status: number; text: string; type: string }, what: string, code: string) => {

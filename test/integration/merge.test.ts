@@ -128,6 +128,43 @@ describe("merge and unmerge", () => {
     expect(none.body.members).toEqual([]);
   });
 
+  it("each member row, the issue's own included, counts the players of events after the merge", async () => {
+    const { projectId, apiKey } = await makeProject(app.sql, owner.id);
+    await ingest(app, apiKey, { errors: [{ message: B, user_id: 1, count: 3 }, { message: A, user_id: 2 }] });
+    const b0 = await byMessage(apiKey, B);
+    const a0 = await byMessage(apiKey, A);
+    expect((await merge(projectId, { ids: [a0.id, b0.id], target_id: b0.id })).status).toBe(200);
+    const members = async () => {
+      await countersApplied(app.sql);
+      const r = await call(app, "GET", `/api/team/projects/${projectId}/groups/${b0.id}/merged`, { cookie: owner.cookie });
+      expect(r.status).toBe(200);
+      return r.body.members.map((m: any) => [m.own, m.message, m.count, m.user_count]);
+    };
+    expect(await members()).toEqual([
+      [true, B, 3, 1],
+      [false, A, 1, 1],
+    ]);
+
+    // two players new to the issue, and one the other member had already seen
+    await ingest(app, apiKey, { errors: [10, 11, 2].map((u) => ({ message: B, user_id: u })) });
+    expect(await members()).toEqual([
+      [true, B, 6, 4],
+      [false, A, 1, 1],
+    ]);
+    expect(await byMessage(apiKey, B)).toMatchObject({ id: b0.id, count: 7, user_count: 4 });
+    await ingest(app, apiKey, { errors: [{ message: A, user_id: 1 }, { message: B, user_id: 11 }] });
+    expect(await members()).toEqual([
+      [true, B, 7, 4],
+      [false, A, 2, 2],
+    ]);
+    expect(await byMessage(apiKey, B)).toMatchObject({ id: b0.id, count: 9, user_count: 4 });
+
+    // each issue gets back exactly its own players
+    expect((await unmerge(projectId, b0.id, { ids: [a0.id] })).status).toBe(200);
+    expect(await byMessage(apiKey, B)).toMatchObject({ id: b0.id, count: 7, user_count: 4 });
+    expect(await byMessage(apiKey, A)).toMatchObject({ id: a0.id, count: 2, user_count: 2 });
+  });
+
   it("merges several issues into a chosen target, keeps the target's status, and unmerges one at a time", async () => {
     const { projectId, apiKey } = await makeProject(app.sql, owner.id);
     await ingest(app, apiKey, { errors: ["one", "two", "three"].map((w) => ({ message: `Quest ${w} failed to load` })) });

@@ -48,7 +48,7 @@ export const HOSTILE_VALUES: [string, unknown][] = [
   ["{}", {}],
   ["mixed array", [1, "a", null, {}, []]],
   ["object holding NUL", { a: "\u0000", "b\u0000": 1 }],
-  ["object 5,000 deep", deepObject(5000)],
+  ["object 10,000 deep", deepObject(10_000)],
   ["array 10,000 deep", deepArray(10_000)],
   ["__proto__", new Raw('{"__proto__":{"polluted":true}}')],
   ["year 0000", "0000-01-01T00:00:00Z"],

@@ -24,6 +24,15 @@ describe("the password rule", () => {
     }
   });
 
+  it("refuses keyboard runs typed with shift held, forward and backward, as it refuses the unshifted ones", () => {
+    for (const p of ["!@#$%^&*", ")(*&^%$#", "~!@#$%^&*()_+", "+_)(*&^%", "QWERTYUIOP{}|", "}{POIUYTREWQ", 'ASDFGHJKL:"', "ZXCVBNM<>?", "?><MNBVC",
+      "!@#$5678", "!@#$qwer", "!@#$ %^&*"]) {
+      expect(passwordProblem(p), p).toBe(PASSWORD_REPETITIVE);
+    }
+    // shifted symbols that do not run along a row are as good as before
+    for (const p of ["Tr0ub4dor&3", "!a@b#c$d%e", "#Pl4y3r!Sw0rd", "^_^ plum tractor"]) expect(passwordProblem(p), p).toBeUndefined();
+  });
+
   it("refuses the product's name and the user's own email with little else", () => {
     for (const p of ["robloxmonitor", "Roblox Monitor", "roblox monitor 2024!", "RobloxMonitor123", "roblox12", "monitor!!"]) {
       expect(passwordProblem(p), p).toBe(PASSWORD_CONTEXTUAL);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../app/http.server.js";
 import { queryOf } from "../../app/errors/params.server.js";
-import { assertStorableText, cutText, isoDateTime, isStorable, jsonDepth, storable } from "../../app/text.server.js";
+import { assertStorableText, clipNesting, cutText, isoDateTime, isStorable, jsonDepth, MAX_BODY_DEPTH, storable, tooDeep } from "../../app/text.server.js";
 
 describe("text PostgreSQL can store", () => {
   it("NUL and unpaired surrogates are not storable; pairs and other control characters are", () => {
@@ -25,6 +25,23 @@ describe("text PostgreSQL can store", () => {
     const deep = JSON.parse("[".repeat(200_000) + "]".repeat(200_000));
     expect(jsonDepth(deep)).toBe(200_000);
     expect(jsonDepth(deep, 20)).toBe(21);
+  });
+
+  it("clipNesting leaves a body within the limit as it is, and cuts a deeper one to an empty array where it passes", () => {
+    const ok = { a: [1, { b: "x" }] };
+    expect(clipNesting(ok)).toEqual({ value: ok, cut: null });
+    expect(clipNesting(ok, 3).value).toBe(ok);
+    expect(clipNesting({ a: [{ b: [] }], c: 1 }, 2)).toEqual({ value: { a: [[]], c: 1 }, cut: ["a", 0] });
+    // the first place in document order is named
+    expect(clipNesting([[1], [[[2]]], [[[3]]]], 3).cut).toEqual([1, 0, 0]);
+    const deep = JSON.parse('{"k":[' + "[".repeat(200_000) + "]".repeat(200_000) + "]}");
+    const { value, cut } = clipNesting(deep);
+    expect(jsonDepth(value)).toBe(MAX_BODY_DEPTH + 1);
+    expect(cut).toEqual(["k", ...Array(MAX_BODY_DEPTH - 1).fill(0)]);
+    const err = tooDeep(cut!);
+    expect([err.status, err.code]).toEqual([400, "invalid_payload"]);
+    expect(err.details![0].path.startsWith("k[0][0]")).toBe(true);
+    expect(err.details![0].path.length).toBeLessThanOrEqual(201);
   });
 
   it("assertStorableText names the first unstorable string or key with a 400", () => {
