@@ -134,7 +134,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     if (!isMutation(req) || req.path.startsWith("/api/")) return next();
     try {
       assertSameOrigin(new Request(`${requestOrigin(req)}${req.originalUrl}`, { method: req.method, headers: req.headers as HeadersInit }), config.publicUrl);
-      const hold = admitPageForm(req.path, req.headers, config.maxBodyBytes, services.bodies);
+      const hold = admitPageForm(req.path, req.headers, config, services.bodies);
       if (hold) res.once("close", () => hold.release());
       // with a replica, the pages after this post read the primary, so they show what it wrote; so do
       // the loaders that render this post's own page (Remix hands them a GET with its headers)

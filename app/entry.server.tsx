@@ -4,7 +4,7 @@
  * takes from the app (see process.server.ts), so one process holds one copy of every app module.
  */
 import { PassThrough } from "node:stream";
-import type { EntryContext, HandleErrorFunction } from "@remix-run/node";
+import type { EntryContext, HandleDataRequestFunction, HandleErrorFunction } from "@remix-run/node";
 import { createReadableStreamFromReadable } from "@remix-run/node";
 import { isRouteErrorResponse, RemixServer } from "@remix-run/react";
 import { isbot } from "isbot";
@@ -31,6 +31,17 @@ export const handleError: HandleErrorFunction = (error, { request }) => {
   }
   // an internal error response (a 405, a 404 of no route) carries the error that made it
   if (!request.signal.aborted) console.error(isRouteErrorResponse(error) && (error as { error?: unknown }).error ? (error as { error?: unknown }).error : error);
+};
+
+/**
+ * The same 503 for a client-side navigation or form submission (`.data`): its turbo-stream body is
+ * kept, so the page's error boundary still shows, and Retry-After tells a retrying client when.
+ */
+export const handleDataRequest: HandleDataRequestFunction = (response, { request }) => {
+  if (response.status !== 500 || !unavailable.has(request)) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Retry-After", String(RETRY_AFTER_SECONDS));
+  return new Response(response.body, { status: 503, statusText: "Service Unavailable", headers });
 };
 
 export default function handleRequest(request: Request, responseStatusCode: number, responseHeaders: Headers, remixContext: EntryContext) {

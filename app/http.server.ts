@@ -325,18 +325,21 @@ export async function readJson(request: Request, max: number, budget: BodyBudget
  */
 export const OPEN_FORM_MAX_BYTES = 32 * 1024;
 const OPEN_FORM_PAGES = /^\/(login|setup|share\/[^/]+)\/?$/i;
+/** Economy settings take a pasted profile to preview: as large as a push may carry one. */
+const ECONOMY_SETTINGS_PAGE = /^\/projects\/[^/]+\/economy\/settings\/?$/i;
 
 /**
  * Admits a page's form post before Remix reads it (`request.formData()` reads the whole body and
  * removes no Content-Encoding): 415 for a Content-Encoding (browsers never send one on a form),
  * 411 without a Content-Length (browsers always send one), 413 past OPEN_FORM_MAX_BYTES on the
- * pages anyone may post to and past MAX_BODY_BYTES elsewhere, 503 when the process's body budget
+ * pages anyone may post to, past ECONOMY_MAX_BODY_BYTES on economy settings (a pasted profile to
+ * preview) and past MAX_BODY_BYTES elsewhere, 503 when the process's body budget
  * cannot hold the declared bytes. The hold returned is to be released when the response ends.
  */
 export function admitPageForm(
   pathname: string,
   headers: { "content-encoding"?: string; "content-length"?: string; "transfer-encoding"?: string },
-  maxBodyBytes: number,
+  limits: { maxBodyBytes: number; economyMaxBodyBytes: number },
   budget: BodyBudget,
 ): BodyHold | undefined {
   const codings = (headers["content-encoding"] ?? "").split(",").filter((e) => !/^\s*(identity)?\s*$/i.test(e));
@@ -349,7 +352,13 @@ export function admitPageForm(
     throw new ApiError(411, "length_required", "Send the form with a Content-Length.", undefined, { Connection: "close" });
   }
   const length = Number(declared);
-  const max = OPEN_FORM_PAGES.test(pathname) ? OPEN_FORM_MAX_BYTES : maxBodyBytes;
+  // a form posted from a hydrated page goes to the page's `.data` path
+  const page = pathname.replace(/\.data$/i, "");
+  const max = OPEN_FORM_PAGES.test(page)
+    ? OPEN_FORM_MAX_BYTES
+    : ECONOMY_SETTINGS_PAGE.test(page)
+      ? limits.economyMaxBodyBytes
+      : limits.maxBodyBytes;
   if (length > max) throw payloadTooLarge("form", max);
   const hold = budget.reserve(length);
   if (!hold) throw bodiesBusy();

@@ -12,7 +12,8 @@ let apiKey: string;
 let cookie: string;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // each refused preview here counts against the per-user preview limit, which has its own test
+  app = await startTestApp({ ECONOMY_PREVIEW_RATE_LIMIT: "1000" });
   const owner = await makeUser(app.sql);
   ({ projectId, apiKey } = await makeProject(app.sql, owner.id));
   cookie = await login(app, owner.email);

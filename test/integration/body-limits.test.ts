@@ -123,14 +123,17 @@ describe("bodies anyone may send", () => {
     const ok = await call(app, "POST", `/api/share/${link.body.token}`, { body: { status: "resolved" } });
     expect(ok.status).toBe(200);
 
-    const form = await app.request("/login", {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ email: "a@example.test", password: "x".repeat(40_000) }).toString(),
-      redirect: "manual",
-    });
-    expect(form.status).toBe(413);
-    expect(await form.json()).toEqual(errorBody("payload_too_large"));
+    // the same form from a hydrated page posts to its `.data` path, under the same limit
+    for (const path of ["/login", "/login.data"]) {
+      const form = await app.request(path, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email: "a@example.test", password: "x".repeat(40_000) }).toString(),
+        redirect: "manual",
+      });
+      expect(form.status, path).toBe(413);
+      expect(await form.json()).toEqual(errorBody("payload_too_large"));
+    }
     await budgetIdle(app);
   });
 

@@ -507,6 +507,8 @@ beforeAll(async () => {
     NOTIFICATION_SECRET: INTERNAL_KEY,
     WEBHOOK_ALLOW_PRIVATE: "true",
     SHARE_RATE_LIMIT: "10000",
+    // the sweep previews currency maps far more often than a person would; every preview must reach validation
+    ECONOMY_PREVIEW_RATE_LIMIT: "1000000",
   });
   const owner = await makeUser(app.sql);
   const member = await makeUser(app.sql);

@@ -13,7 +13,8 @@ export class Raw {
 /** JSON.stringify with Raw pieces; lone surrogates come out as `\udXXX` escapes, NUL as `\u0000`. */
 export function toJson(v: unknown): string {
   if (v instanceof Raw) return v.text;
-  if (Array.isArray(v)) return `[${v.map(toJson).join(",")}]`;
+  // a fuzzed path may set an own `map` on an array (["map", "currencies", …] over a replaced value)
+  if (Array.isArray(v)) return `[${Array.prototype.map.call(v, toJson).join(",")}]`;
   if (v !== null && typeof v === "object") {
     return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(",")}}`;
   }
