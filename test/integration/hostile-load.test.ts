@@ -13,11 +13,12 @@ import { cpuSeconds, envelopeOf, gzipBomb, rssMiB, stackedGzip } from "../suppor
  * kind of door (sign-in, native ingest, a Sentry envelope keyed only inside its body, a page's form
  * post), and a crowd of decompression bombs at once.
  *
- * What it measured on a 2-core machine (docs/operations.md, Database faults): stacked codings are
+ * What it measured on a 2-core machine (docs/operations.md, Hostile load): stacked codings are
  * refused on the header for under 2 ms of CPU each (before: 1.3 CPU-seconds for a sign-in under
  * 2,801 gzip layers, 3.6 for an envelope under 30 layers of 20 MB); 100 concurrent 1 MB gzip bombs
- * to the envelope endpoint are all refused (413 or 503) while the RSS stays under idle + 300 MiB
- * (before: 2.2 GB, and it stayed there).
+ * to the envelope endpoint are all refused (413 or 503) while the RSS stays under idle + 300 MiB,
+ * and it comes back under idle + 120 MiB once V8 has collected what they left (before: 2.2 GB, and it
+ * stayed there).
  */
 
 /** CPU the server may spend on the 20 hostile requests of the first test: measured ~0.05 s. */
@@ -26,6 +27,8 @@ const CPU_BOUND_SECONDS = 2;
 const RSS_PEAK_OVER_IDLE_MIB = 300;
 /** RSS the server may keep over its idle size once the bombs are answered. */
 const RSS_AFTER_OVER_IDLE_MIB = 120;
+/** How long the server may take to come back under that. */
+const RSS_SETTLE_MS = 90_000;
 
 let databaseUrl: string;
 let instance: Instance;
@@ -118,7 +121,7 @@ describe("stacked content-codings", () => {
 });
 
 describe("a crowd of decompression bombs", () => {
-  it("is refused whole while the server's memory stays bounded, and returns to near idle after", async () => {
+  it("is refused whole while the server's memory stays bounded, and returns to near idle after", { timeout: 180_000 }, async () => {
     const bomb = gzipBomb(1024 * 1024);
     // warm: the first requests load code and fill caches, which is not what is measured
     await post(`/api/${dsnId}/envelope/?sentry_key=${publicKey}`, zlib.gzipSync(envelopeOf("warm")), { "content-type": "application/x-sentry-envelope", "content-encoding": "gzip" });
@@ -146,9 +149,16 @@ describe("a crowd of decompression bombs", () => {
       expectErrorBody(a, a.status === 413 ? "payload_too_large" : "unavailable");
       if (a.status === 503) expect(Number(a.headers.get("retry-after"))).toBeGreaterThan(0);
     }
-    await new Promise((r) => setTimeout(r, 5000));
-    const after = rssMiB(pid);
-    console.log(`[hostile-load] 100 bombs: ${JSON.stringify(statuses)}; RSS idle ${idle.toFixed(0)} MiB, peak ${peak.toFixed(0)}, 5 s after ${after.toFixed(0)}`);
+    // what the bombs left is garbage until V8 collects it, which an idle process does on its own
+    // schedule (seconds to a minute): the RSS is read each second until it is back near idle
+    const answered = performance.now();
+    let after = rssMiB(pid);
+    while (after - idle >= RSS_AFTER_OVER_IDLE_MIB && performance.now() - answered < RSS_SETTLE_MS) {
+      await new Promise((r) => setTimeout(r, 1000));
+      after = rssMiB(pid);
+    }
+    const settled = ((performance.now() - answered) / 1000).toFixed(0);
+    console.log(`[hostile-load] 100 bombs: ${JSON.stringify(statuses)}; RSS idle ${idle.toFixed(0)} MiB, peak ${peak.toFixed(0)}, ${after.toFixed(0)} ${settled} s after`);
     expect(peak - idle).toBeLessThan(RSS_PEAK_OVER_IDLE_MIB);
     expect(after - idle).toBeLessThan(RSS_AFTER_OVER_IDLE_MIB);
 
