@@ -201,3 +201,22 @@ test("screenshots of the settings page with a preview and of the player page", a
     await context.close();
   }
 });
+
+test("a preview that reads more places than it lists says how many it left out", async ({ browser }) => {
+  // 60 vault slots of Gems: the preview lists 20 places per currency and counts the rest
+  const vault = Array.from({ length: 60 }, (_, i) => ({ Gems: i + 1 }));
+  for (const width of [390, 1280]) {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page);
+    await page.goto(`/projects/${projectId}/economy/settings`);
+    await page.getByRole("group", { name: "Currency 2" }).getByLabel("Paths, one per line").fill("Vault[*].Gems");
+    await page.getByLabel("Profile to preview (JSON)").fill(JSON.stringify({ Coins: 5, Vault: vault }));
+    await page.getByRole("button", { name: "Preview", exact: true }).click();
+    await expect(page.getByTestId("preview-amount-gems")).toHaveText("1,830");
+    await expect(page.getByTestId("preview-more-gems")).toContainText("and 40 more places");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: `${SCREENS}/economy-map-preview-more-${width}.png`, fullPage: true });
+    await context.close();
+  }
+});
