@@ -5,9 +5,9 @@
 import type { Sql } from "../../db/client.js";
 import { deleteEconomyMap, getEconomyMap, putEconomyMap } from "../../db/economy-maps.js";
 import { getProfileSample } from "../../db/economy-samples.js";
-import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import type { Config } from "~/env.server";
-import { ApiError, invalidPayload } from "~/http.server";
+import { invalidPayload } from "~/http.server";
+import { countOrRefuse } from "~/rate-limit.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 import {
   compileMap,
@@ -91,19 +91,12 @@ export type Preview = {
 export type PreviewDeps = { sql: Sql; config: Pick<Config, "economyPreviewRateLimit"> };
 
 /** A few previews a minute per user and project, across instances: each may cost a couple of seconds of reading. */
-async function limitPreviews(deps: PreviewDeps, userId: string, projectId: string) {
-  const h = await hit(deps.sql, `economy-preview:${userId}:${projectId}`, PREVIEW_WINDOW_SECONDS);
-  if (Math.random() < 0.01) pruneRateLimits(deps.sql).catch(() => {});
-  if (h.count > deps.config.economyPreviewRateLimit) {
-    throw new ApiError(
-      429,
-      "rate_limited",
-      `Too many previews: at most ${deps.config.economyPreviewRateLimit} a minute on this project; try again in ${h.retryAfterSeconds} seconds.`,
-      undefined,
-      { "Retry-After": String(h.retryAfterSeconds) },
-    );
-  }
-}
+const limitPreviews = ({ sql, config }: PreviewDeps, userId: string, projectId: string) =>
+  countOrRefuse(sql, `economy-preview:${userId}:${projectId}`, {
+    windowSeconds: PREVIEW_WINDOW_SECONDS,
+    limit: config.economyPreviewRateLimit,
+    refusal: (retry) => `Too many previews: at most ${config.economyPreviewRateLimit} a minute on this project; try again in ${retry} seconds.`,
+  });
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -2,11 +2,11 @@ import { z } from "zod";
 import { getGroup, type EventRow, type GroupRow } from "../../db/errors.js";
 import { groupHourlySeries, groupIdentities, latestGroupEvents, type GroupRef } from "../../db/group-reads.js";
 import { eventIdentities } from "../../db/identities.js";
-import { hit, pruneRateLimits } from "../../db/rate-limits.js";
 import { findLiveShareLink } from "../../db/share-links.js";
 import type { Sql } from "../../db/client.js";
 import type { Config } from "~/env.server";
-import { ApiError, forbidden, notFound } from "~/http.server";
+import { forbidden, notFound } from "~/http.server";
+import { countOrRefuse } from "~/rate-limit.server";
 import { parseOr400 } from "~/input.server";
 import { setStatusOf, statusSchema } from "~/team/groups.server";
 import { hashShareToken } from "~/team/share-links.server";
@@ -20,17 +20,12 @@ type ShareDeps = { sql: Sql; config: Pick<Config, "shareRateWindowSeconds" | "sh
 const gone = () => notFound("This share link does not exist, was revoked or has expired.");
 
 /** Per client address, across instances; share tokens are guessable only by brute force, this makes it slow. */
-async function limit(deps: ShareDeps, clientAddress: string) {
-  const { sql, config } = deps;
-  const h = await hit(sql, `share:${clientAddress}`, config.shareRateWindowSeconds);
-  // one row per address ever seen; drop the stale ones now and then
-  if (Math.random() < 0.01) pruneRateLimits(sql, Math.max(86_400, config.shareRateWindowSeconds)).catch(() => {});
-  if (h.count > config.shareRateLimit) {
-    throw new ApiError(429, "rate_limited", `Too many share-link requests; try again in ${h.retryAfterSeconds} seconds.`, undefined, {
-      "Retry-After": String(h.retryAfterSeconds),
-    });
-  }
-}
+const limit = ({ sql, config }: ShareDeps, clientAddress: string) =>
+  countOrRefuse(sql, `share:${clientAddress}`, {
+    windowSeconds: config.shareRateWindowSeconds,
+    limit: config.shareRateLimit,
+    refusal: (retry) => `Too many share-link requests; try again in ${retry} seconds.`,
+  });
 
 async function resolve(deps: ShareDeps, clientAddress: string, token: string | undefined) {
   await limit(deps, clientAddress);
