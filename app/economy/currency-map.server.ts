@@ -12,9 +12,8 @@
  * rest of the profile is still read. A path that reaches nothing adds nothing and is not an error.
  */
 import { z } from "zod";
-import { cutText } from "~/text.server";
 import { invalidPayload } from "~/http.server";
-import { assertStorableText, clipNesting, tooDeep } from "~/text.server";
+import { assertStorableText, clipNesting, cutText, tooDeep } from "~/text.server";
 import type { SkippedValue } from "../../db/economy.js";
 import { addDec, asTable, characterName, cleanName, decString, numberToDec, numberToDecimal, unwrapProfile, ZERO, type Dec } from "./profile.server";
 

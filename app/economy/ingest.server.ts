@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sql } from "../../db/client.js";
 import { writeObservationsTx, type Observation } from "../../db/economy.js";
 import { putProfileSample } from "../../db/economy-samples.js";
@@ -119,7 +120,7 @@ export async function parsePushBody(body: unknown, map: CompiledMap = SEED): Pro
   let since = performance.now();
   const turn = async () => {
     if (performance.now() - since < READ_SLICE_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     since = performance.now();
   };
   for (let i = 0; i < players.length; i++) {

@@ -2,6 +2,7 @@
  * A project's currency map as the service uses it: load (the seed's map when none is saved), save and
  * reset (owner/admin), and preview a map against a profile before saving it.
  */
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sql } from "../../db/client.js";
 import { deleteEconomyMap, getEconomyMap, putEconomyMap } from "../../db/economy-maps.js";
 import { getProfileSample } from "../../db/economy-samples.js";
@@ -98,14 +99,12 @@ const limitPreviews = ({ sql, config }: PreviewDeps, userId: string, projectId: 
     refusal: (retry) => `Too many previews: at most ${config.economyPreviewRateLimit} a minute on this project; try again in ${retry} seconds.`,
   });
 
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Reads a profile in slices, yielding between them, until the end of the map or the preview's budget. */
 async function readWithinBudget(map: CompiledMap, profile: unknown) {
   const L = PREVIEW_LIMITS;
   const reader = new ProfileReader(map, profile, { perCurrency: L.perCurrency, total: L.total });
   const started = performance.now();
-  const end = await readInSlices(reader, { slice: L.slice, maxPlaces: L.maxPlaces, budgetMs: L.budgetMs, turn });
+  const end = await readInSlices(reader, { slice: L.slice, maxPlaces: L.maxPlaces, budgetMs: L.budgetMs, turn: nextTurn });
   let stopped: string | null = null;
   if (end !== "done") {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sql } from "../../db/client.js";
 import { writeObservationsTx, type Observation } from "../../db/economy.js";
 import { beginRun, finishSync, getOpenCloudKey, savePage } from "../../db/economy-sync.js";
@@ -7,8 +8,6 @@ import { userIdFromKey } from "./profile.server";
 import { readProfileInSlices, seedFields } from "./currency-map.server";
 import { loadMap } from "./map.server";
 import { isStorable } from "~/text.server";
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export type ScanDeps = {
   sql: Sql;
