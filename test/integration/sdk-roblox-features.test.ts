@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRobloxServer } from "../support/roblox.js";
 import { luaString, sdkSuite } from "../support/sdk-suite.js";
+import { reportedLosses } from "../support/client-reports.js";
 
 /**
  * Economy requests and queue bounded by bytes, captures while a beforeSend yields, event ids,
@@ -63,8 +64,7 @@ describe("Roblox SDK economy bounds", () => {
     // one warning, for the refused profile; the pushes dropped from the queue and the refused one are reported
     expect(t.rbx.warnings).toHaveLength(1);
     expect(t.rbx.warnings[0]).toMatch(/economy profile of 99 is \d+ bytes of JSON, over the 100000 a push may take, and was not pushed/);
-    const [event] = await events();
-    expect(event.context.sdk).toMatchObject({ economy_dropped: 40 - kept.length + 1 });
+    expect(reportedLosses(t.rbx.requests)).toEqual({ "economy:queue_overflow": 40 - kept.length, "economy:too_large": 1 });
   });
 });
 
@@ -211,7 +211,7 @@ describe("Roblox SDK captures", () => {
     has(/folded into waiting event [0-9a-f-]{36} \(count 2\): "twice"/);
     has(/queue full \(maxQueueSize 3\): dropped 1 oldest event\(s\)/);
     has(/POST \/api\/ingest \(3 events, 3 occurrences, \d+ bytes\): sent$/);
-    has(/POST \/api\/ingest \(1 event, 1 occurrence, \d+ bytes\): drop, HTTP 400: Invalid event: errors\[0\]\.trace_id/);
+    has(/POST \/api\/ingest \(1 event, 1 occurrence, \d+ bytes\): refused, HTTP 400: Invalid event: errors\[0\]\.trace_id/);
     has(/POST \/api\/economy\/ingest \(1 economy snapshot, \d+ bytes\): sent$/);
     // prints are not warnings: nothing of the SDK's own output became an event
     expect((await events()).map((e) => e.message).sort()).toEqual(["one", "three", "two"]);

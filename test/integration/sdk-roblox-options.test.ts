@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { luaString, sdkSuite } from "../support/sdk-suite.js";
+import { reportedLosses } from "../support/client-reports.js";
 
 /** The SDK's options and calls that no other file covers, in real Luau against the real service. */
 const t = sdkSuite();
@@ -138,9 +139,7 @@ describe("Roblox SDK options", () => {
     expect(Math.max(...perPlayer)).toBeLessThanOrEqual(2);
     expect(rows.length).toBeGreaterThanOrEqual(1);
     expect(rows.length).toBeLessThanOrEqual(3);
-    const limited = rows.filter((e) => e.context?.sdk).reduce((sum, e) => sum + e.context.sdk.client_limited, 0);
     await t.rbx.run(`Monitor.captureMessage("reports the rest", "info") return Monitor.flush(10)`);
-    const report = (await events()).filter((e) => e.context?.sdk).reduce((sum, e) => sum + e.context.sdk.client_limited, 0);
-    expect(Math.max(limited, report)).toBe(30 - rows.length);
+    expect(reportedLosses(t.rbx.requests)).toEqual({ "error:rate_limited": 30 - rows.length });
   });
 });

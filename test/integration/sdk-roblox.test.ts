@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { luaString, sdkSuite } from "../support/sdk-suite.js";
+import { reportedLosses } from "../support/client-reports.js";
 
 /**
  * The Luau SDK in real Luau (luau-web), on a simulated Roblox server whose HttpService makes real
@@ -110,9 +111,9 @@ describe("Roblox SDK against the real service", () => {
     const stored = await groups();
     expect(stored.map((g) => g.message)).toEqual(["A", "B", "C", "G", "H", "I", "J", "K"].map((n) => `ServerScriptService.${n}:1: outage ${n}`));
     expect(stored.every((g) => g.count === "1")).toBe(true);
-    const reported = (await events()).filter((e) => e.context?.sdk);
-    expect(reported).toHaveLength(1);
-    expect(reported[0].context.sdk).toMatchObject({ dropped_events: 3, dropped_occurrences: 3 });
+    // the overflow is reported once, with the first batch delivered after it
+    expect(reportedLosses(t.rbx.requests)).toEqual({ "error:queue_overflow": 3 });
+    expect(ingestRequests().filter((r) => JSON.parse(r.body).client_report)).toHaveLength(1);
   });
 
   it("flush with less than 0.1 s left waits what is left instead of raising", async () => {
@@ -189,10 +190,9 @@ describe("Roblox SDK against the real service", () => {
       ["Honest", 1000, 4000],
     ]);
     expect(rows.find((e) => e.user_id === "222")?.context).toMatchObject({ script: "Players.Honest.PlayerGui.Hud" });
-    // what the relay refused is reported with later batches, each count once
-    const reports = rows.filter((e) => e.context?.sdk).map((e) => e.context.sdk);
-    expect(reports.reduce((sum, r) => sum + r.client_refused, 0)).toBe(bad.length);
-    expect(reports.reduce((sum, r) => sum + r.client_limited, 0)).toBe(167 * 60 - occurrences);
+    // what the relay refused is reported with later batches (or alone), each count once
+    await t.rbx.run(`Monitor.captureMessage("reports the rest", "info") return Monitor.flush(10)`);
+    expect(reportedLosses(t.rbx.requests)).toEqual({ "error:client_invalid": bad.length, "error:rate_limited": 167 * 60 - occurrences });
   });
 
   it("flushes the queue and economy pushes when the server closes", async () => {
@@ -232,8 +232,7 @@ describe("Roblox SDK against the real service", () => {
     `);
     const users = await t.app.sql<{ user_id: string }[]>`select user_id::text from economy_snapshots where project_id = ${t.projectId} order by user_id`;
     expect(users.map((u) => u.user_id)).toEqual(["703", "704", "705"]);
-    const [event] = await events();
-    expect(event.context.sdk).toMatchObject({ economy_dropped: 2, dropped_events: 0 });
+    expect(reportedLosses(t.rbx.requests)).toEqual({ "economy:queue_overflow": 2 });
   });
 
   it("sends each economy batch with its own Idempotency-Key, the same on its retries, so a late retry writes no old balances", async () => {
@@ -255,7 +254,7 @@ describe("Roblox SDK against the real service", () => {
     expect(snapshot.cash).toBe("10");
   });
 
-  it("stops with one warning when the key is refused", async () => {
+  it("keeps what is queued with one warning when the key is refused, retries minutes apart, and tries each lane once more at shutdown", async () => {
     t.apiKey = "rbx_not_a_key";
     await start();
     await t.rbx.fireError("ServerScriptService.A:1: x", "", "ServerScriptService.A");
@@ -264,9 +263,19 @@ describe("Roblox SDK against the real service", () => {
     for (let i = 0; i < 10; i++) await t.rbx.fireError(`ServerScriptService.A:1: y${i}`, "", "ServerScriptService.A");
     await t.rbx.run(`Monitor.captureMessage("after") Monitor.economy.push({ UserId = 5, Name = "p" }, { RPCharacterOne = {} })`);
     await t.rbx.advance(120);
+    // a refused key backs off for minutes, not seconds (each lane on its own)
+    const path = (r: { url: string; status: unknown }) => [new URL(r.url).pathname, r.status];
+    expect(t.rbx.requests.map(path)).toEqual([
+      ["/api/ingest", 401],
+      ["/api/economy/ingest", 401],
+    ]);
+    expect(await t.rbx.run(`return Monitor.status().queued`)).toBe(12);
     expect(await t.rbx.shutdown()).toBe(true);
-    expect(t.rbx.requests).toHaveLength(1);
+    expect(t.rbx.requests.slice(2).map(path)).toEqual([
+      ["/api/ingest", 401],
+      ["/api/economy/ingest", 401],
+    ]);
     expect(t.rbx.warnings).toHaveLength(1);
-    expect(t.rbx.warnings[0]).toMatch(/refused the API key/);
+    expect(t.rbx.warnings[0]).toMatch(/the API key was refused \(HTTP 401/);
   });
 });
