@@ -8,14 +8,16 @@
  *
  * This file is the runner: the options, the order of the scenarios, the table. The scenarios are in
  * ceiling.ts (a, a0), grouping.ts (fp), ingest.ts (b0, b, s, c, d, d2, f) with alerts.ts (c-alerts),
- * http-queries.ts (e), sql-queries.ts (g), economy.ts (h) and instances.ts (i); what they share is in harness.ts.
+ * http-queries.ts (e), sql-queries.ts (g), economy.ts (h), instances.ts (i) and sdk.ts (the Luau SDK's own CPU);
+ * what they share is in harness.ts.
  *
  * Env: BENCH_DATABASE_URL, BENCH_EVENTS (default 1,000,000 raw events for the query phase),
  * BENCH_LOAD_SECONDS (time cap on loading them, default 210), BENCH_DURATION (s per ingest scenario, 10),
  * BENCH_KEEP=1 (leave the database on BENCH_DATABASE_URL in place for inspection),
  * BENCH_SQL_EVENTS (raw events generated in SQL for the large query scenario (g), default 1,000,000;
  * 10,000,000 takes tens of minutes on a small machine), BENCH_ECONOMY_HISTORY (history rows for (h),
- * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy, instances; default all),
+ * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy, instances, sdk; default all),
+ * BENCH_SDK_BASE, BENCH_SDK_ROUNDS (see sdk.ts),
  * BENCH_INSTANCES (service instances on the one database for (i), default 2),
  * BENCH_CPU_PROF=<dir> (the service writes a V8 CPU profile there when it stops), BENCH_SENTRY_NEW_ISSUES
  * (the service's SENTRY_MAX_NEW_ISSUES_PER_MINUTE, default 1,000,000: (s) measures issues that exist).
@@ -32,6 +34,7 @@ import { CONNECTIONS, createProject, envInt, fmt, freshDatabase, logger, quiesce
 import { runLargeQueries, runSmallQueries, type SmallQueries } from "./http-queries.js";
 import { RAW_WRITERS, runIngest } from "./ingest.js";
 import { runInstances } from "./instances.js";
+import { runSdkBench } from "./sdk.js";
 import { runSqlQueries } from "./sql-queries.js";
 
 const DURATION = envInt("BENCH_DURATION", 10);
@@ -40,7 +43,7 @@ const LOAD_SECONDS = envInt("BENCH_LOAD_SECONDS", 210);
 const SQL_EVENTS = envInt("BENCH_SQL_EVENTS", 1_000_000);
 const ECONOMY_HISTORY = envInt("BENCH_ECONOMY_HISTORY", 1_000_000);
 const INSTANCES = Math.max(2, envInt("BENCH_INSTANCES", 2));
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? "ingest,http-queries,sql-queries,economy,instances").split(",").map((s) => s.trim()));
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? "ingest,http-queries,sql-queries,economy,instances,sdk").split(",").map((s) => s.trim()));
 const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15);
 const outDir = path.join(root, "bench-results");
 const workDir = path.join(root, "data", `bench-${process.pid}`);
@@ -118,6 +121,7 @@ async function main() {
     if (SCENARIOS.has("sql-queries")) collect(await runSqlQueries(b, SQL_EVENTS));
     if (SCENARIOS.has("economy")) collect(await runEconomyReads(b, ECONOMY_HISTORY));
     if (SCENARIOS.has("instances")) collect(await runInstances(b, INSTANCES, serverLog));
+    if (SCENARIOS.has("sdk")) collect(await b.step("(sdk) the Luau SDK's CPU, this tree against its base", () => runSdkBench()));
 
     console.log(`Server log: ${serverLog}`);
     printTable(rows);
