@@ -11,6 +11,17 @@ const t = sdkSuite();
 const { start, events, groups } = t;
 
 describe("Roblox SDK hooks under both signal behaviors", () => {
+  // moved from sdk-roblox.test.ts (whose simulated servers, one more than luau-web's fixed heap
+  // holds once the SDK grew, share one process)
+  it("reports a game script whose name starts with the SDK's (RobloxMonitorConfig), and still ignores the SDK's own errors", async () => {
+    expect(await start()).toBe(true);
+    // before: the SDK's path matched as a prefix, so every error of such a script was taken for the SDK's own
+    await t.rbx.fireError("ReplicatedStorage.RobloxMonitorConfig:5: attempt to index nil with 'Key'", "ReplicatedStorage.RobloxMonitorConfig:5\n", "ReplicatedStorage.RobloxMonitorConfig");
+    await t.rbx.fireError("ReplicatedStorage.RobloxMonitor.Transport:12: internal", "ReplicatedStorage.RobloxMonitor.Transport:12\nReplicatedStorage.RobloxMonitor:40\n", "ServerScriptService.Game");
+    expect(await t.rbx.run(`return Monitor.flush(10)`)).toBe(true);
+    expect((await groups()).map((g) => g.message)).toEqual(["ReplicatedStorage.RobloxMonitorConfig:5: attempt to index nil with 'Key'"]);
+  });
+
   it("captures every warning printed while beforeSend runs, and not what beforeSend prints itself", async () => {
     await start(`captureWarnings = true, beforeSend = function(e) return e end`);
     await t.rbx.run(`warn("a") warn("b") warn("c")`);
