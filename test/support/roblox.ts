@@ -118,9 +118,14 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
 
   /** Runs Luau source as a server Script would (with `Monitor` in scope), until it finishes. */
   async function run(source: string, maxSeconds = 60): Promise<unknown> {
-    const chunk = state.loadstring(`local Monitor = ...\n${source}`, `=ServerScriptService.Test${++chunks}`, true);
-    await mock.bind(chunk, `ServerScriptService.Test${chunks}`);
-    const [result] = (await mock.spawn(chunk, monitor)) as [any];
+    return runScript(`local Monitor = ...\n${source}`, `ServerScriptService.Test${++chunks}`, monitor, maxSeconds);
+  }
+
+  /** Runs `source` as a Script at `path` with `arg` as `...`, advancing time until it is done. */
+  async function runScript(source: string, path: string, arg: unknown, maxSeconds: number): Promise<unknown> {
+    const chunk = state.loadstring(source, `=${path}`, true);
+    await mock.bind(chunk, path);
+    const [result] = (await mock.spawn(chunk, arg)) as [any];
     for (let waited = 0; !result.done; waited += 0.1) {
       if (waited > maxSeconds) throw new Error(`Luau code still running after ${maxSeconds} simulated seconds`);
       await mock.advance(0.1);
@@ -142,15 +147,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
     return {
       monitor: copyMonitor,
       run: async (source: string, maxSeconds = 60): Promise<unknown> => {
-        const path = `${actorPath}.Script${++scripts}`;
-        const chunk = state.loadstring(`local Monitor = ...\n${source}`, `=${path}`, true);
-        await mock.bind(chunk, path);
-        const [result] = (await mock.spawn(chunk, copyMonitor)) as [any];
-        for (let waited = 0; !result.done; waited += 0.1) {
-          if (waited > maxSeconds) throw new Error(`Luau code still running after ${maxSeconds} simulated seconds`);
-          await mock.advance(0.1);
-        }
-        return result.value;
+        return runScript(`local Monitor = ...\n${source}`, `${actorPath}.Script${++scripts}`, copyMonitor, maxSeconds);
       },
     };
   }
@@ -164,14 +161,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
     const chunk = state.loadstring(bundleSdk({ ...sources, init: `return require(script.${name})` }, SDK_VERSION), `=ReplicatedStorage.${name}`, true);
     await mock.bind(chunk, `ReplicatedStorage.${name}`, "ModuleScript");
     const [module] = (await chunk()) as [any];
-    const script = state.loadstring(`local Module = ...\n${source}`, `=ServerScriptService.Test${++chunks}`, true);
-    await mock.bind(script, `ServerScriptService.Test${chunks}`);
-    const [result] = (await mock.spawn(script, module)) as [any];
-    for (let waited = 0; !result.done; waited += 0.1) {
-      if (waited > maxSeconds) throw new Error(`Luau code still running after ${maxSeconds} simulated seconds`);
-      await mock.advance(0.1);
-    }
-    return result.value;
+    return runScript(`local Module = ...\n${source}`, `ServerScriptService.Test${++chunks}`, module, maxSeconds);
   }
 
   return {
