@@ -8,6 +8,15 @@ import { readSdkSources } from "../../app/sdk/sources.server.js";
 const root = path.resolve(import.meta.dirname, "../..");
 const mockSource = readFileSync(path.join(root, "test/sdk/roblox-mock.luau"), "utf8");
 
+export type SignalBehavior = "Deferred" | "Immediate";
+
+/** The signal behavior servers get by default: ROBLOX_SIGNAL_BEHAVIOR (the suite runs once under each). */
+export function defaultSignalBehavior(): SignalBehavior {
+  const name = process.env.ROBLOX_SIGNAL_BEHAVIOR ?? "Deferred";
+  if (name !== "Deferred" && name !== "Immediate") throw new Error(`ROBLOX_SIGNAL_BEHAVIOR must be Deferred or Immediate, not ${name}`);
+  return name;
+}
+
 /** A request as the engine sent it: `body` is the text the script gave; with `gzip` it travelled compressed (`bytes` on the wire). */
 export type SentRequest = {
   at: number;
@@ -29,9 +38,14 @@ export type RobloxOptions = {
   /** False: reading HttpService.HttpEnabled raises, as where the engine forbids it. */
   httpEnabledReadable?: boolean;
   studio?: boolean;
-  secrets?: Record<string, string>;
-  /** Simulated seconds each HttpService request takes (default 0.1); at or over 30 it times out. */
+  /** Secrets in the experience's store: a value (usable with any host), or a value and its allowed domain ("*.example.com", "127.0.0.1"). */
+  secrets?: Record<string, string | { value: string; domain: string }>;
+  /** Simulated seconds each HttpService request takes once it left (default 0.1); at or over its Timeout (default 30) it times out. */
   httpLatency?: number;
+  /** Simulated seconds before a request leaves the server (default 0.02): one begun just before the server closes never leaves. */
+  httpStartDelay?: number;
+  /** Workspace.SignalBehavior; default: the ROBLOX_SIGNAL_BEHAVIOR environment variable, else Deferred. */
+  signalBehavior?: SignalBehavior;
   /**
    * Run as this player's client instead of a game server. `remote: false`: the server's RemoteEvent
    * has not replicated (the server never created it).
@@ -50,6 +64,8 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
   const threadErrors: string[] = [];
   /** Payloads the client fired at the server, waiting for `deliverTo`. */
   const outbox: { remote: string; payloadJson: string }[] = [];
+  /** Every payload this client fired (as JSON), delivered or not. */
+  const fired: unknown[] = [];
   const host = {
     epochMs: Date.now(),
     warn: (message: string) => void warnings.push(message),
@@ -58,6 +74,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
     fireServer: (remote: string, payloadJson: string) => {
       if (!options.client) throw new Error("FireServer is a client call");
       outbox.push({ remote, payloadJson });
+      fired.push(JSON.parse(payloadJson));
     },
     request: async (now: number, method: string, url: string, headersJson: string, body: string, gzip: boolean) => {
       const headers = JSON.parse(headersJson) as Record<string, string>;
@@ -81,13 +98,16 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
   // test file keeps to a dozen or so simulated servers.
   const state = await LuauState.createAsync({ __host: host });
   const [mock] = (await state.loadstring(mockSource, "=RobloxMock", true)()) as [any];
+  await mock.setSignalBehavior(options.signalBehavior ?? defaultSignalBehavior());
   mock.game.PlaceId = options.placeId ?? 0;
   mock.game.PlaceVersion = options.placeVersion ?? 0;
   mock.game.JobId = options.jobId ?? "";
   mock.studio = options.studio ?? false;
   await mock.setHttpEnabled(options.httpEnabled ?? true, options.httpEnabledReadable ?? true);
-  for (const [name, value] of Object.entries(options.secrets ?? {})) await mock.setSecret(name, value);
+  for (const [name, secret] of Object.entries(options.secrets ?? {}))
+    await (typeof secret === "string" ? mock.setSecret(name, secret, "*") : mock.setSecret(name, secret.value, secret.domain));
   if (options.httpLatency !== undefined) await mock.setHttpLatency(options.httpLatency);
+  if (options.httpStartDelay !== undefined) mock.httpStartDelay = options.httpStartDelay;
   if (options.client)
     await mock.becomeClient(options.client.userId, options.client.name, options.client.remote === false ? null : "RobloxMonitorClientErrors");
 
@@ -98,9 +118,14 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
 
   /** Runs Luau source as a server Script would (with `Monitor` in scope), until it finishes. */
   async function run(source: string, maxSeconds = 60): Promise<unknown> {
-    const chunk = state.loadstring(`local Monitor = ...\n${source}`, `=ServerScriptService.Test${++chunks}`, true);
-    await mock.bind(chunk, `ServerScriptService.Test${chunks}`);
-    const [result] = (await mock.spawn(chunk, monitor)) as [any];
+    return runScript(`local Monitor = ...\n${source}`, `ServerScriptService.Test${++chunks}`, monitor, maxSeconds);
+  }
+
+  /** Runs `source` as a Script at `path` with `arg` as `...`, advancing time until it is done. */
+  async function runScript(source: string, path: string, arg: unknown, maxSeconds: number): Promise<unknown> {
+    const chunk = state.loadstring(source, `=${path}`, true);
+    await mock.bind(chunk, path);
+    const [result] = (await mock.spawn(chunk, arg)) as [any];
     for (let waited = 0; !result.done; waited += 0.1) {
       if (waited > maxSeconds) throw new Error(`Luau code still running after ${maxSeconds} simulated seconds`);
       await mock.advance(0.1);
@@ -122,23 +147,29 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
     return {
       monitor: copyMonitor,
       run: async (source: string, maxSeconds = 60): Promise<unknown> => {
-        const path = `${actorPath}.Script${++scripts}`;
-        const chunk = state.loadstring(`local Monitor = ...\n${source}`, `=${path}`, true);
-        await mock.bind(chunk, path);
-        const [result] = (await mock.spawn(chunk, copyMonitor)) as [any];
-        for (let waited = 0; !result.done; waited += 0.1) {
-          if (waited > maxSeconds) throw new Error(`Luau code still running after ${maxSeconds} simulated seconds`);
-          await mock.advance(0.1);
-        }
-        return result.value;
+        return runScript(`local Monitor = ...\n${source}`, `${actorPath}.Script${++scripts}`, copyMonitor, maxSeconds);
       },
     };
+  }
+
+  /**
+   * Runs Luau source as a server Script would, with one SDK module (loaded on its own, with the
+   * modules it requires) as `Module`: for checking a module's own contract, such as what it counts.
+   */
+  async function runModule(name: string, source: string, maxSeconds = 60): Promise<unknown> {
+    const sources = readSdkSources(root);
+    const chunk = state.loadstring(bundleSdk({ ...sources, init: `return require(script.${name})` }, SDK_VERSION), `=ReplicatedStorage.${name}`, true);
+    await mock.bind(chunk, `ReplicatedStorage.${name}`, "ModuleScript");
+    const [module] = (await chunk()) as [any];
+    return runScript(`local Module = ...\n${source}`, `ServerScriptService.Test${++chunks}`, module, maxSeconds);
   }
 
   return {
     mock,
     monitor,
     actor,
+    runModule,
+    fired,
     requests,
     warnings,
     prints,
@@ -154,7 +185,15 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
     fireRemote: async (userId: number, payload: unknown, times = 1) =>
       void (await mock.fireRemote("RobloxMonitorClientErrors", userId, JSON.stringify(payload ?? null), times)),
     addPlayer: async (userId: number, name: string) => void (await mock.addPlayer(userId, name)),
-    removePlayer: async (userId: number) => void (await mock.removePlayer(userId)),
+    /** The player leaving, with an `Enum.PlayerExitReason` name (default Unknown). */
+    removePlayer: async (userId: number, exitReason?: "Unknown" | "PlatformKick" | "CreatorKick") =>
+      void (await mock.removePlayer(userId, exitReason ?? null)),
+    /** The watchdog stopping a script (its error reaches the Output only, not ScriptContext.Error). */
+    scriptTimeout: async (scriptPath: string, line = 1) => void (await mock.scriptTimeout(scriptPath, line)),
+    /** A line in the Output (LogService.MessageOut), with its type name and context dictionary. */
+    messageOut: async (message: string, type: "MessageOutput" | "MessageInfo" | "MessageWarning" | "MessageError", context?: Record<string, unknown>) =>
+      void (await mock.messageOut(message, type, context ?? null)),
+    signalBehavior: (options.signalBehavior ?? defaultSignalBehavior()) as SignalBehavior,
     /** Delivers what this client fired to the server, as that player (luau-web runs one state at a time). */
     deliverTo: async (server: { mock: any }) => {
       if (!options.client) throw new Error("only a client delivers");
@@ -163,7 +202,8 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
       for (const { remote, payloadJson } of outbox.splice(0)) await server.mock.fireRemote(remote, options.client.userId, payloadJson);
     },
     /** Shuts the server down as Roblox does (players leave, BindToClose callbacks, closed after at most 30 s). */
-    shutdown: async () => ((await mock.shutdown()) as [boolean])[0],
+    shutdown: async (reason?: "Unknown" | "RobloxMaintenance" | "DeveloperShutdown" | "DeveloperUpdate" | "ServerEmpty" | "OutOfMemory") =>
+      ((await mock.shutdown(reason ?? null)) as [boolean])[0],
     /** Names of the RemoteEvents in ReplicatedStorage (what would replicate to clients). */
     remoteNames: async () =>
       ((await run(`local names = {} for _, c in game:GetService("ReplicatedStorage"):GetChildren() do if c.ClassName == "RemoteEvent" then table.insert(names, c.Name) end end return table.concat(names, ",")`)) as string)
