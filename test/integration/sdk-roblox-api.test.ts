@@ -104,11 +104,12 @@ describe("Roblox SDK API", () => {
       return Monitor.flush(10)
     `);
     expect(t.rbx.requests.map((r) => r.status)).toEqual([200]);
-    const order = ["(empty message)", "bad trace", "huge context", "bytes ?? here", "fine"];
+    // invalid UTF-8 bytes become U+FFFD each; a context over 16 KiB loses its largest entries, named
+    const order = ["(empty message)", "bad trace", "huge context", "bytes \ufffd\ufffd here", "fine"];
     const rows = inOrder(await events(), order);
     expect(rows.map((e) => e.message)).toEqual(order);
     expect(rows[1]).toMatchObject({ trace_id: null, context: { trace: "not-a-uuid" } });
-    expect(rows[2].context).toEqual({ context_dropped: "larger than 16 KiB" });
+    expect(rows[2].context).toEqual({ context_dropped: "larger than 16 KiB: blob" });
     expect(rows[3].tags).toEqual(["t".repeat(200)]);
     expect(t.rbx.warnings).toEqual([]);
   });

@@ -185,8 +185,8 @@ describe("Roblox SDK captures", () => {
     await start(`debug = true, captureWarnings = true, maxQueueSize = 3, ignoreErrors = { "ignored" },
       beforeSend = function(event)
         if event.message == "vetoed" then return nil end
-        -- a trace id the service refuses: the batch holding it is refused
-        if event.message == "refused" then event.trace_id = "not-a-uuid" end
+        -- a trace id the service would refuse: sent in the context instead
+        if event.message == "bad trace" then event.trace_id = "not-a-uuid" end
         return event
       end`);
     await t.rbx.run(`
@@ -198,7 +198,7 @@ describe("Roblox SDK captures", () => {
       Monitor.captureMessage("two", "error")
       Monitor.captureMessage("three", "error")
       assert(Monitor.flush(10))
-      Monitor.captureMessage("refused", "error")
+      Monitor.captureMessage("bad trace", "error")
       Monitor.flush(10)
       Monitor.economy.push({ UserId = 7, Name = "p7" }, { RPCharacterOne = { Cash = 1 } })
       Monitor.flush(10)
@@ -211,10 +211,11 @@ describe("Roblox SDK captures", () => {
     has(/folded into waiting event [0-9a-f-]{36} \(count 2\): "twice"/);
     has(/queue full \(maxQueueSize 3\): dropped 1 oldest event\(s\)/);
     has(/POST \/api\/ingest \(3 events, 3 occurrences, \d+ bytes\): sent$/);
-    has(/POST \/api\/ingest \(1 event, 1 occurrence, \d+ bytes\): refused, HTTP 400: Invalid event: errors\[0\]\.trace_id/);
+    has(/POST \/api\/ingest \(1 event, 1 occurrence, \d+ bytes\): sent$/);
     has(/POST \/api\/economy\/ingest \(1 economy snapshot, \d+ bytes\): sent$/);
     // prints are not warnings: nothing of the SDK's own output became an event
-    expect((await events()).map((e) => e.message).sort()).toEqual(["one", "three", "two"]);
+    expect((await events()).map((e) => e.message).sort()).toEqual(["bad trace", "one", "three", "two"]);
+    expect((await events()).find((e) => e.message === "bad trace")).toMatchObject({ trace_id: null, context: { trace: "not-a-uuid" } });
 
     // sampled out, on a server that keeps nothing
     t.rbx = await createRobloxServer();
