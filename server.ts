@@ -4,7 +4,7 @@
  * error types from it, start pg-boss, serve the app on Express, and shut down gracefully on
  * SIGTERM/SIGINT. The Express-only layers live beside this file, in server/.
  */
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequestHandler } from "@remix-run/express";
@@ -37,6 +37,41 @@ const shutdownUnavailable = (app: typeof App) =>
   new app.ApiError(503, "unavailable", "The server shut down before this write was confirmed; send it again.", undefined, {
     "Retry-After": "5",
   });
+
+/**
+ * An answer sent before its request's body was read (a 413 past a limit, a 401, a 503 past the body
+ * budget) leaves the rest of the body on its way. Closing the socket then would make the kernel
+ * reset the connection over the unread bytes, and a client still uploading sees ECONNRESET or EPIPE
+ * instead of the answer. So, as nginx's lingering close does, the rest is read and discarded (never
+ * held: it costs no body budget) up to DISCARD_MAX_BYTES or DISCARD_MAX_MS, whichever comes first;
+ * past either the connection is closed as before. A body that ends within the bound leaves the
+ * connection open for the client's next request.
+ */
+export const DISCARD_MAX_BYTES = 8 * 1024 * 1024;
+export const DISCARD_MAX_MS = 5_000;
+
+function discardUnreadBody(req: IncomingMessage, res: ServerResponse) {
+  res.once("finish", () => {
+    if (req.complete || req.destroyed) return;
+    const socket = req.socket;
+    let left = DISCARD_MAX_BYTES;
+    const timer = setTimeout(() => socket.destroy(), DISCARD_MAX_MS);
+    timer.unref();
+    // whatever still listens (a Fetch body stream) would keep the bytes: only counted from here on
+    req.removeAllListeners("data");
+    req.on("data", (chunk: Buffer) => {
+      left -= chunk.length;
+      if (left < 0) {
+        clearTimeout(timer);
+        socket.destroy();
+      }
+    });
+    req.once("end", () => clearTimeout(timer));
+    req.once("close", () => clearTimeout(timer));
+    // a reader that stopped at a limit paused the request
+    req.resume();
+  });
+}
 
 /** Whether `work` resolves within `ms` (it runs on either way); its rejection passes through. */
 function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
@@ -172,7 +207,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   // response (a keep-alive connection would otherwise hold the shutdown until it idles out)
   let shuttingDown = false;
   const inFlight = new Set<ServerResponse>();
-  server.on("request", (_req, res: ServerResponse) => {
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    discardUnreadBody(req, res);
     if (shuttingDown) res.setHeader("Connection", "close");
     inFlight.add(res);
     res.on("close", () => inFlight.delete(res));

@@ -139,9 +139,12 @@ export async function handle(fn: () => Promise<Response>): Promise<Response> {
   }
 }
 
-/** 413 past a body limit; the connection closes after it, so the unread rest of the body is not drained. */
+/**
+ * 413 past a body limit. The unread rest of the body is read and discarded after the answer, within
+ * a bound (server.ts, discardUnreadBody), so the client reads the 413 instead of a reset connection.
+ */
 export const payloadTooLarge = (what: string, max: number) =>
-  new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`, undefined, { Connection: "close" });
+  new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`);
 
 /**
  * 503 when the process already holds as many body bytes as its budget allows (BODY_MEMORY_BYTES);
@@ -150,7 +153,6 @@ export const payloadTooLarge = (what: string, max: number) =>
 export const bodiesBusy = () =>
   new ApiError(503, "unavailable", "The server is reading as many request bodies as it can hold at once; retry shortly.", undefined, {
     "Retry-After": String(RETRY_AFTER_SECONDS),
-    Connection: "close",
   });
 
 /**
@@ -344,12 +346,12 @@ export function admitPageForm(
 ): BodyHold | undefined {
   const codings = (headers["content-encoding"] ?? "").split(",").filter((e) => !/^\s*(identity)?\s*$/i.test(e));
   if (codings.length > 0) {
-    throw new ApiError(415, "unsupported_media_type", "Send the form without a Content-Encoding.", undefined, { Connection: "close" });
+    throw new ApiError(415, "unsupported_media_type", "Send the form without a Content-Encoding.");
   }
   const declared = headers["content-length"];
   if (declared === undefined) {
     if (headers["transfer-encoding"] === undefined) return undefined;
-    throw new ApiError(411, "length_required", "Send the form with a Content-Length.", undefined, { Connection: "close" });
+    throw new ApiError(411, "length_required", "Send the form with a Content-Length.");
   }
   const length = Number(declared);
   // a form posted from a hydrated page goes to the page's `.data` path

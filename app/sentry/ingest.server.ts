@@ -31,7 +31,7 @@ const CORS = {
   "Access-Control-Max-Age": "3600",
 };
 
-const tooLarge = (message: string) => new ApiError(413, "payload_too_large", message, undefined, { Connection: "close" });
+const tooLarge = (message: string) => new ApiError(413, "payload_too_large", message);
 
 /**
  * The events of one request, read into IncomingEvents and accepted like native ones (same grouping,
