@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteProject } from "../../db/projects.js";
+import { insertDsnKey, projectDsnId } from "../../db/sentry.js";
 import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
 
 /**
@@ -208,5 +209,43 @@ describe("GET /api/v1/sdk-health", () => {
       union all select 1 from sdk_last_warnings where project_id = ${a.projectId}
       union all select 1 from client_report_keys where project_id = ${a.projectId}`;
     expect(left).toHaveLength(0);
+  });
+});
+
+describe("a Sentry envelope's client_report item", () => {
+  /** An envelope with one event and a client report, as Sentry SDKs send them. */
+  const envelope = (report: unknown) => {
+    const event = JSON.stringify({ message: "sentry boom", level: "error", platform: "node" });
+    const r = JSON.stringify(report);
+    return [
+      JSON.stringify({ event_id: randomUUID().replace(/-/g, "") }),
+      JSON.stringify({ type: "event", length: Buffer.byteLength(event) }),
+      event,
+      JSON.stringify({ type: "client_report" }),
+      r,
+      "",
+    ].join("\n");
+  };
+
+  it("is stored like a native report; an invalid one is dropped without failing the events", async () => {
+    const { apiKey, projectId } = await createProject(app.sql);
+    const publicKey = (await insertDsnKey(app.sql, projectId, randomUUID().replace(/-/g, ""), "sdk", null)).public_key;
+    const dsnId = (await projectDsnId(app.sql, projectId))!;
+    const send = (report: unknown) =>
+      app.request(`/api/${dsnId}/envelope/?sentry_key=${publicKey}`, { method: "POST", headers: { "content-type": "application/x-sentry-envelope" }, body: envelope(report) });
+    const good = {
+      timestamp: new Date().toISOString(),
+      discarded_events: [
+        { reason: "ratelimit_backoff", category: "error", quantity: 4 },
+        { reason: "sample_rate", category: "transaction", quantity: 9 },
+      ],
+    };
+    expect((await send(good)).status).toBe(200);
+    expect((await send({ discarded_events: [{ reason: "Not A Name", category: "error", quantity: 1 }] })).status).toBe(200);
+    expect(await eventsOf(projectId)).toBe(2);
+    expect((await health(apiKey)).totals).toEqual([
+      { category: "transaction", reason: "sample_rate", quantity: 9 },
+      { category: "error", reason: "ratelimit_backoff", quantity: 4 },
+    ]);
   });
 });
