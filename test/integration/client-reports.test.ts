@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteProject } from "../../db/projects.js";
+import { pruneClientReports, SDK_HEALTH_MAX_DAYS } from "../../db/client-reports.js";
 import { insertDsnKey, projectDsnId } from "../../db/sentry.js";
 import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
 
@@ -247,5 +248,28 @@ describe("a Sentry envelope's client_report item", () => {
       { category: "transaction", reason: "sample_rate", quantity: 9 },
       { category: "error", reason: "ratelimit_backoff", quantity: 4 },
     ]);
+  });
+});
+
+describe("the hourly retention job", () => {
+  it("forgets report keys after a day and totals after 90 days", async () => {
+    const { apiKey, projectId } = await createProject(app.sql);
+    const key = randomUUID();
+    expect((await post("/api/client-reports", apiKey, REPORT, key)).status).toBe(200);
+    await app.sql`update client_report_keys set created_at = now() - interval '25 hours' where project_id = ${projectId}`;
+    await app.sql`
+      insert into sdk_discards (project_id, day, category, reason, quantity) values
+        (${projectId}, (now() at time zone 'utc')::date - 89, 'error', 'ignored', 1),
+        (${projectId}, (now() at time zone 'utc')::date - 90, 'error', 'ignored', 1)`;
+    await pruneClientReports(app.sql, SDK_HEALTH_MAX_DAYS);
+    const [{ keys, days }] = await app.sql<{ keys: number; days: number }[]>`
+      select (select count(*) from client_report_keys where project_id = ${projectId})::int as keys,
+        (select count(*) from sdk_discards where project_id = ${projectId})::int as days`;
+    expect({ keys, days }).toEqual({ keys: 0, days: 4 });
+    // the 90-day window reads the oldest day kept
+    expect((await health(apiKey, "?days=90")).days[0].discarded).toEqual([{ category: "error", reason: "ignored", quantity: 1 }]);
+    // a key forgotten is new again
+    expect((await post("/api/client-reports", apiKey, REPORT, key)).status).toBe(200);
+    expect((await health(apiKey)).totals.find((t: any) => t.reason === "queue_overflow").quantity).toBe(14);
   });
 });
