@@ -140,11 +140,12 @@ export async function handle(fn: () => Promise<Response>): Promise<Response> {
 }
 
 /**
- * 413 past a body limit. The unread rest of the body is read and discarded after the answer, within
- * a bound (server.ts, discardUnreadBody), so the client reads the 413 instead of a reset connection.
+ * 413 past a body limit. The connection closes after it: the unread rest of the body is read and
+ * discarded first, within a bound (server.ts, lingerOverUnreadBody), so the client reads the 413
+ * instead of a reset connection.
  */
 export const payloadTooLarge = (what: string, max: number) =>
-  new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`);
+  new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`, undefined, { Connection: "close" });
 
 /**
  * 503 when the process already holds as many body bytes as its budget allows (BODY_MEMORY_BYTES);
@@ -153,6 +154,7 @@ export const payloadTooLarge = (what: string, max: number) =>
 export const bodiesBusy = () =>
   new ApiError(503, "unavailable", "The server is reading as many request bodies as it can hold at once; retry shortly.", undefined, {
     "Retry-After": String(RETRY_AFTER_SECONDS),
+    Connection: "close",
   });
 
 /**
@@ -346,12 +348,12 @@ export function admitPageForm(
 ): BodyHold | undefined {
   const codings = (headers["content-encoding"] ?? "").split(",").filter((e) => !/^\s*(identity)?\s*$/i.test(e));
   if (codings.length > 0) {
-    throw new ApiError(415, "unsupported_media_type", "Send the form without a Content-Encoding.");
+    throw new ApiError(415, "unsupported_media_type", "Send the form without a Content-Encoding.", undefined, { Connection: "close" });
   }
   const declared = headers["content-length"];
   if (declared === undefined) {
     if (headers["transfer-encoding"] === undefined) return undefined;
-    throw new ApiError(411, "length_required", "Send the form with a Content-Length.");
+    throw new ApiError(411, "length_required", "Send the form with a Content-Length.", undefined, { Connection: "close" });
   }
   const length = Number(declared);
   // a form posted from a hydrated page goes to the page's `.data` path

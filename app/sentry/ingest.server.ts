@@ -33,7 +33,7 @@ const CORS = {
   "Access-Control-Max-Age": "3600",
 };
 
-const tooLarge = (message: string) => new ApiError(413, "payload_too_large", message);
+const tooLarge = (message: string) => new ApiError(413, "payload_too_large", message, undefined, { Connection: "close" });
 
 /**
  * The events of one request, read into IncomingEvents and accepted like native ones (same grouping,
