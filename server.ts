@@ -4,7 +4,8 @@
  * error types from it, start pg-boss, serve the app on Express, and shut down gracefully on
  * SIGTERM/SIGINT. The Express-only layers live beside this file, in server/.
  */
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Socket } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequestHandler } from "@remix-run/express";
@@ -37,6 +38,70 @@ const shutdownUnavailable = (app: typeof App) =>
   new app.ApiError(503, "unavailable", "The server shut down before this write was confirmed; send it again.", undefined, {
     "Retry-After": "5",
   });
+
+/**
+ * An answer sent before its request's body was read (a 413 past a limit, a 401, a 503 past the body
+ * budget) leaves the rest of the body on its way. Closing the socket then would make the kernel
+ * reset the connection over the unread bytes, and a client still uploading sees ECONNRESET or EPIPE
+ * instead of the answer. So, as nginx's lingering close does, the rest is read and discarded (never
+ * held: it costs no body budget) up to DISCARD_MAX_BYTES or DISCARD_MAX_MS, whichever comes first;
+ * past either the connection is closed at once, as before.
+ *
+ * An answer with `Connection: close` (the refusals of app/http.server.ts say so, so that no client
+ * sends its next request behind a body it stopped sending): our side is closed after the answer
+ * (FIN), the body is drained, and the socket is destroyed when the body has ended or the client
+ * closed its side. A keep-alive answer: Node itself reads the rest, without a bound; the bound is
+ * added.
+ */
+export const DISCARD_MAX_BYTES = 8 * 1024 * 1024;
+export const DISCARD_MAX_MS = 5_000;
+
+/** How often a drain looks at the bytes read and whether the body has ended. */
+const DISCARD_CHECK_MS = 10;
+
+/**
+ * Reads and drops the rest of `req`'s body: `done` when it has ended, `stop` past the bound. Node's
+ * parser discards a dumped body itself, without events, so the bytes are counted on the socket.
+ */
+function drainRest(req: IncomingMessage, stop: () => void, done: () => void = () => {}) {
+  const socket = req.socket;
+  const startBytes = socket.bytesRead;
+  const startedAt = Date.now();
+  const check = setInterval(() => {
+    if (req.complete) {
+      clearInterval(check);
+      done();
+    } else if (socket.bytesRead - startBytes > DISCARD_MAX_BYTES || Date.now() - startedAt > DISCARD_MAX_MS) {
+      clearInterval(check);
+      stop();
+    }
+  }, DISCARD_CHECK_MS);
+  check.unref();
+  socket.once("close", () => clearInterval(check));
+  // a reader that stopped at a limit paused the request; whatever still listens (a Fetch body
+  // stream) would keep the bytes: flowing without listeners, they are dropped
+  req.removeAllListeners("data");
+  req.resume();
+}
+
+function lingerOverUnreadBody(req: IncomingMessage, res: ServerResponse) {
+  const socket = req.socket;
+  const destroy = () => socket.destroy();
+  let draining = false;
+  // Node ends a `Connection: close` answer's socket with destroySoon() once the answer is written
+  socket.destroySoon = function lingeringDestroySoon(this: Socket) {
+    if (draining || req.complete || this.destroyed) return Socket.prototype.destroySoon.call(this);
+    draining = true;
+    this.end();
+    this.once("end", destroy);
+    drainRest(req, destroy, destroy);
+  };
+  res.once("finish", () => {
+    if (draining || req.complete || req.destroyed || socket.destroyed) return;
+    draining = true;
+    drainRest(req, destroy);
+  });
+}
 
 /** Whether `work` resolves within `ms` (it runs on either way); its rejection passes through. */
 function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
@@ -172,7 +237,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   // response (a keep-alive connection would otherwise hold the shutdown until it idles out)
   let shuttingDown = false;
   const inFlight = new Set<ServerResponse>();
-  server.on("request", (_req, res: ServerResponse) => {
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    lingerOverUnreadBody(req, res);
     if (shuttingDown) res.setHeader("Connection", "close");
     inFlight.add(res);
     res.on("close", () => inFlight.delete(res));

@@ -139,7 +139,11 @@ export async function handle(fn: () => Promise<Response>): Promise<Response> {
   }
 }
 
-/** 413 past a body limit; the connection closes after it, so the unread rest of the body is not drained. */
+/**
+ * 413 past a body limit. The connection closes after it: the unread rest of the body is read and
+ * discarded first, within a bound (server.ts, lingerOverUnreadBody), so the client reads the 413
+ * instead of a reset connection.
+ */
 export const payloadTooLarge = (what: string, max: number) =>
   new ApiError(413, "payload_too_large", `The ${what} is larger than the ${max}-byte limit.`, undefined, { Connection: "close" });
 

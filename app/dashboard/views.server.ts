@@ -4,6 +4,7 @@ import { getGroup, listGroups, type EventRow, type GroupRow, type GroupSort } fr
 import { groupHourlySeries, groupsHourlyCounts, latestGroupEvents } from "../../db/group-reads.js";
 import { getTrace } from "../../db/traces.js";
 import { listApiKeys } from "../../db/projects.js";
+import { readSdkHealth } from "../../db/client-reports.js";
 import { listShareLinks } from "../../db/share-links.js";
 import { windowStats, type Timeframe } from "../../db/stats.js";
 import { listMembers } from "../../db/members.js";
@@ -29,13 +30,17 @@ const pick = <T extends string>(v: string | null, allowed: readonly T[], def: T)
 export async function overviewData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
   const timeframe = pick(q.get("timeframe"), TIMEFRAMES, "24h");
-  const [stats, series, any] = await Promise.all([
+  const [stats, series, any, sdkHealth] = await Promise.all([
     windowStats(sql, projectId, timeframe),
     projectSeries(sql, projectId, timeframe),
     hasGroups(sql, projectId),
+    readSdkHealth(sql, projectId, SDK_HEALTH_PANEL_DAYS),
   ]);
-  return { timeframe, stats: { ...stats, top_errors: stats.top_errors.map((t) => withTitle(t)) as unknown as TopError[] }, series, hasEvents: any };
+  return { timeframe, stats: { ...stats, top_errors: stats.top_errors.map((t) => withTitle(t)) as unknown as TopError[] }, series, hasEvents: any, sdkHealth, sdkHealthDays: SDK_HEALTH_PANEL_DAYS };
 }
+
+/** The overview's SDK health panel covers this many UTC days, today included. */
+export const SDK_HEALTH_PANEL_DAYS = 14;
 
 export const PAGE_SIZE = 25;
 const STATUS_FILTERS = ["open", "resolved", "ignored", "all"] as const;

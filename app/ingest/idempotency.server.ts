@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import type { Sql } from "../../db/client.js";
 import type { EventRow } from "../../db/events.js";
 import { IdempotencyClash, recordedParts } from "../../db/idempotency.js";
-import { ApiError, conflict } from "~/http.server";
+import { ApiError, conflict, contentCoding, methodNotAllowed, readJson } from "~/http.server";
+import { withinDatabaseDeadline } from "~/db-deadline.server";
+import type { Services } from "~/services.server";
 import type { EventWriter } from "./writer.server";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -60,4 +62,24 @@ export async function writeOnce(deps: { sql: Sql; writer: EventWriter }, project
       if (!IdempotencyClash.is(err)) throw err;
     }
   }
+}
+
+/**
+ * The front of an ingest-key POST (native ingest, economy pushes, client reports): the coding
+ * judged on the header, then the key looked up (bounded by the database deadline), then the
+ * Idempotency-Key and the JSON body within `max` bytes, in that order, so a refusal costs least.
+ */
+export async function keyedIngestPost(
+  services: Services,
+  request: Request,
+  max: number,
+  allowed = ["POST"],
+): Promise<{ projectId: string; key: string | null; body: unknown }> {
+  if (request.method !== "POST") throw methodNotAllowed(allowed);
+  // stacked or unknown codings are refused on the header, before the key is looked up
+  contentCoding(request);
+  const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
+  const key = idempotencyKey(request);
+  const body = await readJson(request, max, services.bodies);
+  return { projectId, key, body };
 }

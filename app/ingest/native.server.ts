@@ -4,15 +4,17 @@
  * event is invalid. Writing is the accept step's (accept.server.ts).
  */
 import { z } from "zod";
-import { invalidPayload, issuePath } from "~/http.server";
+import { invalidPayload, issuePath, type ErrorDetail } from "~/http.server";
+import type { ClientReport } from "../../db/client-reports.js";
+import { parseClientReport, recordClientReport } from "./client-report.server";
 import { clipNesting, jsonDepth, MAX_JSON_DEPTH, tooDeep } from "~/text.server";
 import { bodyHash } from "./idempotency.server";
+import { nullsAbsent, safeParse, timestamp } from "./fields.server";
 import {
   accept,
   BREADCRUMB_LEVELS,
   BREADCRUMBS,
   LEVELS,
-  MIN_TIMESTAMP_MS,
   type AcceptDeps,
   type Accepted,
   type BreadcrumbLevel,
@@ -24,25 +26,8 @@ export const MAX_BATCH = 100;
 
 const MAX_INT64 = 9223372036854775807n;
 const UUID_RE = /^(\{)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\})?$/i;
-const ISO_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
 
 const opt = <T extends z.ZodType>(schema: T) => schema.optional();
-
-/**
- * Treat JSON null like an absent field: Luau's JSON encoder never sends nil, other clients may send
- * null. Done once per object (a copy without its null fields, only when it has one) rather than by a
- * preprocess step on each field, which every field paid on every event.
- */
-function nullsAbsent(v: unknown): unknown {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
-  let out: Record<string, unknown> | undefined;
-  for (const k in v) {
-    if ((v as Record<string, unknown>)[k] !== null) continue;
-    out ??= { ...(v as Record<string, unknown>) };
-    delete out[k];
-  }
-  return out ?? v;
-}
 
 const shortString = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 
@@ -70,20 +55,6 @@ const uuid = z.string().transform((v, ctx) => {
     return z.NEVER;
   }
   return m[2].toLowerCase();
-});
-
-// before the Unix epoch is refused (year 0000 is not a date PostgreSQL accepts); the future is clamped in accept
-const timestamp = z.string().transform((v, ctx) => {
-  const ms = ISO_RE.test(v.trim()) ? Date.parse(v.trim()) : NaN;
-  if (Number.isNaN(ms)) {
-    ctx.addIssue({ code: "custom", message: "must be an ISO 8601 date-time such as 2026-11-22T10:00:00.000Z" });
-    return z.NEVER;
-  }
-  if (ms < MIN_TIMESTAMP_MS) {
-    ctx.addIssue({ code: "custom", message: "must not be before 1970-01-01T00:00:00Z" });
-    return z.NEVER;
-  }
-  return ms;
 });
 
 const count = z.number().transform((v) => Math.min(1000, Math.max(1, Math.trunc(v))));
@@ -163,12 +134,6 @@ const EventSchema = z.preprocess(
 
 type ValidEvent = z.output<typeof EventSchema>;
 
-/**
- * zod's safeParse with its plain error class: the same issues, without the stack trace the default
- * (an Error) captures, which only the issues are read from.
- */
-const safeParse = z.core._safeParse(z.core.$ZodError) as <T extends z.ZodType>(schema: T, value: unknown) => z.ZodSafeParseResult<z.output<T>>;
-
 /** A validated native event as the accept step takes it. */
 function incoming(e: ValidEvent): IncomingEvent {
   return {
@@ -201,8 +166,31 @@ function incoming(e: ValidEvent): IncomingEvent {
   };
 }
 
-/** The body is one event, or `{errors: [...]}` with 1..100 events. Any invalid event rejects the request. */
-export function parseNativeBody(input: unknown): IncomingEvent[] {
+/**
+ * At most this many details in a 400 for the events (the client report's come on top). Every
+ * invalid event is named by at least one of them, so a client can drop exactly those and resend the
+ * rest (SPEC section 2); the rest of the room goes to further problems, in event order.
+ */
+export const MAX_EVENT_DETAILS = 100;
+
+/** One detail per invalid event first, then the others while there is room, in event order. */
+export function eventDetails(perEvent: ErrorDetail[][]): ErrorDetail[] {
+  const invalid = perEvent.filter((d) => d.length > 0);
+  let room = MAX_EVENT_DETAILS - invalid.length;
+  return invalid.flatMap(([first, ...more]) => {
+    const extra = more.slice(0, Math.max(0, room));
+    room -= extra.length;
+    return [first, ...extra];
+  });
+}
+
+export type NativeBody = { events: IncomingEvent[]; report: ClientReport | null };
+
+/**
+ * The body is one event, or `{errors: [...]}` with 1..100 events and an optional `client_report`.
+ * Any invalid event, or an invalid report, rejects the request.
+ */
+export function parseNativeRequest(input: unknown): NativeBody {
   // every event is validated clipped to MAX_BODY_DEPTH: a field nested deeper fails its own rule
   const { value: body, cut } = clipNesting(input);
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -220,24 +208,30 @@ export function parseNativeBody(input: unknown): IncomingEvent[] {
     }
   }
   const out: IncomingEvent[] = [];
-  const details: { path: string; message: string }[] = [];
-  raw.forEach((item, i) => {
+  const perEvent = raw.map((item, i): ErrorDetail[] => {
     const prefix: PropertyKey[] = batch ? ["errors", i] : [];
-    if (typeof item !== "object" || item === null || Array.isArray(item)) {
-      details.push({ path: issuePath(prefix), message: "must be an event object" });
-      return;
-    }
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return [{ path: issuePath(prefix), message: "must be an event object" }];
     const r = safeParse(EventSchema, item);
-    if (r.success) out.push(incoming(r.data));
-    else for (const issue of r.error.issues) details.push({ path: issuePath([...prefix, ...issue.path]), message: issue.message });
+    if (!r.success) return r.error.issues.map((issue) => ({ path: issuePath([...prefix, ...issue.path]), message: issue.message }));
+    out.push(incoming(r.data));
+    return [];
   });
+  const details = eventDetails(perEvent);
+  const reportInput = batch ? (body as { client_report?: unknown }).client_report : undefined;
+  const parsedReport = reportInput === undefined || reportInput === null ? null : parseClientReport(reportInput, ["client_report"]);
+  if (parsedReport && "details" in parsedReport) details.push(...parsedReport.details);
   if (details.length) {
     const first = details[0];
-    throw invalidPayload(`Invalid event: ${first.path} ${first.message}.`, details.slice(0, 50));
+    const bad = perEvent.filter((d) => d.length > 0).length;
+    const what = bad > 1 ? `${bad} invalid events, the first: ` : first.path.startsWith("client_report") ? "Invalid client report: " : "Invalid event: ";
+    throw invalidPayload(`${what}${first.path} ${first.message}.`, details);
   }
   if (cut) throw tooDeep(cut);
-  return out;
+  return { events: out, report: parsedReport && "report" in parsedReport ? parsedReport.report : null };
 }
+
+/** The events of a native body (see parseNativeRequest). */
+export const parseNativeBody = (input: unknown): IncomingEvent[] => parseNativeRequest(input).events;
 
 export type IngestResult = { success: true } & Accepted;
 
@@ -246,7 +240,11 @@ export type IngestResult = { success: true } & Accepted;
  * earlier attempt committed are not written again (see writeOnce).
  */
 export async function ingestNative(deps: AcceptDeps, projectId: string, body: unknown, key: string | null): Promise<IngestResult> {
-  const events = parseNativeBody(body);
-  const accepted = await accept(deps, projectId, events, { idempotency: key === null ? null : { key, bodyHash: bodyHash(body) } });
+  const { events, report } = parseNativeRequest(body);
+  const hash = key === null ? null : bodyHash(body);
+  const accepted = await accept(deps, projectId, events, { idempotency: key === null ? null : { key, bodyHash: hash! } });
+  // after the events committed: a request whose events were refused or not written counted no report,
+  // and a retry under the same key, after an answer lost here, adds it once (db/client-reports.ts)
+  if (report) await recordClientReport(deps, projectId, report, key === null ? null : { via: "ingest", key, bodyHash: hash! });
   return { success: true, ...accepted };
 }

@@ -9,6 +9,7 @@ import { num } from "~/components/format";
 import { Ago } from "~/components/time";
 import { LevelBadge, StatusBadge } from "~/components/ui";
 import { Onboarding } from "~/components/onboarding";
+import { SdkHealthPanel } from "~/components/sdk-health";
 import { onboardingData } from "~/sdk/onboarding.server";
 import { useRef } from "react";
 import { queryOf } from "~/errors/params.server";
@@ -42,7 +43,7 @@ const xLabel = {
 const bucketName = { "1h": "minute", "24h": "hour", "7d": "6 hours", "30d": "day" } as const;
 
 export default function Overview() {
-  const { timeframe, stats, series, hasEvents, onboarding, now } = useLoaderData<typeof loader>();
+  const { timeframe, stats, series, hasEvents, onboarding, now, sdkHealth, sdkHealthDays } = useLoaderData<typeof loader>();
   const projectId = useParams().projectId!;
   const projectPath = `/projects/${projectId}`;
   // the panel stays for this visit once the first event arrives, to link to it (per project: the
@@ -108,6 +109,7 @@ export default function Overview() {
           </table>
         )}
       </section>
+      <SdkHealthPanel health={sdkHealth} days={sdkHealthDays} now={now} />
     </>
   );
 }

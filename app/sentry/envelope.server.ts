@@ -1,8 +1,9 @@
 /**
  * Sentry envelopes (https://develop.sentry.dev/sdk/data-model/envelopes/): a JSON header line, then
  * items, each a JSON header line and a payload. A payload with `length` is that many bytes (it may
- * hold newlines or binary data); without it the payload runs to the next newline. Only `event`
- * items are kept; every other type is skipped.
+ * hold newlines or binary data); without it the payload runs to the next newline. `event` items
+ * are kept, and the first `client_report` (what the SDK dropped, stored as native client reports
+ * are); every other type is skipped.
  *
  * Like Sentry's Relay, an envelope carries at most one event (SDKs send one per envelope) and a
  * bounded number of items; past either it is refused whole (413), before any of it is written.
@@ -13,10 +14,15 @@ export const MAX_ENVELOPE_EVENTS = 1;
 /** Items of any type per envelope (Relay's default count limit for attachments and sessions). */
 export const MAX_ENVELOPE_ITEMS = 100;
 
+/** A `client_report` item larger than this is skipped (SDKs send a few hundred bytes). */
+export const MAX_CLIENT_REPORT_BYTES = 64 * 1024;
+
 export type Envelope = {
   header: Record<string, unknown>;
   /** the payload bytes of each `event` item, in order */
   events: Buffer[];
+  /** the payload bytes of the first `client_report` item, if any */
+  clientReport: Buffer | null;
   /** item types that were skipped, for the count in logs and tests */
   skipped: string[];
 };
@@ -44,6 +50,7 @@ function jsonLine(buf: Buffer, start: number, what: string): { value: Record<str
 export function parseEnvelope(buf: Buffer, maxEventBytes: number): Envelope {
   const { value: header, next } = jsonLine(buf, 0, "envelope header");
   const events: Buffer[] = [];
+  let clientReport: Buffer | null = null;
   const skipped: string[] = [];
   let pos = next;
   let index = 0;
@@ -75,11 +82,13 @@ export function parseEnvelope(buf: Buffer, maxEventBytes: number): Envelope {
       }
       if (payloadEnd - payloadStart > maxEventBytes) throw new EventTooLarge(`Event item ${index} is larger than ${maxEventBytes} bytes.`);
       events.push(buf.subarray(payloadStart, payloadEnd));
+    } else if (item.type === "client_report" && clientReport === null && payloadEnd - payloadStart <= MAX_CLIENT_REPORT_BYTES) {
+      clientReport = buf.subarray(payloadStart, payloadEnd);
     } else {
       skipped.push(item.type);
     }
     pos = payloadEnd + 1;
     index++;
   }
-  return { header, events, skipped };
+  return { header, events, clientReport, skipped };
 }

@@ -1,5 +1,7 @@
 import type { Config } from "~/env.server";
 import { accept, type AcceptDeps } from "~/ingest/accept.server";
+import { parseClientReport, recordClientReport } from "~/ingest/client-report.server";
+import type { ClientReport } from "../../db/client-reports.js";
 import { withinDatabaseDeadline } from "~/db-deadline.server";
 import { ApiError, contentCoding, errorResponse, invalidPayload, json, methodNotAllowed, withBody } from "~/http.server";
 import type { BodyBudget } from "~/body-budget.server";
@@ -58,6 +60,7 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
   const max =
     endpoint === "store" ? config.sentryMaxEventBytes : caller ? config.sentryMaxEnvelopeBytes : Math.min(config.sentryMaxEventBytes, config.sentryMaxEnvelopeBytes);
   let envelopeId: string | null = null;
+  let report: ClientReport | null = null;
   const raws = await withBody(request, max, deps.bodies, async (body, hold): Promise<unknown[]> => {
     if (endpoint === "store") return [await storeBodyJson(body, config.sentryMaxEventBytes, hold)];
     let envelope;
@@ -71,6 +74,7 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
     // the key is checked before any event in the envelope is parsed
     caller ??= await projectFor(keyFromDsn(envelope.header.dsn));
     envelopeId = normalizeEventId(envelope.header.event_id);
+    report = envelope.clientReport && sentryClientReport(envelope.clientReport);
     return envelope.events.map((payload, i) => parseJsonPayload(payload, `event item ${i}`));
   });
   const { projectId, dsnKey } = caller!;
@@ -92,8 +96,27 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
       await sentryLimits.boundNewIssues(projectId, rows);
     },
   });
+  // after the events were written, as a native batch's report (no key: Sentry SDKs do not resend)
+  if (report) await recordClientReport(deps, projectId, report, null);
   const id = events[0]?.eventId ?? envelopeId;
   return json(id ? { id } : {});
+}
+
+/**
+ * A Sentry `client_report` payload (`{timestamp, discarded_events: [{reason, category, quantity}]}`)
+ * as a client report, or null when it does not hold a valid one: like Relay, an invalid report is
+ * dropped without failing the envelope's events.
+ */
+function sentryClientReport(payload: Buffer): ClientReport | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload.toString("utf8"));
+  } catch {
+    return null;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const parsed = parseClientReport({ discarded_events: (value as { discarded_events?: unknown }).discarded_events }, []);
+  return "report" in parsed ? parsed.report : null;
 }
 
 /** Refuses (429, which Sentry SDKs honour) a request whose events would take the write backlog past its limit. */

@@ -178,11 +178,12 @@ describe("mapSentryEvent", () => {
 describe("parseEnvelope", () => {
   const b = (s: string) => Buffer.from(s);
 
-  it("reads length-delimited, newline-delimited and empty items, and skips other types", () => {
+  it("reads length-delimited, newline-delimited and empty items, keeps the first client report, and skips other types", () => {
     const env = parseEnvelope(b('{"event_id":"x"}\n{"type":"event","length":10}\n{"a":"\n\n"}\n{"type":"session"}\n{}\n\n{"type":"client_report"}\n{"b":1}'), 1024);
     expect(env.header).toEqual({ event_id: "x" });
     expect(env.events.map((e) => e.toString())).toEqual(['{"a":"\n\n"}']);
-    expect(env.skipped).toEqual(["session", "client_report"]);
+    expect(env.clientReport?.toString()).toBe('{"b":1}');
+    expect(env.skipped).toEqual(["session"]);
     const last = parseEnvelope(b('{}\n{"type":"session"}\n{}\n{"type":"event"}\n{"b":1}'), 1024);
     expect(last.events.map((e) => e.toString())).toEqual(['{"b":1}']);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../app/http.server.js";
-import { parseNativeBody } from "../../app/ingest/native.server.js";
+import { eventDetails, parseNativeBody } from "../../app/ingest/native.server.js";
 
 // SPEC.md section 2, validation: everything is checked before any write; one invalid event rejects
 // the request with a 400 whose details name the index and field.
@@ -329,5 +329,19 @@ describe("fingerprint", () => {
     rejectsField("fingerprint", []);
     rejectsField("fingerprint", 5);
     rejectsField("fingerprint", ["a", 5]);
+  });
+});
+
+describe("eventDetails", () => {
+  const d = (i: number, field: string) => ({ path: `errors[${i}].${field}`, message: "bad" });
+  it("names every invalid event first, then fills the room with the rest, in event order", () => {
+    const perEvent = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? [d(i, "a"), d(i, "b"), d(i, "c")] : []));
+    const out = eventDetails(perEvent);
+    expect(out).toHaveLength(100);
+    const indexes = new Set(out.map((x) => x.path.slice(0, x.path.indexOf("."))));
+    expect(indexes.size).toBe(50);
+    // the 50 extra entries go to the first events
+    expect(out.slice(0, 3).map((x) => x.path)).toEqual(["errors[0].a", "errors[0].b", "errors[0].c"]);
+    expect(out.at(-1)!.path).toBe("errors[98].a");
   });
 });
