@@ -10,12 +10,17 @@ const json = async (source: string) => JSON.parse((await t.rbx.run(source)) as s
 const occurrences = async () => (await groups()).reduce((sum, g) => sum + Number(g.count), 0);
 
 describe("Roblox SDK options", () => {
-  it("sampleRate 0 sends nothing and 1 sends everything", async () => {
+  it("sampleRate 0 sends no event, only the count of what it sampled out, and 1 sends everything", async () => {
     expect(await start("sampleRate = 0")).toBe(true);
     await t.rbx.fireError("ServerScriptService.A:1: sampled out", "", "ServerScriptService.A", 50);
     await t.rbx.run(`for i = 1, 50 do Monitor.captureMessage("sampled out " .. i, "error") end return Monitor.flush(10)`);
     await t.rbx.advance(30);
-    expect(t.rbx.requests).toEqual([]);
+    // a count of 0 must mean nothing was lost: the 100 occurrences sampled out are reported, alone
+    expect(t.rbx.requests.map((r) => new URL(r.url).pathname)).toEqual(["/api/client-reports"]);
+    expect(await t.app.sql`select category, reason, quantity::int from sdk_discards where project_id = ${t.projectId}`).toEqual([
+      { category: "error", reason: "sample_rate", quantity: 100 },
+    ]);
+    expect(await occurrences()).toBe(0);
 
     expect(await start("sampleRate = 1")).toBe(true);
     await t.rbx.fireError("ServerScriptService.A:1: kept", "", "ServerScriptService.A", 50);
