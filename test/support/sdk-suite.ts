@@ -13,7 +13,9 @@ export type ProxyMode =
   /** the service answering 503 to everything */
   | { kind: "503" }
   /** the request reaches the service, and its answer is lost on the way back */
-  | { kind: "lose-response"; times: number };
+  | { kind: "lose-response"; times: number }
+  /** something in front of the service (a WAF, a proxy) refusing with its own page */
+  | { kind: "403" };
 
 export const luaString = (s: string) => JSON.stringify(s);
 
@@ -26,6 +28,7 @@ export const luaString = (s: string) => JSON.stringify(s);
  */
 export function sdkSuite(env: Record<string, string> = {}) {
   let proxy: http.Server;
+  const upstreamAgent = new http.Agent({ keepAlive: false });
   const t = {
     app: undefined as unknown as TestApp,
     apiKey: "",
@@ -62,6 +65,12 @@ export function sdkSuite(env: Record<string, string> = {}) {
         res.end(JSON.stringify({ error: "unavailable", message: "The database cannot be reached." }));
         return;
       }
+      if (mode.kind === "403") {
+        req.resume();
+        res.writeHead(403, { "content-type": "text/html" });
+        res.end("<html><body><h1>403 Forbidden</h1>Request blocked.</body></html>");
+        return;
+      }
       if (mode.kind === "429" && mode.times > 0) {
         mode.times -= 1;
         req.resume();
@@ -71,17 +80,31 @@ export function sdkSuite(env: Record<string, string> = {}) {
       }
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const upstream = await fetch(t.app.url + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
-      if (mode.kind === "lose-response" && mode.times > 0) {
-        mode.times -= 1;
-        await upstream.arrayBuffer();
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection"].includes(k))) as Record<string, string>;
+      // a fresh connection to the service each time: a kept-alive one the service closed while idle
+      // would fail the request for a reason no game server meets
+      const target = new URL(t.app.url);
+      const upstream = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer } | null>((resolve) => {
+        const out = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent: upstreamAgent }, async (answer) => {
+          const parts: Buffer[] = [];
+          for await (const part of answer) parts.push(part as Buffer);
+          resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(parts) });
+        });
+        out.on("error", () => resolve(null));
+        out.end(Buffer.concat(chunks));
+      });
+      if (!upstream || (mode.kind === "lose-response" && mode.times > 0)) {
+        if (upstream && mode.kind === "lose-response") mode.times -= 1;
         req.socket.destroy();
         return;
       }
-      res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
-      res.end(Buffer.from(await upstream.arrayBuffer()));
+      const { connection: _, "keep-alive": __, "transfer-encoding": ___, ...answerHeaders } = upstream.headers;
+      res.writeHead(upstream.status, answerHeaders);
+      res.end(upstream.body);
     });
+    // the engine's requests may be many simulated minutes apart and a few real seconds: an idle
+    // connection stays open longer than the test takes
+    proxy.keepAliveTimeout = 120_000;
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     t.proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   });
