@@ -75,6 +75,28 @@ describe("Roblox SDK breadcrumbs", () => {
     expect(second?.map(({ timestamp: _t, ...c }) => c)).toEqual([...expected, { level: "debug", message: "after first" }]);
   });
 
+  it("gives beforeSend each breadcrumb's data as the event's own: an edit does not change the trail", async () => {
+    expect(
+      await start(`beforeSend = function(event)
+        if event.message == "edited" then
+          for _, crumb in event.breadcrumbs or {} do
+            if crumb.data then crumb.data.price = 999 crumb.data.item.id = 0 end
+          end
+        end
+        return event
+      end`),
+    ).toBe(true);
+    await t.rbx.run(`
+      Monitor.addBreadcrumb({ category = "shop", message = "bought", data = { price = 5, item = { id = 7 } } })
+      Monitor.captureMessage("edited", "error")
+      Monitor.captureMessage("as recorded", "error")
+      return Monitor.flush(10)
+    `);
+    expect((await byMessage("edited"))?.[0]?.data).toEqual({ price: 999, item: { id: 0 } });
+    // the next event is built from the trail, which the edit did not reach
+    expect((await byMessage("as recorded"))?.[0]?.data).toEqual({ price: 5, item: { id: 7 } });
+  });
+
   it("keeps the last maxBreadcrumbs lines (a captured warning not its own), and none with maxBreadcrumbs = 0", async () => {
     await start(`maxBreadcrumbs = 3, captureWarnings = true`);
     await t.rbx.run(`for i = 1, 10 do print("line " .. i) end warn("careful now") task.wait() Monitor.captureMessage("three", "error") return Monitor.flush(10)`);
