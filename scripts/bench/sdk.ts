@@ -105,7 +105,8 @@ const STEPS = `
 local stack = "ServerScriptService.Combat:41: function damage\\nServerScriptService.Combat:88: function onHit\\n"
 local steps = {}
 function steps.init()
-	assert(Monitor.init({ url = "https://errors.example.com", apiKey = "rbx_bench", flushInterval = 3600 }))
+	-- rounds follow each other within seconds of simulated time: the whole request budget
+	assert(Monitor.init({ url = "https://errors.example.com", apiKey = "rbx_bench", flushInterval = 3600, maxRequestsPerMinute = 400 }))
 end
 function steps.capture()
 	for _ = 1, ${REPEATS} do
@@ -161,11 +162,10 @@ async function child(version: string) {
 /** A child process running one version of the SDK; `round(n)` runs a round there. */
 async function spawnVersion(label: string, version: string) {
   const proc: ChildProcess = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_SDK_CHILD: version }, stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const next = () =>
-    new Promise<any>((resolve, reject) => {
-      proc.once("message", resolve);
-      proc.once("exit", (code) => reject(new Error(`${label}: the bench process exited (${code})`)));
-    });
+  let waiting: { resolve: (value: any) => void; reject: (err: Error) => void } | undefined;
+  proc.on("message", (message) => waiting?.resolve(message));
+  proc.on("exit", (code) => waiting?.reject(new Error(`${label}: the bench process exited (${code})`)));
+  const next = () => new Promise<any>((resolve, reject) => (waiting = { resolve, reject }));
   const ready = await next();
   if (!ready?.ready) throw new Error(`${label}: ${ready?.error ?? "did not start"}`);
   return {
