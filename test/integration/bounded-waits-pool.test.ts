@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
+import { lockTables } from "../support/locks.js";
 import { connect, startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser, type Reply } from "../support/team.js";
 
@@ -53,23 +54,11 @@ describe("requests queued for a pool connection behind a held lock", () => {
   type Sent = { what: string; reply: Reply; whileLocked: boolean; locked: boolean; write?: { kind: "key" | "project" | "player" | "status"; id: string } };
 
   it("every request answers while the lock is held: 503 with Retry-After, or success where it needs no locked table", async () => {
-    let held = true;
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const holding = new Promise<void>((r) => (locked = r));
-    const holder = admin.begin(async (tx) => {
-      await tx.unsafe(`set local lock_timeout = 0`);
-      await tx.unsafe(`lock table ${LOCKED} in access exclusive mode`);
-      locked();
-      await released;
-      held = false;
-    });
-    await holding;
+    const lock = await lockTables(admin, LOCKED);
 
     const sent: Promise<Sent>[] = [];
     const send = (what: string, request: Promise<Reply>, opts: { locked?: boolean; write?: Sent["write"] } = {}) =>
-      sent.push(request.then((reply) => ({ what, reply, whileLocked: held, locked: opts.locked ?? false, write: opts.write })));
+      sent.push(request.then((reply) => ({ what, reply, whileLocked: lock.held(), locked: opts.locked ?? false, write: opts.write })));
     const key = { "x-api-key": apiKey };
     const team = `/api/team/projects/${projectId}`;
     for (let i = 0; i < ROUNDS; i++) {
@@ -120,8 +109,7 @@ describe("requests queued for a pool connection behind a held lock", () => {
     // the lock goes once every request answered, or after LOCK_HOLD_MS: an unbounded wait answers after that
     const answered = Promise.all(sent);
     await Promise.race([answered, new Promise((r) => setTimeout(r, LOCK_HOLD_MS))]);
-    release();
-    await holder;
+    await lock.release();
     const answers = await answered;
 
     const late = answers.filter((a) => !a.whileLocked).map((a) => `${a.what} ${a.reply.status}`);

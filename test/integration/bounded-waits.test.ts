@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
+import { lockTables } from "../support/locks.js";
 import { connect, createProject, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
 
 /**
@@ -30,22 +31,11 @@ describe("requests while another transaction holds an ACCESS EXCLUSIVE lock", ()
 
   /** Runs `during` while a transaction holds `tables` in ACCESS EXCLUSIVE mode; releases after it. */
   async function whileLocked<T>(tables: string, during: () => Promise<T>): Promise<T> {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const holding = new Promise<void>((r) => (locked = r));
-    const holder = admin.begin(async (tx) => {
-      await tx.unsafe(`set local lock_timeout = 0`);
-      await tx.unsafe(`lock table ${tables} in access exclusive mode`);
-      locked();
-      await released;
-    });
-    await holding;
+    const lock = await lockTables(admin, tables);
     try {
       return await during();
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
   }
 
