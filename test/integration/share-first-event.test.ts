@@ -25,6 +25,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const others = (times: number[], offset: number) =>
   times.map((t, i) => ({ message: `Kicked OtherKid${offset + i} for flying`, player_name: `OtherKid${offset + i}`, user_id: 5_000_000 + offset + i, timestamp: iso(t) }));
 
+/** 60 events of other players in the hour before `at` and 60 in the hour after: the first event is in neither page read. */
+const around = (at: number) => [
+  ...others(Array.from({ length: 60 }, (_, i) => at - (i + 1) * MINUTE), 0),
+  ...others(Array.from({ length: 60 }, (_, i) => at + (i + 1) * MINUTE), 60),
+];
+
 async function send(apiKey: string, events: unknown[]) {
   for (let i = 0; i < events.length; i += 100) await ingest(app, apiKey, { errors: events.slice(i, i + 100) });
 }
@@ -87,10 +93,7 @@ describe("the first event's player on a share link", () => {
     const { projectId, apiKey } = await project();
     const at = Date.now() - 2 * DAY;
     await send(apiKey, [{ ...FIRST, timestamp: iso(at) }]);
-    await send(apiKey, [
-      ...others(Array.from({ length: 60 }, (_, i) => at - (i + 1) * MINUTE), 0),
-      ...others(Array.from({ length: 60 }, (_, i) => at + (i + 1) * MINUTE), 60),
-    ]);
+    await send(apiKey, around(at));
     const groups = await groupsOf(projectId);
     expect(groups).toHaveLength(1);
     expect(groups[0].message).toBe(FIRST.message);
@@ -165,8 +168,7 @@ describe("the first event's player on a share link", () => {
     const at = Date.now() - 2 * DAY;
     await send(apiKey, [{ ...FIRST, timestamp: iso(at) }]);
     await send(apiKey, [
-      ...others(Array.from({ length: 60 }, (_, i) => at - (i + 1) * MINUTE), 0),
-      ...others(Array.from({ length: 60 }, (_, i) => at + (i + 1) * MINUTE), 60),
+      ...around(at),
       { message: "Shop purchase failed", player_name: "Buyer1", timestamp: iso(at) },
     ]);
     const groups = await groupsOf(projectId);
@@ -187,8 +189,7 @@ describe("the first event's player on a share link", () => {
     await send(apiKey, [{ message: "Shop purchase failed", player_name: "Buyer1", timestamp: iso(at) }]);
     await send(apiKey, [{ ...FIRST, timestamp: iso(at), fingerprint }]);
     await send(apiKey, [
-      ...others(Array.from({ length: 60 }, (_, i) => at - (i + 1) * MINUTE), 0).map((e) => ({ ...e, fingerprint })),
-      ...others(Array.from({ length: 60 }, (_, i) => at + (i + 1) * MINUTE), 60).map((e) => ({ ...e, fingerprint })),
+      ...around(at).map((e) => ({ ...e, fingerprint })),
       // the newest event, shown on the share page: someone else reporting the first event's player
       { message: FIRST.message, player_name: "Reporter", timestamp: iso(at + 2 * DAY - MINUTE), fingerprint },
     ]);
