@@ -42,6 +42,9 @@ describe("Roblox SDK soak", () => {
         captureWarnings = true,
         sampleRate = 0.9,
         maxQueueSize = 150,
+        -- each queued event holds its own copy of the trail: 10 keep the queue within luau-web's
+        -- fixed 16 MB whatever the machine's load makes of the run
+        maxBreadcrumbs = 10,
         maxRetryTime = 180,
         flushInterval = 5,
         ignoreErrors = { "IGNORED" },
