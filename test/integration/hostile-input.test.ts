@@ -185,7 +185,22 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
     method: "POST",
     path: () => "/api/ingest",
     auth: "key",
-    template: () => ({ errors: [{ message: "first", level: "warn" }, { message: "second", context: { a: [1] }, breadcrumbs: [{ message: "m", data: { a: [1] } }] }] }),
+    template: () => ({
+      errors: [{ message: "first", level: "warn" }, { message: "second", context: { a: [1] }, breadcrumbs: [{ message: "m", data: { a: [1] } }] }],
+      client_report: { discarded_events: [{ reason: "queue_overflow", category: "error", quantity: 3 }], last_warning: { message: "queue full", at: new Date().toISOString() } },
+    }),
+  },
+  "POST /api/client-reports": {
+    method: "POST",
+    path: () => "/api/client-reports",
+    auth: "key",
+    template: () => ({
+      discarded_events: [
+        { reason: "sample_rate", category: "error", quantity: 10 },
+        { reason: "too_large", category: "economy", quantity: 1 },
+      ],
+      last_warning: { message: "a batch was refused", at: new Date().toISOString() },
+    }),
   },
   "POST /api/economy/ingest": {
     method: "POST",
@@ -421,6 +436,7 @@ const QUERY_ENDPOINTS: QueryEndpoint[] = [
   { path: () => "/api/v1/errors", auth: "key", params: ["limit", "offset", "grouped", "level", "user_id", "place_id", "search", "environment"], api: true },
   { path: () => "/api/v1/errors?grouped=true", auth: "key", params: ["limit", "offset", "level", "status", "sort", "search", "environment"], api: true },
   { path: () => "/api/v1/stats", auth: "key", params: ["timeframe"], api: true },
+  { path: () => "/api/v1/sdk-health", auth: "key", params: ["days"], api: true },
   { path: () => `/api/v1/errors/${ids.group}`, auth: "key", params: ["limit"], api: true },
   { path: () => "/api/v1/economy/players", auth: "key", params: ["sort", "order", "search", "limit", "offset"], api: true },
   { path: () => "/api/v1/economy/summary", auth: "key", params: ["days"], api: true },
@@ -606,6 +622,8 @@ describe("hostile queries and path ids", () => {
       { method: "POST", path: "/api/ingest", body: '{"message":"h"}', api: true },
       { method: "GET", path: "/api/v1/errors", api: true },
       { method: "POST", path: "/api/economy/ingest", body: '{"players":[]}', api: true },
+      { method: "POST", path: "/api/client-reports", body: '{"discarded_events":[]}', api: true },
+      { method: "GET", path: "/api/v1/sdk-health", api: true },
       { method: "POST", path: "/api/notifications/dispatch", body: "{}", api: true },
       { method: "GET", path: "/api/economy/sync?project_id=x", api: true },
       { method: "GET", path: "/api/team/projects", api: true },
