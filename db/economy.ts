@@ -43,7 +43,8 @@ export type Source = "push" | "scan";
  * or the total differ from the snapshot's; it carries the previous observation and the day's start,
  * taken here from the locked snapshot, so the history triggers never look the player's rows up. A
  * player without a snapshot is new (every writer writes the snapshot with its history): no previous
- * observation, and the day starts at nothing ('{}').
+ * observation, and the day starts at this first observation (its balances and total: the opening
+ * balance), so the rest of that day is measured from what the player brought, not from nothing.
  */
 export async function writeObservationsTx(tx: TxSql, projectId: string, source: Source, rows: Observation[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
@@ -98,7 +99,7 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
       select ${projectId}, i.user_id, i.cash, i.bank, i.dark_coin, i.total, i.balances, i.skipped_values, i.skipped_count,
         array(select jsonb_array_elements_text(coalesce(i.display_names, '[]'::jsonb))),
         i.username, i.display_name, i.data_code, ${push ? tx`i.observed_at` : tx`null::timestamptz`}, i.observed_at, ${source},
-        i.revision_time, i.observed_at, i.observed_at, '{}'::jsonb
+        i.revision_time, i.observed_at, i.observed_at, i.balances || jsonb_build_object('total', i.total::text)
       from input i order by i.user_id
       on conflict (project_id, user_id) do update set
         cash = excluded.cash,
@@ -318,6 +319,10 @@ export type SupplyDay = {
   day: Date;
   supply: string;
   change: string;
+  /** what the players first observed that day held then (part of `change`, never of `gained`) */
+  opening: string;
+  /** players first observed that day */
+  newcomers: number;
   growth_pct: number | null;
   gained: string;
   lost: string;
@@ -327,16 +332,18 @@ export type SupplyDay = {
 
 /**
  * One currency's (or the total's) supply at the end of each UTC day of the last `days` days, its change
- * that day and the growth over the previous day's supply (null when that supply is not positive), and
- * the faucet/sink split: what the players who ended the day above where they started gained, what those
- * below lost, and how many of each. economy_daily_currency keeps each day at write time, so this reads
- * one row per day and shard, whatever the size of the history.
+ * that day, the new players' starting wealth within that change (`opening`, their first observations,
+ * and how many they were), the growth over the previous day's supply without those openings (null when
+ * that supply is not positive), and the faucet/sink split: what the players who ended the day above
+ * where they started gained, what those below lost, and how many of each (a new player starts the day
+ * at their opening balance). economy_daily_currency keeps each day at write time, so this reads one row
+ * per day and shard, whatever the size of the history.
  */
 export async function moneySupplyPerDay(sql: Sql, projectId: string, days: number, currency: CurrencyKey = "total") {
   return sql<SupplyDay[]>`
     with per_day as (
-      select day::timestamp at time zone 'UTC' as day, sum(delta) as delta, sum(gained) as gained, sum(lost) as lost,
-        sum(gainers)::int as gainers, sum(losers)::int as losers
+      select day::timestamp at time zone 'UTC' as day, sum(delta) as delta, sum(opening) as opening, sum(openers)::int as openers,
+        sum(gained) as gained, sum(lost) as lost, sum(gainers)::int as gainers, sum(losers)::int as losers
       from economy_daily_currency where project_id = ${projectId} and currency = ${currency} group by 1
     ), running as (
       select *, sum(delta) over (order by day) as supply from per_day
@@ -345,11 +352,12 @@ export async function moneySupplyPerDay(sql: Sql, projectId: string, days: numbe
     ), out as (
       select d.day,
         coalesce((select r.supply from running r where r.day <= d.day order by r.day desc limit 1), 0) as supply,
-        r.delta, r.gained, r.lost, r.gainers, r.losers
+        coalesce(r.delta, 0) as delta, coalesce(r.opening, 0) as opening, coalesce(r.openers, 0) as openers,
+        r.gained, r.lost, r.gainers, r.losers
       from days d left join running r on r.day = d.day
     )
-    select day, supply::text as supply, coalesce(delta, 0)::text as change,
-      case when supply - coalesce(delta, 0) > 0 then round(coalesce(delta, 0) * 100 / (supply - coalesce(delta, 0)), 2)::float8 end as growth_pct,
+    select day, supply::text as supply, delta::text as change, opening::text as opening, openers as newcomers,
+      case when supply - delta > 0 then round((delta - opening) * 100 / (supply - delta), 2)::float8 end as growth_pct,
       coalesce(gained, 0)::text as gained, coalesce(lost, 0)::text as lost, coalesce(gainers, 0) as gainers, coalesce(losers, 0) as losers
     from out order by day`;
 }

@@ -23,7 +23,8 @@ export function histogram(rows: { bucket: number; count: string }[]): WealthBuck
 /**
  * GET /api/v1/economy/summary: today's fields (over the total), plus the map's currencies, each one's
  * sum, and for the selected `currency` (default total): median, p99, concentration, newcomers, top
- * players, wealth histogram and money supply per day with growth and the faucet/sink split.
+ * players, wealth histogram and money supply per day with growth, the new players' starting wealth and
+ * the faucet/sink split.
  */
 export async function economySummary(sql: Sql, projectId: string, days: number, map: CurrencyMap, currency: string = TOTAL) {
   const keys = map.currencies.map((c) => c.key);
@@ -57,6 +58,8 @@ export async function economySummary(sql: Sql, projectId: string, days: number, 
       day: d.day.toISOString().slice(0, 10),
       supply: d.supply,
       change: d.change,
+      opening: d.opening,
+      newcomers: d.newcomers,
       growth_pct: d.growth_pct,
       gained: d.gained,
       lost: d.lost,

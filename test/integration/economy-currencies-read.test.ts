@@ -61,7 +61,7 @@ describe("a Coins/Gems economy read per currency", () => {
     ({ apiKey, projectId } = await createProject(app.sql, "Coins and Gems"));
     await putEconomyMap(app.sql, projectId, COINS_GEMS, null);
     await seed(projectId, [
-      // two days ago: both first observed (a first observation counts from 0)
+      // two days ago: both first observed (their opening balances: new players' wealth, not a gain)
       [1, 2, 60, { coins: 100, gems: 5 }],
       [2, 2, 60, { coins: 1000, gems: 0 }],
       // yesterday: 1 gains 200 then loses 50 (net +150); 2 gains 4,000 then loses 4,300 (net -300: a loser)
@@ -69,7 +69,7 @@ describe("a Coins/Gems economy read per currency", () => {
       [2, 1, 120, { coins: 5000, gems: 0 }],
       [1, 1, 180, { coins: 250, gems: 5 }],
       [2, 1, 240, { coins: 700, gems: 0 }],
-      // today: 1 spends 200 coins and dupes gems 5 -> 1,000; 3 is first observed
+      // today: 1 spends 200 coins and dupes gems 5 -> 1,000; 3 is first observed (opens with 10 coins, 2 gems)
       [1, 0, 1, { coins: 50, gems: 1000 }],
       [3, 0, 2, { coins: 10, gems: 2 }],
     ]);
@@ -104,24 +104,27 @@ describe("a Coins/Gems economy read per currency", () => {
     expect([total.median, total.p99]).toEqual([total.median_total, total.p99_total]);
   });
 
-  it("splits each day into what gainers gained and losers lost, by the day's net, with the day's growth", async () => {
+  it("splits each day into what gainers gained and losers lost, by the day's net, apart from new players' openings, with the day's growth", async () => {
     const coins = (await get("/api/v1/economy/summary?days=3&currency=coins")).body.money_supply;
     expect(coins).toEqual([
-      { day: expect.any(String), supply: "1100", change: "1100", growth_pct: null, gained: "1100", lost: "0", gainers: 2, losers: 0 },
-      { day: expect.any(String), supply: "950", change: "-150", growth_pct: -13.64, gained: "150", lost: "300", gainers: 1, losers: 1 },
-      { day: new Date().toISOString().slice(0, 10), supply: "760", change: "-190", growth_pct: -20, gained: "10", lost: "200", gainers: 1, losers: 1 },
+      { day: expect.any(String), supply: "1100", change: "1100", opening: "1100", newcomers: 2, growth_pct: null, gained: "0", lost: "0", gainers: 0, losers: 0 },
+      { day: expect.any(String), supply: "950", change: "-150", opening: "0", newcomers: 0, growth_pct: -13.64, gained: "150", lost: "300", gainers: 1, losers: 1 },
+      // (-190 - 10 brought by player 3) / 950
+      { day: new Date().toISOString().slice(0, 10), supply: "760", change: "-190", opening: "10", newcomers: 1, growth_pct: -21.05, gained: "0", lost: "200", gainers: 0, losers: 1 },
     ]);
     const gems = (await get("/api/v1/economy/summary?days=3&currency=gems")).body.money_supply;
-    expect(gems.map((d: any) => [d.supply, d.change, d.growth_pct, d.gained, d.lost, d.gainers, d.losers])).toEqual([
-      ["5", "5", null, "5", "0", 1, 0],
-      ["5", "0", 0, "0", "0", 0, 0],
-      ["1002", "997", 19940, "997", "0", 2, 0],
+    expect(gems.map((d: any) => [d.supply, d.change, d.opening, d.newcomers, d.growth_pct, d.gained, d.lost, d.gainers, d.losers])).toEqual([
+      // player 2 opens with 0 gems: a newcomer all the same
+      ["5", "5", "5", 2, null, "0", "0", 0, 0],
+      ["5", "0", "0", 0, 0, "0", "0", 0, 0],
+      // the dupe (+995) over 5, without the 2 gems player 3 brought
+      ["1002", "997", "2", 1, 19900, "995", "0", 1, 0],
     ]);
     const total = (await get("/api/v1/economy/summary?days=3")).body.money_supply;
-    expect(total.map((d: any) => [d.supply, d.change, d.gained, d.lost, d.gainers, d.losers])).toEqual([
-      ["1105", "1105", "1105", "0", 2, 0],
-      ["955", "-150", "150", "300", 1, 1],
-      ["1762", "807", "807", "0", 2, 0],
+    expect(total.map((d: any) => [d.supply, d.change, d.opening, d.newcomers, d.gained, d.lost, d.gainers, d.losers])).toEqual([
+      ["1105", "1105", "1105", 2, "0", "0", 0, 0],
+      ["955", "-150", "0", 0, "150", "300", 1, 1],
+      ["1762", "807", "12", 1, "795", "0", 1, 0],
     ]);
     // a window reaching before the first day: supply 0, no growth
     const longer = (await get("/api/v1/economy/summary?days=5&currency=coins")).body.money_supply;
@@ -249,9 +252,10 @@ describe("amounts past 2^53", () => {
     const g = (path: string) => getJson(app, path, p.apiKey);
     const s = (await g("/api/v1/economy/summary?days=2&currency=coins")).body;
     expect(s.sums.balances.coins).toBe("90090006945919411986");
-    expect(s.money_supply.map((d: any) => [d.supply, d.change, d.gained, d.growth_pct])).toEqual([
-      ["9007199254740993", "9007199254740993", "9007199254740993", null],
-      ["90090006945919411986", "90080999746664670993", "90080999746664670993", 1000100],
+    expect(s.money_supply.map((d: any) => [d.supply, d.change, d.opening, d.gained, d.growth_pct])).toEqual([
+      ["9007199254740993", "9007199254740993", "9007199254740993", "0", null],
+      // player 1's gain over the day before, without what player 2 brought
+      ["90090006945919411986", "90080999746664670993", "18014398509481985", "90062985348155189008", 999900],
     ]);
     expect([s.median, s.p99]).toEqual(["18014398509481985", "90071992547409930001"]);
     const a = (await g("/api/v1/economy/anomalies?currency=coins&factor=10&min_amount=100")).body;

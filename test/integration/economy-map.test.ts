@@ -134,11 +134,13 @@ describe("pushes through a project's map", () => {
       dark_coin: "0",
       skipped_values: null,
       skipped_count: 0,
-      day_start: {},
     });
+    // a new player's day starts at their opening balance
+    const opening = { coins: "9007199254740992", gems: "12.5", total: "9007199254741004.5" };
+    expect(s.day_start).toEqual(opening);
     expect(s.first_observed_at).toEqual(s.observed_at);
     expect(await history("1")).toEqual([
-      { balances: { coins: "9007199254740992", gems: "12.5" }, total: "9007199254741004.5", prev_balances: null, prev_total: null, day_start: {} },
+      { balances: { coins: "9007199254740992", gems: "12.5" }, total: "9007199254741004.5", prev_balances: null, prev_total: null, day_start: opening },
     ]);
     // the v1 player read carries the three seed fields whatever the map
     const player = await getJson(app, "/api/v1/economy/players/1", apiKey);
@@ -199,15 +201,17 @@ describe("pushes through a project's map", () => {
     const s = await snapshot("20");
     expect(s).toMatchObject({ balances: { cash: "100", gems: "7" }, total: "107", bank: "0" });
     expect(s.first_observed_at).toEqual(first.first_observed_at);
+    // the player's first observation is their opening balance: the day starts there
+    const opening = { cash: "100", bank: "50", dark_coin: "0", total: "150" };
     expect(await history("20")).toEqual([
-      { balances: { cash: "100", bank: "50", dark_coin: "0" }, total: "150", prev_balances: null, prev_total: null, day_start: {} },
+      { balances: { cash: "100", bank: "50", dark_coin: "0" }, total: "150", prev_balances: null, prev_total: null, day_start: opening },
       {
         balances: { cash: "100", gems: "7" },
         total: "107",
         prev_balances: { cash: "100", bank: "50", dark_coin: "0" },
         prev_total: "150",
-        // the same UTC day as the player's first observation: the day started with nothing
-        day_start: {},
+        // the same UTC day as the player's first observation: the day started at the opening balance
+        day_start: opening,
       },
     ]);
     // the same values read the same: no history row
@@ -236,7 +240,8 @@ describe("pushes through a project's map", () => {
     await push([{ user_id: 30, profile: { RPCharacterOne: { Cash: 40 } } }]);
     const h = await history("30");
     const yesterday = { cash: "10", bank: "0", dark_coin: "0", total: "10" };
-    expect(h.map((r) => r.day_start)).toEqual([{}, yesterday, yesterday]);
+    // the first row's day starts at itself (the opening balance)
+    expect(h.map((r) => r.day_start)).toEqual([yesterday, yesterday, yesterday]);
     expect((await snapshot("30")).day_start).toEqual(yesterday);
   });
 });
