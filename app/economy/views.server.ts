@@ -10,6 +10,7 @@ import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
 import { loadMap } from "./map.server";
 import { parseCurrency, parsePlayerParams } from "./params.server";
 import { parseUserId } from "./profile.server";
+import { openingsView } from "./openings.server";
 import { economySummary } from "./summary.server";
 import { syncView } from "./sync.server";
 
@@ -41,6 +42,7 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
     search: filter.search ?? "",
     currency,
     summary,
+    openings: openingsView(summary.money_supply),
     anomalies,
     players,
     sync: syncView(sync),

@@ -2,7 +2,8 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { plural } from "~/components/format";
-import { amount, AmountFigures, BarsChart, evenRows, factor, FlowChart, growth, LineChart, share, shortAmount } from "~/economy/charts";
+import { amount, AmountFigures, BarsChart, evenRows, factor, FlowChart, share, shortAmount } from "~/economy/charts";
+import { Brought, SupplyPanel } from "~/economy/supply-panel";
 
 type CardSize = { wide: number; narrow: number };
 const cardStyle = (size: CardSize) => ({ "--per-row": size.wide, "--per-row-narrow": size.narrow }) as React.CSSProperties;
@@ -153,24 +154,12 @@ export default function EconomyOverview() {
         <StatCard
           value={s.newcomers.players.toLocaleString("en-US")}
           label="New players, 30 days"
-          detail={`median ${shortAmount(s.newcomers.median)}`}
+          detail={`${d.openings.newcomers > 0 ? `brought ${shortAmount(d.openings.opening)} · ` : ""}median ${shortAmount(s.newcomers.median)}`}
           size={next()}
           testId="card-newcomers"
         />
       </div>
-      <section className="panel">
-        <h3 style={{ marginTop: 0 }}>
-          Money supply, {of}, last 30 days <span className="muted small">(end of each UTC day)</span>
-        </h3>
-        <p className="muted small" data-testid="supply-growth">
-          Today {last ? `${growth(last.growth_pct)} (${Number(last.change) >= 0 ? "+" : ""}${amount(last.change)})` : "—"}
-          {supply.length > 1 ? ` · yesterday ${growth(supply.at(-2)!.growth_pct)}` : ""} · growth is the day's change over the previous day's supply
-        </p>
-        <LineChart
-          label="Money supply per day"
-          points={supply.map((p) => ({ label: p.day.slice(5), value: p.supply, note: `${growth(p.growth_pct)} that day` }))}
-        />
-      </section>
+      <SupplyPanel supply={supply} others={d.openings.others} of={of} />
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>
           Faucets and sinks, {of} <span className="muted small">(per UTC day: what players who ended the day above their start gained, and what those below lost)</span>
@@ -178,6 +167,11 @@ export default function EconomyOverview() {
         <p className="muted small" data-testid="flow-totals">
           30 days: <span className="flow-gained-text">{window30.gained > 0 ? "+" : ""}{shortAmount(String(window30.gained))} gained</span> ·{" "}
           <span className="flow-lost-text">{window30.lost > 0 ? "−" : ""}{shortAmount(String(window30.lost))} lost</span>
+          {d.openings.newcomers > 0 ? (
+            <span data-testid="flow-openings">
+              {" "}· <Brought newcomers={d.openings.newcomers} opening={d.openings.opening} /> (not a gain)
+            </span>
+          ) : null}
           {last ? ` · today ${plural(last.gainers, "gainer")}, ${plural(last.losers, "loser")}` : ""}
         </p>
         <FlowChart
