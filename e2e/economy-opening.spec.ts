@@ -46,6 +46,9 @@ for (const width of [390, 1280]) {
     await expect(flows).toContainText("150 new players brought 1.5M (not a gain)");
     await expect(flows).toContainText("today 0 gainers, 40 losers");
     await expect(page.getByTestId("card-newcomers")).toContainText("brought 1.5M");
+    // the chart's point for the day says it too
+    const point = page.getByRole("img", { name: "Money supply per day" }).locator("circle title").last();
+    await expect(point).toHaveText(/: 1,480,000 \(— that day; 150 new players brought 1,500,000, others −20,000\)$/);
     expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(width);
     await page.screenshot({ path: `e2e/artifacts/economy-opening-${width}.png`, fullPage: true });
     await page.locator("section.panel", { has: openings }).screenshot({ path: `e2e/artifacts/economy-opening-supply-${width}.png` });
