@@ -11,6 +11,7 @@ import { loadMap } from "./map.server";
 import { parseCurrency, parsePlayerParams } from "./params.server";
 import { parseUserId } from "./profile.server";
 import { economySummary } from "./summary.server";
+import { flowsPanel } from "./flows-read.server";
 import { syncView } from "./sync.server";
 
 /** Typed errors become the dashboard's error page; 5xx stay opaque. */
@@ -35,6 +36,7 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
     filter.search ? listPlayers(sql, projectId, { ...filter, sort: filter.sort === "total" ? currency : filter.sort, limit: 50 }) : Promise.resolve(null),
     getSync(sql, projectId),
   ]);
+  const flows = await flowsPanel(sql, projectId, map, currency);
   return {
     projectId,
     canManage: MANAGERS.includes(role),
@@ -46,6 +48,7 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
     sync: syncView(sync),
     anomalyFactor: config.economyAnomalyFactor,
     anomalyMinAmount: config.economyAnomalyMinAmount,
+    flows,
   };
 }
 
