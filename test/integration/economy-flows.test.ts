@@ -24,7 +24,7 @@ const MAP = {
 
 type Wallet = { coins?: number | string; gems?: number | string };
 const player = (userId: number, w: Wallet) => ({ user_id: userId, profile: { Data: { Coins: w.coins ?? 0, Gems: w.gems ?? 0 } } });
-const flow = (userId: number, currency: string, amount: number | string, source = "quest", extra: Record<string, unknown> = {}) => ({
+const flow = (userId: number | string, currency: string, amount: number | string, source = "quest", extra: Record<string, unknown> = {}) => ({
   user_id: userId,
   currency,
   amount,
