@@ -25,6 +25,8 @@ export type FlowsPanelProps = {
   unexplained: { data: unknown[]; total: number };
 };
 
+const gained = (v: string) => (Number(v) > 0 ? `+${shortAmount(v)}` : "—");
+const spent = (v: string) => (Number(v) > 0 ? `−${shortAmount(v)}` : "—");
 const who = (p: Unexplained) => p.display_name ?? p.username ?? p.display_names[0] ?? "—";
 const when = (t: string | Date) => new Date(t).toISOString().slice(0, 16).replace("T", " ");
 
@@ -43,15 +45,15 @@ function SourceTable({ c, showName, days }: { c: CurrencyFlows; showName: boolea
             {c.sources.map((s) => (
               <tr key={s.source}>
                 <td>{s.source}</td>
-                <td className="num flow-gained-text" title={amount(s.gained)}>{Number(s.gained) > 0 ? `+${shortAmount(s.gained)}` : "—"}</td>
-                <td className="num flow-lost-text" title={amount(s.spent)}>{Number(s.spent) > 0 ? `−${shortAmount(s.spent)}` : "—"}</td>
+                <td className="num flow-gained-text" title={amount(s.gained)}>{gained(s.gained)}</td>
+                <td className="num flow-lost-text" title={amount(s.spent)}>{spent(s.spent)}</td>
                 <td className="num">{s.flows.toLocaleString("en-US")}</td>
               </tr>
             ))}
             <tr>
               <td><strong>All sources</strong></td>
-              <td className="num flow-gained-text" title={amount(c.totals.gained)}><strong>+{shortAmount(c.totals.gained)}</strong></td>
-              <td className="num flow-lost-text" title={amount(c.totals.spent)}><strong>−{shortAmount(c.totals.spent)}</strong></td>
+              <td className="num flow-gained-text" title={amount(c.totals.gained)}><strong>{gained(c.totals.gained)}</strong></td>
+              <td className="num flow-lost-text" title={amount(c.totals.spent)}><strong>{spent(c.totals.spent)}</strong></td>
               <td className="num"><strong>{c.totals.flows.toLocaleString("en-US")}</strong></td>
             </tr>
           </tbody>
@@ -91,19 +93,19 @@ export function FlowsPanel({ data, base }: { data: FlowsPanelProps; base: string
             <table data-testid="unexplained">
               <thead>
                 <tr>
-                  <th>Player</th>{all ? <th>Currency</th> : null}<th className="num">From</th><th className="num">To</th>
-                  <th className="num">Explained</th><th className="num">Unexplained</th><th>When (UTC)</th>
+                  <th>Player</th><th className="num">Unexplained</th>{all ? <th>Currency</th> : null}<th className="num">From</th>
+                  <th className="num">To</th><th className="num">Explained</th><th>When (UTC)</th>
                 </tr>
               </thead>
               <tbody>
                 {rows.map((u) => (
                   <tr key={u.id}>
                     <td><Link to={`${base}/players/${u.user_id}`}>{who(u)}</Link> <span className="muted small">{u.user_id}</span></td>
+                    <td className="num flow-lost-text"><strong>+{amount(u.unexplained)}</strong></td>
                     {all ? <td>{u.currency}</td> : null}
                     <td className="num">{amount(u.from_amount)}</td>
                     <td className="num">{amount(u.to_amount)}</td>
                     <td className="num">{amount(u.explained)}</td>
-                    <td className="num flow-lost-text"><strong>+{amount(u.unexplained)}</strong></td>
                     <td>{when(u.to_observed_at)}</td>
                   </tr>
                 ))}
