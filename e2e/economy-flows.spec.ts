@@ -3,22 +3,13 @@ import { randomBytes } from "node:crypto";
 import { createUser } from "../app/accounts/users.server.js";
 import { createProject } from "../app/team/projects.server.js";
 import { createSql } from "../db/client.js";
+import { COINS_GEMS_MAP as MAP, coinsGemsPlayer } from "../test/support/economy-maps.js";
 
 /** The overview's sources-and-sinks panel, over flows and pushes sent through the API, at a phone's and a desktop's width. */
 const PASSWORD = "correct horse battery";
 let email: string;
 let withFlows: string;
 let withoutFlows: string;
-
-const MAP = {
-  currencies: [
-    { key: "coins", name: "Coins", paths: ["Data.Coins"] },
-    { key: "gems", name: "Gems", paths: ["Data.Gems"] },
-  ],
-  names: [],
-  data_code: null,
-  match: ["Data"],
-};
 
 type Flow = { user_id: number; currency: string; amount: number; source: string; item?: string };
 
@@ -37,7 +28,7 @@ test.beforeAll(async ({ request }) => {
     const r = await req.post(path, { headers: { "x-api-key": key }, data });
     expect(r.status(), await r.text()).toBe(200);
   };
-  const player = (id: number, coins: number, gems: number) => ({ user_id: id, username: `hero_${id}`, profile: { Data: { Coins: coins, Gems: gems } } });
+  const player = (id: number, coins: number, gems: number) => coinsGemsPlayer(id, { coins, gems }, { username: `hero_${id}` });
   const flows = (list: Flow[]) => post(request, a.api_key, "/api/economy/flows", { flows: list });
   // the game has sent flows of both currencies since before the players' first observation
   await flows([{ user_id: 99, currency: "coins", amount: 1, source: "admin" }, { user_id: 99, currency: "gems", amount: 1, source: "admin" }]);

@@ -2,6 +2,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { putEconomyMap } from "../../db/economy-maps.js";
 import { pruneFlows } from "../../db/economy-flows.js";
+import { COINS_GEMS_MAP as MAP, coinsGemsPlayer } from "../support/economy-maps.js";
 import { createProject, getJson, postEncoded, postJson, startTestApp, type TestApp } from "../support/server.js";
 
 /**
@@ -12,18 +13,7 @@ let app: TestApp;
 let apiKey: string;
 let projectId: string;
 
-const MAP = {
-  currencies: [
-    { key: "coins", name: "Coins", paths: ["Data.Coins"] },
-    { key: "gems", name: "Gems", paths: ["Data.Gems"] },
-  ],
-  names: [],
-  data_code: null,
-  match: ["Data"],
-};
-
-type Wallet = { coins?: number | string; gems?: number | string };
-const player = (userId: number, w: Wallet) => ({ user_id: userId, profile: { Data: { Coins: w.coins ?? 0, Gems: w.gems ?? 0 } } });
+const player = coinsGemsPlayer;
 const flow = (userId: number | string, currency: string, amount: number | string, source = "quest", extra: Record<string, unknown> = {}) => ({
   user_id: userId,
   currency,
@@ -466,7 +456,7 @@ describe("flow retention", () => {
 describe("reads", () => {
   async function seed() {
     await coinsFlowsSinceBefore();
-    await pushPlayers({ ...player(1, { coins: 100 }), username: "alice" } as any, player(2, { coins: 100 }));
+    await pushPlayers(player(1, { coins: 100 }, { username: "alice" }), player(2, { coins: 100 }));
     await postFlows([
       flow(1, "coins", 30, "quest", { item: "q1" }),
       flow(1, "coins", -10, "shop", { item: "hat" }),
