@@ -254,6 +254,25 @@ describe("POST /api/economy/flows: storage", () => {
   });
 });
 
+describe("flows and pushes of the same players at once", () => {
+  it("all are answered and every flow is stored and counted once", async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => i + 1);
+    const requests = Array.from({ length: 12 }, (_, r) =>
+      r % 2
+        ? postFlows(ids.map((id) => flow(id, "coins", 2, "quest")))
+        : push({ players: ids.slice(r % 3).map((id) => player(id, { coins: 100 + r })), flows: ids.map((id) => flow(id, "coins", -1, "shop")) }),
+    );
+    const answers = await Promise.all(requests);
+    for (const a of answers) expect(a.status, a.text).toBe(200);
+    expect(await daily()).toEqual([
+      { currency: "coins", source: "quest", gained: "240", spent: "0", flows: 120 },
+      { currency: "coins", source: "shop", gained: "0", spent: "120", flows: 120 },
+    ]);
+    const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from economy_flows where project_id = ${projectId}`;
+    expect(n).toBe(240);
+  });
+});
+
 describe("POST /api/economy/ingest with flows", () => {
   it("answers `flows` only when the request has the key, and takes flows without players", async () => {
     const plain = await pushPlayers(player(1, { coins: 5 }));
