@@ -47,7 +47,17 @@ export type Source = "push" | "scan";
  * balance), so the rest of that day is measured from what the player brought, not from nothing.
  */
 export async function writeObservationsTx(tx: TxSql, projectId: string, source: Source, rows: Observation[]): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
+  return (await writeObservationsWithHistoryTx(tx, projectId, source, rows)).stored;
+}
+
+/** writeObservationsTx, also answering the ids of the history rows it appended (what a push reconciles with flows). */
+export async function writeObservationsWithHistoryTx(
+  tx: TxSql,
+  projectId: string,
+  source: Source,
+  rows: Observation[],
+): Promise<{ stored: Set<string>; historyIds: string[] }> {
+  if (rows.length === 0) return { stored: new Set(), historyIds: [] };
   // one row per player (ON CONFLICT cannot touch a row twice): the latest observation, later rows winning ties
   const latest = new Map<string, Observation>();
   for (const r of rows) {
@@ -78,7 +88,7 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
   const push = source === "push";
   // the snapshot's values before this statement (CTEs all see the same snapshot of the table); the
   // advisory locks keep any other writer of these players out until commit
-  const stored = await tx<{ user_id: string }[]>`
+  const written = await tx<{ user_id: string | null; history_id: string | null }[]>`
     with input as (
       select * from jsonb_to_recordset(${tx.json(input)}::jsonb) as x(
         user_id bigint, cash numeric, bank numeric, dark_coin numeric, total numeric, balances jsonb, skipped_values jsonb,
@@ -143,9 +153,11 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
       select ${projectId}, user_id, cash, bank, dark_coin, total, balances, observed_at, source,
         prev_total, prev_balances, prev_observed_at, day_start
       from changed order by user_id
-      returning 1
+      returning id
     )
-    select user_id::text as user_id from up`;
+    select user_id::text as user_id, null as history_id from up
+    union all select null, id::text from hist`;
+  const stored = written.filter((r) => r.user_id !== null);
   if (!push && stored.length !== rows.length) {
     // a scanned revision older than the snapshot does not overwrite it, but the player was seen then
     await tx`
@@ -154,7 +166,7 @@ export async function writeObservationsTx(tx: TxSql, projectId: string, source: 
         as i(user_id bigint, observed_at timestamptz)
       where s.project_id = ${projectId} and s.user_id = i.user_id and s.first_observed_at > i.observed_at`;
   }
-  return new Set(stored.map((r) => r.user_id));
+  return { stored: new Set(stored.map((r) => r.user_id!)), historyIds: written.flatMap((r) => (r.history_id === null ? [] : [r.history_id])) };
 }
 
 // ---- read side ---------------------------------------------------------------------------------

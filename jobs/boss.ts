@@ -4,6 +4,7 @@ import { runRetention } from "./retention.js";
 import { pruneEventIds } from "../db/sentry.js";
 import { pruneIngestWindows } from "../db/ingest-limits.js";
 import { pruneIdempotencyKeys } from "../db/idempotency.js";
+import { pruneFlows } from "../db/economy-flows.js";
 import { pruneClientReports, SDK_HEALTH_MAX_DAYS } from "../db/client-reports.js";
 import { reopenExpiredSnoozes } from "../db/groups.js";
 import { moveStatsWindows } from "../db/stats.js";
@@ -28,6 +29,8 @@ export async function startJobs(
   await boss.work(QUEUES.retention, async () => {
     const r = await runRetention(sql, opts.retentionDays);
     if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
+    const flows = await pruneFlows(sql, opts.retentionDays);
+    if (flows) console.log(`[jobs] retention deleted ${flows} economy flows`);
     await pruneEventIds(sql);
     await pruneIngestWindows(sql);
     await pruneIdempotencyKeys(sql);

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sql } from "../../db/client.js";
-import { writeObservationsTx, type Observation } from "../../db/economy.js";
+import { writeObservationsWithHistoryTx, type Observation } from "../../db/economy.js";
+import { lockPlayers, reconcileTx, writeFlowsTx } from "../../db/economy-flows.js";
 import { putProfileSample } from "../../db/economy-samples.js";
 import { claimPushKey, recordPush } from "../../db/idempotency.js";
 import { transaction } from "../../db/transaction.js";
@@ -11,6 +12,7 @@ import { bodyHash, type KeyedRequest } from "~/ingest/idempotency.server";
 import { parseUserId } from "./profile.server";
 import { readProfileInSlices, SEED, seedFields, type CompiledMap } from "./currency-map.server";
 import { loadMap } from "./map.server";
+import { flowDetails, flowsAnswer, flowsArray, parseFlows, type FlowsAnswer, type ParsedFlows } from "./flows.server";
 import { clipNesting, cutText, isStorable, tooDeep } from "~/text.server";
 
 export const MAX_PLAYERS = 100;
@@ -85,16 +87,22 @@ export type ParsedPush = {
   skippedPlayers: { index: number; user_id: string | null; reason: string }[];
 };
 
-/** The batch's players; a 400 when the body is not `{players: [...]}` with 1..100 entries. */
-function batchOf(body: unknown): unknown[] {
+/**
+ * The batch's players and flows (null without a `flows` key); a 400 when the body is not
+ * `{players: [...], flows: [...]}` with at most 100 players and 1000 flows, at least one entry in
+ * all. Either array may be absent or empty when the other is not.
+ */
+function batchOf(body: unknown): { players: unknown[]; flows: unknown[] | null } {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalidPayload("Send an object with a `players` array of {user_id, profile} entries.");
   }
-  const players = (body as { players?: unknown }).players;
+  const raw = body as { players?: unknown; flows?: unknown };
+  const flows = raw.flows === undefined ? null : flowsArray(raw.flows);
+  const players = raw.players === undefined && flows && flows.length > 0 ? [] : raw.players;
   if (!Array.isArray(players)) {
     throw invalidPayload("`players` must be an array of {user_id, profile} entries.", [{ path: "players", message: "must be an array" }]);
   }
-  if (players.length === 0) {
+  if (players.length === 0 && !(flows && flows.length > 0)) {
     throw invalidPayload("The batch is empty; send 1 to 100 players.", [{ path: "players", message: "must not be empty" }]);
   }
   if (players.length > MAX_PLAYERS) {
@@ -102,7 +110,7 @@ function batchOf(body: unknown): unknown[] {
       { path: "players", message: `must have at most ${MAX_PLAYERS} players` },
     ]);
   }
-  return players;
+  return { players, flows };
 }
 
 /**
@@ -112,7 +120,15 @@ function batchOf(body: unknown): unknown[] {
  * counts as skipped.
  */
 export async function parsePushBody(body: unknown, map: CompiledMap = SEED): Promise<ParsedPush> {
-  const players = batchOf(body);
+  const { parsed, details } = await parsePlayers(batchOf(body).players, map);
+  if (parsed.entries.length === 0) {
+    throw invalidPayload(`No entry is a valid player payload: ${details[0].path} ${details[0].message}.`, details.slice(0, 50));
+  }
+  return parsed;
+}
+
+/** Each player of a batch read through the map (none valid is the caller's to judge). */
+async function parsePlayers(players: unknown[], map: CompiledMap): Promise<{ parsed: ParsedPush; details: ErrorDetail[] }> {
   const byUser = new Map<string, Entry & { index: number }>();
   const details: ErrorDetail[] = [];
   const skippedPlayers: ParsedPush["skippedPlayers"] = [];
@@ -138,11 +154,8 @@ export async function parsePushBody(body: unknown, map: CompiledMap = SEED): Pro
       byUser.set(r.userId, { ...r, index: i });
     }
   }
-  if (byUser.size === 0) {
-    throw invalidPayload(`No entry is a valid player payload: ${details[0].path} ${details[0].message}.`, details.slice(0, 50));
-  }
   skippedPlayers.sort((a, b) => a.index - b.index);
-  return { entries: [...byUser.values()], skipped: players.length - byUser.size, skippedPlayers };
+  return { parsed: { entries: [...byUser.values()], skipped: players.length - byUser.size, skippedPlayers }, details };
 }
 
 /** The push's answer: skipped players first, then the skipped values of stored players, 50 in all. */
@@ -181,14 +194,15 @@ async function keepSample(sql: Sql, projectId: string, entries: Entry[], stored:
   }
 }
 
-export type PushAnswer = { stored: number; skipped: number; skipped_values: number; skipped_reasons: SkippedReason[] };
+export type PushAnswer = { stored: number; skipped: number; skipped_values: number; skipped_reasons: SkippedReason[]; flows?: FlowsAnswer };
 
 /** What a push uses (the process's Services hold all of it). */
-export type PushDeps = { sql: Sql; config: Pick<Config, "dbTimeoutMs"> };
+export type PushDeps = { sql: Sql; config: Pick<Config, "dbTimeoutMs" | "retentionDays"> };
 
 /**
  * POST /api/economy/ingest: read each entry through the project's map, then write every valid one in
- * one transaction, under the write deadline. With an Idempotency-Key, the first complete push's
+ * one transaction, under the write deadline: the request's flows first, then the balances, then each
+ * new history row reconciled with the flows since the player's previous observation. With an Idempotency-Key, the first complete push's
  * answer is recorded in that transaction: a retry of the same body answers it and writes nothing,
  * another body under the key is a 409, and concurrent duplicates wait for each other.
  */
@@ -204,9 +218,18 @@ export async function pushBalances(deps: PushDeps, projectId: string, body: unkn
 async function push(deps: PushDeps, projectId: string, body: unknown, key: string | null): Promise<PushAnswer> {
   // the map's read is part of the push: it waits for a pool connection like the write does
   const deadline = Date.now() + deps.config.dbTimeoutMs;
-  const { compiled } = await loadMap(deps.sql, projectId);
-  const parsed = await parsePushBody(body, compiled);
+  const { compiled, map } = await loadMap(deps.sql, projectId);
+  const batch = batchOf(body);
+  const { parsed, details } = await parsePlayers(batch.players, compiled);
+  const flows: ParsedFlows | null = batch.flows && parseFlows(batch.flows, map);
+  if (parsed.entries.length === 0 && !flows?.flows.length) {
+    const all = [...details, ...(flows ? flowDetails(flows) : [])];
+    const what = flows ? "player payload or flow" : "player payload";
+    throw invalidPayload(`No entry is a valid ${what}: ${all[0].path} ${all[0].message}.`, all.slice(0, 50));
+  }
   const now = new Date();
+  // flows older than the retention period may be gone: a gain since an observation that old is not reconciled
+  const keptSince = new Date(now.getTime() - deps.config.retentionDays * 86_400_000);
   const rows: Observation[] = parsed.entries.map(({ profile: _, index: __, ...e }) => ({ ...e, observedAt: now, revisionTime: null }));
   const keyed: KeyedRequest | null = key === null ? null : { key, bodyHash: bodyHash(body) };
   const { answer, stored } = await transaction(
@@ -217,8 +240,16 @@ async function push(deps: PushDeps, projectId: string, body: unknown, key: strin
         throw conflict("This Idempotency-Key was already used with a different body; send a new push with a new key.");
       }
       if (recorded) return { answer: recorded.answer as PushAnswer, stored: null };
-      const stored = await writeObservationsTx(tx, projectId, "push", rows);
+      if (flows && flows.flows.length > 0) {
+        // every player of the request locked at once, in the writer's order, then the flows written
+        // first: received with the push, they count towards its reconciliation
+        await lockPlayers(tx, projectId, [...rows.map((r) => r.userId), ...flows.flows.map((f) => f.userId)]);
+        await writeFlowsTx(tx, projectId, flows.flows, now);
+      }
+      const { stored, historyIds } = await writeObservationsWithHistoryTx(tx, projectId, "push", rows);
+      await reconcileTx(tx, projectId, historyIds, keptSince);
       const answer: PushAnswer = { stored: stored.size, skipped: parsed.skipped, ...skippedReasons(parsed, stored) };
+      if (flows) answer.flows = flowsAnswer(flows);
       if (keyed) await recordPush(tx, projectId, keyed.key, keyed.bodyHash, answer);
       return { answer, stored };
     },

@@ -12,6 +12,7 @@ import { parseCurrency, parsePlayerParams } from "./params.server";
 import { parseUserId } from "./profile.server";
 import { openingsView } from "./openings.server";
 import { economySummary } from "./summary.server";
+import { flowsPanel } from "./flows-read.server";
 import { syncView } from "./sync.server";
 
 /** Typed errors become the dashboard's error page; 5xx stay opaque. */
@@ -36,6 +37,7 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
     filter.search ? listPlayers(sql, projectId, { ...filter, sort: filter.sort === "total" ? currency : filter.sort, limit: 50 }) : Promise.resolve(null),
     getSync(sql, projectId),
   ]);
+  const flows = await flowsPanel(sql, projectId, map, currency);
   return {
     projectId,
     canManage: MANAGERS.includes(role),
@@ -48,6 +50,7 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
     sync: syncView(sync),
     anomalyFactor: config.economyAnomalyFactor,
     anomalyMinAmount: config.economyAnomalyMinAmount,
+    flows,
   };
 }
 

@@ -30,6 +30,7 @@ function StatCard({ value, label, detail, size, testId }: { value: string; label
   );
 }
 import { economyOverview, economyPage } from "~/economy/views.server";
+import { FlowsPanel } from "~/economy/flows-panel";
 import { queryOf } from "~/errors/params.server";
 import { readingAsMember } from "~/services.server";
 
@@ -179,6 +180,7 @@ export default function EconomyOverview() {
           days={supply.map((p) => ({ label: p.day.slice(5), gained: p.gained, lost: p.lost, gainers: p.gainers, losers: p.losers }))}
         />
       </section>
+      <FlowsPanel data={d.flows} base={base} />
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Wealth distribution <span className="muted small">(players per order of magnitude of {of})</span></h3>
         <BarsChart

@@ -1,5 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { getPlayer, playerHistory } from "../../db/economy.js";
+import { playerFlows, playerUnexplained } from "../../db/economy-flows.js";
 import { parseUserId } from "~/economy/profile.server";
 import { reading } from "~/services.server";
 import { getOnly, handle, json, notFound } from "~/http.server";
@@ -12,7 +13,12 @@ export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
       const userId = parseUserId(params.userId);
       const player = userId && (await getPlayer(sql, projectId, userId));
       if (!userId || !player) throw notFound("No economy snapshot for that user id in this project.");
-      return json({ player, history: await playerHistory(sql, projectId, userId) });
+      const [history, flows, unexplained] = await Promise.all([
+        playerHistory(sql, projectId, userId),
+        playerFlows(sql, projectId, userId),
+        playerUnexplained(sql, projectId, userId),
+      ]);
+      return json({ player, history, flows, unexplained });
     });
   });
 

@@ -4,7 +4,7 @@
  * reports print. Nothing here runs at import; the scripts call it.
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -242,6 +242,24 @@ async function postgresPids(sql: Sql, embedded: boolean): Promise<number[]> {
   return rows.map((r) => r.pid);
 }
 
+/** The pids started by `pid`, their children, and so on (a tsx CLI wrapper's node process). */
+function descendants(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
+      if (text) children.push(...text.split(" ").map(Number));
+    }
+  } catch {
+    return [];
+  }
+  children = [...new Set(children)];
+  return [...children, ...children.flatMap(descendants)];
+}
+
+/** CPU time of a process and every process it started, in µs. */
+export const treeCpuMicros = (pid: number) => [pid, ...descendants(pid)].reduce((us, p) => us + cpuMicros(p), 0);
+
 export type Cpu = { nodeUs: number; postgresUs: number };
 
 /**
@@ -249,11 +267,11 @@ export type Cpu = { nodeUs: number; postgresUs: number };
  * load generator in this process is not counted). A backend that exits during the run takes its CPU
  * with it; the service's pool keeps its connections, so that is rare and only undercounts.
  */
-export async function withCpu<T>(b: Bench, fn: () => Promise<T>): Promise<T & { cpu: Cpu }> {
+export async function withCpu<T>(b: Pick<Bench, "sql" | "embedded" | "servicePid">, fn: () => Promise<T>): Promise<T & { cpu: Cpu }> {
   const before = new Map((await postgresPids(b.sql, b.embedded)).map((pid) => [pid, cpuMicros(pid)]));
-  const nodeBefore = cpuMicros(b.servicePid);
+  const nodeBefore = treeCpuMicros(b.servicePid);
   const result = await fn();
-  const nodeUs = cpuMicros(b.servicePid) - nodeBefore;
+  const nodeUs = treeCpuMicros(b.servicePid) - nodeBefore;
   let postgresUs = 0;
   for (const pid of new Set([...before.keys(), ...(await postgresPids(b.sql, b.embedded))])) {
     const now = cpuMicros(pid);

@@ -5,8 +5,10 @@
  * write by hand (hand-server.ts), (s) the same as Sentry envelopes (new issues of their own) and
  * (s-again) once those exist, (c) a
  * storm on one fingerprint, then with alert rules (alerts.ts), (d) batches of 100, (d2) batches where
- * every event is stored, next to (d2-ceiling) plain INSERTs of the same rows, and (f) economy pushes.
- * Each against the ceiling (a); CPU per event for (b), (b-again), (c), (d) and (d2).
+ * every event is stored, next to (d2-ceiling) plain INSERTs of the same rows, and (f) economy pushes, then
+ * (f-flows) flows and (f-push+flows) pushes that carry flows and are reconciled with them.
+ * Each against the ceiling (a); CPU per event for (b), (b-again), (c), (d) and (d2), per player for (f) and
+ * (f-push+flows), per flow for (f-flows).
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Sql } from "../../db/client.js";
@@ -14,7 +16,7 @@ import { putEconomyMap } from "../../db/economy-maps.js";
 import { alertsRow, stormWithAlerts } from "./alerts.js";
 import { groupingRow, type GroupingCost } from "./grouping.js";
 import { CONNECTIONS, cannon, fmt, health, startHand, verdict, withCpu, type Bench, type Cpu, type Measured, type Project, type Row } from "./harness.js";
-import { FINGERPRINTS, PUSH_MAP, batch, economyPushBody, event, sentryEvent } from "./payloads.js";
+import { FINGERPRINTS, PUSH_MAP, batch, economyFlowsBody, economyPushBody, economyPushWithFlowsBody, event, sentryEvent } from "./payloads.js";
 
 /** Concurrent writers of (d2-ceiling), and the size of the runner's own pool. */
 export const RAW_WRITERS = 8;
@@ -43,6 +45,11 @@ async function rawInsert(sql: Sql, projectId: string, seconds: number) {
   return { rowsPerSec: rows / ((performance.now() - started) / 1000), rows };
 }
 
+/** (f-flows): flows per request, as a game server of 50 players flushes them every few seconds */
+const FLOW_BATCH = 200;
+/** (f-push+flows): flows each pushed player carries */
+const FLOWS_PER_PLAYER = 5;
+
 /** CPU µs per answered event of a scenario (each request carries `size` events). */
 function cpuPerEvent(m: Measured & { cpu: Cpu }, size: number) {
   const events = m.ok * size;
@@ -51,12 +58,12 @@ function cpuPerEvent(m: Measured & { cpu: Cpu }, size: number) {
   return { node, postgres, total: node + postgres, events };
 }
 
-function cpuRow(name: string, m: Measured & { cpu: Cpu }, size: number, targeted: boolean): Row {
+function cpuRow(name: string, m: Measured & { cpu: Cpu }, size: number, targeted: boolean, unit = "event"): Row {
   const c = cpuPerEvent(m, size);
   return {
-    scenario: `${name} CPU per event`,
-    figure: `${fmt(c.total, 1)} µs/event`,
-    detail: `Node ${fmt(c.node, 1)} + PostgreSQL ${fmt(c.postgres, 1)} µs over ${fmt(c.events)} events`,
+    scenario: `${name} CPU per ${unit}`,
+    figure: `${fmt(c.total, 1)} µs/${unit}`,
+    detail: `Node ${fmt(c.node, 1)} + PostgreSQL ${fmt(c.postgres, 1)} µs over ${fmt(c.events)} ${unit}s`,
     ratio: `${fmt(c.node / c.total, 2)} Node`,
     target: targeted ? "<= 35 µs/event" : "(reported)",
     result: targeted ? verdict(c.total <= 35) : "",
@@ -126,8 +133,16 @@ export async function runIngest(b: Bench, project: Project, ceiling: Measured, g
   const raw = await b.step("(d2-ceiling) raw 100-row INSERTs into events", () => rawInsert(sql, project.project_id, b.duration));
   // (f) reads each profile through a five-currency map with wildcards
   await putEconomyMap(sql, project.project_id, PUSH_MAP, null);
+  const economy = (pathName: string, body: () => string) =>
+    cpu(() => cannon({ url, path: pathName, key: project.api_key, body, seconds: b.duration, connections: CONNECTIONS }));
+  // a game that sends no flows: snapshot-only, nothing to reconcile
   const push = await b.step("(f) economy push through a 5-currency map: POST /api/economy/ingest, 100 players per request", () =>
-    cannon({ url, path: "/api/economy/ingest", key: project.api_key, body: () => economyPushBody(), seconds: b.duration, connections: CONNECTIONS }),
+    economy("/api/economy/ingest", () => economyPushBody()),
+  );
+  // flows of 50 players of one server, 200 per request; from here on the project has flows to reconcile with
+  const flows = await b.step(`(f-flows) POST /api/economy/flows, ${FLOW_BATCH} flows per request`, () => economy("/api/economy/flows", () => economyFlowsBody(FLOW_BATCH)));
+  const pushFlows = await b.step(`(f-push+flows) economy push of 100 players carrying ${FLOWS_PER_PLAYER} flows each, reconciled`, () =>
+    economy("/api/economy/ingest", () => economyPushWithFlowsBody(100, FLOWS_PER_PLAYER)),
   );
   const [d2Check] = await sql`select coalesce(sum(stored_count), 0)::bigint as stored, coalesce(sum(count), 0)::bigint as occurrences
     from error_groups where project_id = ${project.project_id} and culprit = 'ServerScriptService.Fresh'`;
@@ -188,9 +203,31 @@ export async function runIngest(b: Bench, project: Project, ceiling: Measured, g
     cpuRow("(d)", batched, 100, true),
     cpuRow("(d2)", stored, 100, false),
     { scenario: "(f) economy push, 100 players, 5-currency map", figure: `${fmt(push.rps * 100)} players/s`, detail: `${fmt(push.rps)} req/s, ${health(push)}`, ratio: fmt(push.rps / ceiling.rps, 2), target: "(vs (a), reported)", result: "" },
+    cpuRow("(f)", push, 100, false, "player"),
+    {
+      scenario: `(f-flows) economy flows, ${FLOW_BATCH} per request`,
+      figure: `${fmt(flows.rps * FLOW_BATCH)} flows/s`,
+      detail: `${fmt(flows.rps)} req/s, ${health(flows)}`,
+      ratio: fmt(flows.rps / ceiling.rps, 2),
+      target: "(vs (a), reported)",
+      result: "",
+    },
+    cpuRow("(f-flows)", flows, FLOW_BATCH, false, "flow"),
+    {
+      scenario: `(f-push+flows) push, 100 players + ${100 * FLOWS_PER_PLAYER} flows`,
+      figure: `${fmt(pushFlows.rps * 100)} players/s`,
+      detail: `${fmt(pushFlows.rps * 100 * FLOWS_PER_PLAYER)} flows/s, ${health(pushFlows)}; ${fmt(pushFlows.rps / push.rps, 2)} of (f)`,
+      ratio: fmt(pushFlows.rps / ceiling.rps, 2),
+      target: "(vs (a), reported)",
+      result: "",
+    },
+    cpuRow("(f-push+flows)", pushFlows, 100, false, "player"),
   ];
   const results = {
     refused: { ...refused, rps: refusedRps }, single, singleAgain, sentry, sentryAgain, storm, stormAlerts, alertJobs, batched, stored, raw, d2Check,
+    push, flows, pushFlows,
+    cpuPerPlayer: { push: cpuPerEvent(push, 100), pushFlows: cpuPerEvent(pushFlows, 100) },
+    cpuPerFlow: cpuPerEvent(flows, FLOW_BATCH),
     cpuPerEvent: { single: cpuPerEvent(single, 1), singleAgain: cpuPerEvent(singleAgain, 1), storm: cpuPerEvent(storm, 1), batched: cpuPerEvent(batched, 100), stored: cpuPerEvent(stored, 100) },
   };
   return { rows, results };

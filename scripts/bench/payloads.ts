@@ -114,3 +114,38 @@ export function economyPushBody(players = 100): string {
     })),
   });
 }
+
+/** GameAnalytics-like sources: positive flows come from the first four, sinks from the rest. */
+const FLOW_SOURCES = ["quest", "daily", "trade", "purchase", "shop", "upgrade", "trade_fee"];
+const FLOW_CURRENCIES = ["cash", "gems", "tokens"];
+
+/** One flow of a player out of PLAYER_POOL: mostly small quest and shop amounts, a few purchases. */
+function flowOf(userId: number) {
+  const source = FLOW_SOURCES[Math.floor(Math.random() * FLOW_SOURCES.length)];
+  const sink = FLOW_SOURCES.indexOf(source) >= 4;
+  const magnitude = source === "purchase" ? 1000 + Math.floor(Math.random() * 9000) : 1 + Math.floor(Math.random() * 500);
+  return {
+    user_id: userId,
+    currency: FLOW_CURRENCIES[userId % FLOW_CURRENCIES.length],
+    amount: sink ? -magnitude : magnitude,
+    source,
+    item: source === "shop" || source === "upgrade" ? `item_${userId % 50}` : null,
+    at: new Date().toISOString(),
+  };
+}
+
+/**
+ * A game server's batch of flows (POST /api/economy/flows): `size` flows of the 50 players of one
+ * server, as a flush every few seconds sends them.
+ */
+export function economyFlowsBody(size = 200): string {
+  const base = 1 + Math.floor(Math.random() * (PLAYER_POOL - 50));
+  return JSON.stringify({ flows: Array.from({ length: size }, () => flowOf(base + Math.floor(Math.random() * 50))) });
+}
+
+/** A push of `players` players that also carries `perPlayer` flows of each (flows written first, then reconciled). */
+export function economyPushWithFlowsBody(players = 100, perPlayer = 5): string {
+  const body = JSON.parse(economyPushBody(players)) as { players: { user_id: number }[]; flows?: unknown[] };
+  body.flows = body.players.flatMap((p) => Array.from({ length: perPlayer }, () => flowOf(p.user_id)));
+  return JSON.stringify(body);
+}

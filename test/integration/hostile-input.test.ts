@@ -222,6 +222,26 @@ const BODY_ENDPOINTS: Record<string, BodyEndpoint> = {
       ],
     }),
   },
+  "POST /api/economy/flows": {
+    method: "POST",
+    path: () => "/api/economy/flows",
+    auth: "key",
+    template: () => ({
+      flows: [
+        { user_id: 123, currency: "cash", amount: 50, source: "quest", item: "daily_1", at: "2026-11-29T10:00:00.000Z" },
+        { user_id: "456", currency: "Bank", amount: "-12.5", source: "Shop" },
+      ],
+    }),
+  },
+  "POST /api/economy/ingest with flows": {
+    method: "POST",
+    path: () => "/api/economy/ingest",
+    auth: "key",
+    template: () => ({
+      players: [{ user_id: 123, profile: { RPCharacterOne: { Name: "Bob", Cash: 150, InATM: 5000, DarkCoin: 1 } } }],
+      flows: [{ user_id: 123, currency: "cash", amount: 50, source: "quest", item: "daily_1", at: "2026-11-29T10:00:00.000Z" }],
+    }),
+  },
   "POST /api/notifications/dispatch": {
     method: "POST",
     path: () => "/api/notifications/dispatch",
@@ -441,6 +461,8 @@ const QUERY_ENDPOINTS: QueryEndpoint[] = [
   { path: () => "/api/v1/economy/players", auth: "key", params: ["sort", "order", "search", "limit", "offset"], api: true },
   { path: () => "/api/v1/economy/summary", auth: "key", params: ["days"], api: true },
   { path: () => "/api/v1/economy/anomalies", auth: "key", params: ["factor", "min_amount", "days", "limit", "offset"], api: true },
+  { path: () => "/api/v1/economy/flows", auth: "key", params: ["currency", "days"], api: true },
+  { path: () => "/api/v1/economy/unexplained", auth: "key", params: ["currency", "min_amount", "days", "limit", "offset"], api: true },
   { path: () => "/api/economy/key", auth: "session", params: ["project_id"], api: true },
   { path: () => "/api/economy/sync", auth: "session", params: ["project_id"], api: true },
   { path: () => "/api/economy/sync", auth: "internal", params: ["project_id"], api: true },
@@ -622,6 +644,7 @@ describe("hostile queries and path ids", () => {
       { method: "POST", path: "/api/ingest", body: '{"message":"h"}', api: true },
       { method: "GET", path: "/api/v1/errors", api: true },
       { method: "POST", path: "/api/economy/ingest", body: '{"players":[]}', api: true },
+      { method: "POST", path: "/api/economy/flows", body: '{"flows":[]}', api: true },
       { method: "POST", path: "/api/client-reports", body: '{"discarded_events":[]}', api: true },
       { method: "GET", path: "/api/v1/sdk-health", api: true },
       { method: "POST", path: "/api/notifications/dispatch", body: "{}", api: true },
