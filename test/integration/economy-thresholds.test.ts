@@ -2,26 +2,18 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createSql } from "../../db/client.js";
 import { isAnomaly, type Threshold } from "../../app/economy/thresholds.server.js";
 import { getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
-import { call, login, makeProject, makeUser } from "../support/team.js";
+import { COINS_GEMS_MAP } from "../support/economy-maps.js";
+import { call, projectWithRoles, signedInRoles, type RoleUsers } from "../support/team.js";
 
 /**
  * Thresholds per currency: learned from the currency's own rises once it has enough of them,
  * overridden per project and currency through the Team API, and applied by the anomalies read.
  */
 let app: TestApp;
-const users: Record<"owner" | "admin" | "member" | "outsider", { id: string; email: string; cookie: string }> = {} as never;
+let users: RoleUsers;
 let projectId: string;
 let apiKey: string;
 
-const COINS_GEMS = {
-  currencies: [
-    { key: "coins", name: "Coins", paths: ["Coins"] },
-    { key: "gems", name: "Gems", paths: ["Gems"] },
-  ],
-  names: [],
-  data_code: null,
-  match: [],
-};
 const base = () => `/api/team/projects/${projectId}/economy-thresholds`;
 const push = (players: { id: number; coins: number; gems: number }[]) =>
   postJson(app, "/api/economy/ingest", { players: players.map((p) => ({ user_id: p.id, profile: { Coins: p.coins, Gems: p.gems } })) }, apiKey);
@@ -48,10 +40,7 @@ function expectedLearning(rises: [from: number, to: number][]) {
 
 beforeAll(async () => {
   app = await startTestApp();
-  for (const who of ["owner", "admin", "member", "outsider"] as const) {
-    const u = await makeUser(app.sql);
-    users[who] = { ...u, cookie: await login(app, u.email) };
-  }
+  users = await signedInRoles(app);
 }, 60_000);
 afterAll(() => app?.close());
 
@@ -60,11 +49,8 @@ const ordinary = Array.from({ length: 60 }, (_, i) => ({ id: i + 1, coins: 500, 
 const earned = ordinary.map((p, i) => ({ ...p, gems: p.gems + 11 + i }));
 
 beforeEach(async () => {
-  ({ projectId, apiKey } = await makeProject(app.sql, users.owner.id, [
-    { userId: users.admin.id, role: "admin" },
-    { userId: users.member.id, role: "member" },
-  ]));
-  expect((await call(app, "PUT", `/api/team/projects/${projectId}/economy-map`, { cookie: users.owner.cookie, body: COINS_GEMS })).status).toBe(200);
+  ({ projectId, apiKey } = await projectWithRoles(app.sql, users));
+  expect((await call(app, "PUT", `/api/team/projects/${projectId}/economy-map`, { cookie: users.owner.cookie, body: COINS_GEMS_MAP })).status).toBe(200);
   expect((await push(ordinary)).status).toBe(200);
   expect((await push(earned)).status).toBe(200);
 });
