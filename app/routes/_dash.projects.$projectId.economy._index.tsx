@@ -3,7 +3,7 @@ import { Form, Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { plural } from "~/components/format";
 import { AnomalyTable } from "~/economy/anomaly-table";
-import { amount, AmountFigures, BarsChart, evenRows, factor, FlowChart, growth, LineChart, share, shortAmount } from "~/economy/charts";
+import { amount, AmountFigures, BarsChart, evenRows, FlowChart, growth, LineChart, share, shortAmount } from "~/economy/charts";
 
 type CardSize = { wide: number; narrow: number };
 const cardStyle = (size: CardSize) => ({ "--per-row": size.wide, "--per-row-narrow": size.narrow }) as React.CSSProperties;
