@@ -191,7 +191,7 @@ test.describe("economy overview per currency", () => {
       // a bad factor is refused beside its field, and nothing is saved
       await coins.getByLabel("Factor").fill("1");
       await coins.getByRole("button", { name: "Save" }).click();
-      await expect(coins.locator(".error")).toHaveText("Factor must be greater than 1");
+      await expect(coins.getByRole("alert")).toHaveText("Factor must be greater than 1");
       await expect(page.getByTestId("threshold-effective-coins")).toContainText("(overridden here)");
       expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(width);
       await section.screenshot({ path: `e2e/artifacts/economy-thresholds-${width}.png` });

@@ -68,7 +68,7 @@ export function ThresholdSettings({ currencies, minRises, busy, answer }: { curr
               ) : null}
             </Form>
             {errors.length > 0 ? (
-              <ul className="error small">
+              <ul className="threshold-errors small" role="alert">
                 {errors.map((d, i) => <li key={i}>{d.path === "min_amount" ? "Minimum rise" : d.path === "factor" ? "Factor" : d.path} {d.message}</li>)}
               </ul>
             ) : null}

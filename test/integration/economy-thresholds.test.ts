@@ -119,6 +119,24 @@ describe("learned thresholds", () => {
   });
 });
 
+describe("the learning's cost", () => {
+  it("reads the currency's latest rises of the window from their index, newest first, and stops at the sample", async () => {
+    await app.sql`vacuum analyze economy_rises`;
+    const plan = await app.sql.begin(async (tx) => {
+      await tx`set local enable_seqscan = off`;
+      return tx.unsafe(
+        `explain select ln(amount - prev_amount) from economy_rises
+         where project_id = $1 and currency = 'gems' and observed_at >= now() - make_interval(days => 30)
+         order by observed_at desc limit 5000`,
+        [projectId],
+      );
+    });
+    const text = plan.map((r: any) => r["QUERY PLAN"]).join("\n");
+    expect(text).toMatch(/Limit[\s\S]*Index Only Scan using economy_rises_recent/);
+    expect(text).not.toMatch(/Sort/);
+  });
+});
+
 describe("Team API: /economy-thresholds", () => {
   it("owners and admins override a currency; members read; DELETE goes back to learned", async () => {
     const member = await call(app, "PUT", `${base()}/gems`, { cookie: users.member.cookie, body: { factor: 4 } });
