@@ -1,4 +1,4 @@
-import type { AnomalyFilter, PlayerFilter, PlayerSort } from "../../db/economy.js";
+import type { PlayerFilter, PlayerSort } from "../../db/economy.js";
 import { fail, integer, oneOf, text } from "~/errors/params.server";
 import type { CurrencyMap } from "./currency-map.server";
 import { TOTAL } from "./currency-map.server";
@@ -38,21 +38,45 @@ export function parsePlayerParams(q: URLSearchParams, map: CurrencyMap): PlayerF
   };
 }
 
-function positiveNumber(q: URLSearchParams, name: string, def: number, min: number, exclusive: boolean): number {
+/** A number parameter as written (digits, an optional fraction), or undefined when absent. */
+function decimalParam(q: URLSearchParams, name: string, min: number, exclusive: boolean): string | undefined {
   const raw = q.get(name)?.trim();
-  if (!raw) return def;
+  if (!raw) return undefined;
   if (!/^\d+(\.\d+)?$/.test(raw)) fail(name, "must be a number");
   const n = Number(raw);
   if (exclusive ? n <= min : n < min) fail(name, `must be ${exclusive ? "greater than" : "at least"} ${min}`);
-  return n;
+  if (!Number.isFinite(n)) fail(name, "must be a finite number");
+  return raw;
 }
 
-/** GET /api/v1/economy/anomalies: currency (default total), factor (> 1) and min_amount (>= 0) default from the config. */
-export function parseAnomalyParams(q: URLSearchParams, defaults: { factor: number; minAmount: number }, map: CurrencyMap): AnomalyFilter {
+/** Which currencies an anomalies read looks in: every one of the map (`all`), or one key. */
+export const ALL = "all";
+
+export type AnomalyParams = {
+  /** `all` or a key of the map */
+  currency: string;
+  /** given: applies to every listed currency for this request instead of its threshold */
+  factor: number | undefined;
+  /** given: likewise; a decimal string as written */
+  minAmount: string | undefined;
+  days: number;
+  limit: number;
+  offset: number;
+};
+
+/**
+ * GET /api/v1/economy/anomalies: currency (absent, `all` or `total`: every currency of the map, each
+ * with its own threshold; else a key of the map), factor (> 1) and min_amount (>= 0) when given
+ * replace every listed currency's own figures for this request.
+ */
+export function parseAnomalyParams(q: URLSearchParams, map: CurrencyMap): AnomalyParams {
+  const keys = new Set([ALL, ...currencyKeys(map)]);
+  const chosen = oneOf(q, "currency", keys, (s) => s.toLowerCase());
+  const factor = decimalParam(q, "factor", 1, true);
   return {
-    currency: parseCurrency(q, map),
-    factor: positiveNumber(q, "factor", defaults.factor, 1, true),
-    minAmount: positiveNumber(q, "min_amount", defaults.minAmount, 0, false),
+    currency: chosen === undefined || chosen === TOTAL ? ALL : chosen,
+    factor: factor === undefined ? undefined : Number(factor),
+    minAmount: decimalParam(q, "min_amount", 0, false),
     days: integer(q, "days", 30, 1, 3650),
     ...page(q),
   };

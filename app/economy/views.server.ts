@@ -1,14 +1,15 @@
 import { data } from "@remix-run/node";
 import type { Sql } from "../../db/client.js";
 import type { User } from "../../db/users.js";
-import { getPlayer, listAnomalies, listPlayers, playerHistory } from "../../db/economy.js";
+import { getPlayer, listPlayers, playerHistory } from "../../db/economy.js";
 import { getSync } from "../../db/economy-sync.js";
 import { getPlayer as getErrorPlayer } from "../../db/players.js";
 import type { Config } from "~/env.server";
 import { ApiError, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
+import { readAnomalies } from "./anomalies.server";
 import { loadMap } from "./map.server";
-import { parseCurrency, parsePlayerParams } from "./params.server";
+import { ALL, parseCurrency, parsePlayerParams } from "./params.server";
 import { parseUserId } from "./profile.server";
 import { openingsView } from "./openings.server";
 import { economySummary } from "./summary.server";
@@ -33,7 +34,8 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
   const filter = parsePlayerParams(q, map);
   const [summary, anomalies, players, sync] = await Promise.all([
     economySummary(sql, projectId, 30, map, currency),
-    listAnomalies(sql, projectId, { currency, factor: config.economyAnomalyFactor, minAmount: config.economyAnomalyMinAmount, days: 30, limit: 20, offset: 0 }),
+    // every currency's anomalies, each under its own threshold, whichever currency the page shows
+    readAnomalies(sql, projectId, map, config, { currency: ALL, factor: undefined, minAmount: undefined, days: 30, limit: 20, offset: 0 }),
     filter.search ? listPlayers(sql, projectId, { ...filter, sort: filter.sort === "total" ? currency : filter.sort, limit: 50 }) : Promise.resolve(null),
     getSync(sql, projectId),
   ]);
@@ -48,8 +50,6 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
     anomalies,
     players,
     sync: syncView(sync),
-    anomalyFactor: config.economyAnomalyFactor,
-    anomalyMinAmount: config.economyAnomalyMinAmount,
     flows,
   };
 }

@@ -2,7 +2,8 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { plural } from "~/components/format";
-import { amount, AmountFigures, BarsChart, evenRows, factor, FlowChart, share, shortAmount } from "~/economy/charts";
+import { AnomalyTable } from "~/economy/anomaly-table";
+import { amount, AmountFigures, BarsChart, evenRows, FlowChart, share, shortAmount } from "~/economy/charts";
 import { Brought, SupplyPanel } from "~/economy/supply-panel";
 
 type CardSize = { wide: number; narrow: number };
@@ -200,28 +201,7 @@ export default function EconomyOverview() {
           <p className="muted">No snapshots yet: push balances to /api/economy/ingest from PlayerRemoving, or run a scan.</p>
         )}
       </section>
-      <section className="panel">
-        <h3 style={{ marginTop: 0 }}>Anomalies <span className="muted small">({of} rose over {d.anomalyFactor}× and by more than {amount(String(d.anomalyMinAmount))} between two observations, last 30 days)</span></h3>
-        {d.anomalies.data.length === 0 ? (
-          <p className="muted">None found.</p>
-        ) : (
-          <table data-testid="anomalies">
-            <thead><tr><th>Player</th><th className="num">From</th><th className="num">To</th><th className="num">Factor</th><th>When (UTC)</th><th>Source</th></tr></thead>
-            <tbody>
-              {(d.anomalies.data as unknown as (PlayerRow & { from_amount: string; to_amount: string; factor: number | null; to_observed_at: string | Date; source: string })[]).map((a, i) => (
-                <tr key={i}>
-                  <td><Link to={`${base}/players/${a.user_id}`}>{who(a)}</Link> <span className="muted small">{a.user_id}</span></td>
-                  <td className="num">{amount(a.from_amount)}</td>
-                  <td className="num">{amount(a.to_amount)}</td>
-                  <td className="num" title={a.factor === null ? undefined : `${a.factor}×`}>{a.factor === null ? "from ≤ 0" : factor(Number(a.factor))}</td>
-                  <td>{new Date(a.to_observed_at).toISOString().slice(0, 16).replace("T", " ")}</td>
-                  <td>{a.source}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <AnomalyTable base={base} anomalies={d.anomalies} currencies={currencies} canManage={d.canManage} />
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Open Cloud scan</h3>
         <p data-testid="scan-state">

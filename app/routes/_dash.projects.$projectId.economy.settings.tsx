@@ -13,6 +13,9 @@ import { MapPreview } from "~/economy/map-preview";
 import { getMapFor, previewMapFor, resetMapFor, saveMapFor, type Preview } from "~/economy/map.server";
 import { deleteKey, keyStatus, putKey, startSync, syncStatus } from "~/economy/sync.server";
 import { economyAct, economyPage } from "~/economy/views.server";
+import { ThresholdSettings } from "~/economy/threshold-form";
+import { thresholdFormAction } from "~/economy/threshold-settings.server";
+import { LEARNING, thresholdViews } from "~/economy/thresholds.server";
 import { ApiError, invalidPayload } from "~/http.server";
 import { authorize, MANAGERS } from "~/team/access.server";
 import { readingAsMember } from "~/services.server";
@@ -39,7 +42,8 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
         getMapFor(sql, user, projectId),
         getProfileSample(sql, projectId),
       ]);
-      return { projectId, key, sync, map, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at } };
+      const thresholds = await thresholdViews(sql, projectId, map.map, services.config);
+      return { projectId, key, sync, map, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at }, thresholds, minRises: LEARNING.minRises };
     }),
   );
 };
@@ -51,6 +55,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
   const form = await request.formData();
   const intent = String(form.get("intent") ?? "");
   if (MAP_INTENTS.test(intent)) return mapAction(services, user, params.projectId, intent, form);
+  if (intent === "threshold-save" || intent === "threshold-reset") return thresholdFormAction(services.sql, services.config, user, params.projectId, intent, form);
   const field = (k: string) => {
     const v = form.get(k);
     return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
@@ -147,7 +152,7 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
 }
 
 export default function EconomySettings() {
-  const { projectId, key, sync, map, sample } = useLoaderData<typeof loader>();
+  const { projectId, key, sync, map, sample, thresholds, minRises } = useLoaderData<typeof loader>();
   const answer = useActionData<typeof action>();
   const mapResult = answer && "kind" in answer ? answer : null;
   const result = answer && !("kind" in answer) ? answer : null;
@@ -191,6 +196,7 @@ export default function EconomySettings() {
         )}
       </section>
       {mapResult?.preview ? <MapPreview preview={mapResult.preview} /> : null}
+      <ThresholdSettings currencies={thresholds} minRises={minRises} busy={busy} answer={result && "currency" in result ? result : null} />
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Open Cloud key</h3>
         <p className="muted small">

@@ -26,18 +26,22 @@ const referenceSupply = (sql: Sql, projectId: string, days: number) => sql<{ sup
     coalesce((select r.delta from running r where r.day = d.day), 0)::text as change
   from days d order by d.day`;
 
+/** Every currency on its own, under one factor and minimum: consecutive balances of a player, by window function. */
 const referenceAnomalies = (sql: Sql, projectId: string, factor: number, minAmount: number, days: number) => sql<
-  { user_id: string; from_total: string; to_total: string; from_observed_at: Date }[]
+  { user_id: string; currency: string; from_amount: string; to_amount: string; from_observed_at: Date }[]
 >`
   with h as (
-    select user_id, id, total, observed_at, lag(total) over w as prev_total, lag(observed_at) over w as prev_observed_at
+    select user_id, id, balances, observed_at, lag(balances) over w as prev_balances, lag(observed_at) over w as prev_observed_at
     from economy_history where project_id = ${projectId}
     window w as (partition by user_id order by id)
+  ), c as (
+    select h.*, k as currency, (balances ->> k)::numeric as v, (prev_balances ->> k)::numeric as prev_v
+    from h cross join unnest(array['cash', 'bank', 'dark_coin']) k
   )
-  select user_id::text, prev_total::text as from_total, total::text as to_total, prev_observed_at as from_observed_at from h
-  where prev_total is not null and observed_at >= now() - make_interval(days => ${days})
-    and total - prev_total > ${minAmount} and (prev_total <= 0 or total > prev_total * ${factor})
-  order by observed_at desc, id desc`;
+  select user_id::text, currency, prev_v::text as from_amount, v::text as to_amount, prev_observed_at as from_observed_at from c
+  where prev_v is not null and observed_at >= now() - make_interval(days => ${days})
+    and v - prev_v > ${minAmount} and (prev_v <= 0 or v > prev_v * ${factor})
+  order by observed_at desc, id desc, currency desc`;
 
 const entry = (userId: number, cash: number, bank = 0) => ({
   user_id: userId,
@@ -92,7 +96,7 @@ describe("economy aggregates kept at write time", () => {
     expect(today.money_supply.at(-1).supply).toBe(latest);
   });
 
-  it("finds the anomalies the history's window functions find", async () => {
+  it("finds, per currency, the anomalies the history's window functions find", async () => {
     for (const [factor, min, days] of [
       [10, 100_000, 30],
       [1.5, 0, 30],
@@ -103,15 +107,15 @@ describe("economy aggregates kept at write time", () => {
       expect(r.status).toBe(200);
       const expected = await referenceAnomalies(app.sql, projectId, factor, min, days);
       expect(r.body.total).toBe(expected.length);
-      expect(r.body.data.map((a: any) => [a.user_id, a.from_total, a.to_total, a.from_observed_at])).toEqual(
-        expected.map((a) => [a.user_id, a.from_total, a.to_total, a.from_observed_at.toISOString()]),
+      expect(r.body.data.map((a: any) => [a.user_id, a.currency, a.from_amount, a.to_amount, a.from_observed_at])).toEqual(
+        expected.map((a) => [a.user_id, a.currency, a.from_amount, a.to_amount, a.from_observed_at.toISOString()]),
       );
     }
     // the jumps: 10 -> 500,000 (scan, 4 days ago) and -50 -> 2,000,000 (push)
     const r = await getJson(app, "/api/v1/economy/anomalies?factor=10&min_amount=100000", apiKey);
-    expect(r.body.data.map((a: any) => [a.user_id, a.from_total, a.to_total])).toEqual([
-      ["1", "-50", "2000000"],
-      ["2", "10", "500000"],
+    expect(r.body.data.map((a: any) => [a.user_id, a.currency, a.from_amount, a.to_amount])).toEqual([
+      ["1", "cash", "-50", "2000000"],
+      ["2", "cash", "10", "500000"],
     ]);
   });
 });

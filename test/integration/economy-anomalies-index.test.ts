@@ -1,28 +1,37 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../../db/client.js";
-import { listAnomalies } from "../../db/economy.js";
+import { listAnomalies } from "../../db/economy-anomalies.js";
 import { migrate } from "../../db/migrate.js";
 import { createProject, freshDatabaseUrl } from "../support/server.js";
 
 /**
- * The anomalies read picks its page from the covering rise index and fetches only that page's rows.
- * The reference is the definition it replaces: consecutive history rows of a player by window
- * function over the whole history, joined to the snapshots, then sorted and paged.
+ * The anomalies read picks its page from the covering rise index of each currency and fetches only
+ * that page's rows. The reference is the definition it replaces: consecutive history rows of a player
+ * by window function over the whole history, per currency, joined to the snapshots, then sorted
+ * (newest first; ties by history row, then currency, as the rises are written) and paged.
  */
-const reference = (sql: Sql, projectId: string, factor: number, minAmount: number, days: number, limit: number, offset: number) => sql`
+type T = { factor: number; minAmount: number };
+const reference = (sql: Sql, projectId: string, thresholds: Record<string, T>, days: number, limit: number, offset: number) => sql`
   with h as (
-    select user_id, id, total, observed_at, source, lag(total) over w as prev_total, lag(observed_at) over w as prev_observed_at
+    select user_id, id, total, observed_at, source, balances, lag(total) over w as prev_total, lag(balances) over w as prev_balances,
+      lag(observed_at) over w as prev_observed_at
     from economy_history where project_id = ${projectId}
     window w as (partition by user_id order by id)
+  ), c as (
+    select h.*, k.key as currency, (h.balances ->> k.key)::numeric as v, (h.prev_balances ->> k.key)::numeric as prev_v,
+      (k.value ->> 'factor')::numeric as factor, (k.value ->> 'min')::numeric as min_amount
+    from h cross join jsonb_each(${sql.json(Object.fromEntries(Object.entries(thresholds).map(([k, t]) => [k, { factor: t.factor, min: t.minAmount }])))}) k
   )
   select a.user_id::text as user_id, s.username, s.display_name, coalesce(s.display_names, '{}') as display_names, s.balances,
-    'total' as currency, a.prev_total::text as from_amount, a.total::text as to_amount, a.prev_total::text as from_total, a.total::text as to_total, (a.total - a.prev_total)::text as increase,
-    case when a.prev_total > 0 and a.total / a.prev_total < 1e300 then round(a.total / a.prev_total, 2)::float8 end as factor,
+    a.currency, a.prev_v::text as from_amount, a.v::text as to_amount, a.prev_total::text as from_total, a.total::text as to_total, (a.v - a.prev_v)::text as increase,
+    case when a.prev_v > 0 and a.v / a.prev_v < 1e300 then round(a.v / a.prev_v, 2)::float8 end as factor,
     a.prev_observed_at as from_observed_at, a.observed_at as to_observed_at, a.source
-  from h a left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
-  where a.prev_total is not null and a.observed_at >= now() - make_interval(days => ${days})
-    and a.total - a.prev_total > ${minAmount} and (a.prev_total <= 0 or a.total > a.prev_total * ${factor})
-  order by a.observed_at desc, a.id desc limit ${limit} offset ${offset}`;
+  from c a left join economy_snapshots s on s.project_id = ${projectId} and s.user_id = a.user_id
+  where a.prev_v is not null and a.observed_at >= now() - make_interval(days => ${days})
+    and a.v - a.prev_v > a.min_amount and (a.prev_v <= 0 or a.v > a.prev_v * a.factor)
+  order by a.observed_at desc, a.id desc, a.currency desc limit ${limit} offset ${offset}`;
+
+const thresholdMap = (t: Record<string, T>) => new Map(Object.entries(t).map(([k, v]) => [k, { factor: v.factor, minAmount: String(v.minAmount), off: false }]));
 
 describe("anomalies from the covering rise index", () => {
   let sql: Sql;
@@ -52,12 +61,14 @@ describe("anomalies from the covering rise index", () => {
     }
     rows.push([5, 1_000, midnight(20, 0)]);
     rows.push([5, 9_000_000, midnight(0, 0)]); // previous observation 20 days before, on another day
-    for (const [user, total, at] of rows) {
+    for (const [user, cash, at] of rows) {
+      // bank moves on its own: a tenth of cash for odd players, flat for even ones
+      const bank = user % 2 ? Math.round(cash / 10) : 7;
       await sql`insert into economy_history (project_id, user_id, cash, bank, dark_coin, total, observed_at, source)
-        values (${projectId}, ${user}, ${total}, 0, 0, ${total}, ${at}, ${user % 2 ? "push" : "scan"})`;
+        values (${projectId}, ${user}, ${cash}, ${bank}, 0, ${cash + bank}, ${at}, ${user % 2 ? "push" : "scan"})`;
       // the same shape in another project, which must not leak into this one's answer
       await sql`insert into economy_history (project_id, user_id, cash, bank, dark_coin, total, observed_at, source)
-        values (${otherProject}, ${user}, ${total * 3}, 0, 0, ${total * 3}, ${at}, 'push')`;
+        values (${otherProject}, ${user}, ${cash * 3}, 0, 0, ${cash * 3}, ${at}, 'push')`;
     }
     // snapshots for some players only (a history-only player lists without names)
     await sql`insert into economy_snapshots (project_id, user_id, cash, bank, dark_coin, observed_at, source, username, display_name, display_names)
@@ -65,53 +76,70 @@ describe("anomalies from the covering rise index", () => {
   });
   afterAll(() => sql?.end());
 
-  it("lists and counts what the window-function definition lists, page by page", async () => {
-    const cases: [number, number, number][] = [
-      [10, 100_000, 30],
-      [10, 100_000, 2],
-      [1.5, 0, 30],
-      [2, 100, 9],
-      [2, 100, 8],
-      [10, 100_000, 1],
+  it("lists and counts across currencies, each under its own threshold, what the window-function definition lists, page by page", async () => {
+    const cases: [Record<string, T>, number][] = [
+      [{ cash: { factor: 10, minAmount: 100_000 } }, 30],
+      [{ cash: { factor: 10, minAmount: 100_000 }, bank: { factor: 10, minAmount: 10_000 } }, 30],
+      [{ cash: { factor: 10, minAmount: 100_000 }, bank: { factor: 5, minAmount: 1_000 }, dark_coin: { factor: 2, minAmount: 0 } }, 2],
+      [{ cash: { factor: 1.5, minAmount: 0 }, bank: { factor: 1.5, minAmount: 0 } }, 30],
+      [{ cash: { factor: 2, minAmount: 100 }, bank: { factor: 50, minAmount: 100 } }, 9],
+      [{ bank: { factor: 2, minAmount: 100 } }, 8],
     ];
-    for (const [factor, minAmount, days] of cases) {
-      const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from (${reference(sql, projectId, factor, minAmount, days, 1000, 0)}) r`;
-      expect(n, `factor ${factor} min ${minAmount} days ${days}`).toBeGreaterThan(0);
+    for (const [thresholds, days] of cases) {
+      const label = `${JSON.stringify(thresholds)} days ${days}`;
+      const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from (${reference(sql, projectId, thresholds, days, 1000, 0)}) r`;
+      expect(n, label).toBeGreaterThan(0);
       for (let offset = 0; offset <= n + 3; offset += 3) {
-        const got = await listAnomalies(sql, projectId, { factor, minAmount, days, limit: 3, offset });
-        const want = await reference(sql, projectId, factor, minAmount, days, 3, offset);
-        expect(got.total).toBe(n);
-        expect(got.data).toEqual([...want]);
+        const got = await listAnomalies(sql, projectId, { thresholds: thresholdMap(thresholds), days, limit: 3, offset });
+        const want = await reference(sql, projectId, thresholds, days, 3, offset);
+        expect(got.total, label).toBe(n);
+        expect(got.data, label).toEqual([...want]);
       }
     }
-    // the window's edge: the 2-day window holds today's and yesterday's rises (ties by insertion, newest first) and the four just inside its edge, not the four just outside
-    const inside = await listAnomalies(sql, projectId, { factor: 10, minAmount: 100_000, days: 2, limit: 100, offset: 0 });
-    expect(inside.data.map((a: any) => [a.user_id, a.from_total, a.to_total])).toEqual([
-      ["5", "1000", "9000000"],
-      ["4", "1", "1200001"],
-      ["3", "1", "900001"],
-      ["2", "1", "600001"],
-      ["1", "1", "300001"],
-      ["4", "10", "600010"],
-      ["3", "10", "450010"],
-      ["2", "10", "300010"],
-      ["1", "10", "150010"],
+    // both currencies in one page: the 2-day window's cash rises over 10× and 100,000, and bank's over 10× and 10,000 (odd players only)
+    const both = thresholdMap({ cash: { factor: 10, minAmount: 100_000 }, bank: { factor: 10, minAmount: 10_000 } });
+    const inside = await listAnomalies(sql, projectId, { thresholds: both, days: 2, limit: 100, offset: 0 });
+    expect(inside.data.map((a: any) => [a.user_id, a.currency, a.from_amount, a.to_amount])).toEqual([
+      ["5", "cash", "1000", "9000000"],
+      ["5", "bank", "100", "900000"],
+      ["4", "cash", "1", "1200001"],
+      ["3", "cash", "1", "900001"],
+      ["3", "bank", "0", "90000"],
+      ["2", "cash", "1", "600001"],
+      ["1", "cash", "1", "300001"],
+      ["1", "bank", "0", "30000"],
+      ["4", "cash", "10", "600010"],
+      ["3", "cash", "10", "450010"],
+      ["3", "bank", "1", "45001"],
+      ["2", "cash", "10", "300010"],
+      ["1", "cash", "10", "150010"],
+      ["1", "bank", "1", "15001"],
     ]);
     expect(inside.data.find((a: any) => a.user_id === "1")).toMatchObject({ username: "one", display_name: "One", display_names: ["Alpha"] });
     expect(inside.data.find((a: any) => a.user_id === "2")).toMatchObject({ username: null, display_name: null, display_names: [] });
+    // a currency turned off is not looked in; none at all lists nothing
+    both.set("cash", { ...both.get("cash")!, off: true });
+    const off = await listAnomalies(sql, projectId, { thresholds: both, days: 2, limit: 100, offset: 0 });
+    expect(off.data.map((a: any) => a.currency)).toEqual(["bank", "bank", "bank", "bank", "bank"]);
+    expect(off.total).toBe(5);
+    expect(await listAnomalies(sql, projectId, { thresholds: new Map(), days: 30, limit: 10, offset: 0 })).toEqual({ data: [], total: 0 });
   });
 
-  it("reads the page's rises from the index without a pass over the history", async () => {
-    await sql`vacuum analyze economy_history`;
+  it("reads each currency's large rises from the rise index", async () => {
+    await sql`vacuum analyze economy_rises`;
     const plan = await sql.begin(async (tx) => {
       await tx`set local enable_seqscan = off`;
       return tx.unsafe(
-        `explain select count(*) from economy_history where project_id = $1 and (total - prev_total) > 100000
-           and observed_at >= now() - make_interval(days => 30) and (prev_total <= 0 or total > prev_total * 10)`,
+        `explain select id, observed_at from economy_rises where project_id = $1 and currency = 'cash' and (amount - prev_amount) > 100000::numeric
+           and observed_at >= now() - make_interval(days => 30) and (prev_amount <= 0 or amount > prev_amount * '10'::numeric)
+         union all
+         select id, observed_at from economy_rises where project_id = $1 and currency = 'bank' and (amount - prev_amount) > 10000::numeric
+           and observed_at >= now() - make_interval(days => 30) and (prev_amount <= 0 or amount > prev_amount * '10'::numeric)`,
         [projectId],
       );
     });
-    expect(plan.map((r: any) => r["QUERY PLAN"]).join("\n")).toMatch(/Index Only Scan using economy_history_rise/);
+    const text = plan.map((r: any) => r["QUERY PLAN"]).join("\n");
+    expect(text.match(/Index Only Scan using economy_rises_rise/g)?.length).toBe(2);
   });
 
   it("per currency, lists what the history's consecutive balances list, from the rises index alone", async () => {
@@ -129,13 +157,13 @@ describe("anomalies from the covering rise index", () => {
     for (const [factor, minAmount, days] of [[10, 100_000, 30], [10, 100_000, 2], [1.5, 0, 30], [2, 100, 8]] as const) {
       const want = await referenceCurrency("cash", factor, minAmount, days);
       expect(want.length).toBeGreaterThan(0);
-      const got = await listAnomalies(sql, projectId, { currency: "cash", factor, minAmount, days, limit: 1000, offset: 0 });
+      const got = await listAnomalies(sql, projectId, { thresholds: thresholdMap({ cash: { factor, minAmount } }), days, limit: 1000, offset: 0 });
       expect(got.total).toBe(want.length);
       expect(got.data.map((a: any) => ({ user_id: a.user_id, from_amount: a.from_amount, to_amount: a.to_amount }))).toEqual([...want]);
       expect(got.data.every((a: any) => a.currency === "cash")).toBe(true);
     }
-    // bank never rose
-    expect((await listAnomalies(sql, projectId, { currency: "bank", factor: 1.5, minAmount: 0, days: 30, limit: 10, offset: 0 })).total).toBe(0);
+    // dark coin never rose
+    expect((await listAnomalies(sql, projectId, { thresholds: thresholdMap({ dark_coin: { factor: 1.5, minAmount: 0 } }), days: 30, limit: 10, offset: 0 })).total).toBe(0);
 
     await sql`vacuum analyze economy_rises`;
     const plan = await sql.begin(async (tx) => {

@@ -142,7 +142,8 @@ describe("a Coins/Gems economy read per currency", () => {
   it("finds anomalies per currency, from the rises of that currency", async () => {
     const gems = await get("/api/v1/economy/anomalies?currency=gems&factor=10&min_amount=100");
     expect(gems.status).toBe(200);
-    expect(gems.body).toMatchObject({ total: 1, currency: "gems", factor: 10, min_amount: 100 });
+    expect(gems.body).toMatchObject({ total: 1, currency: "gems", factor: 10, min_amount: "100", thresholds: { gems: { factor: 10, min_amount: "100", source: "request" } } });
+    expect(Object.keys(gems.body.thresholds)).toEqual(["gems"]);
     expect(gems.body.data[0]).toMatchObject({
       user_id: "1",
       username: "player1",
@@ -155,9 +156,22 @@ describe("a Coins/Gems economy read per currency", () => {
       to_total: "1050",
       balances: { coins: "50", gems: "1000" },
       source: "push",
+      threshold: { factor: 10, min_amount: "100", source: "request" },
     });
-    // the same rise is not one of the total's (255 -> 1050 is 4.1x)
-    expect((await get("/api/v1/economy/anomalies?factor=10&min_amount=100")).body).toMatchObject({ total: 0, currency: "total" });
+    // every currency on its own by default: the gems dupe is listed although the total only rose 4.1× (255 -> 1050)
+    for (const q of ["factor=10&min_amount=100", "currency=total&factor=10&min_amount=100", "currency=ALL&factor=10&min_amount=100"]) {
+      const all = (await get(`/api/v1/economy/anomalies?${q}`)).body;
+      expect(all, q).toMatchObject({ total: 1, currency: "all", data: [{ user_id: "1", currency: "gems", from_amount: "5", to_amount: "1000" }] });
+      expect(Object.keys(all.thresholds), q).toEqual(["coins", "gems"]);
+    }
+    // and under the defaults: too few rises to learn from, so each currency's minimum is its median
+    // positive balance (gems: 1,000 and 2 held, so 2): the small game's dupe is found without a setting
+    const byDefault = (await get("/api/v1/economy/anomalies")).body;
+    expect(byDefault.thresholds).toEqual({
+      coins: { factor: 10, min_amount: "50", off: false, source: "default", rises: 2 },
+      gems: { factor: 10, min_amount: "2", off: false, source: "default", rises: 1 },
+    });
+    expect(byDefault.data.map((a: any) => [a.user_id, a.currency, a.from_amount, a.to_amount])).toEqual([["1", "gems", "5", "1000"]]);
     const coins = await get("/api/v1/economy/anomalies?currency=coins&factor=2&min_amount=100");
     expect(coins.body.data.map((a: any) => [a.user_id, a.from_amount, a.to_amount])).toEqual([
       ["2", "1000", "5000"],
@@ -180,13 +194,16 @@ describe("a Coins/Gems economy read per currency", () => {
   });
 
   it("answers 400 naming the valid keys for an unknown currency or sort", async () => {
-    for (const path of ["/api/v1/economy/summary?currency=cash", "/api/v1/economy/anomalies?currency=diamonds", "/api/v1/economy/summary?currency=total2"]) {
+    for (const path of ["/api/v1/economy/summary?currency=cash", "/api/v1/economy/summary?currency=total2"]) {
       const r = await get(path);
       expect(r.status, path).toBe(400);
       expect(r.body.error).toBe("invalid_query");
       expect(r.body.message).toContain("total, coins, gems");
       expect(r.body.details).toEqual([{ path: "currency", message: "must be one of total, coins, gems" }]);
     }
+    const anomalies = await get("/api/v1/economy/anomalies?currency=diamonds");
+    expect(anomalies.status).toBe(400);
+    expect(anomalies.body.details).toEqual([{ path: "currency", message: "must be one of all, total, coins, gems" }]);
     const sort = await get("/api/v1/economy/players?sort=diamonds");
     expect(sort.status).toBe(400);
     expect(sort.body.details[0]).toEqual({ path: "sort", message: "must be one of cash, bank, dark_coin, total, coins, gems" });

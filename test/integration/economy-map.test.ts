@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
-import { call, login, makeProject, makeUser } from "../support/team.js";
+import { PROFILESTORE_MAP } from "../support/economy-maps.js";
+import { call, projectWithRoles, signedInRoles, type RoleUsers } from "../support/team.js";
 
 /**
  * A project's currency map through the Team API, and pushes read through it: every currency stored,
@@ -8,7 +9,7 @@ import { call, login, makeProject, makeUser } from "../support/team.js";
  * only, and the preview of a pasted or the last pushed profile.
  */
 let app: TestApp;
-const users: Record<"owner" | "admin" | "member" | "outsider", { id: string; email: string; cookie: string }> = {} as never;
+let users: RoleUsers;
 let projectId: string;
 let apiKey: string;
 
@@ -16,15 +17,7 @@ const mapPath = (pid = projectId) => `/api/team/projects/${pid}/economy-map`;
 const push = (players: unknown[], key = apiKey) => postJson(app, "/api/economy/ingest", { players }, key);
 
 /** A ProfileStore game with Coins and Gems. */
-const GEMS_MAP = {
-  currencies: [
-    { key: "coins", name: "Coins", paths: ["Coins"] },
-    { key: "gems", name: "Gems", paths: ["Gems"] },
-  ],
-  names: [],
-  data_code: null,
-  match: [],
-};
+const GEMS_MAP = PROFILESTORE_MAP;
 const wrapped = (data: Record<string, unknown>) => ({ Data: data, MetaData: { ProfileCreateTime: 1, SessionLoadCount: 2 } });
 
 async function snapshot(userId: string) {
@@ -42,17 +35,11 @@ async function history(userId: string) {
 
 beforeAll(async () => {
   app = await startTestApp();
-  for (const who of ["owner", "admin", "member", "outsider"] as const) {
-    const u = await makeUser(app.sql);
-    users[who] = { ...u, cookie: await login(app, u.email) };
-  }
+  users = await signedInRoles(app);
 }, 60_000);
 afterAll(() => app?.close());
 beforeEach(async () => {
-  ({ projectId, apiKey } = await makeProject(app.sql, users.owner.id, [
-    { userId: users.admin.id, role: "admin" },
-    { userId: users.member.id, role: "member" },
-  ]));
+  ({ projectId, apiKey } = await projectWithRoles(app.sql, users));
 });
 
 describe("Team API: /economy-map", () => {

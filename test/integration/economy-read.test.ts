@@ -171,12 +171,31 @@ describe("GET /api/v1/economy/summary", () => {
 });
 
 describe("GET /api/v1/economy/anomalies", () => {
-  it("finds a jump over the configured factor and amount", async () => {
+  it("finds a jump in one currency under its default threshold (too few rises to learn from)", async () => {
     const r = await get("/api/v1/economy/anomalies");
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ total: 1, factor: 5, min_amount: 1000 });
-    expect(r.body.data[0]).toMatchObject({ user_id: "102", from_total: "75", to_total: "50075", increase: "50000", username: "bob", source: "push" });
-    expect(r.body.data[0].factor).toBeCloseTo(667.67, 1);
+    expect(r.body).toMatchObject({ total: 1, currency: "all", factor: null, min_amount: null });
+    // cash: the configured factor, and the configured minimum (1,000) as it is below the median cash held (9,000)
+    expect(r.body.thresholds).toEqual({
+      cash: { factor: 5, min_amount: "1000", off: false, source: "default", rises: 2 },
+      bank: { factor: 5, min_amount: "20", off: false, source: "default", rises: 0 },
+      dark_coin: { factor: 5, min_amount: "1", off: false, source: "default", rises: 0 },
+    });
+    expect(r.body.data[0]).toMatchObject({
+      user_id: "102",
+      currency: "cash",
+      from_amount: "50",
+      to_amount: "50050",
+      from_total: "75",
+      to_total: "50075",
+      increase: "50000",
+      factor: 1001,
+      username: "bob",
+      source: "push",
+      threshold: { factor: 5, min_amount: "1000", source: "default" },
+    });
+    expect((await get("/api/v1/economy/anomalies?currency=total")).body).toMatchObject({ total: 1, currency: "all" });
+    expect((await get("/api/v1/economy/anomalies?currency=bank")).body).toMatchObject({ total: 0, currency: "bank", thresholds: { bank: { source: "default" } } });
   });
 
   it("takes factor and min_amount from the query", async () => {

@@ -13,7 +13,7 @@ const ROUTES = path.join(APP, "routes");
 /** How app code reads a query parameter: on the query object, or through the params.server helpers. */
 const READS = [
   /\b(?:q|query|searchParams|queryOf\(request\))\.(?:get|getAll|has)\("([\w.-]+)"\)/g,
-  /\b(?:integer|text|oneOf|digits|eventId|positiveNumber)\((?:q|query), "([\w.-]+)"/g,
+  /\b(?:integer|text|oneOf|digits|eventId|positiveNumber|decimalParam)\((?:q|query), "([\w.-]+)"/g,
 ];
 
 export type AppRoute = {

@@ -63,3 +63,22 @@ export async function ingest(app: TestApp, apiKey: string, events: unknown) {
   await countersApplied(app.sql);
   return r.body;
 }
+
+export type RoleUsers = Record<"owner" | "admin" | "member" | "outsider", { id: string; email: string; cookie: string }>;
+
+/** Four signed-in users: a project's owner, admin and member (see projectWithRoles), and one outside it. */
+export async function signedInRoles(app: TestApp): Promise<RoleUsers> {
+  const users = {} as RoleUsers;
+  for (const who of ["owner", "admin", "member", "outsider"] as const) {
+    const u = await makeUser(app.sql);
+    users[who] = { ...u, cookie: await login(app, u.email) };
+  }
+  return users;
+}
+
+/** A project of `users.owner` with `users.admin` as admin and `users.member` as member. */
+export const projectWithRoles = (sql: Sql, users: RoleUsers) =>
+  makeProject(sql, users.owner.id, [
+    { userId: users.admin.id, role: "admin" },
+    { userId: users.member.id, role: "member" },
+  ]);
