@@ -74,14 +74,14 @@ async function generateEconomy(sql: Sql, projectId: string, players: number, per
          case when j > 1 then ${at("(j - 1)")} end as prev_at
        from p cross join lateral generate_series(1, n) j
      ), d as (
-       -- the day starts where the player's last observation before it left them (nothing: 0)
-       select *, first_value(prev_cash) over w as start_cash, first_value(prev_gems) over w as start_gems
+       -- the day starts where the player's last observation before it left them, or, on the player's
+       -- first day, at their opening balance (the first observation itself)
+       select *, first_value(coalesce(prev_cash, cash)) over w as start_cash, first_value(coalesce(prev_gems, gems)) over w as start_gems
        from g window w as (partition by u, (at at time zone 'UTC')::date order by j)
      )
      select $1::uuid, u, cash, 0, 0, cash + gems, ${balances("cash", "gems")}, at, 'push',
        prev_cash + prev_gems, prev_at, case when j > 1 then ${balances("prev_cash", "prev_gems")} end,
-       case when start_cash is null then '{}'::jsonb
-         else ${balances("start_cash", "start_gems")} || jsonb_build_object('total', (start_cash + start_gems)::text) end
+       ${balances("start_cash", "start_gems")} || jsonb_build_object('total', (start_cash + start_gems)::text)
      from d order by j, u`,
     [projectId, perPlayer, players],
   );
