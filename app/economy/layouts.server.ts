@@ -79,3 +79,17 @@ export function layoutOf(m: CurrencyMap): LayoutId | null {
   const text = JSON.stringify(m);
   return LAYOUT_IDS.find((id) => JSON.stringify(LAYOUTS[id].map) === text) ?? null;
 }
+
+/**
+ * What the empty economy page shows to get a first push in: the map's currencies and paths, the
+ * layout it is (when it is one of the starting ones, unchanged) and the Luau line that pushes it.
+ */
+export function setupView(m: CurrencyMap) {
+  const id = layoutOf(m);
+  return {
+    layout: id && { id, title: LAYOUTS[id].title },
+    push: LAYOUTS[id ?? "profilestore"].push,
+    currencies: m.currencies.map((c) => ({ key: c.key, name: c.name, paths: c.paths })),
+    match: m.match,
+  };
+}

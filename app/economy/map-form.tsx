@@ -7,6 +7,7 @@
 import { Form } from "@remix-run/react";
 import { cloneElement, useState, type ReactElement } from "react";
 import { utc } from "~/components/format";
+import { MapWarning } from "./map-warning";
 import { BLANK_CURRENCY, MAX_ROWS, type CurrencyDraft, type ErrorSlot, type FieldErrors, type MapDraft } from "./map-draft";
 
 type Row = CurrencyDraft & { id: number; origin: number | null };
@@ -20,6 +21,10 @@ export function MapEditor(props: {
   sample: { user_id: string; observed_at: string | Date } | null;
   /** the outcome of the last map action, shown beside the buttons */
   status: { ok: boolean; text: string } | null;
+  /** the map as posted would skip every profile */
+  warning: { kind: "last_pushed" | "match_paths"; message: string } | null;
+  /** a Save was held by the warning: offer to save anyway */
+  held: boolean;
 }) {
   const { draft, errors, busy } = props;
   // rows keep the index they had in the posted draft (`origin`), so a 400's `currencies[1]` stays
@@ -125,9 +130,13 @@ export function MapEditor(props: {
       <p className="alert note small">
         A new map applies to each player&rsquo;s next push or scan; balances already recorded keep the map they were read with.
       </p>
+      {props.warning ? <MapWarning warning={props.warning} /> : null}
       <div className="row">
         <button type="submit" name="intent" value="preview-map" disabled={busy}>Preview</button>
         <button type="submit" name="intent" value="save-map" className="primary" disabled={busy}>Save map</button>
+        {props.held ? (
+          <button type="submit" name="intent" value="save-map-anyway" className="danger" disabled={busy}>Save anyway</button>
+        ) : null}
         {props.status ? (
           <span className={props.status.ok ? "map-status ok" : "map-status error"} role="status" data-testid="map-status">
             {props.status.text}

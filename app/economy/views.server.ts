@@ -7,6 +7,7 @@ import { getPlayer as getErrorPlayer } from "../../db/players.js";
 import type { Config } from "~/env.server";
 import { ApiError, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
+import { setupView } from "./layouts.server";
 import { loadMap } from "./map.server";
 import { parseCurrency, parsePlayerParams } from "./params.server";
 import { parseUserId } from "./profile.server";
@@ -46,6 +47,8 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
     sync: syncView(sync),
     anomalyFactor: config.economyAnomalyFactor,
     anomalyMinAmount: config.economyAnomalyMinAmount,
+    // no player yet: the page explains the first push instead of empty charts
+    setup: summary.players === 0 ? setupView(map) : null,
   };
 }
 

@@ -29,6 +29,7 @@ function StatCard({ value, label, detail, size, testId }: { value: string; label
   );
 }
 import { economyOverview, economyPage } from "~/economy/views.server";
+import { EconomyEmpty } from "~/economy/economy-empty";
 import { queryOf } from "~/errors/params.server";
 import { readingAsMember } from "~/services.server";
 
@@ -115,6 +116,14 @@ export default function EconomyOverview() {
   const next = () => sizes[card++];
   const supply = s.money_supply;
   const last = supply.at(-1);
+  if (d.setup && !d.search) {
+    return (
+      <>
+        <h2>Economy</h2>
+        <EconomyEmpty setup={d.setup} settingsUrl={`${base}/settings`} canManage={d.canManage} />
+      </>
+    );
+  }
   const window30 = supply.reduce(
     (a, x) => ({ gained: a.gained + Number(x.gained), lost: a.lost + Number(x.lost) }),
     { gained: 0, lost: 0 },
