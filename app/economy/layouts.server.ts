@@ -76,8 +76,17 @@ export const LAYOUT_LIST: Layout[] = [LAYOUTS.profilestore, LAYOUTS.flat, LAYOUT
 
 /** The layout whose map is exactly `m`, if any (a project may have edited its map since). */
 export function layoutOf(m: CurrencyMap): LayoutId | null {
-  const text = JSON.stringify(m);
-  return LAYOUT_IDS.find((id) => JSON.stringify(LAYOUTS[id].map) === text) ?? null;
+  const text = canonical(m);
+  return LAYOUT_IDS.find((id) => canonical(LAYOUTS[id].map) === text) ?? null;
+}
+
+/** JSON with every object's keys sorted: a stored map (jsonb reorders keys) compares equal to the same map. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v !== null && typeof v === "object") {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(v);
 }
 
 /**

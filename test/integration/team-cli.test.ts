@@ -37,7 +37,7 @@ describe("CLI: user:create and project:create --owner", () => {
 
     const project = await cli("project:create", "--name", "Headless Game", "--owner", "ops@studio.test");
     expect(project.code).toBe(0);
-    expect(project.out).toEqual({ project_id: expect.any(String), api_key: expect.stringMatching(/^rbx_/) });
+    expect(project.out).toEqual({ project_id: expect.any(String), api_key: expect.stringMatching(/^rbx_/), economy_layout: "seed" });
 
     const cookie = await login(app, "ops@studio.test", "long enough password");
     const me = await call(app, "GET", "/api/auth/me", { cookie });
