@@ -224,7 +224,7 @@ export type SeriesPoint = { label: string; values: Record<string, string | undef
 /** A point marked on a currency's line: `at` is the index of its observation. */
 export type LineMark = { key: string; at: number; kind: "anomaly" | "unexplained"; title: string };
 
-function markShape(kind: LineMark["kind"], cx: number, cy: number, r = 6) {
+function markShape(kind: LineMark["kind"], cx: number, cy: number, r = 8) {
   return kind === "anomaly"
     ? `M${cx},${cy - r} L${cx + r},${cy + r * 0.8} L${cx - r},${cy + r * 0.8} Z`
     : `M${cx},${cy - r} L${cx + r},${cy} L${cx},${cy + r} L${cx - r},${cy} Z`;
@@ -234,8 +234,9 @@ function markShape(kind: LineMark["kind"], cx: number, cy: number, r = 6) {
  * Each currency's balance over a player's observations on one shared axis, with the anomalies (▲)
  * and unexplained gains (◆) marked on the line of their currency; a legend names both.
  */
-export function CurrencyLinesChart({ series, points, marks, label }: { series: LineSeries[]; points: SeriesPoint[]; marks: LineMark[]; label: string }) {
+export function CurrencyLinesChart({ series, points, marks, label, height = H, styleOf = seriesStyle }: { series: LineSeries[]; points: SeriesPoint[]; marks: LineMark[]; label: string; height?: number; styleOf?: (i: number) => { color: string; dash: string | undefined } }) {
   const { ref, width: W, measured } = useChartWidth(720);
+  const H = height;
   if (points.length === 0 || series.length === 0) return <p className="muted">No data yet.</p>;
   const all = points.flatMap((p) => series.map((s) => p.values[s.key]).filter((v): v is string => v !== undefined).map(Number));
   const max = Math.max(...all, 0);
@@ -271,7 +272,7 @@ export function CurrencyLinesChart({ series, points, marks, label }: { series: L
           </g>
         ))}
         {series.map((s, si) => {
-          const st = seriesStyle(si);
+          const st = styleOf(si);
           return (
             <g key={s.key} data-testid={`line-${s.key}`}>
               <path d={pathOf(s.key)} fill="none" stroke={st.color} strokeWidth="2.5" strokeDasharray={st.dash} />
@@ -303,7 +304,7 @@ export function CurrencyLinesChart({ series, points, marks, label }: { series: L
       </svg>
       <figcaption className="chart-legend lines-legend" data-testid="lines-legend">
         {series.map((s, si) => {
-          const st = seriesStyle(si);
+          const st = styleOf(si);
           return (
             <span key={s.key} className="legend-item">
               <svg width="26" height="10" aria-hidden="true"><line x1="1" x2="25" y1="5" y2="5" stroke={st.color} strokeWidth="2.5" strokeDasharray={st.dash} /></svg>

@@ -22,7 +22,7 @@ function snippet(push: string): string {
     "Players.PlayerRemoving:Connect(function(player)",
   ];
   const body = push.includes("profile.")
-    ? ["\tlocal profile = Profiles[player] -- the profile your game loaded for this player", "\tif profile ~= nil then", `\t\t${push}`, "\tend"]
+    ? ["\tlocal profile = Profiles[player] -- the loaded profile", "\tif profile ~= nil then", `\t\t${push}`, "\tend"]
     : [`\t${push}`];
   return [...head, ...body, "end)"].join("\n");
 }

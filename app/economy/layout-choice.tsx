@@ -21,23 +21,29 @@ export function LayoutChoice({ layouts, preselected }: { layouts: LayoutOption[]
         You can edit the map later in Economy → Settings.
       </p>
       {layouts.map((l) => (
-        <label key={l.id} className="choice layout-option">
-          <input type="radio" name="economy_layout" value={l.id} defaultChecked={l.id === preselected} />
+        // the sample stays out of the label: the radio is named by the layout alone, described by the rest
+        <div key={l.id} className="choice layout-option">
+          <input type="radio" id={`layout-${l.id}`} name="economy_layout" value={l.id} defaultChecked={l.id === preselected} aria-describedby={`layout-${l.id}-more`} />
           <span className="msg">
-            <strong>{l.title}</strong>
-            <span className="muted small layout-line">{l.description}</span>
-            <span className="small layout-reads">
-              Reads{" "}
-              {l.currencies.map((c, i) => (
-                <span key={c.name}>
-                  {i > 0 ? ", " : ""}
-                  {c.name} at <code>{c.paths.join(" + ")}</code>
-                </span>
-              ))}
+            <label htmlFor={`layout-${l.id}`} className="layout-label">
+              <strong>{l.title}</strong>
+              <span className="muted small layout-line">{l.description}</span>
+            </label>
+            <span id={`layout-${l.id}-more`} className="small layout-more">
+              <span className="layout-reads">
+                Reads{" "}
+                {l.currencies.map((c, i) => (
+                  <span key={c.name}>
+                    {i > 0 ? ", " : ""}
+                    {c.name} at <code>{c.paths.join(" + ")}</code>
+                  </span>
+                ))}
+                ; a profile as pushed:
+              </span>
+              <code className="layout-sample">{l.sample}</code>
             </span>
-            <code className="layout-sample small" aria-label={`Sample profile for ${l.title}`}>{l.sample}</code>
           </span>
-        </label>
+        </div>
       ))}
     </fieldset>
   );

@@ -63,7 +63,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
   },
   seed: {
     id: "seed",
-    title: "RP characters (the default)",
+    title: "RP characters",
     description: "Two characters per player (RPCharacterOne and RPCharacterTwo) with Cash, InATM and DarkCoin, and a DataCode.",
     map: SEED_MAP,
     sample: { RPCharacterOne: { Name: "Bob", Cash: 100, InATM: 5000, DarkCoin: 2 }, DataCode: 4 },

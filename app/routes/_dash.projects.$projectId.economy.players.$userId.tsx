@@ -1,7 +1,7 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { Link, useLoaderData } from "@remix-run/react";
+import { Link, useLoaderData, useSearchParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
-import { amount, AmountFigures, CurrencyLinesChart, factor, type LineMark } from "~/economy/charts";
+import { amount, AmountFigures, CurrencyLinesChart, factor, seriesStyle, type LineMark } from "~/economy/charts";
 import { playerMarksView } from "~/economy/marks.server";
 import { loadMap } from "~/economy/map.server";
 import { SkippedValues } from "~/economy/map-preview";
@@ -56,7 +56,7 @@ const markText = (m: Mark) =>
     : `Unexplained gain: +${amount(m.unexplained)} no recorded flow explains`;
 
 /** One line per currency with the anomalies and unexplained gains marked on it, and the marks listed below. */
-function BalanceLines({ history, columnKeys, nameOf, marks, oneDay }: { history: HistoryRow[]; columnKeys: string[]; nameOf: (k: string) => string; marks: Mark[]; oneDay: boolean }) {
+function BalanceLines({ history, columnKeys, nameOf, marks, oneDay, ownScale }: { history: HistoryRow[]; columnKeys: string[]; nameOf: (k: string) => string; marks: Mark[]; oneDay: boolean; ownScale: boolean }) {
   const at = new Map(history.map((e, i) => [e.id, i]));
   const points = history.map((e) => ({ label: oneDay ? utc(e.observed_at).slice(11) : utc(e.observed_at).slice(5, 10), values: e.balances }));
   const lineMarks: LineMark[] = marks
@@ -64,7 +64,22 @@ function BalanceLines({ history, columnKeys, nameOf, marks, oneDay }: { history:
     .map((m) => ({ key: m.currency, at: at.get(m.history_id)!, kind: m.kind, title: `${nameOf(m.currency)} ${amount(m.from_amount)} → ${amount(m.to_amount)}, ${utc(m.observed_at)} UTC. ${markText(m)}` }));
   return (
     <>
-      <CurrencyLinesChart label="Balance history per currency" series={columnKeys.map((k) => ({ key: k, name: nameOf(k) }))} points={points} marks={lineMarks} />
+      {ownScale ? (
+        // one chart per currency, each on its own axis: a small currency's line is not flattened by a large one's
+        columnKeys.map((k, i) => (
+          <CurrencyLinesChart
+            key={k}
+            height={150}
+            label={`Balance history, ${nameOf(k)}`}
+            series={[{ key: k, name: nameOf(k) }]}
+            points={points}
+            marks={lineMarks.filter((m) => m.key === k)}
+            styleOf={() => seriesStyle(i)}
+          />
+        ))
+      ) : (
+        <CurrencyLinesChart label="Balance history per currency" series={columnKeys.map((k) => ({ key: k, name: nameOf(k) }))} points={points} marks={lineMarks} />
+      )}
       {marks.length ? (
         <table className="stack-narrow marks-table" data-testid="player-marks">
           <thead>
@@ -90,6 +105,7 @@ function BalanceLines({ history, columnKeys, nameOf, marks, oneDay }: { history:
 
 export default function EconomyPlayer() {
   const { projectId, player, history, hasErrors, currencies, marks } = useLoaderData<typeof loader>();
+  const ownScale = useSearchParams()[0].get("scale") === "own";
   const p = player as unknown as Record<string, any>;
   const h = history as unknown as HistoryRow[];
   const balances: Balances = p.balances;
@@ -132,8 +148,15 @@ export default function EconomyPlayer() {
         </section>
       ) : null}
       <section className="panel">
-        <h3 style={{ marginTop: 0 }}>Balances over time</h3>
-        <BalanceLines history={h} columnKeys={columnKeys} nameOf={nameOf} marks={marks as unknown as Mark[]} oneDay={oneDay} />
+        <div className="row spread">
+          <h3 style={{ margin: 0 }}>Balances over time</h3>
+          {columnKeys.length > 1 ? (
+            <nav className="small scale-switch" aria-label="Scale">
+              {ownScale ? <Link to="?" data-testid="scale-shared">One chart, one scale</Link> : <Link to="?scale=own" data-testid="scale-own">Each currency on its own scale</Link>}
+            </nav>
+          ) : null}
+        </div>
+        <BalanceLines history={h} columnKeys={columnKeys} nameOf={nameOf} marks={marks as unknown as Mark[]} oneDay={oneDay} ownScale={ownScale && columnKeys.length > 1} />
       </section>
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Changes</h3>

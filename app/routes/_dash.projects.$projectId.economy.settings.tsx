@@ -139,7 +139,7 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
     if (intent === "save-map" || intent === "save-map-anyway") {
       const saved = await saveMapFor(services.sql, user, projectIdParam, draftToBody(draft), { holdOnWarning: intent === "save-map" });
       if (!saved.saved) {
-        return answer({ ok: false, error: "Not saved yet: this map would skip every profile (below). Save anyway, or change the match paths.", draft, warning: saved.warnings[0], held: true });
+        return answer({ ok: false, error: "Not saved yet: see the warning above. Save anyway, or change the paths first.", draft, warning: saved.warnings[0], held: true });
       }
       return answer({ ok: true, message: "The currency map is saved.", draft: mapToDraft(saved.map, draft.profile), warning: saved.warnings[0] });
     }

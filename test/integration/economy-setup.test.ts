@@ -136,7 +136,7 @@ describe("a new project's starting layout", () => {
 
   it("is taken by the CLI's project:create --layout; a wrong one exits 2 and creates nothing", async () => {
     const cli = async (...args: string[]) => {
-      const env = { ...process.env, DATABASE_URL: app.databaseUrl, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-cli-")), NODE_ENV: "test" };
+      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: app.databaseUrl, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-cli-")), NODE_ENV: "test" };
       try {
         const { stdout } = await run(path.join(root, "node_modules/.bin/tsx"), ["scripts/cli.ts", ...args], { cwd: root, env, encoding: "utf8" });
         return { code: 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) };
