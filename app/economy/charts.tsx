@@ -58,6 +58,36 @@ export function factor(f: number): string {
 const H = 220;
 const PAD = { l: 56, r: 12, t: 12, b: 28 };
 
+/** The chart's three horizontal grid lines (min, middle, max), each with its amount. */
+function YGrid({ min, max, y, W }: { min: number; max: number; y: (v: number) => number; W: number }) {
+  return (
+    <>
+      {[min, (min + max) / 2, max].map((v, i) => (
+        <g key={i}>
+          <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} className="chart-grid" />
+          <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="chart-tick">{short(v)}</text>
+        </g>
+      ))}
+    </>
+  );
+}
+
+/** The x labels of evenly spaced points: every k-th, k as small as the width allows without overlaps. */
+function XLabels({ labels, x, W, H }: { labels: string[]; x: (i: number) => number; W: number; H: number }) {
+  const widest = Math.max(...labels.map((l) => labelWidth(l)));
+  const every = Math.max(1, Math.ceil(widest / ((W - PAD.l - PAD.r) / Math.max(1, labels.length - 1))));
+  return (
+    <>
+      {labels.map((l, i) =>
+        i % every === 0 ? (
+          // a label centred on the last points would run past the right edge: it ends at its point instead
+          <text key={i} x={x(i)} y={H - 8} textAnchor={x(i) + labelWidth(l) / 2 > W ? "end" : "middle"} className="chart-tick">{l}</text>
+        ) : null,
+      )}
+    </>
+  );
+}
+
 /** `note` is added to the point's tooltip (the day's growth, say). */
 export type LinePoint = { label: string; value: string; note?: string };
 
@@ -71,30 +101,17 @@ export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePo
   const x = (i: number) => PAD.l + (points.length === 1 ? (W - PAD.l - PAD.r) / 2 : (i * (W - PAD.l - PAD.r)) / (points.length - 1));
   const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - (v - min) / span);
   const path = values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-  // every k-th label, k as small as this width allows without overlaps
-  const widest = Math.max(...points.map((p) => labelWidth(p.label)));
-  const every = Math.max(1, Math.ceil(widest / ((W - PAD.l - PAD.r) / Math.max(1, points.length - 1))));
   return (
     <svg ref={ref} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="chart-svg" data-fitted={measured || undefined}>
       <title>{label}</title>
-      {[min, (min + max) / 2, max].map((v, i) => (
-        <g key={i}>
-          <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} className="chart-grid" />
-          <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="chart-tick">{short(v)}</text>
-        </g>
-      ))}
+      <YGrid min={min} max={max} y={y} W={W} />
       <path d={path} fill="none" stroke={color} strokeWidth="2" />
       {values.map((v, i) => (
         <circle key={i} cx={x(i)} cy={y(v)} r={points.length > 60 ? 0 : 2.5} fill={color}>
           <title>{`${points[i].label}: ${amount(points[i].value)}${points[i].note ? ` (${points[i].note})` : ""}`}</title>
         </circle>
       ))}
-      {points.map((p, i) =>
-        i % every === 0 ? (
-          // a label centred on the last points would run past the right edge: it ends at its point instead
-          <text key={i} x={x(i)} y={H - 8} textAnchor={x(i) + labelWidth(p.label) / 2 > W ? "end" : "middle"} className="chart-tick">{p.label}</text>
-        ) : null,
-      )}
+      <XLabels labels={points.map((p) => p.label)} x={x} W={W} H={H} />
     </svg>
   );
 }
@@ -244,8 +261,6 @@ export function CurrencyLinesChart({ series, points, marks, label, height = H, s
   const span = max - min || 1;
   const x = (i: number) => PAD.l + (points.length === 1 ? (W - PAD.l - PAD.r) / 2 : (i * (W - PAD.l - PAD.r)) / (points.length - 1));
   const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - (v - min) / span);
-  const widest = Math.max(...points.map((p) => labelWidth(p.label)));
-  const every = Math.max(1, Math.ceil(widest / ((W - PAD.l - PAD.r) / Math.max(1, points.length - 1))));
   const pathOf = (key: string) => {
     let d = "";
     let pen = false;
@@ -265,12 +280,7 @@ export function CurrencyLinesChart({ series, points, marks, label, height = H, s
     <figure className="currency-lines" data-testid="currency-lines">
       <svg ref={ref} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="chart-svg" data-fitted={measured || undefined}>
         <title>{label}</title>
-        {[min, (min + max) / 2, max].map((v, i) => (
-          <g key={i}>
-            <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} className="chart-grid" />
-            <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="chart-tick">{short(v)}</text>
-          </g>
-        ))}
+        <YGrid min={min} max={max} y={y} W={W} />
         {series.map((s, si) => {
           const st = styleOf(si);
           return (
@@ -296,11 +306,7 @@ export function CurrencyLinesChart({ series, points, marks, label, height = H, s
             </path>
           );
         })}
-        {points.map((p, i) =>
-          i % every === 0 ? (
-            <text key={i} x={x(i)} y={H - 8} textAnchor={x(i) + labelWidth(p.label) / 2 > W ? "end" : "middle"} className="chart-tick">{p.label}</text>
-          ) : null,
-        )}
+        <XLabels labels={points.map((p) => p.label)} x={x} W={W} H={H} />
       </svg>
       <figcaption className="chart-legend lines-legend" data-testid="lines-legend">
         {series.map((s, si) => {

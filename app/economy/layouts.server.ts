@@ -30,15 +30,19 @@ const map = (currencies: CurrencyMap["currencies"], rest: Partial<CurrencyMap> =
   ...rest,
 });
 
+/** Coins and Gems at the top of the profile, spelled as the game spells them. */
+const coinsAndGems = (coins: string, gems: string) =>
+  map([
+    { key: "coins", name: "Coins", paths: [coins] },
+    { key: "gems", name: "Gems", paths: [gems] },
+  ]);
+
 export const LAYOUTS: Record<LayoutId, Layout> = {
   profilestore: {
     id: "profilestore",
     title: "ProfileStore or ProfileService",
     description: "One profile per player whose Data holds each currency at the top: a template like {Coins = 0, Gems = 0}.",
-    map: map([
-      { key: "coins", name: "Coins", paths: ["Coins"] },
-      { key: "gems", name: "Gems", paths: ["Gems"] },
-    ]),
+    map: coinsAndGems("Coins", "Gems"),
     sample: { Coins: 1250, Gems: 40, Inventory: { Sword: true } },
     push: "Monitor.economy.push(player, profile.Data)",
   },
@@ -46,10 +50,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
     id: "flat",
     title: "DataStore2-style flat",
     description: "One value per key, combined into one table per player (DataStore2.Combine(\"DATA\", \"coins\", \"gems\")).",
-    map: map([
-      { key: "coins", name: "Coins", paths: ["coins"] },
-      { key: "gems", name: "Gems", paths: ["gems"] },
-    ]),
+    map: coinsAndGems("coins", "gems"),
     sample: { coins: 1250, gems: 40, level: 7 },
     push: 'Monitor.economy.push(player, { coins = DataStore2("coins", player):Get(0), gems = DataStore2("gems", player):Get(0) })',
   },

@@ -1,20 +1,14 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LAYOUTS } from "../../app/economy/layouts.server.js";
 import { postJson, startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeUser } from "../support/team.js";
+import { runCli } from "../support/cli.js";
 
 /**
  * Setting up the economy over HTTP: a new project's starting layout (Team API, CLI, the form), the
  * empty economy page, the warning a map that would skip every profile gets before it is saved, and
  * the player page's marks on each currency's line.
  */
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, "../..");
 let app: TestApp;
 let owner: { id: string; email: string; cookie: string };
 
@@ -135,16 +129,7 @@ describe("a new project's starting layout", () => {
   });
 
   it("is taken by the CLI's project:create --layout; a wrong one exits 2 and creates nothing", async () => {
-    const cli = async (...args: string[]) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: app.databaseUrl, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-cli-")), NODE_ENV: "test" };
-      try {
-        const { stdout } = await run(path.join(root, "node_modules/.bin/tsx"), ["scripts/cli.ts", ...args], { cwd: root, env, encoding: "utf8" });
-        return { code: 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) };
-      } catch (err) {
-        const e = err as { code: number; stdout: string };
-        return { code: e.code, out: JSON.parse(e.stdout.trim().split("\n").at(-1)!) };
-      }
-    };
+    const cli = (...args: string[]) => runCli(app.databaseUrl, ...args);
     const flat = await cli("project:create", "--name", "CLI Flat", "--layout", "flat");
     expect(flat.code).toBe(0);
     expect(flat.out).toMatchObject({ economy_layout: "flat", api_key: expect.stringMatching(/^rbx_/) });
