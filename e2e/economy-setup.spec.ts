@@ -99,6 +99,9 @@ test("moving the currencies under a table the last pushed profile lacks is held 
   for (const width of WIDTHS) {
     const { page, context } = await open(browser, width);
     await page.goto(`/projects/${renamedProject}/economy/settings`);
+    await expect(page.getByRole("group", { name: "Start from a layout" }).getByRole("button")).toHaveCount(4);
+    await page.getByRole("group", { name: "Start from a layout" }).scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SCREENS}/economy-settings-top-${width}.png` });
     await page.getByRole("group", { name: "Currency 1" }).getByLabel("Paths, one per line").fill("Wallet.Coins");
     await page.getByRole("group", { name: "Currency 2" }).getByLabel("Paths, one per line").fill("Wallet.Gems");
     await page.getByLabel("Match paths, one per line").fill("Wallet");

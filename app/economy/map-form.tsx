@@ -25,6 +25,10 @@ export function MapEditor(props: {
   warning: { kind: "last_pushed" | "match_paths"; message: string } | null;
   /** a Save was held by the warning: offer to save anyway */
   held: boolean;
+  /** the starting layouts, any of which can be loaded into the editor */
+  layouts: { id: string; title: string }[];
+  /** the starting layout the saved map is, unchanged, if any */
+  layoutTitle: string | null;
 }) {
   const { draft, errors, busy } = props;
   // rows keep the index they had in the posted draft (`origin`), so a 400's `currencies[1]` stays
@@ -50,8 +54,16 @@ export function MapEditor(props: {
       <p className="muted small" data-testid="map-state">
         {props.isDefault
           ? "This project uses the default map (the RP layout: Cash, Bank and Dark coin of RPCharacterOne and RPCharacterTwo)."
-          : `Saved map, last changed ${utc(props.updatedAt)}.`}
+          : `Saved map${props.layoutTitle ? ` (the ${props.layoutTitle} layout)` : ""}, last changed ${utc(props.updatedAt)}.`}
       </p>
+      <div className="row tight small map-layouts" role="group" aria-label="Start from a layout">
+        <span className="muted">Start from a layout (not saved until Save map):</span>
+        {props.layouts.map((l) => (
+          <button key={l.id} type="submit" name="intent" value={`load-layout:${l.id}`} disabled={busy} className="small">
+            {l.title}
+          </button>
+        ))}
+      </div>
       <Errors list={errors.form} />
       <details className="map-syntax" open>
         <summary>Path syntax</summary>

@@ -13,6 +13,7 @@ import { MapPreview } from "~/economy/map-preview";
 import { getMapFor, previewMapFor, resetMapFor, saveMapFor, warningsFor, type Preview } from "~/economy/map.server";
 import type { MatchWarning } from "~/economy/map-warnings.server";
 import { MapWarning } from "~/economy/map-warning";
+import { LAYOUT_LIST, LAYOUTS, layoutOf, type LayoutId } from "~/economy/layouts.server";
 import { deleteKey, keyStatus, putKey, startSync, syncStatus } from "~/economy/sync.server";
 import { economyAct, economyPage } from "~/economy/views.server";
 import { ApiError, invalidPayload } from "~/http.server";
@@ -41,7 +42,9 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
         getMapFor(sql, user, projectId),
         getProfileSample(sql, projectId),
       ]);
-      return { projectId, key, sync, map, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at } };
+      const layouts = LAYOUT_LIST.map((l) => ({ id: l.id, title: l.title }));
+      const layout = layoutOf(map.map);
+      return { projectId, key, sync, map, layouts, layoutTitle: layout && LAYOUTS[layout].title, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at } };
     }),
   );
 };
@@ -83,7 +86,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
   });
 };
 
-const MAP_INTENTS = /^(preview-map|save-map|save-map-anyway|reset-map|add-currency|remove-currency:\d+)$/;
+const MAP_INTENTS = /^(preview-map|save-map|save-map-anyway|reset-map|add-currency|remove-currency:\d+|load-layout:[a-z]+)$/;
 
 type MapResult = {
   kind: "map";
@@ -112,6 +115,12 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
   if (intent === "add-currency") {
     const currencies = draft.currencies.length < MAX_ROWS ? [...draft.currencies, { ...BLANK_CURRENCY }] : draft.currencies;
     return answer({ ok: true, draft: { ...draft, currencies } });
+  }
+  if (intent.startsWith("load-layout:")) {
+    // a starting layout into the editor, not saved: the draft keeps the pasted profile to preview it on
+    const layout = LAYOUTS[intent.slice("load-layout:".length) as LayoutId];
+    if (!layout) return answer({ ok: false, error: "Unknown layout.", draft });
+    return answer({ ok: true, message: `The ${layout.title} layout is in the editor; preview it, then save.`, draft: mapToDraft(layout.map, draft.profile) });
   }
   if (intent.startsWith("remove-currency:")) {
     const i = Number(intent.slice("remove-currency:".length));
@@ -158,7 +167,7 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
 }
 
 export default function EconomySettings() {
-  const { projectId, key, sync, map, sample } = useLoaderData<typeof loader>();
+  const { projectId, key, sync, map, sample, layouts, layoutTitle } = useLoaderData<typeof loader>();
   const answer = useActionData<typeof action>();
   const mapResult = answer && "kind" in answer ? answer : null;
   const result = answer && !("kind" in answer) ? answer : null;
@@ -194,6 +203,8 @@ export default function EconomySettings() {
           sample={sample}
           status={mapResult?.message ? { ok: true, text: mapResult.message } : mapResult?.error ? { ok: false, text: mapResult.error } : null}
           warning={mapResult ? (mapResult.warning ?? null) : null}
+          layouts={layouts}
+          layoutTitle={layoutTitle}
           held={Boolean(mapResult?.held)}
         />
         {map.is_default ? null : (

@@ -3,6 +3,7 @@ import { LAYOUTS } from "../../app/economy/layouts.server.js";
 import { postJson, startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeUser } from "../support/team.js";
 import { runCli } from "../support/cli.js";
+import { insertMember } from "../../db/members.js";
 
 /**
  * Setting up the economy over HTTP: a new project's starting layout (Team API, CLI, the form), the
@@ -164,6 +165,14 @@ describe("the empty economy page", () => {
     const seedText = testId((await page(`/projects/${seed.body.project.id}/economy`)).html, "economy-empty")!;
     expect(seedText).toContain("A profile is read only when it has a table at RPCharacterOne or RPCharacterTwo");
 
+    // a member who may not change the map is told where it is, without a link they could not follow
+    const m = await makeUser(app.sql);
+    await insertMember(app.sql, projectId, m.id, "member");
+    const res = await app.request(`/projects/${projectId}/economy`, { headers: { cookie: await login(app, m.email) } });
+    const memberHtml = (await res.text()).replaceAll("<!-- -->", "");
+    expect(memberHtml).not.toContain("economy-empty-map-link");
+    expect(testId(memberHtml, "economy-empty")).toContain("change the map in Economy → Settings (owners and admins)");
+
     // once a player is stored, the overview shows the figures instead
     expect((await push(r.body.api_key, [{ user_id: 5, profile: { Coins: 1, Gems: 2 } }])).body.stored).toBe(1);
     const filled = await page(`/projects/${projectId}/economy`);
@@ -201,6 +210,10 @@ describe("a map that would skip every profile", () => {
     expect((await getMap(projectId)).body.warnings).toEqual(put.body.warnings);
 
     const settings = await page(`/projects/${projectId}/economy/settings`);
+    expect(testId(settings.html, "map-state")).toMatch(/^Saved map, last changed /);
+    expect(testId((await page(`/projects/${(await createProject({ name: "Flat One", economy_layout: "flat" })).body.project.id}/economy/settings`)).html, "map-state")).toMatch(
+      /^Saved map \(the DataStore2-style flat layout\), last changed /,
+    );
     expect(testId(settings.html, "saved-map-warning")).toContain("Saved map: The last profile pushed (user 123, just now) would be skipped: profile has no table at Wallet.");
 
     const preview = await call(app, "POST", `/api/team/projects/${projectId}/economy-map/preview`, { cookie: owner.cookie, body: {} });
@@ -252,6 +265,28 @@ describe("a map that would skip every profile", () => {
     const ok = await postForm(`/projects/${projectId}/economy/settings`, form);
     expect(testId(ok.html, "map-status")).toBe("The currency map is saved.");
     expect(testId(ok.html, "map-warning")).toBeNull();
+  });
+});
+
+describe("starting layouts in the map editor", () => {
+  it("load a layout into the editor without saving it, keeping the pasted profile", async () => {
+    const r = await createProject({ name: "Switching Game" });
+    const projectId = r.body.project.id;
+    const settings = await page(`/projects/${projectId}/economy/settings`);
+    for (const id of ["profilestore", "flat", "slots", "seed"]) expect(settings.html).toContain(`value="load-layout:${id}"`);
+    const form = new URLSearchParams({ intent: "load-layout:slots", names: "", data_code: "", match: "", profile: '{"Slots":[]}' });
+    form.set("currencies[0].key", "cash");
+    form.set("currencies[0].name", "Cash");
+    form.set("currencies[0].paths", "Cash");
+    const loaded = await postForm(`/projects/${projectId}/economy/settings`, form);
+    expect(loaded.status).toBe(200);
+    expect(testId(loaded.html, "map-status")).toBe("The Save slots layout is in the editor; preview it, then save.");
+    expect(loaded.html).toMatch(/<textarea[^>]*name="currencies\[0\]\.paths"[^>]*>Slots\[\*\]\.Gems<\/textarea>/);
+    expect(loaded.html).toMatch(/<textarea[^>]*name="names"[^>]*>Slots\[\*\]<\/textarea>/);
+    expect(loaded.html).toContain("{&quot;Slots&quot;:[]}</textarea>");
+    expect(await app.sql`select 1 from economy_maps where project_id = ${projectId}`).toHaveLength(0);
+    form.set("intent", "load-layout:nope");
+    expect(testId((await postForm(`/projects/${projectId}/economy/settings`, form)).html, "map-status")).toBe("Unknown layout.");
   });
 });
 
