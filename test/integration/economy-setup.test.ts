@@ -30,6 +30,17 @@ async function postForm(pathname: string, form: URLSearchParams) {
   });
   return { status: res.status, html: (await res.text()).replaceAll("<!-- -->", "") };
 }
+/** The settings page's map form as the editor posts it: one row per currency, paths one per line. */
+function mapForm(intent: string, currencies: { key: string; name: string; paths: string[] }[], rest: { match?: string; profile?: string } = {}) {
+  const form = new URLSearchParams({ intent, names: "", data_code: "", match: rest.match ?? "", profile: rest.profile ?? "" });
+  currencies.forEach((c, i) => {
+    form.set(`currencies[${i}].key`, c.key);
+    form.set(`currencies[${i}].name`, c.name);
+    form.set(`currencies[${i}].paths`, c.paths.join("\n"));
+  });
+  return form;
+}
+
 /** The text of the element carrying `data-testid="id"` (tags removed, entities decoded, spaces collapsed), or null. */
 function testId(html: string, id: string): string | null {
   const at = html.indexOf(`data-testid="${id}"`);
@@ -218,12 +229,7 @@ describe("a map that would skip every profile", () => {
 
     const preview = await call(app, "POST", `/api/team/projects/${projectId}/economy-map/preview`, { cookie: owner.cookie, body: {} });
     expect(preview.body).toMatchObject({ profile_source: "last_pushed", sample: { user_id: "123" }, result: { ok: false, reason: "profile has no table at Wallet" } });
-    const form = new URLSearchParams({ intent: "preview-map", names: "", data_code: "", match: "Wallet", profile: "" });
-    renamed([]).currencies.forEach((c, i) => {
-      form.set(`currencies[${i}].key`, c.key);
-      form.set(`currencies[${i}].name`, c.name);
-      form.set(`currencies[${i}].paths`, c.paths.join("\n"));
-    });
+    const form = mapForm("preview-map", renamed([]).currencies, { match: "Wallet" });
     const previewPage = await postForm(`/projects/${projectId}/economy/settings`, form);
     expect(testId(previewPage.html, "preview-not-read")).toBe("The last profile pushed (user 123, just now) would be skipped: profile has no table at Wallet.");
 
@@ -237,10 +243,7 @@ describe("a map that would skip every profile", () => {
     const r = await createProject({ name: "Fresh Renamed" });
     const projectId = r.body.project.id;
     // the seed's match paths kept after renaming the currencies
-    const form = new URLSearchParams({ intent: "save-map", names: "", data_code: "", match: "RPCharacterOne\nRPCharacterTwo", profile: "" });
-    form.set("currencies[0].key", "coins");
-    form.set("currencies[0].name", "Coins");
-    form.set("currencies[0].paths", "Coins");
+    const form = mapForm("save-map", [{ key: "coins", name: "Coins", paths: ["Coins"] }], { match: "RPCharacterOne\nRPCharacterTwo" });
     const held = await postForm(`/projects/${projectId}/economy/settings`, form);
     expect(held.status).toBe(200);
     expect(testId(held.html, "map-warning")).toContain(
@@ -274,10 +277,7 @@ describe("starting layouts in the map editor", () => {
     const projectId = r.body.project.id;
     const settings = await page(`/projects/${projectId}/economy/settings`);
     for (const id of ["profilestore", "flat", "slots", "seed"]) expect(settings.html).toContain(`value="load-layout:${id}"`);
-    const form = new URLSearchParams({ intent: "load-layout:slots", names: "", data_code: "", match: "", profile: '{"Slots":[]}' });
-    form.set("currencies[0].key", "cash");
-    form.set("currencies[0].name", "Cash");
-    form.set("currencies[0].paths", "Cash");
+    const form = mapForm("load-layout:slots", [{ key: "cash", name: "Cash", paths: ["Cash"] }], { profile: '{"Slots":[]}' });
     const loaded = await postForm(`/projects/${projectId}/economy/settings`, form);
     expect(loaded.status).toBe(200);
     expect(testId(loaded.html, "map-status")).toBe("The Save slots layout is in the editor; preview it, then save.");
