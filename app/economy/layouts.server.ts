@@ -6,8 +6,10 @@
  */
 import { SEED_MAP, type CurrencyMap } from "./currency-map.server";
 
-export const LAYOUT_IDS = ["seed", "profilestore", "flat", "slots"] as const;
-export type LayoutId = (typeof LAYOUT_IDS)[number];
+import { layoutTitle, type LayoutId } from "./layout-titles";
+
+export type { LayoutId };
+export const LAYOUT_IDS = ["seed", "profilestore", "flat", "slots"] as const satisfies readonly LayoutId[];
 export const DEFAULT_LAYOUT: LayoutId = "seed";
 
 export type Layout = {
@@ -40,7 +42,7 @@ const coinsAndGems = (coins: string, gems: string) =>
 export const LAYOUTS: Record<LayoutId, Layout> = {
   profilestore: {
     id: "profilestore",
-    title: "ProfileStore or ProfileService",
+    title: layoutTitle("profilestore")!,
     description: "One profile per player whose Data holds each currency at the top: a template like {Coins = 0, Gems = 0}.",
     map: coinsAndGems("Coins", "Gems"),
     sample: { Coins: 1250, Gems: 40, Inventory: { Sword: true } },
@@ -48,7 +50,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
   },
   flat: {
     id: "flat",
-    title: "DataStore2-style flat",
+    title: layoutTitle("flat")!,
     description: "One value per key, combined into one table per player (DataStore2.Combine(\"DATA\", \"coins\", \"gems\")).",
     map: coinsAndGems("coins", "gems"),
     sample: { coins: 1250, gems: 40, level: 7 },
@@ -56,7 +58,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
   },
   slots: {
     id: "slots",
-    title: "Save slots",
+    title: layoutTitle("slots")!,
     description: "Several characters or save slots per player, each with its own currencies, summed per player.",
     map: map([{ key: "gems", name: "Gems", paths: ["Slots[*].Gems"] }], { names: ["Slots[*]"] }),
     sample: { Slots: [{ Name: "Knight", Gems: 10 }, { Name: "Mage", Gems: 3 }] },
@@ -64,7 +66,7 @@ export const LAYOUTS: Record<LayoutId, Layout> = {
   },
   seed: {
     id: "seed",
-    title: "RP characters",
+    title: layoutTitle("seed")!,
     description: "Two characters per player (RPCharacterOne and RPCharacterTwo) with Cash, InATM and DarkCoin, and a DataCode.",
     map: SEED_MAP,
     sample: { RPCharacterOne: { Name: "Bob", Cash: 100, InATM: 5000, DarkCoin: 2 }, DataCode: 4 },

@@ -8,6 +8,7 @@ import { Form } from "@remix-run/react";
 import { cloneElement, useState, type ReactElement } from "react";
 import { utc } from "~/components/format";
 import { MapWarning } from "./map-warning";
+import { LAYOUT_TITLES, layoutTitle } from "./layout-titles";
 import { BLANK_CURRENCY, MAX_ROWS, type CurrencyDraft, type ErrorSlot, type FieldErrors, type MapDraft } from "./map-draft";
 
 type Row = CurrencyDraft & { id: number; origin: number | null };
@@ -25,10 +26,8 @@ export function MapEditor(props: {
   warning: { kind: "last_pushed" | "match_paths"; message: string } | null;
   /** a Save was held by the warning: offer to save anyway */
   held: boolean;
-  /** the starting layouts, any of which can be loaded into the editor */
-  layouts: { id: string; title: string }[];
   /** the starting layout the saved map is, unchanged, if any */
-  layoutTitle: string | null;
+  layout: string | null;
 }) {
   const { draft, errors, busy } = props;
   // rows keep the index they had in the posted draft (`origin`), so a 400's `currencies[1]` stays
@@ -54,11 +53,11 @@ export function MapEditor(props: {
       <p className="muted small" data-testid="map-state">
         {props.isDefault
           ? "This project uses the default map (the RP layout: Cash, Bank and Dark coin of RPCharacterOne and RPCharacterTwo)."
-          : `Saved map${props.layoutTitle ? ` (the ${props.layoutTitle} layout)` : ""}, last changed ${utc(props.updatedAt)}.`}
+          : `Saved map${props.layout ? ` (the ${layoutTitle(props.layout)} layout)` : ""}, last changed ${utc(props.updatedAt)}.`}
       </p>
       <div className="row tight small map-layouts" role="group" aria-label="Start from a layout">
         <span className="muted">Start from a layout (not saved until Save map):</span>
-        {props.layouts.map((l) => (
+        {LAYOUT_TITLES.map((l) => (
           <button key={l.id} type="submit" name="intent" value={`load-layout:${l.id}`} disabled={busy} className="small">
             {l.title}
           </button>

@@ -11,6 +11,7 @@ import { invalidPayload } from "~/http.server";
 import { countOrRefuse } from "~/rate-limit.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 import { matchWarning, type MatchWarning } from "./map-warnings.server";
+import { layoutOf } from "./layouts.server";
 import {
   compileMap,
   parseCurrencyMap,
@@ -37,9 +38,9 @@ export async function loadMap(sql: Sql, projectId: string): Promise<LoadedMap> {
   return { map, compiled: compileMap(map), is_default: false, updated_at: row.updated_at };
 }
 
-/** What the Team API and the settings page show: the map, whether it is the seed's, and the currencies' names. */
+/** What the Team API and the settings page show: the map, whether it is the seed's, and the starting layout it is (unchanged), if any. */
 export function mapView(m: LoadedMap) {
-  return { map: m.map, is_default: m.is_default, updated_at: m.updated_at };
+  return { map: m.map, is_default: m.is_default, updated_at: m.updated_at, layout: layoutOf(m.map) };
 }
 
 /**
@@ -69,7 +70,7 @@ export async function saveMapFor(sql: Sql, user: Actor, projectIdParam: string |
   const warnings = await warningsFor(sql, projectId, map);
   if (warnings.length > 0 && opts.holdOnWarning) return { saved: false as const, map, warnings };
   const updatedAt = await putEconomyMap(sql, projectId, map, user.id);
-  return { saved: true as const, map, is_default: false, updated_at: updatedAt, warnings };
+  return { saved: true as const, map, is_default: false, updated_at: updatedAt, layout: layoutOf(map), warnings };
 }
 
 /** DELETE: back to the seed's map. */

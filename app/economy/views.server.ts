@@ -4,10 +4,10 @@ import type { User } from "../../db/users.js";
 import { getPlayer, listAnomalies, listPlayers, playerHistory } from "../../db/economy.js";
 import { getSync } from "../../db/economy-sync.js";
 import { getPlayer as getErrorPlayer } from "../../db/players.js";
+import { setupView } from "./layouts.server";
 import type { Config } from "~/env.server";
 import { ApiError, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
-import { setupView } from "./layouts.server";
 import { loadMap } from "./map.server";
 import { parseCurrency, parsePlayerParams } from "./params.server";
 import { parseUserId } from "./profile.server";
@@ -39,6 +39,8 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
   return {
     projectId,
     canManage: MANAGERS.includes(role),
+    // no player yet: the page explains the first push instead of empty charts
+    setup: summary.players === 0 ? setupView(map) : null,
     search: filter.search ?? "",
     currency,
     summary,
@@ -47,8 +49,6 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
     sync: syncView(sync),
     anomalyFactor: config.economyAnomalyFactor,
     anomalyMinAmount: config.economyAnomalyMinAmount,
-    // no player yet: the page explains the first push instead of empty charts
-    setup: summary.players === 0 ? setupView(map) : null,
   };
 }
 

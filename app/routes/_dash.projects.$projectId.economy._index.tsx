@@ -1,6 +1,7 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
+import { EconomyEmpty } from "~/economy/economy-empty";
 import { plural } from "~/components/format";
 import { amount, AmountFigures, BarsChart, evenRows, factor, FlowChart, growth, LineChart, share, shortAmount } from "~/economy/charts";
 
@@ -29,7 +30,6 @@ function StatCard({ value, label, detail, size, testId }: { value: string; label
   );
 }
 import { economyOverview, economyPage } from "~/economy/views.server";
-import { EconomyEmpty } from "~/economy/economy-empty";
 import { queryOf } from "~/errors/params.server";
 import { readingAsMember } from "~/services.server";
 

@@ -13,7 +13,7 @@ import { MapPreview } from "~/economy/map-preview";
 import { getMapFor, previewMapFor, resetMapFor, saveMapFor, warningsFor, type Preview } from "~/economy/map.server";
 import type { MatchWarning } from "~/economy/map-warnings.server";
 import { MapWarning } from "~/economy/map-warning";
-import { LAYOUT_LIST, LAYOUTS, layoutOf, type LayoutId } from "~/economy/layouts.server";
+import { LAYOUTS, type LayoutId } from "~/economy/layouts.server";
 import { deleteKey, keyStatus, putKey, startSync, syncStatus } from "~/economy/sync.server";
 import { economyAct, economyPage } from "~/economy/views.server";
 import { ApiError, invalidPayload } from "~/http.server";
@@ -42,9 +42,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
         getMapFor(sql, user, projectId),
         getProfileSample(sql, projectId),
       ]);
-      const layouts = LAYOUT_LIST.map((l) => ({ id: l.id, title: l.title }));
-      const layout = layoutOf(map.map);
-      return { projectId, key, sync, map, layouts, layoutTitle: layout && LAYOUTS[layout].title, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at } };
+      return { projectId, key, sync, map, sample: sample && { user_id: sample.user_id, observed_at: sample.observed_at } };
     }),
   );
 };
@@ -167,7 +165,7 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
 }
 
 export default function EconomySettings() {
-  const { projectId, key, sync, map, sample, layouts, layoutTitle } = useLoaderData<typeof loader>();
+  const { projectId, key, sync, map, sample } = useLoaderData<typeof loader>();
   const answer = useActionData<typeof action>();
   const mapResult = answer && "kind" in answer ? answer : null;
   const result = answer && !("kind" in answer) ? answer : null;
@@ -203,8 +201,7 @@ export default function EconomySettings() {
           sample={sample}
           status={mapResult?.message ? { ok: true, text: mapResult.message } : mapResult?.error ? { ok: false, text: mapResult.error } : null}
           warning={mapResult ? (mapResult.warning ?? null) : null}
-          layouts={layouts}
-          layoutTitle={layoutTitle}
+          layout={map.layout}
           held={Boolean(mapResult?.held)}
         />
         {map.is_default ? null : (
