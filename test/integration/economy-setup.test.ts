@@ -84,7 +84,7 @@ describe("a new project's starting layout", () => {
     expect(r.status).toBe(201);
     expect(r.body.project).toMatchObject({ name: "Seed Game", economy_layout: "seed", role: "owner" });
     const map = await getMap(r.body.project.id);
-    expect(map.body).toMatchObject({ is_default: true, updated_at: null, warnings: [] });
+    expect(map.body).toMatchObject({ is_default: true, updated_at: null, layout: "seed", warnings: [] });
     expect(map.body.map.currencies.map((c: { key: string }) => c.key)).toEqual(["cash", "bank", "dark_coin"]);
     expect(await app.sql`select 1 from economy_maps where project_id = ${r.body.project.id}`).toHaveLength(0);
     // null is the default too
@@ -97,7 +97,7 @@ describe("a new project's starting layout", () => {
     expect(r.body.project.economy_layout).toBe(id);
     const projectId = r.body.project.id;
     const map = await getMap(projectId);
-    expect(map.body).toMatchObject({ is_default: false, map: LAYOUTS[id].map });
+    expect(map.body).toMatchObject({ is_default: false, map: LAYOUTS[id].map, layout: id });
     const [row] = await app.sql`select updated_by::text from economy_maps where project_id = ${projectId}`;
     expect(row.updated_by).toBe(owner.id);
     // the layout's sample, as the SDK pushes it (a ProfileStore profile may also come wrapped)
@@ -209,6 +209,7 @@ describe("a map that would skip every profile", () => {
     // the paths moved under Wallet, and a match path was kept that the pushed profile lacks
     const put = await call(app, "PUT", `/api/team/projects/${projectId}/economy-map`, { cookie: owner.cookie, body: renamed(["Wallet"]) });
     expect(put.status).toBe(200);
+    expect(put.body.layout).toBeNull();
     expect(put.body.warnings).toEqual([
       {
         kind: "last_pushed",
