@@ -210,7 +210,7 @@ export default function EconomyOverview() {
         {s.top_players.length ? (
           <PlayerTable rows={s.top_players as unknown as PlayerRow[]} base={base} testId="top-players" currencies={currencies} selected={selected} />
         ) : (
-          <p className="muted">No snapshots yet: push balances to /api/economy/ingest from PlayerRemoving, or run a scan.</p>
+          <p className="muted">No snapshots yet: push each player&rsquo;s profile with <code>Monitor.economy.push</code> from <code>Players.PlayerRemoving</code>, or run a scan.</p>
         )}
       </section>
       <section className="panel">
