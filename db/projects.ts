@@ -65,12 +65,16 @@ export async function touchApiKey(sql: Sql, keyId: string): Promise<void> {
   await sql`update api_keys set last_used_at = now() where id = ${keyId}`;
 }
 
-/** A project, its owner's membership and a first key, in one transaction. */
+/**
+ * A project, its owner's membership, a first key and, unless it starts on the seed's map
+ * (`economyMap` null), its currency map: in one transaction.
+ */
 export async function insertProjectWithOwner(
   sql: Sql,
   name: string,
   ownerId: string | null,
   key: { prefix: string; hash: Buffer; name?: string | null },
+  economyMap: unknown = null,
 ): Promise<{ project: Project; key: ApiKeyRow }> {
   return sql.begin(async (tx) => {
     const [project] = await tx<Project[]>`insert into projects (name) values (${name}) returning id, name, created_at`;
@@ -79,6 +83,9 @@ export async function insertProjectWithOwner(
       insert into api_keys (project_id, prefix, key_hash, name)
       values (${project.id}, ${key.prefix}, ${key.hash}, ${key.name ?? null})
       returning id, project_id, name, prefix, created_at, last_used_at, revoked_at`;
+    if (economyMap !== null) {
+      await tx`insert into economy_maps (project_id, map, updated_by) values (${project.id}, ${tx.json(economyMap as never)}, ${ownerId})`;
+    }
     return { project, key: k };
   });
 }

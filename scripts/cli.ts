@@ -15,7 +15,8 @@ import { ApiError } from "../app/http.server.js";
 const USAGE = `Usage: npm run cli -- <command>
   user:create --email E --password P     -> {"user_id"}
   user:password --email E [--password P] -> {"user_id", "temporary_password"}  (changed at next sign-in)
-  project:create --name NAME [--owner E] -> {"project_id", "api_key"}
+  project:create --name NAME [--owner E] [--layout seed|profilestore|flat|slots]
+                                         -> {"project_id", "api_key", "economy_layout"}
   key:create --project PROJECT_ID        -> {"key_id", "api_key"}
   key:revoke --key-id KEY_ID             -> {"revoked": true}`;
 
@@ -30,6 +31,7 @@ async function main() {
       project: { type: "string" },
       "key-id": { type: "string" },
       owner: { type: "string" },
+      layout: { type: "string" },
       email: { type: "string" },
       password: { type: "string" },
     },
@@ -68,8 +70,9 @@ async function main() {
         const ownerEmail = values.owner?.trim();
         const owner = ownerEmail ? await findUserByEmail(db.sql, ownerEmail) : undefined;
         if (ownerEmail && !owner) throw new UsageError(`No user with the email ${ownerEmail}; create one with user:create first`);
-        const { project, api_key } = await createProject(db.sql, owner ? { id: owner.id, email: owner.email } : null, { name });
-        return { project_id: project.id, api_key };
+        const input = { name, economy_layout: values.layout?.trim() };
+        const { project, api_key } = await createProject(db.sql, owner ? { id: owner.id, email: owner.email } : null, input);
+        return { project_id: project.id, api_key, economy_layout: project.economy_layout };
       }
       case "key:create": {
         const projectId = need("project");

@@ -58,6 +58,36 @@ export function factor(f: number): string {
 const H = 220;
 const PAD = { l: 56, r: 12, t: 12, b: 28 };
 
+/** The chart's three horizontal grid lines (min, middle, max), each with its amount. */
+function YGrid({ min, max, y, W }: { min: number; max: number; y: (v: number) => number; W: number }) {
+  return (
+    <>
+      {[min, (min + max) / 2, max].map((v, i) => (
+        <g key={i}>
+          <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} className="chart-grid" />
+          <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="chart-tick">{short(v)}</text>
+        </g>
+      ))}
+    </>
+  );
+}
+
+/** The x labels of evenly spaced points: every k-th, k as small as the width allows without overlaps. */
+function XLabels({ labels, x, W, H }: { labels: string[]; x: (i: number) => number; W: number; H: number }) {
+  const widest = Math.max(...labels.map((l) => labelWidth(l)));
+  const every = Math.max(1, Math.ceil(widest / ((W - PAD.l - PAD.r) / Math.max(1, labels.length - 1))));
+  return (
+    <>
+      {labels.map((l, i) =>
+        i % every === 0 ? (
+          // a label centred on the last points would run past the right edge: it ends at its point instead
+          <text key={i} x={x(i)} y={H - 8} textAnchor={x(i) + labelWidth(l) / 2 > W ? "end" : "middle"} className="chart-tick">{l}</text>
+        ) : null,
+      )}
+    </>
+  );
+}
+
 /** `note` is added to the point's tooltip (the day's growth, say). */
 export type LinePoint = { label: string; value: string; note?: string };
 
@@ -71,30 +101,17 @@ export function LineChart({ points, label, color = "#3b82c4" }: { points: LinePo
   const x = (i: number) => PAD.l + (points.length === 1 ? (W - PAD.l - PAD.r) / 2 : (i * (W - PAD.l - PAD.r)) / (points.length - 1));
   const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - (v - min) / span);
   const path = values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-  // every k-th label, k as small as this width allows without overlaps
-  const widest = Math.max(...points.map((p) => labelWidth(p.label)));
-  const every = Math.max(1, Math.ceil(widest / ((W - PAD.l - PAD.r) / Math.max(1, points.length - 1))));
   return (
     <svg ref={ref} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="chart-svg" data-fitted={measured || undefined}>
       <title>{label}</title>
-      {[min, (min + max) / 2, max].map((v, i) => (
-        <g key={i}>
-          <line x1={PAD.l} x2={W - PAD.r} y1={y(v)} y2={y(v)} className="chart-grid" />
-          <text x={PAD.l - 6} y={y(v) + 4} textAnchor="end" className="chart-tick">{short(v)}</text>
-        </g>
-      ))}
+      <YGrid min={min} max={max} y={y} W={W} />
       <path d={path} fill="none" stroke={color} strokeWidth="2" />
       {values.map((v, i) => (
         <circle key={i} cx={x(i)} cy={y(v)} r={points.length > 60 ? 0 : 2.5} fill={color}>
           <title>{`${points[i].label}: ${amount(points[i].value)}${points[i].note ? ` (${points[i].note})` : ""}`}</title>
         </circle>
       ))}
-      {points.map((p, i) =>
-        i % every === 0 ? (
-          // a label centred on the last points would run past the right edge: it ends at its point instead
-          <text key={i} x={x(i)} y={H - 8} textAnchor={x(i) + labelWidth(p.label) / 2 > W ? "end" : "middle"} className="chart-tick">{p.label}</text>
-        ) : null,
-      )}
+      <XLabels labels={points.map((p) => p.label)} x={x} W={W} H={H} />
     </svg>
   );
 }
@@ -211,4 +228,103 @@ export function evenRows(n: number, wide = 6): { wide: number; narrow: number }[
     else out[0].narrow = 1;
   }
   return out;
+}
+
+/** One line per currency: colours from the Okabe–Ito palette (told apart with colour blindness), and a dash pattern each. */
+const SERIES_COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#8C6D1F", "#7F7F7F", "#1B9E77"];
+const SERIES_DASHES = [undefined, "7 4", "2 3", "9 3 2 3"];
+export const seriesStyle = (i: number) => ({ color: SERIES_COLORS[i % SERIES_COLORS.length], dash: SERIES_DASHES[i % SERIES_DASHES.length] });
+
+export type LineSeries = { key: string; name: string };
+/** One observation: its x label and each currency's amount (absent: the map of its time had no such currency). */
+export type SeriesPoint = { label: string; values: Record<string, string | undefined> };
+/** A point marked on a currency's line: `at` is the index of its observation. */
+export type LineMark = { key: string; at: number; kind: "anomaly" | "unexplained"; title: string };
+
+function markShape(kind: LineMark["kind"], cx: number, cy: number, r = 8) {
+  return kind === "anomaly"
+    ? `M${cx},${cy - r} L${cx + r},${cy + r * 0.8} L${cx - r},${cy + r * 0.8} Z`
+    : `M${cx},${cy - r} L${cx + r},${cy} L${cx},${cy + r} L${cx - r},${cy} Z`;
+}
+
+/**
+ * Each currency's balance over a player's observations on one shared axis, with the anomalies (▲)
+ * and unexplained gains (◆) marked on the line of their currency; a legend names both.
+ */
+export function CurrencyLinesChart({ series, points, marks, label, height = H, styleOf = seriesStyle }: { series: LineSeries[]; points: SeriesPoint[]; marks: LineMark[]; label: string; height?: number; styleOf?: (i: number) => { color: string; dash: string | undefined } }) {
+  const { ref, width: W, measured } = useChartWidth(720);
+  const H = height;
+  if (points.length === 0 || series.length === 0) return <p className="muted">No data yet.</p>;
+  const all = points.flatMap((p) => series.map((s) => p.values[s.key]).filter((v): v is string => v !== undefined).map(Number));
+  const max = Math.max(...all, 0);
+  const min = Math.min(...all, 0);
+  const span = max - min || 1;
+  const x = (i: number) => PAD.l + (points.length === 1 ? (W - PAD.l - PAD.r) / 2 : (i * (W - PAD.l - PAD.r)) / (points.length - 1));
+  const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - (v - min) / span);
+  const pathOf = (key: string) => {
+    let d = "";
+    let pen = false;
+    points.forEach((p, i) => {
+      const v = p.values[key];
+      if (v === undefined) {
+        pen = false;
+        return;
+      }
+      d += `${pen ? "L" : "M"}${x(i).toFixed(1)},${y(Number(v)).toFixed(1)} `;
+      pen = true;
+    });
+    return d.trim();
+  };
+  const kinds = new Set(marks.map((m) => m.kind));
+  return (
+    <figure className="currency-lines" data-testid="currency-lines">
+      <svg ref={ref} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="chart-svg" data-fitted={measured || undefined}>
+        <title>{label}</title>
+        <YGrid min={min} max={max} y={y} W={W} />
+        {series.map((s, si) => {
+          const st = styleOf(si);
+          return (
+            <g key={s.key} data-testid={`line-${s.key}`}>
+              <path d={pathOf(s.key)} fill="none" stroke={st.color} strokeWidth="2.5" strokeDasharray={st.dash} />
+              {points.map((p, i) => {
+                const v = p.values[s.key];
+                return v === undefined ? null : (
+                  <circle key={i} cx={x(i)} cy={y(Number(v))} r={points.length > 60 ? 0 : 2.5} fill={st.color}>
+                    <title>{`${s.name}, ${p.label}: ${amount(v)}`}</title>
+                  </circle>
+                );
+              })}
+            </g>
+          );
+        })}
+        {marks.map((m, i) => {
+          const v = points[m.at]?.values[m.key];
+          if (v === undefined) return null;
+          return (
+            <path key={i} d={markShape(m.kind, x(m.at), y(Number(v)))} className={`line-mark mark-${m.kind}`} data-testid={`mark-${m.kind}-${m.key}`}>
+              <title>{m.title}</title>
+            </path>
+          );
+        })}
+        <XLabels labels={points.map((p) => p.label)} x={x} W={W} H={H} />
+      </svg>
+      <figcaption className="chart-legend lines-legend" data-testid="lines-legend">
+        {series.map((s, si) => {
+          const st = styleOf(si);
+          return (
+            <span key={s.key} className="legend-item">
+              <svg width="26" height="10" aria-hidden="true"><line x1="1" x2="25" y1="5" y2="5" stroke={st.color} strokeWidth="2.5" strokeDasharray={st.dash} /></svg>
+              {s.name}
+            </span>
+          );
+        })}
+        {kinds.has("anomaly") ? (
+          <span className="legend-item"><svg width="14" height="14" aria-hidden="true"><path d={markShape("anomaly", 7, 7, 5.5)} className="line-mark mark-anomaly" /></svg>anomaly</span>
+        ) : null}
+        {kinds.has("unexplained") ? (
+          <span className="legend-item"><svg width="14" height="14" aria-hidden="true"><path d={markShape("unexplained", 7, 7, 5.5)} className="line-mark mark-unexplained" /></svg>unexplained gain</span>
+        ) : null}
+      </figcaption>
+    </figure>
+  );
 }

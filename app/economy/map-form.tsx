@@ -7,6 +7,8 @@
 import { Form } from "@remix-run/react";
 import { cloneElement, useState, type ReactElement } from "react";
 import { utc } from "~/components/format";
+import { MapWarning } from "./map-warning";
+import { LAYOUT_TITLES, layoutTitle } from "./layout-titles";
 import { BLANK_CURRENCY, MAX_ROWS, type CurrencyDraft, type ErrorSlot, type FieldErrors, type MapDraft } from "./map-draft";
 
 type Row = CurrencyDraft & { id: number; origin: number | null };
@@ -20,6 +22,12 @@ export function MapEditor(props: {
   sample: { user_id: string; observed_at: string | Date } | null;
   /** the outcome of the last map action, shown beside the buttons */
   status: { ok: boolean; text: string } | null;
+  /** the map as posted would skip every profile */
+  warning: { kind: "last_pushed" | "match_paths"; message: string } | null;
+  /** a Save was held by the warning: offer to save anyway */
+  held: boolean;
+  /** the starting layout the saved map is, unchanged, if any */
+  layout: string | null;
 }) {
   const { draft, errors, busy } = props;
   // rows keep the index they had in the posted draft (`origin`), so a 400's `currencies[1]` stays
@@ -45,8 +53,16 @@ export function MapEditor(props: {
       <p className="muted small" data-testid="map-state">
         {props.isDefault
           ? "This project uses the default map (the RP layout: Cash, Bank and Dark coin of RPCharacterOne and RPCharacterTwo)."
-          : `Saved map, last changed ${utc(props.updatedAt)}.`}
+          : `Saved map${props.layout ? ` (the ${layoutTitle(props.layout)} layout)` : ""}, last changed ${utc(props.updatedAt)}.`}
       </p>
+      <div className="row tight small map-layouts" role="group" aria-label="Start from a layout">
+        <span className="muted">Start from a layout (not saved until Save map):</span>
+        {LAYOUT_TITLES.map((l) => (
+          <button key={l.id} type="submit" name="intent" value={`load-layout:${l.id}`} disabled={busy} className="small">
+            {l.title}
+          </button>
+        ))}
+      </div>
       <Errors list={errors.form} />
       <details className="map-syntax" open>
         <summary>Path syntax</summary>
@@ -125,9 +141,13 @@ export function MapEditor(props: {
       <p className="alert note small">
         A new map applies to each player&rsquo;s next push or scan; balances already recorded keep the map they were read with.
       </p>
+      {props.warning ? <MapWarning warning={props.warning} /> : null}
       <div className="row">
         <button type="submit" name="intent" value="preview-map" disabled={busy}>Preview</button>
         <button type="submit" name="intent" value="save-map" className="primary" disabled={busy}>Save map</button>
+        {props.held ? (
+          <button type="submit" name="intent" value="save-map-anyway" className="danger" disabled={busy}>Save anyway</button>
+        ) : null}
         {props.status ? (
           <span className={props.status.ok ? "map-status ok" : "map-status error"} role="status" data-testid="map-status">
             {props.status.text}

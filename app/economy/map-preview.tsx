@@ -4,7 +4,7 @@
  * code; or why the profile is not read. A reading stopped at its budget says so and marks the
  * amounts that are sums so far.
  */
-import { utc } from "~/components/format";
+import { ago, utc } from "~/components/format";
 import { amount } from "./charts";
 import type { Preview } from "./map.server";
 
@@ -32,7 +32,9 @@ export function MapPreview({ preview }: { preview: PreviewData }) {
       ) : null}
       {!result.ok ? (
         <p className="alert error" data-testid="preview-not-read">
-          This profile is not read (a push of it would skip the player): {result.reason}.
+          {preview.sample
+            ? `The last profile pushed (user ${preview.sample.user_id}, ${ago(preview.sample.observed_at, new Date())}) would be skipped: ${result.reason}.`
+            : `This profile is not read (a push of it would skip the player): ${result.reason}.`}
         </p>
       ) : (
         <>

@@ -10,6 +10,8 @@ import type { Config } from "~/env.server";
 import { invalidPayload } from "~/http.server";
 import { countOrRefuse } from "~/rate-limit.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
+import { matchWarning, type MatchWarning } from "./map-warnings.server";
+import { layoutOf } from "./layouts.server";
 import {
   compileMap,
   parseCurrencyMap,
@@ -36,29 +38,47 @@ export async function loadMap(sql: Sql, projectId: string): Promise<LoadedMap> {
   return { map, compiled: compileMap(map), is_default: false, updated_at: row.updated_at };
 }
 
-/** What the Team API and the settings page show: the map, whether it is the seed's, and the currencies' names. */
+/** What the Team API and the settings page show: the map, whether it is the seed's, and the starting layout it is (unchanged), if any. */
 export function mapView(m: LoadedMap) {
-  return { map: m.map, is_default: m.is_default, updated_at: m.updated_at };
+  return { map: m.map, is_default: m.is_default, updated_at: m.updated_at, layout: layoutOf(m.map) };
+}
+
+/**
+ * Whether `map` would skip every profile (map-warnings.server.ts): read against the project's last
+ * pushed profile when one was kept, else by the structural rule. One stored profile of at most
+ * MAX_SAMPLE_BYTES, read as a push reads it (at most PLACES_PER_PROFILE places): no rate limit.
+ */
+export async function warningsFor(sql: Sql, projectId: string, map: CurrencyMap): Promise<MatchWarning[]> {
+  const w = await matchWarning(map, await getProfileSample(sql, projectId));
+  return w ? [w] : [];
 }
 
 export async function getMapFor(sql: Sql, user: Actor, projectIdParam: string | undefined) {
   const { projectId } = await authorize(sql, user, projectIdParam, EVERYONE, "view the currency map");
-  return mapView(await loadMap(sql, projectId));
+  const m = await loadMap(sql, projectId);
+  return { ...mapView(m), warnings: await warningsFor(sql, projectId, m.map) };
 }
 
-/** PUT: validate (400 naming each bad field, nothing written) and save; applies to the next push or scan. */
-export async function saveMapFor(sql: Sql, user: Actor, projectIdParam: string | undefined, body: unknown) {
+/**
+ * PUT: validate (400 naming each bad field, nothing written) and save; applies to the next push or
+ * scan. The answer's `warnings` say when the map would skip every profile. With `holdOnWarning` (the
+ * settings page's first press of Save), such a map is not saved: `{saved: false, map, warnings}`.
+ */
+export async function saveMapFor(sql: Sql, user: Actor, projectIdParam: string | undefined, body: unknown, opts: { holdOnWarning?: boolean } = {}) {
   const { projectId } = await authorize(sql, user, projectIdParam, MANAGERS, "change the currency map");
   const map = parseCurrencyMap(body);
+  const warnings = await warningsFor(sql, projectId, map);
+  if (warnings.length > 0 && opts.holdOnWarning) return { saved: false as const, map, warnings };
   const updatedAt = await putEconomyMap(sql, projectId, map, user.id);
-  return { map, is_default: false, updated_at: updatedAt };
+  return { saved: true as const, map, is_default: false, updated_at: updatedAt, layout: layoutOf(map), warnings };
 }
 
 /** DELETE: back to the seed's map. */
 export async function resetMapFor(sql: Sql, user: Actor, projectIdParam: string | undefined) {
   const { projectId } = await authorize(sql, user, projectIdParam, MANAGERS, "change the currency map");
   await deleteEconomyMap(sql, projectId);
-  return mapView(await loadMap(sql, projectId));
+  const m = await loadMap(sql, projectId);
+  return { ...mapView(m), warnings: await warningsFor(sql, projectId, m.map) };
 }
 
 /**

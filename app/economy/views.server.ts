@@ -4,6 +4,7 @@ import type { User } from "../../db/users.js";
 import { getPlayer, listPlayers, playerHistory } from "../../db/economy.js";
 import { getSync } from "../../db/economy-sync.js";
 import { getPlayer as getErrorPlayer } from "../../db/players.js";
+import { setupView } from "./layouts.server";
 import type { Config } from "~/env.server";
 import { ApiError, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
@@ -43,6 +44,8 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
   return {
     projectId,
     canManage: MANAGERS.includes(role),
+    // no player yet: the page explains the first push instead of empty charts
+    setup: summary.players === 0 ? setupView(map) : null,
     search: filter.search ?? "",
     currency,
     summary,

@@ -1,6 +1,7 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
+import { EconomyEmpty } from "~/economy/economy-empty";
 import { plural } from "~/components/format";
 import { AnomalyTable } from "~/economy/anomaly-table";
 import { amount, AmountFigures, BarsChart, evenRows, FlowChart, share, shortAmount } from "~/economy/charts";
@@ -118,6 +119,14 @@ export default function EconomyOverview() {
   const next = () => sizes[card++];
   const supply = s.money_supply;
   const last = supply.at(-1);
+  if (d.setup && !d.search) {
+    return (
+      <>
+        <h2>Economy</h2>
+        <EconomyEmpty setup={d.setup} settingsUrl={`${base}/settings`} canManage={d.canManage} />
+      </>
+    );
+  }
   const window30 = supply.reduce(
     (a, x) => ({ gained: a.gained + Number(x.gained), lost: a.lost + Number(x.lost) }),
     { gained: 0, lost: 0 },
@@ -198,7 +207,7 @@ export default function EconomyOverview() {
         {s.top_players.length ? (
           <PlayerTable rows={s.top_players as unknown as PlayerRow[]} base={base} testId="top-players" currencies={currencies} selected={selected} />
         ) : (
-          <p className="muted">No snapshots yet: push balances to /api/economy/ingest from PlayerRemoving, or run a scan.</p>
+          <p className="muted">No snapshots yet: push each player&rsquo;s profile with <code>Monitor.economy.push</code> from <code>Players.PlayerRemoving</code>, or run a scan.</p>
         )}
       </section>
       <AnomalyTable base={base} anomalies={d.anomalies} currencies={currencies} canManage={d.canManage} />

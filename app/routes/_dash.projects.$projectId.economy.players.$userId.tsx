@@ -1,7 +1,8 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { Link, useLoaderData } from "@remix-run/react";
+import { Link, useLoaderData, useSearchParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
-import { amount, AmountFigures, LineChart } from "~/economy/charts";
+import { amount, AmountFigures, CurrencyLinesChart, factor, seriesStyle, type LineMark } from "~/economy/charts";
+import { playerMarksView } from "~/economy/marks.server";
 import { loadMap } from "~/economy/map.server";
 import { SkippedValues } from "~/economy/map-preview";
 import { economyPage, economyPlayer } from "~/economy/views.server";
@@ -16,7 +17,9 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
       const view = await economyPlayer(sql, user, params.projectId, params.userId);
       // names and order of the currencies as the map has them now (balances keep the keys they were read with)
       const { map } = await loadMap(sql, view.projectId);
-      return { ...view, currencies: map.currencies.map((c) => ({ key: c.key, name: c.name })) };
+      const firstShown = (view.history as unknown as { id: string }[])[0]?.id;
+      const marks = await playerMarksView(sql, context.services.config, view.projectId, String(view.player.user_id), firstShown, map);
+      return { ...view, currencies: map.currencies.map((c) => ({ key: c.key, name: c.name })), marks };
     }),
   );
 };
@@ -35,8 +38,74 @@ function BalanceCard({ value, label, testId, exactTestId }: { value: string | un
   );
 }
 
+type Mark = {
+  kind: "anomaly" | "unexplained";
+  currency: string;
+  history_id: string;
+  from_amount: string;
+  to_amount: string;
+  observed_at: string;
+  factor: number | null;
+  unexplained: string | null;
+  threshold: { factor: number; min_amount: string; source: string } | null;
+};
+
+const markText = (m: Mark) =>
+  m.kind === "anomaly"
+    ? `Anomaly: ${m.factor === null ? "from zero or less" : factor(m.factor)}, over ${m.threshold ? `${factor(m.threshold.factor)} and +${amount(m.threshold.min_amount)} (${m.threshold.source} threshold)` : "its threshold"}`
+    : `Unexplained gain: +${amount(m.unexplained)} no recorded flow explains`;
+
+/** One line per currency with the anomalies and unexplained gains marked on it, and the marks listed below. */
+function BalanceLines({ history, columnKeys, nameOf, marks, oneDay, ownScale }: { history: HistoryRow[]; columnKeys: string[]; nameOf: (k: string) => string; marks: Mark[]; oneDay: boolean; ownScale: boolean }) {
+  const at = new Map(history.map((e, i) => [e.id, i]));
+  const points = history.map((e) => ({ label: oneDay ? utc(e.observed_at).slice(11) : utc(e.observed_at).slice(5, 10), values: e.balances }));
+  const lineMarks: LineMark[] = marks
+    .filter((m) => at.has(m.history_id))
+    .map((m) => ({ key: m.currency, at: at.get(m.history_id)!, kind: m.kind, title: `${nameOf(m.currency)} ${amount(m.from_amount)} → ${amount(m.to_amount)}, ${utc(m.observed_at)} UTC. ${markText(m)}` }));
+  return (
+    <>
+      {ownScale ? (
+        // one chart per currency, each on its own axis: a small currency's line is not flattened by a large one's
+        columnKeys.map((k, i) => (
+          <CurrencyLinesChart
+            key={k}
+            height={150}
+            label={`Balance history, ${nameOf(k)}`}
+            series={[{ key: k, name: nameOf(k) }]}
+            points={points}
+            marks={lineMarks.filter((m) => m.key === k)}
+            styleOf={() => seriesStyle(i)}
+          />
+        ))
+      ) : (
+        <CurrencyLinesChart label="Balance history per currency" series={columnKeys.map((k) => ({ key: k, name: nameOf(k) }))} points={points} marks={lineMarks} />
+      )}
+      {marks.length ? (
+        <table className="stack-narrow marks-table" data-testid="player-marks">
+          <thead>
+            <tr><th>Currency</th><th className="num">From → to</th><th>When (UTC)</th><th>Why marked</th></tr>
+          </thead>
+          <tbody>
+            {[...marks].reverse().map((m, i) => (
+              <tr key={i} data-kind={m.kind}>
+                <td>{nameOf(m.currency)}</td>
+                <td className="num" data-label="From → to">{amount(m.from_amount)} → {amount(m.to_amount)}</td>
+                <td className="nowrap" data-label="When">{utc(m.observed_at)}</td>
+                <td>{m.kind === "anomaly" ? "▲ " : "◆ "}{markText(m)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="muted small" data-testid="player-no-marks">No anomaly and no unexplained gain in these observations.</p>
+      )}
+    </>
+  );
+}
+
 export default function EconomyPlayer() {
-  const { projectId, player, history, hasErrors, currencies } = useLoaderData<typeof loader>();
+  const { projectId, player, history, hasErrors, currencies, marks } = useLoaderData<typeof loader>();
+  const ownScale = useSearchParams()[0].get("scale") === "own";
   const p = player as unknown as Record<string, any>;
   const h = history as unknown as HistoryRow[];
   const balances: Balances = p.balances;
@@ -79,8 +148,15 @@ export default function EconomyPlayer() {
         </section>
       ) : null}
       <section className="panel">
-        <h3 style={{ marginTop: 0 }}>Total wealth over time</h3>
-        <LineChart label="Balance history" points={h.map((e) => ({ label: oneDay ? utc(e.observed_at).slice(11) : utc(e.observed_at).slice(5, 10), value: e.total }))} />
+        <div className="row spread">
+          <h3 style={{ margin: 0 }}>Balances over time</h3>
+          {columnKeys.length > 1 ? (
+            <nav className="small scale-switch" aria-label="Scale">
+              {ownScale ? <Link to="?" data-testid="scale-shared">One chart, one scale</Link> : <Link to="?scale=own" data-testid="scale-own">Each currency on its own scale</Link>}
+            </nav>
+          ) : null}
+        </div>
+        <BalanceLines history={h} columnKeys={columnKeys} nameOf={nameOf} marks={marks as unknown as Mark[]} oneDay={oneDay} ownScale={ownScale && columnKeys.length > 1} />
       </section>
       <section className="panel">
         <h3 style={{ marginTop: 0 }}>Changes</h3>

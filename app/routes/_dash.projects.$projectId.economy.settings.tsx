@@ -10,14 +10,17 @@ import type { Services } from "~/services.server";
 import { BLANK_CURRENCY, draftFromForm, draftToBody, fieldErrors, mapToDraft, MAX_ROWS, type MapDraft } from "~/economy/map-draft";
 import { MapEditor } from "~/economy/map-form";
 import { MapPreview } from "~/economy/map-preview";
-import { getMapFor, previewMapFor, resetMapFor, saveMapFor, type Preview } from "~/economy/map.server";
+import { getMapFor, previewMapFor, resetMapFor, saveMapFor, warningsFor, type Preview } from "~/economy/map.server";
+import type { MatchWarning } from "~/economy/map-warnings.server";
+import { MapWarning } from "~/economy/map-warning";
+import { LAYOUTS, type LayoutId } from "~/economy/layouts.server";
 import { deleteKey, keyStatus, putKey, startSync, syncStatus } from "~/economy/sync.server";
 import { economyAct, economyPage } from "~/economy/views.server";
 import { ThresholdSettings } from "~/economy/threshold-form";
 import { thresholdFormAction } from "~/economy/threshold-settings.server";
 import { LEARNING, thresholdViews } from "~/economy/thresholds.server";
 import { ApiError, invalidPayload } from "~/http.server";
-import { authorize, MANAGERS } from "~/team/access.server";
+import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
 import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy settings · Roblox Monitor" }];
@@ -86,7 +89,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
   });
 };
 
-const MAP_INTENTS = /^(preview-map|save-map|reset-map|add-currency|remove-currency:\d+)$/;
+const MAP_INTENTS = /^(preview-map|save-map|save-map-anyway|reset-map|add-currency|remove-currency:\d+|load-layout:[a-z]+)$/;
 
 type MapResult = {
   kind: "map";
@@ -98,6 +101,10 @@ type MapResult = {
   draft: MapDraft;
   details?: { path: string; message: string }[];
   preview?: Preview;
+  /** the draft would skip every profile (against the last pushed one, else by its match paths) */
+  warning?: MatchWarning;
+  /** the warning held a Save: the editor offers "Save anyway" */
+  held?: boolean;
 };
 
 /**
@@ -111,6 +118,12 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
   if (intent === "add-currency") {
     const currencies = draft.currencies.length < MAX_ROWS ? [...draft.currencies, { ...BLANK_CURRENCY }] : draft.currencies;
     return answer({ ok: true, draft: { ...draft, currencies } });
+  }
+  if (intent.startsWith("load-layout:")) {
+    // a starting layout into the editor, not saved: the draft keeps the pasted profile to preview it on
+    const layout = LAYOUTS[intent.slice("load-layout:".length) as LayoutId];
+    if (!layout) return answer({ ok: false, error: "Unknown layout.", draft });
+    return answer({ ok: true, message: `The ${layout.title} layout is in the editor; preview it, then save.`, draft: mapToDraft(layout.map, draft.profile) });
   }
   if (intent.startsWith("remove-currency:")) {
     const i = Number(intent.slice("remove-currency:".length));
@@ -131,11 +144,16 @@ async function mapAction(services: Services, user: User, projectIdParam: string 
         return { map: draftToBody(draft), profile };
       };
       const preview = await previewMapFor(services, user, projectIdParam, body);
-      return answer({ ok: true, draft, preview });
+      // a pasted profile the map reads may still differ from what the game pushes: check the last pushed one too
+      const [warning] = preview.profile_source === "posted" ? await warningsFor(services.sql, (await authorize(services.sql, user, projectIdParam, EVERYONE)).projectId, preview.map) : [];
+      return answer({ ok: true, draft, preview, warning });
     }
-    if (intent === "save-map") {
-      const saved = await saveMapFor(services.sql, user, projectIdParam, draftToBody(draft));
-      return answer({ ok: true, message: "The currency map is saved.", draft: mapToDraft(saved.map, draft.profile) });
+    if (intent === "save-map" || intent === "save-map-anyway") {
+      const saved = await saveMapFor(services.sql, user, projectIdParam, draftToBody(draft), { holdOnWarning: intent === "save-map" });
+      if (!saved.saved) {
+        return answer({ ok: false, error: "Not saved yet: see the warning above. Save anyway, or change the paths first.", draft, warning: saved.warnings[0], held: true });
+      }
+      return answer({ ok: true, message: "The currency map is saved.", draft: mapToDraft(saved.map, draft.profile), warning: saved.warnings[0] });
     }
     const reset = await resetMapFor(services.sql, user, projectIdParam);
     return answer({ ok: true, message: "The default map is back.", draft: mapToDraft(reset.map) });
@@ -177,6 +195,7 @@ export default function EconomySettings() {
           The currency map says where this game keeps its currencies in a player&rsquo;s saved profile. Pushes and the Open Cloud
           scan read every profile through it.
         </p>
+        {map.warnings.length ? <MapWarning warning={map.warnings[0]} saved testId="saved-map-warning" /> : null}
         <MapEditor
           key={mapResult?.at ?? "saved"}
           draft={draft}
@@ -186,12 +205,15 @@ export default function EconomySettings() {
           updatedAt={map.updated_at}
           sample={sample}
           status={mapResult?.message ? { ok: true, text: mapResult.message } : mapResult?.error ? { ok: false, text: mapResult.error } : null}
+          warning={mapResult ? (mapResult.warning ?? null) : null}
+          layout={map.layout}
+          held={Boolean(mapResult?.held)}
         />
         {map.is_default ? null : (
           <Form method="post" className="map-reset">
             <input type="hidden" name="intent" value="reset-map" />
             <button type="submit" className="danger" disabled={busy}>Reset to the default map</button>
-            <p className="muted small">Back to the RP layout every project starts with: Cash, Bank and Dark coin of RPCharacterOne and RPCharacterTwo.</p>
+            <p className="muted small">Back to the seed&rsquo;s RP layout (the Team API&rsquo;s default): Cash, Bank and Dark coin of RPCharacterOne and RPCharacterTwo.</p>
           </Form>
         )}
       </section>

@@ -5,24 +5,35 @@ import { deleteProject as dbDeleteProject, getProject, insertProjectWithOwner, r
 import { hashApiKey, newApiKey } from "~/auth/api-keys.server";
 import { notFound } from "~/http.server";
 import { parseOr400 } from "~/input.server";
+import { DEFAULT_LAYOUT, LAYOUT_IDS, LAYOUTS } from "~/economy/layouts.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 const ProjectInput = z.object({
   name: z.string({ error: "is required" }).trim().min(1, "must not be empty").max(200, "must be at most 200 characters"),
 });
 
+const valid = LAYOUT_IDS.join(", ");
+const CreateInput = ProjectInput.extend({
+  // the seed's layout unless the caller picks another: the Team API's answer for a name alone is unchanged
+  economy_layout: z.enum(LAYOUT_IDS, { error: `must be one of ${valid}` }).nullish(),
+});
+
 export const listProjects = (sql: Sql, actor: Actor) => listProjectsForUser(sql, actor.id);
 
-/** A project owned by the actor (or by nobody, from the CLI), with a first API key shown once. */
+/**
+ * A project owned by the actor (or by nobody, from the CLI), with a first API key shown once, on the
+ * starting economy layout asked for (the seed's by default): a non-seed layout's map is saved with it.
+ */
 export async function createProject(sql: Sql, actor: Actor | null, input: unknown) {
-  const { name } = parseOr400(ProjectInput, input);
+  const { name, economy_layout } = parseOr400(CreateInput, input);
+  const layout = economy_layout ?? DEFAULT_LAYOUT;
   const apiKey = newApiKey();
   const { project, key } = await insertProjectWithOwner(sql, name, actor?.id ?? null, {
     prefix: apiKey.slice(0, 10),
     hash: hashApiKey(apiKey),
     name: "default",
-  });
-  return { project: { ...project, role: actor ? ("owner" as const) : null }, api_key: apiKey, key };
+  }, layout === "seed" ? null : LAYOUTS[layout].map);
+  return { project: { ...project, role: actor ? ("owner" as const) : null, economy_layout: layout }, api_key: apiKey, key };
 }
 
 export async function getProjectFor(sql: Sql, actor: Actor, projectIdParam: string | undefined) {

@@ -1,27 +1,12 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabaseUrl, startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login } from "../support/team.js";
+import { runCli } from "../support/cli.js";
 
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, "../..");
 let databaseUrl: string;
 let app: TestApp;
 
-async function cli(...args: string[]): Promise<{ code: number; out: any }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-cli-")), NODE_ENV: "test" };
-  try {
-    const { stdout } = await run(path.join(root, "node_modules/.bin/tsx"), ["scripts/cli.ts", ...args], { cwd: root, env, encoding: "utf8" });
-    return { code: 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, out: JSON.parse(e.stdout.trim().split("\n").at(-1)!) };
-  }
-}
+const cli = (...args: string[]) => runCli(databaseUrl, ...args);
 
 beforeAll(async () => {
   databaseUrl = await freshDatabaseUrl();
@@ -37,7 +22,7 @@ describe("CLI: user:create and project:create --owner", () => {
 
     const project = await cli("project:create", "--name", "Headless Game", "--owner", "ops@studio.test");
     expect(project.code).toBe(0);
-    expect(project.out).toEqual({ project_id: expect.any(String), api_key: expect.stringMatching(/^rbx_/) });
+    expect(project.out).toEqual({ project_id: expect.any(String), api_key: expect.stringMatching(/^rbx_/), economy_layout: "seed" });
 
     const cookie = await login(app, "ops@studio.test", "long enough password");
     const me = await call(app, "GET", "/api/auth/me", { cookie });
