@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { ChannelKind } from "../../db/alerts.js";
 import { TRIGGER_NAME } from "./triggers";
+import { economyDiscordPayload, economySlackPayload, economyWebhookPayload, type EconomyAlert } from "./economy-payloads.server";
 
 /**
  * Pure builders of what each channel kind receives. One entry point, `buildRequest(kind, alert)`,
@@ -174,13 +175,14 @@ export const signBody = (secret: string, timestamp: string, body: string) =>
  */
 export function buildRequest(
   kind: ChannelKind,
-  alert: Alert,
+  alert: Alert | EconomyAlert,
   secret: string | null,
   now = () => Math.floor(Date.now() / 1000),
 ): { body: string; headers: Record<string, string> } {
-  if (kind === "discord") return { body: JSON.stringify(discordPayload(alert)), headers: {} };
-  if (kind === "slack") return { body: JSON.stringify(slackPayload(alert)), headers: {} };
-  const body = JSON.stringify(webhookPayload(alert));
+  const economy = "event" in alert;
+  if (kind === "discord") return { body: JSON.stringify(economy ? economyDiscordPayload(alert) : discordPayload(alert)), headers: {} };
+  if (kind === "slack") return { body: JSON.stringify(economy ? economySlackPayload(alert) : slackPayload(alert)), headers: {} };
+  const body = JSON.stringify(economy ? economyWebhookPayload(alert) : webhookPayload(alert));
   const timestamp = String(now());
   return {
     body,
