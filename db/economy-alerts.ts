@@ -21,7 +21,7 @@ export async function hasEconomyRules(sql: Sql, projectId: string): Promise<bool
  */
 export async function readCursor(sql: Sql, projectId: string): Promise<{ cursor: string | null; xmin: string }> {
   const [r] = await sql<{ cursor: string | null; xmin: string }[]>`
-    select (select xmin::text from economy_alert_cursors where project_id = ${projectId}) as cursor,
+    select (select read_xid::text from economy_alert_cursors where project_id = ${projectId}) as cursor,
       pg_snapshot_xmin(pg_current_snapshot())::text as xmin`;
   return r;
 }
@@ -29,12 +29,15 @@ export async function readCursor(sql: Sql, projectId: string): Promise<{ cursor:
 /** Moves the cursor forward (never back: two passes may finish in any order). */
 export async function advanceCursor(sql: Sql, projectId: string, xmin: string): Promise<void> {
   await sql`
-    insert into economy_alert_cursors as c (project_id, xmin) values (${projectId}, ${xmin}::xid8)
-    on conflict (project_id) do update set xmin = greatest(c.xmin, excluded.xmin), updated_at = now()`;
+    insert into economy_alert_cursors as c (project_id, read_xid) values (${projectId}, ${xmin}::xid8)
+    on conflict (project_id) do update set read_xid = greatest(c.read_xid, excluded.read_xid), updated_at = now()`;
 }
 
-/** What a rule asks of the rows: its currency (null: any), its minimum, and since when it exists. */
-export type RuleWindow = { rule_id: string; currency: string | null; min_amount: string | null; created_at: string };
+/**
+ * What a rule asks of the rows: its currency (null: any), its minimum, and since when (the rule's last
+ * save: a rule enabled again does not alert on what happened while it was off).
+ */
+export type RuleWindow = { rule_id: string; currency: string | null; min_amount: string | null; since: string };
 
 export type PlayerNames = { username: string | null; display_name: string | null; display_names: string[] };
 
@@ -70,7 +73,7 @@ export type UnexplainedCandidate = PlayerNames & {
 const STALE = "24 hours";
 
 const rulesTable = (sql: Sql, rules: RuleWindow[]) => sql`
-  jsonb_to_recordset(${sql.json(rules)}::jsonb) as t(rule_id uuid, currency text, min_amount numeric, created_at timestamptz)`;
+  jsonb_to_recordset(${sql.json(rules)}::jsonb) as t(rule_id uuid, currency text, min_amount numeric, since timestamptz)`;
 
 /**
  * Rises written since `cursor` (all of the last day when there is none) that each rule may alert on:
@@ -95,7 +98,7 @@ export async function riseCandidates(
       s.username, s.display_name, coalesce(s.display_names, '{}') as display_names
     from economy_rises r
     join ${rulesTable(sql, rules)}
-      on (t.currency is null or t.currency = r.currency) and r.recorded_at >= t.created_at
+      on (t.currency is null or t.currency = r.currency) and r.recorded_at >= t.since
         and r.amount - r.prev_amount >= coalesce(t.min_amount, 0)
     left join economy_snapshots s on s.project_id = r.project_id and s.user_id = r.user_id
     where r.project_id = ${projectId}
@@ -127,7 +130,7 @@ export async function unexplainedCandidates(
       s.username, s.display_name, coalesce(s.display_names, '{}') as display_names
     from economy_unexplained u
     join ${rulesTable(sql, rules)}
-      on (t.currency is null or t.currency = u.currency) and u.observed_at >= t.created_at
+      on (t.currency is null or t.currency = u.currency) and u.observed_at >= t.since
         and u.unexplained >= coalesce(t.min_amount, 0)
     left join economy_snapshots s on s.project_id = u.project_id and s.user_id = u.user_id
     where u.project_id = ${projectId}

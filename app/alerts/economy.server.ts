@@ -23,7 +23,7 @@ import { eventLine, type EconomyAlert, type EconomyEvent, type EconomyPlayer } f
  * - economy_anomaly: each rise written since the project's cursor (db/economy-alerts.ts) that is an
  *   anomaly under its currency's effective threshold (`isAnomaly`), and each unexplained gain, of the
  *   rule's currency (any when null) and at least its `min_amount`; only what was recorded after the
- *   rule was created, and at most a day old.
+ *   rule was last saved (a rule enabled again does not report the time it was off), at most a day old.
  * - supply_growth: each currency (the rule's, or every one of the map) whose supply grew more than
  *   `growth_pct` % today or yesterday (UTC), openings excluded, on days the rule existed.
  * Every message is claimed first (one row per rule and subject), so two workers or instances
@@ -77,7 +77,7 @@ export async function dispatchEconomyAlerts(deps: EconomyAlertDeps, projectId: s
   const fired: { rule: RuleRow; subject: string; event: EconomyEvent; url: string | null }[] = [];
 
   const anomalyRules = rules.filter((r) => r.trigger === "economy_anomaly");
-  const windows: RuleWindow[] = anomalyRules.map((r) => ({ rule_id: r.id, currency: r.currency, min_amount: r.min_amount, created_at: r.created_at.toISOString() }));
+  const windows: RuleWindow[] = anomalyRules.map((r) => ({ rule_id: r.id, currency: r.currency, min_amount: r.min_amount, since: r.updated_at.toISOString() }));
   let more = false;
   if (anomalyRules.length > 0) {
     const thresholds = await effectiveThresholds(sql, projectId, map, deps.config);

@@ -15,6 +15,6 @@ create index economy_unexplained_written on economy_unexplained (project_id, wri
 
 create table economy_alert_cursors (
   project_id uuid primary key references projects (id) on delete cascade,
-  xmin xid8 not null,
+  read_xid xid8 not null,
   updated_at timestamptz not null default now()
 );
