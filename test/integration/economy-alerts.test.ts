@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeProject, makeUser } from "../support/team.js";
 import { FakeDiscord } from "../support/fake-discord.js";
 import { FakeSlack } from "../support/fake-slack.js";
+import { startFakeOpenCloud, type FakeOpenCloud } from "../support/fake-open-cloud.js";
 import { QUIET_MS, sleep, waitFor } from "../support/wait.js";
 
 /**
@@ -29,12 +30,20 @@ const COINS_GEMS = {
 let app: TestApp;
 let discord: FakeDiscord;
 let slack: FakeSlack;
+let openCloud: FakeOpenCloud;
 let owner: { id: string; email: string; cookie: string };
 
 beforeAll(async () => {
   discord = await new FakeDiscord().start();
   slack = await new FakeSlack().start();
-  app = await startTestApp({ JOBS_ENABLED: "true", WEBHOOK_ALLOW_PRIVATE: "true", PUBLIC_URL });
+  openCloud = await startFakeOpenCloud({});
+  app = await startTestApp({
+    JOBS_ENABLED: "true",
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    PUBLIC_URL,
+    OPEN_CLOUD_BASE_URL: openCloud.url,
+    OPEN_CLOUD_REQUESTS_PER_MINUTE: "60000",
+  });
   const u = await makeUser(app.sql);
   owner = { ...u, cookie: await login(app, u.email) };
 });
@@ -43,6 +52,7 @@ afterAll(async () => {
   await app?.close();
   await discord?.close();
   await slack?.close();
+  await openCloud?.close();
 });
 
 const team = (method: string, path: string, body?: unknown) => call(app, method, path, { cookie: owner.cookie, body });
@@ -270,6 +280,37 @@ describe("economy_anomaly", () => {
     expect(n).toBe(8);
     // and once more: everything is claimed
     expect((await dispatchEconomyAlerts(deps, projectId)).sent).toBe(0);
+  });
+
+  it("a dupe found by an Open Cloud scan alerts when the scan finds it, however old the revision", async () => {
+    const { projectId } = await project();
+    const { url, channelId } = await discordChannel(projectId);
+    await rule(projectId, channelId, { trigger: "economy_anomaly" });
+    const key = await team("PUT", "/api/economy/key", {
+      project_id: projectId,
+      api_key: openCloud.apiKey,
+      universe_id: openCloud.universeId,
+      datastore_name: openCloud.datastoreName,
+    });
+    expect(key.status, JSON.stringify(key.body)).toBe(200);
+    const wallet = (gems: number, at: string) => ({ id: "Player_20", value: { Data: { Wallet: { Coins: 1, Gems: gems } } }, revisionCreateTime: at });
+    const scan = async () => {
+      const r = await team("POST", "/api/economy/sync", { project_id: projectId });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      for (const start = Date.now(); ; await sleep(50)) {
+        const s = (await team("GET", `/api/economy/sync?project_id=${projectId}`)).body;
+        if (s.state === "succeeded" && s.job_id === r.body.job_id) break;
+        if (Date.now() - start > 30_000) throw new Error(`the scan did not finish: ${JSON.stringify(s)}`);
+      }
+    };
+    openCloud.entries.set("Player_20", wallet(40, "2026-11-01T00:00:00.000Z"));
+    await scan();
+    openCloud.entries.set("Player_20", wallet(5_000_000, "2026-11-02T00:00:00.000Z"));
+    await scan();
+    const [msg] = await waitFor(() => discord.for(url).length > 0 && discord.for(url));
+    expect(rendered(msg.body.embeds[0].title)).toContain("user 20: Gems 40 → 5,000,000");
+    const fields = Object.fromEntries(msg.body.embeds[0].fields.map((f: any) => [f.name, f.value]));
+    expect(fields["Seen by"]).toBe("scan");
   });
 
   it("Slack blocks and a signed webhook carry the same facts", async () => {
