@@ -35,6 +35,9 @@ export type DeliveryRow = {
   group_message: string | null;
   /** what an economy alert was about: `rise:<id>`, `unexplained:<id>`, `supply:<currency>:<day>`, or a summary's count */
   subject: string | null;
+  /** the player and currency of an economy subject about one player (a rise, an unexplained gain) */
+  subject_user_id: string | null;
+  subject_currency: string | null;
   trigger: string;
   status: "sent" | "failed";
   response_code: number | null;
@@ -315,11 +318,18 @@ export async function insertDeliveries(sql: Sql, rows: NewDelivery[]): Promise<v
 export const listDeliveries = (sql: Sql, projectId: string, limit: number, beforeId?: number) =>
   sql<DeliveryRow[]>`
     select d.id, d.created_at, d.rule_id, r.name as rule_name, d.channel_id, c.name as channel_name, d.group_id,
-      g.message as group_message, d.subject, d.trigger, d.status, d.response_code, d.error, d.attempts
+      g.message as group_message, d.subject, e.user_id as subject_user_id, e.currency as subject_currency, d.trigger, d.status, d.response_code, d.error, d.attempts
     from alert_deliveries d
     left join error_groups g on g.project_id = d.project_id and g.id = d.group_id
     left join alert_rules r on r.project_id = d.project_id and r.id = d.rule_id
     left join alert_channels c on c.project_id = d.project_id and c.id = d.channel_id
+    left join lateral (
+      select r.user_id::text as user_id, r.currency from economy_rises r
+      where r.project_id = d.project_id and r.id = case when d.subject like 'rise:%' then substr(d.subject, 6)::bigint end
+      union all
+      select u.user_id::text, u.currency from economy_unexplained u
+      where u.project_id = d.project_id and u.id = case when d.subject like 'unexplained:%' then substr(d.subject, 13)::bigint end
+      limit 1) e on true
     where d.project_id = ${projectId} ${beforeId ? sql`and d.id < ${beforeId}` : sql``}
     order by d.id desc
     limit ${limit}`;

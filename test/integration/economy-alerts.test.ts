@@ -194,7 +194,7 @@ describe("economy_anomaly", () => {
     const [rise] = await app.sql<{ id: string }[]>`select id::text as id from economy_rises where project_id = ${projectId} and user_id = 1 and currency = 'gems' and amount = 5000000`;
     const log = await deliveries(projectId);
     expect(log).toHaveLength(1);
-    expect(log[0]).toMatchObject({ trigger: "economy_anomaly", status: "sent", rule_id: r.id, subject: `rise:${rise.id}`, group_id: null });
+    expect(log[0]).toMatchObject({ trigger: "economy_anomaly", status: "sent", rule_id: r.id, subject: `rise:${rise.id}`, subject_user_id: "1", subject_currency: "gems", group_id: null });
   });
 
   it("an unexplained gain alerts with the amount the flows do not explain", async () => {
