@@ -41,33 +41,26 @@ export type RuleWindow = { rule_id: string; currency: string | null; min_amount:
 
 export type PlayerNames = { username: string | null; display_name: string | null; display_names: string[] };
 
-export type RiseCandidate = PlayerNames & {
+/** A row about one player's currency, found for one rule. */
+export type PlayerCandidate = PlayerNames & {
   rule_id: string;
   id: string;
   user_id: string;
   currency: string;
   from_amount: string;
   to_amount: string;
+  from_observed_at: Date | null;
+  observed_at: Date;
+};
+
+export type RiseCandidate = PlayerCandidate & {
   increase: string;
   /** to / from rounded to 2 places, null from zero or debt */
   factor: number | null;
-  from_observed_at: Date | null;
-  observed_at: Date;
   source: string;
 };
 
-export type UnexplainedCandidate = PlayerNames & {
-  rule_id: string;
-  id: string;
-  user_id: string;
-  currency: string;
-  from_amount: string;
-  to_amount: string;
-  explained: string;
-  unexplained: string;
-  from_observed_at: Date;
-  observed_at: Date;
-};
+export type UnexplainedCandidate = PlayerCandidate & { from_observed_at: Date; explained: string; unexplained: string };
 
 /** Rows are never older than this when they alert: a pass that could not run for a day drops them. */
 const STALE = "24 hours";

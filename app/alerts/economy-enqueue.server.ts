@@ -1,6 +1,7 @@
 import type PgBoss from "pg-boss";
 import type { Sql } from "../../db/client.js";
 import { hasEconomyRules } from "../../db/economy-alerts.js";
+import { Coalescer } from "./enqueue.server";
 
 export const ECONOMY_ALERT_QUEUE = "economy-alerts";
 export type EconomyAlertJob = { project_id: string };
@@ -13,30 +14,24 @@ export type EconomyAlertJob = { project_id: string };
  * pushes makes a few jobs a second, and nothing here throws into the push or the scan: a failure is
  * logged and the next push enqueues again (the evaluation reads everything since its cursor).
  */
-export class EconomyAlertEnqueuer {
+export class EconomyAlertEnqueuer extends Coalescer {
   private pending = new Set<string>();
-  private timer: NodeJS.Timeout | null = null;
   private rules = new Map<string, { any: boolean; until: number }>();
-  private flushing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly sql: Sql,
     private readonly boss: PgBoss | null,
     private readonly opts: { flushMs: number; cacheMs: number } = { flushMs: 200, cacheMs: 5_000 },
-  ) {}
+  ) {
+    super(opts.flushMs);
+  }
 
   add(projectId: string): void {
     if (!this.boss) return;
     const cached = this.rules.get(projectId);
     if (cached && cached.until > Date.now() && !cached.any) return;
     this.pending.add(projectId);
-    if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.flushing = this.flushing.then(() => this.flush());
-      }, this.opts.flushMs);
-      this.timer.unref();
-    }
+    this.schedule();
   }
 
   /** Rules of the project changed here: look again before the next enqueue. */
@@ -44,17 +39,7 @@ export class EconomyAlertEnqueuer {
     this.rules.delete(projectId);
   }
 
-  /** Sends what is pending now (graceful shutdown). */
-  async drain(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-      this.flushing = this.flushing.then(() => this.flush());
-    }
-    await this.flushing;
-  }
-
-  private async flush(): Promise<void> {
+  protected async flush(): Promise<void> {
     const batch = [...this.pending];
     this.pending = new Set();
     await Promise.all(

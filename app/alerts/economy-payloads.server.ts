@@ -1,4 +1,4 @@
-import { cut, DISCORD, escapeDiscord } from "./payloads.server";
+import { cut, DISCORD, discordBody, esc, escapeDiscord } from "./payloads.server";
 import { TRIGGER_NAME } from "./triggers";
 
 /**
@@ -153,25 +153,9 @@ export function economyDiscordPayload(a: EconomyAlert) {
   const footer = { text: cut(`${a.subject}${a.url ? "" : " • set PUBLIC_URL for a link to the dashboard"}`, 200) };
   const fixed = len(title) + len(footer.text) + fields.reduce((n, f) => n + len(f.name) + len(f.value), 0);
   const text = a.url ? `${escapeDiscord(description(a))}\n\n[Open in Roblox Monitor](${a.url})` : escapeDiscord(description(a));
-  return {
-    embeds: [
-      {
-        title,
-        description: cut(text, Math.min(DISCORD.description, DISCORD.total - fixed - 16)),
-        color: COLOR[a.kind],
-        fields,
-        footer,
-        timestamp: a.at.toISOString(),
-        ...(a.url ? { url: a.url } : {}),
-      },
-    ],
-    // player names are the players' own text: never a ping
-    allowed_mentions: { parse: [] as string[] },
-  };
+  const body = cut(text, Math.min(DISCORD.description, DISCORD.total - fixed - 16));
+  return discordBody({ title, description: body, color: COLOR[a.kind], fields, footer }, a.at, a.url);
 }
-
-/** Slack mrkdwn: &, < and > must be escaped or they turn into links and mentions. */
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 export function economySlackPayload(a: EconomyAlert) {
   const head = headline(a);

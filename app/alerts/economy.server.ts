@@ -7,6 +7,7 @@ import {
   riseCandidates,
   supplyGrowth,
   unexplainedCandidates,
+  type PlayerCandidate,
   type PlayerNames,
   type RuleWindow,
 } from "../../db/economy-alerts.js";
@@ -93,46 +94,23 @@ export async function dispatchEconomyAlerts(deps: EconomyAlertDeps, projectId: s
     const rises = dedupe(r.rows, (x) => `${x.rule_id}:${x.id}`);
     const unexplained = dedupe(u.rows, (x) => `${x.rule_id}:${x.id}`);
     const ruleById = new Map(anomalyRules.map((r) => [r.id, r]));
-    const playerUrl = (userId: string) => publicLink(deps, `/projects/${projectId}/economy/players/${userId}`);
+    // what every alert about one player's currency says
+    const about = (kind: "rise" | "unexplained", c: PlayerCandidate) => ({
+      rule: ruleById.get(c.rule_id)!,
+      subject: `${kind}:${c.id}`,
+      url: publicLink(deps, `/projects/${projectId}/economy/players/${c.user_id}`),
+      facts: { player: player(c.user_id, c), currency: currency(c.currency), from: c.from_amount, to: c.to_amount, observed_at: c.observed_at },
+    });
     for (const r of rises) {
       const t = thresholds.get(r.currency);
       if (!t || !isAnomaly(t, r.from_amount, r.to_amount)) continue;
-      fired.push({
-        rule: ruleById.get(r.rule_id)!,
-        subject: `rise:${r.id}`,
-        url: playerUrl(r.user_id),
-        event: {
-          type: "anomaly",
-          player: player(r.user_id, r),
-          currency: currency(r.currency),
-          from: r.from_amount,
-          to: r.to_amount,
-          increase: r.increase,
-          factor: r.factor,
-          from_observed_at: r.from_observed_at,
-          observed_at: r.observed_at,
-          source: r.source,
-          threshold: { factor: t.factor, min_amount: t.minAmount, source: t.source },
-        },
-      });
+      const { facts, ...a } = about("rise", r);
+      const threshold = { factor: t.factor, min_amount: t.minAmount, source: t.source };
+      fired.push({ ...a, event: { type: "anomaly", ...facts, increase: r.increase, factor: r.factor, from_observed_at: r.from_observed_at, source: r.source, threshold } });
     }
     for (const u of unexplained) {
-      fired.push({
-        rule: ruleById.get(u.rule_id)!,
-        subject: `unexplained:${u.id}`,
-        url: playerUrl(u.user_id),
-        event: {
-          type: "unexplained",
-          player: player(u.user_id, u),
-          currency: currency(u.currency),
-          from: u.from_amount,
-          to: u.to_amount,
-          explained: u.explained,
-          unexplained: u.unexplained,
-          from_observed_at: u.from_observed_at,
-          observed_at: u.observed_at,
-        },
-      });
+      const { facts, ...a } = about("unexplained", u);
+      fired.push({ ...a, event: { type: "unexplained", ...facts, explained: u.explained, unexplained: u.unexplained, from_observed_at: u.from_observed_at } });
     }
   }
 

@@ -1,5 +1,4 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { putEconomyMap } from "../../db/economy-maps.js";
 import { dispatchEconomyAlerts } from "../../app/alerts/economy.server.js";
@@ -7,6 +6,8 @@ import { startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeProject, makeUser } from "../support/team.js";
 import { FakeDiscord } from "../support/fake-discord.js";
 import { FakeSlack } from "../support/fake-slack.js";
+import { startReceiver } from "../support/webhook-receiver.js";
+import { COINS_GEMS, wallet } from "../support/coins-gems.js";
 import { startFakeOpenCloud, type FakeOpenCloud } from "../support/fake-open-cloud.js";
 import { QUIET_MS, sleep, waitFor } from "../support/wait.js";
 
@@ -17,15 +18,6 @@ import { QUIET_MS, sleep, waitFor } from "../support/wait.js";
  * then triggers the evaluation as it does in production. Each test has its own project.
  */
 const PUBLIC_URL = "https://monitor.example.com";
-const COINS_GEMS = {
-  currencies: [
-    { key: "coins", name: "Coins", paths: ["Data.Wallet.Coins"] },
-    { key: "gems", name: "Gems", paths: ["Data.Wallet.Gems"] },
-  ],
-  names: [],
-  data_code: null,
-  match: ["Data"],
-};
 
 let app: TestApp;
 let discord: FakeDiscord;
@@ -85,7 +77,7 @@ async function push(apiKey: string, players: [number, number, number][]) {
         user_id: id,
         username: `builder${id}`,
         display_name: `Builder ${id}`,
-        profile: { Data: { Wallet: { Coins: coins, Gems: gems } } },
+        profile: wallet(coins, gems),
       })),
     },
   });
@@ -293,7 +285,7 @@ describe("economy_anomaly", () => {
       datastore_name: openCloud.datastoreName,
     });
     expect(key.status, JSON.stringify(key.body)).toBe(200);
-    const wallet = (gems: number, at: string) => ({ id: "Player_20", value: { Data: { Wallet: { Coins: 1, Gems: gems } } }, revisionCreateTime: at });
+    const entry = (gems: number, at: string) => ({ id: "Player_20", value: wallet(1, gems), revisionCreateTime: at });
     const scan = async () => {
       const r = await team("POST", "/api/economy/sync", { project_id: projectId });
       expect(r.status, JSON.stringify(r.body)).toBe(202);
@@ -303,9 +295,9 @@ describe("economy_anomaly", () => {
         if (Date.now() - start > 30_000) throw new Error(`the scan did not finish: ${JSON.stringify(s)}`);
       }
     };
-    openCloud.entries.set("Player_20", wallet(40, "2026-11-01T00:00:00.000Z"));
+    openCloud.entries.set("Player_20", entry(40, "2026-11-01T00:00:00.000Z"));
     await scan();
-    openCloud.entries.set("Player_20", wallet(5_000_000, "2026-11-02T00:00:00.000Z"));
+    openCloud.entries.set("Player_20", entry(5_000_000, "2026-11-02T00:00:00.000Z"));
     await scan();
     const [msg] = await waitFor(() => discord.for(url).length > 0 && discord.for(url));
     expect(rendered(msg.body.embeds[0].title)).toContain("user 20: Gems 40 → 5,000,000");
@@ -317,20 +309,11 @@ describe("economy_anomaly", () => {
     const { projectId, apiKey } = await project();
     const hook = slack.hookUrl();
     const s = await team("POST", `/api/team/projects/${projectId}/channels`, { name: "Slack", kind: "slack", url: hook });
-    const got: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
-    const receiver: Server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c) => chunks.push(c));
-      req.on("end", () => {
-        got.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
-        res.writeHead(200).end("{}");
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const receiver = await startReceiver();
+    const { got } = receiver;
     try {
       const secret = "a-shared-secret-of-some-length";
-      const port = (receiver.address() as { port: number }).port;
-      const w = await team("POST", `/api/team/projects/${projectId}/channels`, { name: "Hook", kind: "webhook", url: `http://127.0.0.1:${port}/hook`, secret });
+      const w = await team("POST", `/api/team/projects/${projectId}/channels`, { name: "Hook", kind: "webhook", url: receiver.url, secret });
       const r = await team("POST", `/api/team/projects/${projectId}/rules`, {
         name: "Dupes everywhere",
         trigger: "economy_anomaly",
