@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { putEconomyMap } from "../../db/economy-maps.js";
 import { dispatchEconomyAlerts } from "../../app/alerts/economy.server.js";
 import { startTestApp, type TestApp } from "../support/server.js";
-import { call, login, makeProject, makeUser } from "../support/team.js";
+import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { FakeDiscord } from "../support/fake-discord.js";
 import { FakeSlack } from "../support/fake-slack.js";
 import { startReceiver } from "../support/webhook-receiver.js";
@@ -350,6 +350,27 @@ describe("economy_anomaly", () => {
     } finally {
       receiver.close();
     }
+  });
+});
+
+describe("the triggers", () => {
+  const jobs = async (queue: string, projectId: string) =>
+    (await app.sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${queue} and data->>'project_id' = ${projectId}`)[0].n;
+
+  it("economy rules are evaluated after pushes only, error rules after errors only", async () => {
+    const economy = await project();
+    await rule(economy.projectId, (await discordChannel(economy.projectId)).channelId, { trigger: "economy_anomaly" });
+    const errors = await project();
+    await rule(errors.projectId, (await discordChannel(errors.projectId)).channelId, { trigger: "new_group" });
+    for (const p of [economy, errors]) {
+      await ingest(app, p.apiKey, { errors: [{ message: "A new error" }] });
+      await push(p.apiKey, [[1, 1, 1]]);
+    }
+    await sleep(QUIET_MS);
+    expect(await jobs("economy-alerts", economy.projectId)).toBeGreaterThan(0);
+    expect(await jobs("alerts", economy.projectId)).toBe(0);
+    expect(await jobs("economy-alerts", errors.projectId)).toBe(0);
+    expect(await jobs("alerts", errors.projectId)).toBeGreaterThan(0);
   });
 });
 
