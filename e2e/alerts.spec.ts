@@ -3,7 +3,7 @@ import { createSql } from "../db/client.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { putEconomyMap } from "../db/economy-maps.js";
-import { COINS_GEMS, wallet } from "../test/support/coins-gems.js";
+import { COINS_GEMS_MAP, coinsGemsPlayer } from "../test/support/economy-maps.js";
 
 /**
  * An owner adds a Discord channel pointing at a local fake Discord, sends a test alert from the
@@ -81,7 +81,7 @@ test("economy rules: the form shows each economy trigger's fields, at 390 and 12
   const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
   const user = await makeUser(sql);
   const { projectId, apiKey } = await makeProject(sql, user.id, [], "Economy Alerts E2E");
-  await putEconomyMap(sql, projectId, COINS_GEMS, null);
+  await putEconomyMap(sql, projectId, COINS_GEMS_MAP, null);
   expect((await page.request.post("/api/auth/login", { data: { email: user.email, password: PASSWORD } })).status()).toBe(200);
   const channel = await page.request.post(`/api/team/projects/${projectId}/channels`, {
     data: { name: "Discord #economy", kind: "discord", url: discord.webhookUrl() },
@@ -129,7 +129,7 @@ test("economy rules: the form shows each economy trigger's fields, at 390 and 12
   // the delivery log names what an economy alert was about (this server runs no jobs: the row is
   // written as the evaluation writes it, for a rise a push made)
   const push = (gems: number) =>
-    page.request.post("/api/economy/ingest", { headers: { "x-api-key": apiKey }, data: { players: [{ user_id: 77, profile: wallet(1, gems) }] } });
+    page.request.post("/api/economy/ingest", { headers: { "x-api-key": apiKey }, data: { players: [coinsGemsPlayer(77, { coins: 1, gems })] } });
   expect((await push(40)).status()).toBe(200);
   expect((await push(5_000_000)).status()).toBe(200);
   await sql`insert into alert_deliveries (project_id, rule_id, channel_id, subject, trigger, status, response_code, attempts)

@@ -7,7 +7,7 @@ import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { FakeDiscord } from "../support/fake-discord.js";
 import { FakeSlack } from "../support/fake-slack.js";
 import { startReceiver } from "../support/webhook-receiver.js";
-import { COINS_GEMS, wallet } from "../support/coins-gems.js";
+import { COINS_GEMS_MAP, coinsGemsPlayer } from "../support/economy-maps.js";
 import { startFakeOpenCloud, type FakeOpenCloud } from "../support/fake-open-cloud.js";
 import { QUIET_MS, sleep, waitFor } from "../support/wait.js";
 
@@ -51,7 +51,7 @@ const team = (method: string, path: string, body?: unknown) => call(app, method,
 
 async function project() {
   const { projectId, apiKey } = await makeProject(app.sql, owner.id, [], `Economy alerts ${randomUUID().slice(0, 8)}`);
-  await putEconomyMap(app.sql, projectId, COINS_GEMS, null);
+  await putEconomyMap(app.sql, projectId, COINS_GEMS_MAP, null);
   return { projectId, apiKey };
 }
 
@@ -73,12 +73,7 @@ async function push(apiKey: string, players: [number, number, number][]) {
   const r = await call(app, "POST", "/api/economy/ingest", {
     headers: { "x-api-key": apiKey },
     body: {
-      players: players.map(([id, coins, gems]) => ({
-        user_id: id,
-        username: `builder${id}`,
-        display_name: `Builder ${id}`,
-        profile: wallet(coins, gems),
-      })),
+      players: players.map(([id, coins, gems]) => coinsGemsPlayer(id, { coins, gems }, { username: `builder${id}`, display_name: `Builder ${id}` })),
     },
   });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -285,7 +280,7 @@ describe("economy_anomaly", () => {
       datastore_name: openCloud.datastoreName,
     });
     expect(key.status, JSON.stringify(key.body)).toBe(200);
-    const entry = (gems: number, at: string) => ({ id: "Player_20", value: wallet(1, gems), revisionCreateTime: at });
+    const entry = (gems: number, at: string) => ({ id: "Player_20", value: coinsGemsPlayer(20, { coins: 1, gems }).profile, revisionCreateTime: at });
     const scan = async () => {
       const r = await team("POST", "/api/economy/sync", { project_id: projectId });
       expect(r.status, JSON.stringify(r.body)).toBe(202);
