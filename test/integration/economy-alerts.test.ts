@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { putEconomyMap } from "../../db/economy-maps.js";
 import { dispatchEconomyAlerts } from "../../app/alerts/economy.server.js";
@@ -366,6 +367,37 @@ describe("the triggers", () => {
     expect(await jobs("alerts", economy.projectId)).toBe(0);
     expect(await jobs("economy-alerts", errors.projectId)).toBe(0);
     expect(await jobs("alerts", errors.projectId)).toBeGreaterThan(0);
+  });
+});
+
+// Flows are stored by POST /api/economy/flows and reconciled in pushes (docs/economy.md, "Flows"):
+// this runs where that endpoint exists.
+const flows = existsSync(new URL("../../app/routes/api.economy.flows.ts", import.meta.url));
+
+describe("with recorded flows", () => {
+  it.skipIf(!flows)("a push whose gain the recorded flows do not explain alerts with the unexplained amount", async () => {
+    const { projectId, apiKey } = await project();
+    const { url, channelId } = await discordChannel(projectId);
+    await rule(projectId, channelId, { trigger: "economy_anomaly", currency: "gems", min_amount: 1000 });
+    const first = await call(app, "POST", "/api/economy/flows", {
+      headers: { "x-api-key": apiKey },
+      body: { flows: [{ user_id: 31, currency: "gems", amount: 5, source: "quest" }] },
+    });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    await push(apiKey, [[31, 0, 100]]);
+    // +5,050 Gems of which a quest explains 50
+    const r = await call(app, "POST", "/api/economy/ingest", {
+      headers: { "x-api-key": apiKey },
+      body: {
+        flows: [{ user_id: 31, currency: "gems", amount: 50, source: "quest" }],
+        players: [coinsGemsPlayer(31, { coins: 0, gems: 5150 }, { username: "builder31", display_name: "Builder 31" })],
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const [msg] = await waitFor(() => discord.for(url).length > 0 && discord.for(url));
+    expect(rendered(msg.body.embeds[0].title)).toContain("Builder 31 (@builder31, user id 31): 5,000 Gems unexplained (100 → 5,150)");
+    await sleep(QUIET_MS);
+    expect(discord.for(url)).toHaveLength(1);
   });
 });
 
