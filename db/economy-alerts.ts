@@ -176,6 +176,15 @@ export async function supplyGrowth(sql: Sql, projectId: string, currencies: stri
 }
 
 /**
+ * Claims older than two days are dropped (hourly, with the retention job): no row older than a day is
+ * ever evaluated again, and a day's supply only until the end of the next, so none can be claimed twice.
+ */
+export async function pruneEconomyAlertClaims(sql: Sql): Promise<number> {
+  const r = await sql`delete from economy_alert_claims where created_at < now() - interval '2 days'`;
+  return r.count;
+}
+
+/**
  * Claims the right to send `ruleId`'s alert about each subject: one row per (rule, subject), inserted
  * once, so of two passes (two workers, two instances) only one sends. Returns the claimed subjects.
  */

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { putEconomyMap } from "../../db/economy-maps.js";
 import { dispatchEconomyAlerts } from "../../app/alerts/economy.server.js";
+import { pruneEconomyAlertClaims } from "../../db/economy-alerts.js";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { FakeDiscord } from "../support/fake-discord.js";
@@ -268,6 +269,13 @@ describe("economy_anomaly", () => {
     expect(n).toBe(8);
     // and once more: everything is claimed
     expect((await dispatchEconomyAlerts(deps, projectId)).sent).toBe(0);
+
+    // the retention job drops claims only once nothing they cover can be evaluated again
+    await app.sql`update economy_alert_claims set created_at = now() - interval '3 days'
+      where project_id = ${projectId} and subject in (select subject from economy_alert_claims where project_id = ${projectId} order by subject limit 3)`;
+    await pruneEconomyAlertClaims(app.sql);
+    const [{ left }] = await app.sql<{ left: number }[]>`select count(*)::int as left from economy_alert_claims where project_id = ${projectId}`;
+    expect(left).toBe(5);
   });
 
   it("a dupe found by an Open Cloud scan alerts when the scan finds it, however old the revision", async () => {
