@@ -15,3 +15,14 @@ export const coinsGemsPlayer = (userId: number, w: { coins?: number | string; ge
   ...extra,
   profile: { Data: { Coins: w.coins ?? 0, Gems: w.gems ?? 0 } },
 });
+
+/** A ProfileStore game with Coins and Gems, template `{Coins = 0, Gems = 0}` (docs/economy.md): the SDK pushes `profile.Data`. */
+export const PROFILESTORE_MAP = {
+  currencies: [
+    { key: "coins", name: "Coins", paths: ["Coins"] },
+    { key: "gems", name: "Gems", paths: ["Gems"] },
+  ],
+  names: [],
+  data_code: null,
+  match: [],
+};
