@@ -62,8 +62,15 @@ const dedupe = <T>(rows: T[], key: (t: T) => string) => [...new Map(rows.map((r)
 
 const publicLink = (deps: AlertDeps, path: string) => (deps.config.publicUrl ? `${deps.config.publicUrl}${path}` : null);
 
-/** The lowest of two decimal strings, exactly enough for a prefilter (the exact test is isAnomaly). */
-const lower = (a: string, b: string) => (Number(a) <= Number(b) ? a : b);
+/** The lower of two non-negative decimal strings, compared exactly (digit by digit, not as doubles). */
+export function lower(a: string, b: string): string {
+  const [ai, af = ""] = a.split(".");
+  const [bi, bf = ""] = b.split(".");
+  const width = Math.max(ai.length, bi.length);
+  const places = Math.max(af.length, bf.length);
+  const key = (i: string, f: string) => i.padStart(width, "0") + f.padEnd(places, "0");
+  return key(ai, af) <= key(bi, bf) ? a : b;
+}
 
 export async function dispatchEconomyAlerts(deps: EconomyAlertDeps, projectId: string): Promise<DispatchResult & { more: boolean }> {
   const { sql } = deps;

@@ -8,6 +8,7 @@ import {
   type EconomyAlert,
 } from "../../app/alerts/economy-payloads.server.js";
 import { embedProblem } from "../support/fake-discord.js";
+import { lower } from "../../app/alerts/economy.server.js";
 
 const base = (over: Partial<EconomyAlert> = {}): EconomyAlert => ({
   kind: "economy_anomaly",
@@ -38,6 +39,12 @@ describe("economy alert payloads", () => {
     expect(groupDigits("-1234567.125")).toBe("-1,234,567.125");
     expect(groupDigits("123456789012345678901234567890.5")).toBe("123,456,789,012,345,678,901,234,567,890.5");
     expect(groupDigits("12")).toBe("12");
+  });
+
+  it("picks the lower of two amounts exactly, past what a double tells apart", () => {
+    expect(lower("100000.0000000000000001", "100000")).toBe("100000");
+    expect(lower("99999999999999999999", "100000000000000000000")).toBe("99999999999999999999");
+    expect(lower("2.5", "10")).toBe("2.5");
   });
 
   it("names a player by display name, username and user id, or by id alone", () => {
