@@ -10,3 +10,4 @@ export { ApiError, admitPageForm } from "./http.server";
 export { JSON_TEXT, NODE_BODY, payloadTooLarge } from "./http.server";
 export { startJobs, stopJobs } from "../jobs/boss";
 export { startAlertWorker } from "../jobs/alerts";
+export { startEconomyAlertWorker } from "../jobs/economy-alerts";

@@ -5,6 +5,7 @@ import type { Config } from "~/env.server";
 import { ApiKeyAuth } from "~/auth/api-keys.server";
 import { EventWriter } from "~/ingest/writer.server";
 import { AlertEnqueuer } from "~/alerts/enqueue.server";
+import { EconomyAlertEnqueuer } from "~/alerts/economy-enqueue.server";
 import { SentryKeyAuth } from "~/sentry/auth.server";
 import { SentryLimits } from "~/sentry/limits.server";
 import { KnownFingerprints } from "~/ingest/fingerprint.server";
@@ -33,6 +34,8 @@ export type Services = {
   boss: PgBoss | null;
   /** the ingest's alert trigger (see AlertEnqueuer) */
   alerts: AlertEnqueuer;
+  /** the economy's alert trigger, after pushes (see EconomyAlertEnqueuer) */
+  economyAlerts: EconomyAlertEnqueuer;
   /** applies the deferred counters of ingest writes (db/counter-deltas.ts) */
   counters: CounterDrainer;
   /** the request-body bytes the process may hold at once (BODY_MEMORY_BYTES), shared by every body reader */
@@ -63,6 +66,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
     replica,
     boss,
     alerts,
+    economyAlerts: new EconomyAlertEnqueuer(sql, boss),
     apiKeys,
     known,
     counters,

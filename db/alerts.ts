@@ -3,7 +3,10 @@ import { asJson, type Sql } from "./client.js";
 /** Queries for alert channels, rules, per-(rule, group) state and the delivery log. All scoped by project. */
 
 export type ChannelKind = "discord" | "slack" | "webhook";
-export type Trigger = "new_group" | "regression" | "frequency";
+export type Trigger = "new_group" | "regression" | "frequency" | "economy_anomaly" | "supply_growth";
+/** the triggers about error groups (the others are about the economy: app/alerts/economy.server.ts) */
+export const ERROR_TRIGGERS = ["new_group", "regression", "frequency"] as const;
+export const ECONOMY_TRIGGERS = ["economy_anomaly", "supply_growth"] as const;
 
 export type ChannelRow = {
   project_id: string;
@@ -30,6 +33,11 @@ export type DeliveryRow = {
   group_id: string | null;
   /** the issue's message, null for test sends and deleted issues */
   group_message: string | null;
+  /** what an economy alert was about: `rise:<id>`, `unexplained:<id>`, `supply:<currency>:<day>`, or a summary's count */
+  subject: string | null;
+  /** the player and currency of an economy subject about one player (a rise, an unexplained gain) */
+  subject_user_id: string | null;
+  subject_currency: string | null;
   trigger: string;
   status: "sent" | "failed";
   response_code: number | null;
@@ -107,8 +115,9 @@ export async function countChannels(sql: Sql, projectId: string, ids: string[]):
 export const listRules = (sql: Sql, projectId: string) =>
   sql<RuleRow[]>`select * from alert_rules where project_id = ${projectId} order by created_at, id`;
 
-export const listEnabledRules = (sql: Sql, projectId: string) =>
-  sql<RuleRow[]>`select * from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0 order by id`;
+export const listEnabledRules = (sql: Sql, projectId: string, triggers: readonly Trigger[] = ERROR_TRIGGERS) =>
+  sql<RuleRow[]>`select * from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0
+    and trigger = any(${triggers as Trigger[]}::text[]) order by id`;
 
 /**
  * What the ingest trigger must enqueue for a project: nothing (no enabled rule with a channel),
@@ -119,7 +128,8 @@ export const listEnabledRules = (sql: Sql, projectId: string) =>
 export async function enqueueMode(sql: Sql, projectId: string): Promise<"none" | "changes" | "all"> {
   const [r] = await sql<{ any: boolean; every: boolean }[]>`
     select count(*) > 0 as any, coalesce(bool_or(trigger = 'frequency' or min_players > 0 or server_only), false) as every
-    from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0`;
+    from alert_rules where project_id = ${projectId} and enabled and cardinality(channel_ids) > 0
+      and trigger = any(${ERROR_TRIGGERS as unknown as string[]}::text[])`;
   return !r.any ? "none" : r.every ? "all" : "changes";
 }
 
@@ -138,15 +148,21 @@ export type RuleFields = {
   server_only: boolean;
   /** fire only once the issue has this many distinct players (its user_count); 0: no minimum */
   min_players: number;
+  /** economy triggers: a key of the project's currency map, null for any (each, for supply_growth) */
+  currency: string | null;
+  /** economy_anomaly: the smallest rise or unexplained gain that alerts (a decimal string), null for none */
+  min_amount: string | null;
+  /** supply_growth: alert when a currency's supply grows more than this percentage in a UTC day */
+  growth_pct: string | null;
 };
 
 export async function insertRule(sql: Sql, projectId: string, r: RuleFields): Promise<RuleRow> {
   const [row] = await sql<RuleRow[]>`
     insert into alert_rules (project_id, name, trigger, threshold_count, window_minutes, levels, environments,
-      message_contains, channel_ids, cooldown_minutes, enabled, server_only, min_players)
+      message_contains, channel_ids, cooldown_minutes, enabled, server_only, min_players, currency, min_amount, growth_pct)
     values (${projectId}, ${r.name}, ${r.trigger}, ${r.threshold_count}, ${r.window_minutes}, ${r.levels}::text[],
       ${r.environments}::text[], ${r.message_contains}, ${r.channel_ids}::uuid[], ${r.cooldown_minutes}, ${r.enabled},
-      ${r.server_only}, ${r.min_players})
+      ${r.server_only}, ${r.min_players}, ${r.currency}, ${r.min_amount}::numeric, ${r.growth_pct}::numeric)
     returning *`;
   return row;
 }
@@ -163,7 +179,8 @@ export async function replaceRule(sql: Sql, projectId: string, id: string, r: Ru
       window_minutes = ${r.window_minutes}, levels = ${r.levels}::text[], environments = ${r.environments}::text[],
       message_contains = ${r.message_contains}, channel_ids = ${r.channel_ids}::uuid[],
       cooldown_minutes = ${r.cooldown_minutes}, enabled = ${r.enabled}, server_only = ${r.server_only},
-      min_players = ${r.min_players}, updated_at = now()
+      min_players = ${r.min_players}, currency = ${r.currency}, min_amount = ${r.min_amount}::numeric,
+      growth_pct = ${r.growth_pct}::numeric, updated_at = now()
     where project_id = ${projectId} and id = ${id}
     returning *`;
   return row;
@@ -173,6 +190,7 @@ export async function deleteRule(sql: Sql, projectId: string, id: string): Promi
   return sql.begin(async (tx) => {
     const del = await tx`delete from alert_rules where project_id = ${projectId} and id = ${id}`;
     await tx`delete from alert_state where project_id = ${projectId} and rule_id = ${id}`;
+    await tx`delete from economy_alert_claims where project_id = ${projectId} and rule_id = ${id}`;
     return del.count > 0;
   });
 }
@@ -278,6 +296,8 @@ export type NewDelivery = {
   ruleId: string | null;
   channelId: string;
   groupId: string | null;
+  /** economy alerts: what the alert was about (see DeliveryRow) */
+  subject?: string | null;
   trigger: string;
   status: "sent" | "failed";
   responseCode: number | null;
@@ -288,20 +308,28 @@ export type NewDelivery = {
 export async function insertDeliveries(sql: Sql, rows: NewDelivery[]): Promise<void> {
   if (rows.length === 0) return;
   await sql`
-    insert into alert_deliveries (project_id, rule_id, channel_id, group_id, trigger, status, response_code, error, attempts)
-    select * from json_to_recordset(${asJson(sql, rows)}::json) as t(
-      "projectId" uuid, "ruleId" uuid, "channelId" uuid, "groupId" uuid, trigger text, status text,
+    insert into alert_deliveries (project_id, rule_id, channel_id, group_id, subject, trigger, status, response_code, error, attempts)
+    select "projectId", "ruleId", "channelId", "groupId", subject, trigger, status, "responseCode", error, attempts
+    from json_to_recordset(${asJson(sql, rows)}::json) as t(
+      "projectId" uuid, "ruleId" uuid, "channelId" uuid, "groupId" uuid, subject text, trigger text, status text,
       "responseCode" int, error text, attempts int)`;
 }
 
 export const listDeliveries = (sql: Sql, projectId: string, limit: number, beforeId?: number) =>
   sql<DeliveryRow[]>`
     select d.id, d.created_at, d.rule_id, r.name as rule_name, d.channel_id, c.name as channel_name, d.group_id,
-      g.message as group_message, d.trigger, d.status, d.response_code, d.error, d.attempts
+      g.message as group_message, d.subject, e.user_id as subject_user_id, e.currency as subject_currency, d.trigger, d.status, d.response_code, d.error, d.attempts
     from alert_deliveries d
     left join error_groups g on g.project_id = d.project_id and g.id = d.group_id
     left join alert_rules r on r.project_id = d.project_id and r.id = d.rule_id
     left join alert_channels c on c.project_id = d.project_id and c.id = d.channel_id
+    left join lateral (
+      select r.user_id::text as user_id, r.currency from economy_rises r
+      where r.project_id = d.project_id and r.id = case when d.subject like 'rise:%' then substr(d.subject, 6)::bigint end
+      union all
+      select u.user_id::text, u.currency from economy_unexplained u
+      where u.project_id = d.project_id and u.id = case when d.subject like 'unexplained:%' then substr(d.subject, 13)::bigint end
+      limit 1) e on true
     where d.project_id = ${projectId} ${beforeId ? sql`and d.id < ${beforeId}` : sql``}
     order by d.id desc
     limit ${limit}`;

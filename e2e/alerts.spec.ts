@@ -2,6 +2,8 @@ import { expect, test } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { putEconomyMap } from "../db/economy-maps.js";
+import { COINS_GEMS_MAP, coinsGemsPlayer } from "../test/support/economy-maps.js";
 
 /**
  * An owner adds a Discord channel pointing at a local fake Discord, sends a test alert from the
@@ -73,4 +75,72 @@ test("create a rule limited to server errors and to issues 3 players had", async
   }
   const rules = await page.request.get(`/api/team/projects/${projectId}/rules`);
   expect((await rules.json()).data).toEqual([expect.objectContaining({ name: "Server pages", server_only: true, min_players: 3, trigger: "new_group" })]);
+});
+
+test("economy rules: the form shows each economy trigger's fields, at 390 and 1280 px", async ({ page }) => {
+  const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
+  const user = await makeUser(sql);
+  const { projectId, apiKey } = await makeProject(sql, user.id, [], "Economy Alerts E2E");
+  await putEconomyMap(sql, projectId, COINS_GEMS_MAP, null);
+  expect((await page.request.post("/api/auth/login", { data: { email: user.email, password: PASSWORD } })).status()).toBe(200);
+  const channel = await page.request.post(`/api/team/projects/${projectId}/channels`, {
+    data: { name: "Discord #economy", kind: "discord", url: discord.webhookUrl() },
+  });
+  expect(channel.status()).toBe(201);
+
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`/projects/${projectId}/alerts`);
+    const trigger = page.getByLabel("Trigger");
+    if (width === 390) {
+      await page.getByLabel("Rule name").fill("Gem dupes");
+      await trigger.selectOption("economy_anomaly");
+      // the error filters do not apply to the economy
+      await expect(page.getByLabel(/Server errors only/)).toBeHidden();
+      await expect(page.getByLabel("Environments")).toBeHidden();
+      await expect(page.getByLabel("Cooldown minutes")).toBeHidden();
+      await expect(page.getByLabel("Currency")).toContainText("Any currency");
+      await page.getByLabel("Currency").selectOption("gems");
+      await page.getByLabel("Minimum amount").fill("1,000");
+      await expect(page.getByTestId("economy-rule-help")).toContainText("naming the player and the jump");
+      await page.screenshot({ path: `e2e/artifacts/economy-alert-form-${width}.png`, fullPage: true });
+      await page.getByRole("button", { name: "Create rule" }).click();
+      await expect(page.getByRole("status")).toContainText("Rule created.");
+    } else {
+      await page.getByLabel("Rule name").fill("Inflation");
+      await trigger.selectOption("supply_growth");
+      await expect(page.getByLabel("Minimum amount")).toHaveCount(0);
+      await expect(page.getByLabel("Currency")).toContainText("Each currency");
+      await page.getByLabel("Growth percent").fill("25");
+      await page.screenshot({ path: `e2e/artifacts/economy-alert-form-${width}.png`, fullPage: true });
+      await page.getByRole("button", { name: "Create rule" }).click();
+      await expect(page.getByRole("status")).toContainText("Rule created.");
+      await expect(page.getByRole("row", { name: /Inflation/ })).toContainText("Money supply growth: more than 25% a day, each currency");
+    }
+    await expect(page.getByRole("row", { name: /Gem dupes/ })).toContainText("Economy anomaly: Gems, at least 1,000");
+    await page.screenshot({ path: `e2e/artifacts/economy-alert-rules-${width}.png`, fullPage: true });
+  }
+  const rules = (await (await page.request.get(`/api/team/projects/${projectId}/rules`)).json()).data;
+  expect(rules).toEqual([
+    expect.objectContaining({ name: "Gem dupes", trigger: "economy_anomaly", currency: "gems", min_amount: "1000", levels: [] }),
+    expect.objectContaining({ name: "Inflation", trigger: "supply_growth", currency: null, growth_pct: 25 }),
+  ]);
+
+  // the delivery log names what an economy alert was about (this server runs no jobs: the row is
+  // written as the evaluation writes it, for a rise a push made)
+  const push = (gems: number) =>
+    page.request.post("/api/economy/ingest", { headers: { "x-api-key": apiKey }, data: { players: [coinsGemsPlayer(77, { coins: 1, gems })] } });
+  expect((await push(40)).status()).toBe(200);
+  expect((await push(5_000_000)).status()).toBe(200);
+  await sql`insert into alert_deliveries (project_id, rule_id, channel_id, subject, trigger, status, response_code, attempts)
+    select ${projectId}, ${rules[0].id}, ${channel.ok() ? (await channel.json()).channel.id : null}, 'rise:' || id, 'economy_anomaly', 'sent', 204, 1
+    from economy_rises where project_id = ${projectId} and user_id = 77`;
+  await sql.end();
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`/projects/${projectId}/deliveries`);
+    await expect(page.getByTestId("delivery-subject")).toContainText("Anomaly (rise");
+    await expect(page.getByTestId("delivery-subject").getByRole("link", { name: "player 77" })).toHaveAttribute("href", `/projects/${projectId}/economy/players/77`);
+    await page.screenshot({ path: `e2e/artifacts/economy-deliveries-${width}.png`, fullPage: true });
+  }
 });

@@ -6,6 +6,7 @@ import { pruneIngestWindows } from "../db/ingest-limits.js";
 import { pruneIdempotencyKeys } from "../db/idempotency.js";
 import { pruneFlows } from "../db/economy-flows.js";
 import { pruneClientReports, SDK_HEALTH_MAX_DAYS } from "../db/client-reports.js";
+import { pruneEconomyAlertClaims } from "../db/economy-alerts.js";
 import { reopenExpiredSnoozes } from "../db/groups.js";
 import { moveStatsWindows } from "../db/stats.js";
 import { ensurePartitions } from "./partitions.js";
@@ -35,6 +36,7 @@ export async function startJobs(
     await pruneIngestWindows(sql);
     await pruneIdempotencyKeys(sql);
     await pruneClientReports(sql, SDK_HEALTH_MAX_DAYS);
+    await pruneEconomyAlertClaims(sql);
   });
   // daily partitions of events and minute rollups, kept a week ahead; also once at start, so a
   // process that was down for days catches up before the current day runs out

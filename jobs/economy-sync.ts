@@ -2,6 +2,7 @@ import type PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
 import { finishSync } from "../db/economy-sync.js";
 import { runScanSlice } from "../app/economy/scan.server.js";
+import { EconomyAlertEnqueuer } from "../app/alerts/economy-enqueue.server.js";
 import { enqueueSlice, SLICE_MS, SYNC_JOB_OPTIONS, SYNC_QUEUE, type SliceJob } from "../app/economy/sync.server.js";
 
 export type EconomySyncOptions = { appSecret: string; openCloudBaseUrl: string; requestsPerMinute: number; workers?: number };
@@ -13,6 +14,8 @@ export type EconomySyncOptions = { appSecret: string; openCloudBaseUrl: string; 
  */
 export async function registerEconomySync(boss: PgBoss, sql: Sql, opts: EconomySyncOptions): Promise<{ abort: () => void }> {
   const controller = new AbortController();
+  // this process's rule cache for scans (the requests' own is in Services); a rule change is seen within its refresh
+  const economyAlerts = new EconomyAlertEnqueuer(sql, boss);
   await boss.createQueue(SYNC_QUEUE);
   const handler = async ([job]: PgBoss.JobWithMetadata<SliceJob>[]) => {
     const { projectId, scanId } = job.data;
@@ -25,6 +28,7 @@ export async function registerEconomySync(boss: PgBoss, sql: Sql, opts: EconomyS
           requestsPerMinute: opts.requestsPerMinute,
           signal: controller.signal,
           sliceMs: SLICE_MS,
+          afterPage: (id) => economyAlerts.add(id),
         },
         projectId,
         scanId,

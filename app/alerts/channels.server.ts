@@ -127,6 +127,7 @@ export async function removeChannel(deps: AlertSetupDeps, actor: Actor, projectI
   const id = asUuid(idParam);
   if (!id || !(await deleteChannel(deps.sql, projectId, id))) throw notFound("No alert channel with that id in this project.");
   deps.alerts.forget(projectId);
+  deps.economyAlerts?.forget(projectId);
 }
 
 const TestInput = z.object({ channel_id: z.string({ error: "is required" }) });

@@ -17,7 +17,8 @@ import {
 import { hit } from "../../db/rate-limits.js";
 import type { Config } from "~/env.server";
 import { matchesFilters, triggerHolds } from "./evaluate.server";
-import { buildRequest, type Alert } from "./payloads.server";
+import { buildRequest, type Alert, type AlertKind } from "./payloads.server";
+import type { EconomyAlert } from "./economy-payloads.server";
 import { unseal } from "./seal.server";
 import { issueTitle } from "~/errors/title.server";
 import { sendWebhook, type SendResult } from "./send.server";
@@ -26,7 +27,7 @@ export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookA
 export type DispatchResult = { sent: number; failed: number };
 
 /** Sends one alert through one channel's adapter (the only path to the network). */
-export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert): Promise<SendResult> {
+export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert | EconomyAlert): Promise<SendResult> {
   let url: string;
   let secret: string | null = null;
   try {
@@ -141,30 +142,48 @@ export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerp
   const stacks = await latestStackTraces(sql, projectId, [...new Set(fired.map((f) => f.group.id))]);
   const project = { id: projectId, name: (await projectName(sql, projectId)) ?? "project" };
 
-  // A burst of new groups (a bad deploy) must not become a flood of pings: per rule and dispatch,
-  // at most PER_RULE messages (the last one a summary of the rest), and per rule at most
-  // RULE_BUDGET messages a minute across dispatches and instances (a shared fixed-window counter).
-  // Past the budget the groups stay claimed and are only counted in the server log.
   const perRule = new Map<string, typeof fired>();
   for (const f of fired) perRule.set(f.rule.id, [...(perRule.get(f.rule.id) ?? []), f]);
-  const alerts: { rule: RuleRow; groupId: string | null; alert: Alert }[] = [];
+  const alerts: Outgoing[] = [];
   for (const list of perRule.values()) {
     const rule = list[0].rule;
-    const slots = list.length > PER_RULE ? PER_RULE : list.length;
-    for (let i = 0; i < slots; i++) {
-      if ((await hit(sql, `alerts:rule:${rule.id}`, 60)).count > RULE_BUDGET) {
-        console.warn(`[alerts] rule ${rule.id}: over ${RULE_BUDGET} messages this minute; ${list.length - i} group(s) not alerted`);
-        break;
-      }
-      const rest = i === PER_RULE - 1 && list.length > PER_RULE ? list.slice(i) : null;
-      const f = list[i];
-      alerts.push(
-        rest
-          ? { rule, groupId: null, alert: toAlert(rule.trigger, project, rule, summaryGroup(rest.map((r) => r.group)), null) }
-          : { rule, groupId: f.group.id, alert: toAlert(rule.trigger, project, rule, f.group, stacks.get(f.group.id) ?? null, f.windowCount, groupUrl(deps, projectId, f.group.id)) },
-      );
-    }
+    alerts.push(
+      ...(await withinBudget(
+        sql,
+        rule.id,
+        list,
+        (f) => ({ rule, groupId: f.group.id, alert: toAlert(rule.trigger as AlertKind, project, rule, f.group, stacks.get(f.group.id) ?? null, f.windowCount, groupUrl(deps, projectId, f.group.id)) }),
+        (rest) => ({ rule, groupId: null, alert: toAlert(rule.trigger as AlertKind, project, rule, summaryGroup(rest.map((r) => r.group)), null) }),
+      )),
+    );
   }
+  return sendAll(deps, projectId, channels, alerts);
+}
+
+/** One message to send: the rule it fires for, and the group or economy subject it is about. */
+export type Outgoing = { rule: RuleRow; groupId?: string | null; subject?: string | null; alert: Alert | EconomyAlert };
+
+/**
+ * A burst (a bad deploy, a dupe spreading through a server) must not become a flood of pings: per
+ * rule and pass, at most PER_RULE messages (the last one a summary of the rest), and per rule at most
+ * RULE_BUDGET messages a minute across passes and instances (a shared fixed-window counter). Past the
+ * budget the subjects stay claimed and are only counted in the server log.
+ */
+export async function withinBudget<T>(sql: Sql, ruleId: string, list: T[], one: (t: T) => Outgoing, summary: (rest: T[]) => Outgoing): Promise<Outgoing[]> {
+  const out: Outgoing[] = [];
+  const slots = Math.min(list.length, PER_RULE);
+  for (let i = 0; i < slots; i++) {
+    if ((await hit(sql, `alerts:rule:${ruleId}`, 60)).count > RULE_BUDGET) {
+      console.warn(`[alerts] rule ${ruleId}: over ${RULE_BUDGET} messages this minute; ${list.length - i} subject(s) not alerted`);
+      break;
+    }
+    out.push(i === PER_RULE - 1 && list.length > PER_RULE ? summary(list.slice(i)) : one(list[i]));
+  }
+  return out;
+}
+
+/** Sends each message through each enabled channel of its rule, and writes every attempt to the delivery log. */
+export async function sendAll(deps: AlertDeps, projectId: string, channels: Map<string, ChannelRow>, alerts: Outgoing[]): Promise<DispatchResult> {
   const jobs = alerts.flatMap((a) => a.rule.channel_ids.filter((id) => channels.has(id)).map((id) => ({ ...a, channel: channels.get(id)! })));
   const log: NewDelivery[] = await pool(jobs, 8, async (j) => {
     const r = await deliver(deps, j.channel, j.alert);
@@ -172,7 +191,8 @@ export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerp
       projectId,
       ruleId: j.rule.id,
       channelId: j.channel.id,
-      groupId: j.groupId,
+      groupId: j.groupId ?? null,
+      subject: j.subject ?? null,
       trigger: j.rule.trigger,
       status: r.ok ? "sent" : "failed",
       responseCode: r.status,
@@ -180,7 +200,7 @@ export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerp
       attempts: r.attempts,
     };
   });
-  await insertDeliveries(sql, log);
+  await insertDeliveries(deps.sql, log);
   const sent = log.filter((d) => d.status === "sent").length;
   return { sent, failed: log.length - sent };
 }

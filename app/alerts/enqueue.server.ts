@@ -9,6 +9,38 @@ export type AlertJob = { project_id: string; fingerprints: string[] };
 const MAX_FINGERPRINTS = 1000;
 
 /**
+ * Work recorded in memory and sent as pg-boss jobs at most every `flushMs` (`flush`, one at a time),
+ * so a storm of writes makes a few jobs a second; `drain` sends what is pending now (graceful shutdown).
+ */
+export abstract class Coalescer {
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly flushMs: number) {}
+
+  protected abstract flush(): Promise<void>;
+
+  /** Something is pending: flush it within `flushMs`. */
+  protected schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flushing = this.flushing.then(() => this.flush());
+    }, this.flushMs);
+    this.timer.unref();
+  }
+
+  async drain(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+      this.flushing = this.flushing.then(() => this.flush());
+    }
+    await this.flushing;
+  }
+}
+
+/**
  * The ingest's best-effort alert trigger. `add` runs after each committed ingest write and only
  * records fingerprints in memory; every `flushMs` the pending set becomes one pg-boss job per
  * project, so a storm of thousands of requests makes a few jobs a second, not one per request.
@@ -17,18 +49,18 @@ const MAX_FINGERPRINTS = 1000;
  * created or regressed groups when it has no frequency rule; every touched group otherwise.
  * Nothing here throws into the ingest: failures are logged and the alert is lost, never the event.
  */
-export class AlertEnqueuer {
+export class AlertEnqueuer extends Coalescer {
   /** project -> fingerprint -> whether the group was created or regressed by the write */
   private pending = new Map<string, Map<string, boolean>>();
-  private timer: NodeJS.Timeout | null = null;
   private rules = new Map<string, { mode: "none" | "changes" | "all"; until: number }>();
-  private flushing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly sql: Sql,
     private readonly boss: PgBoss | null,
     private readonly opts: { flushMs: number; cacheMs: number } = { flushMs: 200, cacheMs: 5_000 },
-  ) {}
+  ) {
+    super(opts.flushMs);
+  }
 
   add(groups: TouchedGroup[]): void {
     if (!this.boss) return;
@@ -42,28 +74,12 @@ export class AlertEnqueuer {
       if (!fps) this.pending.set(g.project_id, (fps = new Map()));
       fps.set(g.fingerprint, changed || fps.get(g.fingerprint) === true);
     }
-    if (this.pending.size > 0 && !this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.flushing = this.flushing.then(() => this.flush());
-      }, this.opts.flushMs);
-      this.timer.unref();
-    }
+    if (this.pending.size > 0) this.schedule();
   }
 
   /** Rules of the project changed here: look again before the next enqueue. */
   forget(projectId: string): void {
     this.rules.delete(projectId);
-  }
-
-  /** Sends what is pending now (graceful shutdown). */
-  async drain(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-      this.flushing = this.flushing.then(() => this.flush());
-    }
-    await this.flushing;
   }
 
   private async mode(projectId: string): Promise<"none" | "changes" | "all"> {
@@ -74,7 +90,7 @@ export class AlertEnqueuer {
     return mode;
   }
 
-  private async flush(): Promise<void> {
+  protected async flush(): Promise<void> {
     const batch = this.pending;
     this.pending = new Map();
     await Promise.all(

@@ -43,5 +43,8 @@ export function triggerHolds(
       );
     case "frequency":
       return rule.threshold_count !== null && (windowCount ?? 0) >= rule.threshold_count;
+    default:
+      // economy triggers are evaluated by app/alerts/economy.server.ts, never on groups
+      return false;
   }
 }

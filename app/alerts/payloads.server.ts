@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { ChannelKind } from "../../db/alerts.js";
 import { TRIGGER_NAME } from "./triggers";
+import { economyDiscordPayload, economySlackPayload, economyWebhookPayload, type EconomyAlert } from "./economy-payloads.server";
 
 /**
  * Pure builders of what each channel kind receives. One entry point, `buildRequest(kind, alert)`,
@@ -98,25 +99,22 @@ export function discordPayload(a: Alert) {
     const room = budget - len(description) - 10; // "\n```\n" + "\n```"
     description += `\n\`\`\`\n${cut(safe(a.group.stack_trace), room)}\n\`\`\``;
   }
+  return discordBody({ title, description, color: COLOR[a.group.level] ?? COLOR.error, fields, footer }, a.at, a.url);
+}
+
+type Embed = { title: string; description: string; color: number; fields: { name: string; value: string; inline: boolean }[]; footer: { text: string } };
+
+/** One embed as Discord receives it, linking to the dashboard when there is a link. */
+export function discordBody(embed: Embed, at: Date, url: string | null) {
   return {
-    embeds: [
-      {
-        title,
-        description,
-        color: COLOR[a.group.level] ?? COLOR.error,
-        fields,
-        footer,
-        timestamp: a.at.toISOString(),
-        ...(a.url ? { url: a.url } : {}),
-      },
-    ],
-    // never ping @everyone, roles or users named in an error message
+    embeds: [{ ...embed, timestamp: at.toISOString(), ...(url ? { url } : {}) }],
+    // never ping @everyone, roles or users named in an error message or a player's name
     allowed_mentions: { parse: [] as string[] },
   };
 }
 
 /** Slack mrkdwn: &, < and > must be escaped or they turn into links and mentions. */
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+export const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 export function slackPayload(a: Alert) {
   const title = titleOf(a);
@@ -174,13 +172,14 @@ export const signBody = (secret: string, timestamp: string, body: string) =>
  */
 export function buildRequest(
   kind: ChannelKind,
-  alert: Alert,
+  alert: Alert | EconomyAlert,
   secret: string | null,
   now = () => Math.floor(Date.now() / 1000),
 ): { body: string; headers: Record<string, string> } {
-  if (kind === "discord") return { body: JSON.stringify(discordPayload(alert)), headers: {} };
-  if (kind === "slack") return { body: JSON.stringify(slackPayload(alert)), headers: {} };
-  const body = JSON.stringify(webhookPayload(alert));
+  const economy = "event" in alert;
+  if (kind === "discord") return { body: JSON.stringify(economy ? economyDiscordPayload(alert) : discordPayload(alert)), headers: {} };
+  if (kind === "slack") return { body: JSON.stringify(economy ? economySlackPayload(alert) : slackPayload(alert)), headers: {} };
+  const body = JSON.stringify(economy ? economyWebhookPayload(alert) : webhookPayload(alert));
   const timestamp = String(now());
   return {
     body,

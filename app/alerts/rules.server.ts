@@ -3,16 +3,27 @@ import { countChannels, deleteRule, getRule, insertRule, listRules, replaceRule,
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 import type { Sql } from "../../db/client.js";
 import type { AlertEnqueuer } from "./enqueue.server";
+import type { EconomyAlertEnqueuer } from "./economy-enqueue.server";
 import { parseOr400, asUuid } from "~/input.server";
 import { invalidPayload, notFound } from "~/http.server";
+import { loadMap } from "~/economy/map.server";
+import { isEconomyTrigger } from "./triggers";
 
 /** Rules: when to alert. Owner/admin only; a change is seen by this instance's ingest trigger at once. */
 
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID").transform((s) => s.toLowerCase());
 
+/** An amount as the economy keeps them: a decimal string (or a plain number), at least 0, exact. */
+const Amount = z
+  .union([z.string().trim(), z.number().finite()], { error: "must be a decimal string or a number" })
+  .transform((v) => (typeof v === "number" ? (Number.isInteger(v) ? BigInt(v).toString() : String(v)) : v))
+  .refine((v) => /^\d{1,30}(\.\d{1,20})?$/.test(v), "must be a decimal amount of at least 0, e.g. \"100000\"");
+
 const Fields = {
   name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
-  trigger: z.enum(["new_group", "regression", "frequency"], { error: "must be new_group, regression or frequency" }),
+  trigger: z.enum(["new_group", "regression", "frequency", "economy_anomaly", "supply_growth"], {
+    error: "must be new_group, regression, frequency, economy_anomaly or supply_growth",
+  }),
   threshold_count: z.number().int().min(1).max(100_000_000).nullable(),
   window_minutes: z.number().int().min(1).max(1440).nullable(),
   levels: z.array(z.enum(["error", "warn", "info"], { error: "must be error, warn or info" })).max(3),
@@ -23,6 +34,9 @@ const Fields = {
   enabled: z.boolean(),
   server_only: z.boolean(),
   min_players: z.number().int().min(0).max(1_000_000),
+  currency: z.string().trim().min(1, "must not be empty").max(100).nullable(),
+  min_amount: Amount.nullable(),
+  growth_pct: z.number({ error: "must be a number" }).gt(0, "must be greater than 0").max(1_000_000).nullable(),
 };
 
 const FullRule = z
@@ -30,6 +44,10 @@ const FullRule = z
   .refine((r) => r.trigger !== "frequency" || (r.threshold_count !== null && r.window_minutes !== null), {
     message: "a frequency rule needs threshold_count and window_minutes",
     path: ["threshold_count"],
+  })
+  .refine((r) => r.trigger !== "supply_growth" || r.growth_pct !== null, {
+    message: "a supply_growth rule needs growth_pct (a percentage greater than 0)",
+    path: ["growth_pct"],
   });
 
 const RuleInput = z.object({
@@ -45,12 +63,17 @@ const RuleInput = z.object({
   enabled: Fields.enabled.optional(),
   server_only: Fields.server_only.optional(),
   min_players: Fields.min_players.optional(),
+  currency: Fields.currency.optional(),
+  min_amount: Fields.min_amount.optional(),
+  growth_pct: Fields.growth_pct.optional(),
 });
 const RulePatch = z.object(Fields).partial().strict();
 
-export const publicRule = ({ project_id: _p, ...r }: RuleRow) => r;
+/** The API's rule: min_amount stays a decimal string (amounts are exact), growth_pct is a number. */
+export const publicRule = ({ project_id: _p, ...r }: RuleRow) => ({ ...r, growth_pct: r.growth_pct === null ? null : Number(r.growth_pct) });
 
-const fieldsOf = (r: RuleRow): RuleFields => ({
+/** A stored rule as input again (what a patch is merged into). */
+const fieldsOf = (r: RuleRow) => ({
   name: r.name,
   trigger: r.trigger,
   threshold_count: r.threshold_count,
@@ -63,13 +86,16 @@ const fieldsOf = (r: RuleRow): RuleFields => ({
   enabled: r.enabled,
   server_only: r.server_only,
   min_players: r.min_players,
+  currency: r.currency,
+  min_amount: r.min_amount,
+  growth_pct: r.growth_pct === null ? null : Number(r.growth_pct),
 });
 
 /**
  * What changing a project's rules or channels needs: the database, and the ingest's alert trigger,
  * which caches per project whether to look at its groups at all and must look again.
  */
-export type AlertSetupDeps = { sql: Sql; alerts: Pick<AlertEnqueuer, "forget"> };
+export type AlertSetupDeps = { sql: Sql; alerts: Pick<AlertEnqueuer, "forget">; economyAlerts?: Pick<EconomyAlertEnqueuer, "forget"> };
 
 async function validated(deps: { sql: Sql }, projectId: string, merged: unknown): Promise<RuleFields> {
   const r = parseOr400(FullRule, merged);
@@ -77,10 +103,54 @@ async function validated(deps: { sql: Sql }, projectId: string, merged: unknown)
   if ((await countChannels(deps.sql, projectId, ids)) !== ids.length) {
     throw invalidPayload("channel_ids names a channel that is not in this project.", [{ path: "channel_ids", message: "unknown channel id" }]);
   }
-  // thresholds only mean something for frequency rules
-  const frequency = r.trigger === "frequency";
-  return { ...r, channel_ids: ids, threshold_count: frequency ? r.threshold_count : null, window_minutes: frequency ? r.window_minutes : null };
+  const base = { ...r, channel_ids: ids, growth_pct: r.growth_pct === null ? null : String(r.growth_pct) };
+  if (!isEconomyTrigger(r.trigger)) {
+    // thresholds only mean something for frequency rules, economy fields only for economy rules
+    const frequency = r.trigger === "frequency";
+    return {
+      ...base,
+      threshold_count: frequency ? r.threshold_count : null,
+      window_minutes: frequency ? r.window_minutes : null,
+      currency: null,
+      min_amount: null,
+      growth_pct: null,
+    };
+  }
+  // The error filters and thresholds do not apply to the economy: they are stored as their "no
+  // filter" values, so a rule switched to an economy trigger keeps no filter that silently does
+  // nothing. Each economy subject alerts once per rule, so there is no cooldown either.
+  const growth = r.trigger === "supply_growth";
+  return {
+    ...base,
+    currency: r.currency === null ? null : await mapKey(deps, projectId, r.currency),
+    min_amount: growth ? null : r.min_amount,
+    growth_pct: growth ? base.growth_pct : null,
+    threshold_count: null,
+    window_minutes: null,
+    levels: [],
+    environments: [],
+    message_contains: null,
+    server_only: false,
+    min_players: 0,
+    cooldown_minutes: 0,
+  };
 }
+
+/** The map's key for `currency` (case-insensitive); a 400 naming the valid keys otherwise. */
+async function mapKey(deps: { sql: Sql }, projectId: string, currency: string): Promise<string> {
+  const { map } = await loadMap(deps.sql, projectId);
+  const key = map.currencies.find((c) => c.key.toLowerCase() === currency.toLowerCase())?.key;
+  if (key) return key;
+  const valid = map.currencies.map((c) => c.key);
+  throw invalidPayload(`currency "${currency}" is not a currency of this project's map; use one of: ${valid.join(", ")} (or null for any).`, [
+    { path: "currency", message: `must be one of ${valid.join(", ")}, or null` },
+  ]);
+}
+
+const forget = (deps: AlertSetupDeps, projectId: string) => {
+  deps.alerts.forget(projectId);
+  deps.economyAlerts?.forget(projectId);
+};
 
 export async function listProjectRules(deps: { sql: Sql }, actor: Actor, projectIdParam: string | undefined) {
   const { projectId } = await authorize(deps.sql, actor, projectIdParam, EVERYONE, "see alert rules");
@@ -100,10 +170,13 @@ export async function createRule(deps: AlertSetupDeps, actor: Actor, projectIdPa
     enabled: true,
     server_only: false,
     min_players: 0,
+    currency: null,
+    min_amount: null,
+    growth_pct: null,
     ...r,
   });
   const row = await insertRule(deps.sql, projectId, fields);
-  deps.alerts.forget(projectId);
+  forget(deps, projectId);
   return { rule: publicRule(row) };
 }
 
@@ -121,7 +194,7 @@ export async function editRule(deps: AlertSetupDeps, actor: Actor, projectIdPara
   const fields = await validated(deps, projectId, { ...fieldsOf(current), ...patch });
   const row = await replaceRule(deps.sql, projectId, current.id, fields);
   if (!row) throw notFound("No alert rule with that id in this project.");
-  deps.alerts.forget(projectId);
+  forget(deps, projectId);
   return { rule: publicRule(row) };
 }
 
@@ -129,5 +202,5 @@ export async function removeRule(deps: AlertSetupDeps, actor: Actor, projectIdPa
   const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "delete alert rules");
   const id = asUuid(idParam);
   if (!id || !(await deleteRule(deps.sql, projectId, id))) throw notFound("No alert rule with that id in this project.");
-  deps.alerts.forget(projectId);
+  forget(deps, projectId);
 }

@@ -197,7 +197,7 @@ async function keepSample(sql: Sql, projectId: string, entries: Entry[], stored:
 export type PushAnswer = { stored: number; skipped: number; skipped_values: number; skipped_reasons: SkippedReason[]; flows?: FlowsAnswer };
 
 /** What a push uses (the process's Services hold all of it). */
-export type PushDeps = { sql: Sql; config: Pick<Config, "dbTimeoutMs" | "retentionDays"> };
+export type PushDeps = { sql: Sql; config: Pick<Config, "dbTimeoutMs" | "retentionDays">; economyAlerts?: { add(projectId: string): void } };
 
 /**
  * POST /api/economy/ingest: read each entry through the project's map, then write every valid one in
@@ -257,5 +257,6 @@ async function push(deps: PushDeps, projectId: string, body: unknown, key: strin
     { deadline, attempts: 3 },
   );
   if (stored) await keepSample(deps.sql, projectId, parsed.entries, stored, now);
+  if (stored?.size) deps.economyAlerts?.add(projectId); // after commit; memory only, never throws
   return answer;
 }

@@ -19,6 +19,8 @@ export type ScanDeps = {
   /** stop after this long so one job does not hold a worker (or outlive pg-boss's expiry) forever */
   sliceMs: number;
   backoffBaseMs?: number;
+  /** after a committed page that wrote players (the economy alerts' trigger); must not throw */
+  afterPage?: (projectId: string) => void;
 };
 
 /** done: finished or failed for good; continue: more to do, enqueue the next slice; superseded: not ours any more. */
@@ -131,12 +133,13 @@ export async function runScanSlice(deps: ScanDeps, projectId: string, scanId: st
           failed,
         });
         if (!ok) throw new Superseded();
-        return true;
+        return stored.size > 0 ? "wrote" : "empty";
       }).catch((err) => {
         if (err instanceof Superseded) return false;
         throw err;
       });
       if (!owned) return "superseded";
+      if (owned === "wrote") deps.afterPage?.(projectId);
       if (!next) {
         await finishSync(sql, projectId, scanId, { state: "succeeded" });
         return "done";

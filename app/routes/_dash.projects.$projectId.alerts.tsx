@@ -7,7 +7,9 @@ import { ApiError } from "~/http.server";
 import { authorize, EVERYONE } from "~/team/access.server";
 import { createChannel, editChannel, listProjectChannels, removeChannel, testChannel } from "~/alerts/channels.server";
 import { createRule, editRule, listProjectRules, removeRule } from "~/alerts/rules.server";
-import { TRIGGER_NAME, triggerName } from "~/alerts/triggers";
+import { isEconomyTrigger, TRIGGER_NAME, triggerName } from "~/alerts/triggers";
+import { loadMap } from "~/economy/map.server";
+import { groupDigits } from "~/alerts/economy-payloads.server";
 import { readingAsMember } from "~/services.server";
 
 export const meta: MetaFunction = () => [{ title: "Alerts · Roblox Monitor" }];
@@ -34,12 +36,17 @@ async function act<T>(intent: string, fn: () => Promise<T>) {
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return load(() =>
-    readingAsMember(context.services, request, user, params.projectId, async (sql) => ({
-      role: (await authorize(sql, user, params.projectId, EVERYONE)).role,
-      channels: await listProjectChannels({ sql }, user, params.projectId),
-      rules: await listProjectRules({ sql }, user, params.projectId),
-      publicUrl: context.services.config.publicUrl ?? null,
-    })),
+    readingAsMember(context.services, request, user, params.projectId, async (sql) => {
+      const { role, projectId } = await authorize(sql, user, params.projectId, EVERYONE);
+      return {
+        role,
+        channels: await listProjectChannels({ sql }, user, params.projectId),
+        rules: (await listProjectRules({ sql }, user, params.projectId)).map((r) => ({ ...r, min_amount_text: r.min_amount === null ? null : groupDigits(r.min_amount) })),
+        // economy rules name a currency of the map
+        currencies: (await loadMap(sql, projectId)).map.currencies.map((c) => ({ key: c.key, name: c.name })),
+        publicUrl: context.services.config.publicUrl ?? null,
+      };
+    }),
   );
 };
 
@@ -92,6 +99,18 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
           throw err;
         }
       case "rule-create": {
+        const trigger = String(form.get("trigger") ?? "");
+        if (isEconomyTrigger(trigger)) {
+          await createRule(services, user, p, {
+            name: form.get("name"),
+            trigger,
+            currency: String(form.get("currency") ?? "") || null,
+            ...(trigger === "economy_anomaly" ? { min_amount: String(form.get("min_amount") ?? "").replace(/[,\s_]/g, "") || null } : {}),
+            ...(trigger === "supply_growth" ? { growth_pct: num(form.get("growth_pct")) } : {}),
+            channel_ids: form.getAll("channel_ids").map(String),
+          });
+          return { ok: true as const, intent, message: "Rule created." };
+        }
         await createRule(services, user, p, {
           name: form.get("name"),
           trigger: form.get("trigger"),
@@ -148,12 +167,14 @@ const Intent = ({ intent, id }: { intent: string; id?: string }) => (
 );
 
 export default function Alerts() {
-  const { channels, rules, role, publicUrl } = useLoaderData<typeof loader>();
+  const { channels, rules, role, publicUrl, currencies } = useLoaderData<typeof loader>();
+  const currencyName = new Map(currencies.map((c) => [c.key, c.name]));
   const manager = role === "owner" || role === "admin";
   const result = useActionData<typeof action>();
   const channelForm = useResetOnSuccess("channel-create");
   const ruleForm = useResetOnSuccess("rule-create");
   const [trigger, setTrigger] = useState("new_group");
+  const economy = isEconomyTrigger(trigger);
   const [kind, setKind] = useState("discord");
   const ruleResult = result as { ok?: boolean; intent?: string } | undefined;
   useEffect(() => {
@@ -235,15 +256,20 @@ export default function Alerts() {
             {rules.map((r) => (
               <tr key={r.id}>
                 <td>{r.name}</td>
-                <td>{triggerName(r.trigger)}{r.trigger === "frequency" ? `: ${r.threshold_count} in ${r.window_minutes} min` : null}</td>
+                <td>
+                  {triggerName(r.trigger)}
+                  {r.trigger === "frequency" ? `: ${r.threshold_count} in ${r.window_minutes} min` : null}
+                  {r.trigger === "economy_anomaly" ? `: ${r.currency ? (currencyName.get(r.currency) ?? r.currency) : "any currency"}${r.min_amount_text ? `, at least ${r.min_amount_text}` : ""}` : null}
+                  {r.trigger === "supply_growth" ? `: more than ${r.growth_pct}% a day, ${r.currency ? (currencyName.get(r.currency) ?? r.currency) : "each currency"}` : null}
+                </td>
                 <td className="small" data-label="Filters">
                   {[r.levels.length ? `levels: ${r.levels.join(", ")}` : "", r.environments.length ? `env: ${r.environments.join(", ")}` : "", r.message_contains ? `message contains "${r.message_contains}"` : "",
                     r.server_only ? "server errors only" : "", r.min_players > 0 ? `${r.min_players}+ players` : ""]
                     .filter(Boolean)
-                    .join("; ") || "all"}
+                    .join("; ") || (isEconomyTrigger(r.trigger) ? "—" : "all")}
                 </td>
                 <td className="small" data-label="Channels">{r.channel_ids.map((id) => channelName.get(id) ?? "?").join(", ") || <span className="muted">none</span>}</td>
-                <td data-label="Cooldown">{r.cooldown_minutes} min</td>
+                <td data-label="Cooldown">{isEconomyTrigger(r.trigger) ? "once each" : `${r.cooldown_minutes} min`}</td>
                 <td>{r.enabled ? "enabled" : "disabled"}</td>
                 <td className="row" hidden={!manager}>
                   <Form method="post" className="inline">
@@ -268,6 +294,8 @@ export default function Alerts() {
                 <option value="new_group">{TRIGGER_NAME.new_group}: an issue is seen for the first time</option>
                 <option value="regression">{TRIGGER_NAME.regression}: a resolved issue comes back</option>
                 <option value="frequency">{TRIGGER_NAME.frequency}: an issue occurs N times in M minutes</option>
+                <option value="economy_anomaly">{TRIGGER_NAME.economy_anomaly}: a player's balance jumps, or gains what no flow explains</option>
+                <option value="supply_growth">{TRIGGER_NAME.supply_growth}: a currency's supply grows more than X% in a day</option>
               </select>
               {trigger === "frequency" ? (
                 <span className="row tight">
@@ -277,11 +305,48 @@ export default function Alerts() {
                   <span>minutes</span>
                 </span>
               ) : null}
-              <label className="row tight">
+              {economy ? (
+                <label className="row tight">
+                  Currency
+                  <select name="currency" aria-label="Currency" defaultValue="">
+                    <option value="">{trigger === "supply_growth" ? "Each currency" : "Any currency"}</option>
+                    {currencies.map((c) => (
+                      <option key={c.key} value={c.key}>{c.name}</option>
+                    ))}
+                  </select>
+                </label>
+              ) : null}
+              {trigger === "economy_anomaly" ? (
+                <label className="row tight">
+                  At least
+                  <input name="min_amount" inputMode="decimal" pattern="[0-9][0-9,_ ]*(\.[0-9]+)?" placeholder="any size" aria-label="Minimum amount" style={{ width: "9em" }} />
+                </label>
+              ) : null}
+              {trigger === "supply_growth" ? (
+                <label className="row tight">
+                  More than
+                  <input name="growth_pct" type="number" min={0.01} step="any" required placeholder="X" aria-label="Growth percent" style={{ width: "6em" }} />
+                  % in a UTC day
+                </label>
+              ) : null}
+              <label className="row tight" hidden={economy}>
                 Cooldown <input name="cooldown_minutes" type="number" min={0} defaultValue={30} aria-label="Cooldown minutes" style={{ width: "5em" }} /> minutes
               </label>
             </div>
-            <div className="row" style={{ marginTop: 8 }}>
+            {trigger === "economy_anomaly" ? (
+              <p className="muted small" data-testid="economy-rule-help">
+                Alerts on each rise that is an anomaly under the currency's detection threshold (see Economy settings), and on
+                each gain the game's recorded flows do not explain, naming the player and the jump. Leave the minimum empty to
+                alert on every one.
+              </p>
+            ) : null}
+            {trigger === "supply_growth" ? (
+              <p className="muted small" data-testid="economy-rule-help">
+                Growth is the day's change without new players' opening balances, over the supply at the end of the day before.
+                One alert per currency and day.
+              </p>
+            ) : null}
+            <div className="row" style={{ marginTop: 8 }} hidden={economy}>
               <fieldset className="row tight" style={{ border: 0, padding: 0, margin: 0 }}>
                 <legend className="small muted" style={{ float: "left", marginRight: 8 }}>Levels (all if none ticked)</legend>
                 {["error", "warn", "info"].map((l) => (
@@ -291,7 +356,7 @@ export default function Alerts() {
               <input name="environments" placeholder="Environments, comma-separated (all if empty)" aria-label="Environments" />
               <input name="message_contains" placeholder="Message contains" aria-label="Message contains" />
             </div>
-            <div className="row" style={{ marginTop: 8 }}>
+            <div className="row" style={{ marginTop: 8 }} hidden={economy}>
               <label><input type="checkbox" name="server_only" value="true" /> Server errors only (skip errors only game clients reported)</label>
               <label>
                 At least <input name="min_players" type="number" min={0} step={1} defaultValue={0} aria-label="Minimum players" style={{ width: "5em" }} /> players (0: any)
@@ -310,7 +375,8 @@ export default function Alerts() {
         )}
         <p className="muted small">Each rule alerts at most once per issue within its cooldown; ignored issues never alert.
           Errors relayed from game clients can be made up by an exploiting player: "server errors only", or a minimum number of
-          distinct players, keeps such text from paging the team.</p>
+          distinct players, keeps such text from paging the team. Economy rules alert once per anomaly, unexplained gain,
+          or currency and day.</p>
       </section>
     </>
   );

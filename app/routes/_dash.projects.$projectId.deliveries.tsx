@@ -20,6 +20,16 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
 };
 
 
+/** What an economy alert was about, from its subject (`rise:<id>`, `unexplained:<id>`, `supply:<currency>:<day>`). */
+function subjectLabel(subject: string): string {
+  const [kind, ...rest] = subject.split(":");
+  if (kind === "rise") return `Anomaly (rise ${rest[0]})`;
+  if (kind === "unexplained") return `Unexplained gain ${rest[0]}`;
+  if (kind === "supply") return `Supply of ${rest.slice(0, -1).join(":")} on ${rest[rest.length - 1]}`;
+  if (kind === "summary") return `Summary of ${rest[0]} economy alerts`;
+  return subject;
+}
+
 /** Every alert delivery attempt, newest first: what was sent where, and what the destination answered. */
 export default function Deliveries() {
   const { data: rows, next_before } = useLoaderData<typeof loader>();
@@ -33,13 +43,20 @@ export default function Deliveries() {
       {rows.length === 0 ? <p className="muted">No deliveries yet. Send a test alert from a channel.</p> : null}
       <div className="table-wrap">
       <table>
-        <thead><tr><th>Time</th><th>Issue</th><th>Trigger</th><th>Rule</th><th>Channel</th><th>Status</th><th>Response</th><th>Attempts</th><th>Error</th></tr></thead>
+        <thead><tr><th>Time</th><th>About</th><th>Trigger</th><th>Rule</th><th>Channel</th><th>Status</th><th>Response</th><th>Attempts</th><th>Error</th></tr></thead>
         <tbody>
           {rows.map((d) => (
             <tr key={d.id} data-testid="delivery">
               <td className="small"><At d={d.created_at} seconds /></td>
-              <td className="small msg">
-                {d.group_id ? (
+              <td className={d.subject ? "small" : "small msg"}>
+                {d.subject ? (
+                  <span data-testid="delivery-subject">
+                    {subjectLabel(d.subject)}
+                    {d.subject_user_id ? (
+                      <> · <Link to={`${base}/economy/players/${d.subject_user_id}`}>player {d.subject_user_id}</Link>, {d.subject_currency}</>
+                    ) : null}
+                  </span>
+                ) : d.group_id ? (
                   d.group_title !== null ? <Link to={`${base}/issues/${d.group_id}`}>{d.group_title.length > 80 ? `${d.group_title.slice(0, 80)}…` : d.group_title}</Link> : <span className="muted">deleted issue</span>
                 ) : <span className="muted">test</span>}
               </td>

@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { FakeDiscord } from "../support/fake-discord.js";
 import { FakeSlack } from "../support/fake-slack.js";
+import { startReceiver } from "../support/webhook-receiver.js";
 import { QUIET_MS, sleep, waitFor } from "../support/wait.js";
 
 /**
@@ -401,21 +402,12 @@ describe("POST /api/notifications/test and the Team API", () => {
     expect(archived.status).toBe(502);
     expect(archived.body.message).toContain("channel_is_archived");
 
-    const got: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
-    const receiver: Server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c) => chunks.push(c));
-      req.on("end", () => {
-        got.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
-        res.writeHead(200).end("{}");
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-    const port = (receiver.address() as { port: number }).port;
+    const receiver = await startReceiver();
+    const { got } = receiver;
     const secret = "a-shared-secret-of-some-length";
     const w = await call(app, "POST", `/api/team/projects/${projectId}/channels`, {
       cookie: owner.cookie,
-      body: { name: "Hook", kind: "webhook", url: `http://127.0.0.1:${port}/hook`, secret },
+      body: { name: "Hook", kind: "webhook", url: receiver.url, secret },
     });
     expect(w.body.channel.has_secret).toBe(true);
     expect(w.body.secret).toBeUndefined();
