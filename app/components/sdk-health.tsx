@@ -16,7 +16,7 @@ const REASONS: Record<string, string> = {
   client_invalid: "Malformed client payload",
   internal_sdk_error: "SDK internal error",
 };
-const CATEGORIES: Record<string, string> = { error: "Errors", economy: "Economy" };
+const CATEGORIES: Record<string, string> = { error: "Errors", economy: "Economy", economy_flow: "Economy flows" };
 const KNOWN_ORDER = Object.keys(CATEGORIES);
 
 /**

@@ -10,15 +10,8 @@ import { getJson } from "../support/server.js";
  */
 const t = sdkSuite();
 
-const COINS_GEMS = {
-  currencies: [
-    { key: "coins", name: "Coins", paths: ["Coins"] },
-    { key: "gems", name: "Gems", paths: ["Gems"] },
-  ],
-  names: [],
-  data_code: null,
-  match: [],
-};
+/** A ProfileStore game whose template is `{ Coins = 0, Gems = 0 }`: each currency at its own key. */
+const COINS_GEMS = { currencies: ["Coins", "Gems"].map((name) => ({ key: name.toLowerCase(), name, paths: [name] })), names: [], data_code: null, match: [] };
 
 describe("Monitor.economy.flow against the service", () => {
   it("stores each player's flows and flags the gain they do not explain", async () => {
