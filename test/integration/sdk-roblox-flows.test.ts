@@ -315,6 +315,32 @@ describe("Monitor.economy.flow: losses and refusals", () => {
     expect(await dropped()).toEqual({ "economy_flow:refused": 1 });
   });
 
+  it("retries a request of flows under one key through an outage, and drops one failing past maxRetryTime, counted per kind", async () => {
+    expect(await start("maxRetryTime = 60")).toBe(true);
+    let failing = 2;
+    economyAnswer = () => (failing-- > 0 ? { status: 503, body: { error: "unavailable", message: "The database cannot be reached." } } : undefined);
+    await t.rbx.run(`
+      Monitor.economy.flow(601, "gems", 5, "quest", "kept")
+      Monitor.economy.push({ UserId = 601, Name = "p601" }, { Gems = 5 })
+    `);
+    await t.rbx.advance(120);
+    const tries = economyRequests();
+    expect(tries.map((r) => r.status)).toEqual([503, 503, 200]);
+    expect(new Set(tries.map((r) => r.headers["idempotency-key"])).size).toBe(1);
+    expect(new Set(tries.map((r) => r.body)).size).toBe(1);
+    expect(receivedFlows().map((f) => f.item)).toEqual(["kept"]);
+
+    economyAnswer = () => ({ status: 503, body: { error: "unavailable", message: "The database cannot be reached." } });
+    await t.rbx.run(`
+      Monitor.economy.flow(602, "gems", 5, "quest", "lost")
+      Monitor.economy.flow(602, "coins", -5, "shop", "lost")
+      Monitor.economy.push({ UserId = 602, Name = "p602" }, { Gems = 5 })
+    `);
+    await t.rbx.advance(300);
+    expect(await dropped()).toEqual({ "economy:retry_expired": 1, "economy_flow:retry_expired": 2 });
+    expect(t.rbx.warnings.at(-1)).toMatch(/a batch failed for \d+ s and was dropped: 1 economy snapshot and 2 flows lost/);
+  });
+
   it("counts the flows of a request a service without flows took as refused, with one warning", async () => {
     expect(await start()).toBe(true);
     // what a service before flows answers: the push's fields only
