@@ -104,15 +104,17 @@ describe("Monitor.economy.flow: the call", () => {
         Monitor.economy.flow(ava, "coins", 5, string.rep("s", 65)),
         Monitor.economy.flow(ava, "coins", 5, "quest", string.rep("i", 129)),
         Monitor.economy.flow(ava, "coins", 5, "quest", { "table" }),
+        -- a Studio test player: skipped as a push of theirs is, neither warned nor counted
+        Monitor.economy.flow({ UserId = -1, Name = "Player1" }, "coins", 5, "quest"),
       }
       local out = {}
-      for i = 1, 17 do out[i] = tostring(calls[i]) end
+      for i = 1, 18 do out[i] = tostring(calls[i]) end
       -- 64 characters of source and 128 of item (one outside the Basic Multilingual Plane counts two) are taken
       table.insert(out, tostring(Monitor.economy.flow(ava, "gems", 7, string.rep("s", 64), string.rep("i", 126) .. "😀")))
       table.insert(out, tostring(Monitor.flush(10)))
       return table.concat(out, ",")
     `);
-    expect(String(results).split(",")).toEqual([...Array(5).fill("true"), ...Array(12).fill("false"), "true", "true"]);
+    expect(String(results).split(",")).toEqual([...Array(5).fill("true"), ...Array(13).fill("false"), "true", "true"]);
 
     const requests = economyRequests();
     expect(requests).toHaveLength(1);
@@ -149,7 +151,7 @@ describe("Monitor.economy.flow: the call", () => {
     ]);
   });
 
-  it("takes flows from an Actor's copy: a good call is handed over, a bad one returns false there and is counted once", async () => {
+  it("takes flows from an Actor's copy: a good call is handed over, a bad one returns false there and is counted once by the initialized copy", async () => {
     expect(await start()).toBe(true);
     await t.rbx.addPlayer(6001, "Miner");
     const shop = await t.rbx.actor("Workspace.Shop");
@@ -157,14 +159,16 @@ describe("Monitor.economy.flow: the call", () => {
       task.desynchronize()
       local sold = Monitor.economy.flow(mock.player(6001), "coins", -40, "shop", "pickaxe")
       local bad = Monitor.economy.flow(mock.player(6001), "coins", 0, "shop")
+      local badItem = Monitor.economy.flow(mock.player(6001), "coins", 5, "shop", { "not", "text" })
       task.synchronize()
-      return tostring(sold) .. "," .. tostring(bad)
+      return tostring(sold) .. "," .. tostring(bad) .. "," .. tostring(badItem)
     `);
-    expect(results).toBe("true,false");
+    expect(results).toBe("true,false,false");
     expect(await t.rbx.run(`return Monitor.status().flowsQueued`)).toBe(1);
     expect(await t.rbx.run(`return Monitor.flush(10)`)).toBe(true);
     expect(receivedFlows().map(({ at, ...f }) => f)).toEqual([{ user_id: 6001, currency: "coins", amount: -40, source: "shop", item: "pickaxe" }]);
-    expect(await dropped()).toEqual({ "economy_flow:client_invalid": 1 });
+    expect(await dropped()).toEqual({ "economy_flow:client_invalid": 2 });
+    expect(t.rbx.warnings.map((w) => w.match(/a bad (\w+)/)?.[1])).toEqual(["amount", "item"]);
   });
 });
 
