@@ -6,7 +6,7 @@ import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
  * The overview's SDK health panel at a phone width (390 px) and a desktop width (1280 px): first
  * "Nothing lost" for a project whose SDK reported nothing, then the losses by reason and category
  * (from a batch's client_report and a report of its own) and the SDK's last warning.
- * Screenshots: /tmp/sdk-health-empty-390.png, /tmp/sdk-health-390.png, /tmp/sdk-health-1280.png.
+ * Screenshots: e2e/artifacts/sdk-health-empty-390.png, e2e/artifacts/sdk-health-390.png, e2e/artifacts/sdk-health-1280.png.
  */
 test("the SDK health panel shows what the SDK lost, by reason, and its last warning", async ({ page }) => {
   const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
@@ -22,7 +22,7 @@ test("the SDK health panel shows what the SDK lost, by reason, and its last warn
   await expect(panel.getByTestId("sdk-health-none")).toContainText("Nothing lost");
   await expect(panel.getByTestId("sdk-health-warning")).toContainText("No SDK warning reported");
   await panel.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: "/tmp/sdk-health-empty-390.png", fullPage: true });
+  await page.screenshot({ path: "e2e/artifacts/sdk-health-empty-390.png", fullPage: true });
 
   const warnedAt = new Date(Date.now() - 2 * 3_600_000).toISOString();
   const batch = await page.request.post("/api/ingest", {
@@ -46,7 +46,13 @@ test("the SDK health panel shows what the SDK lost, by reason, and its last warn
   expect(batch.status()).toBe(200);
   const alone = await page.request.post("/api/client-reports", {
     headers: { "x-api-key": apiKey, "idempotency-key": "e2e-report-1" },
-    data: { discarded_events: [{ category: "economy", reason: "retry_expired", quantity: 3 }, { category: "error", reason: "future_reason", quantity: 1 }] },
+    data: {
+      discarded_events: [
+        { category: "economy", reason: "retry_expired", quantity: 3 },
+        { category: "error", reason: "future_reason", quantity: 1 },
+        { category: "economy_flow", reason: "client_invalid", quantity: 13 },
+      ],
+    },
   });
   expect(alone.status()).toBe(200);
 
@@ -55,18 +61,19 @@ test("the SDK health panel shows what the SDK lost, by reason, and its last warn
     await page.goto(`/projects/${projectId}`);
     await expect(panel.getByTestId("sdk-health-none")).toHaveCount(0);
     const table = panel.getByTestId("sdk-health-table");
-    await expect(table.locator("thead th")).toHaveText(["Reason", "Errors", "Economy"]);
+    await expect(table.locator("thead th")).toHaveText(["Reason", "Errors", "Economy", "Flows"]);
     const row = (name: RegExp) => table.locator("tbody tr").filter({ hasText: name });
-    await expect(row(/Queue full/).locator("td")).toHaveText([/Queue full/, "1,200", "4"]);
-    await expect(row(/Sampled out/).locator("td")).toHaveText([/Sampled out \(sampleRate\)/, "35", "0"]);
-    await expect(row(/Refused by the service/).locator("td")).toHaveText([/Refused/, "2", "0"]);
-    await expect(row(/Retries gave up/).locator("td")).toHaveText([/Retries gave up/, "0", "3"]);
-    await expect(row(/future_reason/).locator("td")).toHaveText([/future_reason/, "1", "0"]);
+    await expect(row(/Queue full/).locator("td")).toHaveText([/Queue full/, "1,200", "4", "0"]);
+    await expect(row(/Sampled out/).locator("td")).toHaveText([/Sampled out \(sampleRate\)/, "35", "0", "0"]);
+    await expect(row(/Refused by the service/).locator("td")).toHaveText([/Refused/, "2", "0", "0"]);
+    await expect(row(/Retries gave up/).locator("td")).toHaveText([/Retries gave up/, "0", "3", "0"]);
+    await expect(row(/future_reason/).locator("td")).toHaveText([/future_reason/, "1", "0", "0"]);
+    await expect(row(/Malformed client payload/).locator("td")).toHaveText([/Malformed client payload/, "0", "0", "13"]);
     await expect(panel.getByTestId("sdk-health-warning")).toContainText("Last SDK warning, 2 h ago:");
     await expect(panel.getByTestId("sdk-health-warning")).toContainText("The error queue is full");
     await expectNoSidewaysScroll(page, `the overview at ${width} px`);
     await panel.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `/tmp/sdk-health-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `e2e/artifacts/sdk-health-${width}.png`, fullPage: true });
   }
 });
 

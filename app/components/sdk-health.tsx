@@ -16,7 +16,7 @@ const REASONS: Record<string, string> = {
   client_invalid: "Malformed client payload",
   internal_sdk_error: "SDK internal error",
 };
-const CATEGORIES: Record<string, string> = { error: "Errors", economy: "Economy" };
+const CATEGORIES: Record<string, string> = { error: "Errors", economy: "Economy", economy_flow: "Flows" };
 const KNOWN_ORDER = Object.keys(CATEGORIES);
 
 /**
@@ -36,7 +36,7 @@ export function SdkHealthPanel({ health, days, now }: { health: SdkHealth; days:
         SDK health <span className="muted small">(last {days} days, UTC)</span>
       </h2>
       <p className="muted small" style={{ marginTop: 0 }}>
-        Errors, warnings, messages and economy snapshots your game raised that the SDK dropped before they reached this
+        Errors, warnings, messages, economy snapshots and flows your game raised that the SDK dropped before they reached this
         service, by reason, as the SDK reports them with its next request. What was still queued when a server shut
         down cannot be reported: the SDK's <code>status()</code> counts it.
       </p>

@@ -1,8 +1,7 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sdkSuite } from "../support/sdk-suite.js";
 import { reportedLosses, reportOf } from "../support/client-reports.js";
+import { scriptedProxy, type Scripted } from "../support/scripted-proxy.js";
 
 /**
  * How the Luau SDK sends, retries, refuses, reports what it lost and shuts down, in real Luau
@@ -12,67 +11,17 @@ import { reportedLosses, reportOf } from "../support/client-reports.js";
 const t = sdkSuite();
 const { start, groups, events } = t;
 
-type Scripted = { status: number; body?: unknown } | undefined;
 /** Decides the answer to a request (path, parsed JSON body); undefined passes it to the service. */
 let answer: (path: string, body: any) => Scripted = () => undefined;
-let proxy: http.Server;
+let proxy: Awaited<ReturnType<typeof scriptedProxy>>;
 
 beforeAll(async () => {
-  proxy = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks);
-    let parsed: unknown = null;
-    try {
-      const text =
-        req.headers["content-encoding"] === "gzip"
-          ? (await import("node:zlib")).gunzipSync(raw).toString("utf8")
-          : raw.toString("utf8");
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = null;
-    }
-    const scripted = answer(req.url ?? "", parsed);
-    if (scripted) {
-      const body =
-        typeof scripted.body === "string"
-          ? scripted.body
-          : JSON.stringify(
-              scripted.body ?? {
-                error: "scripted",
-                message: `HTTP ${scripted.status}`,
-              }
-            );
-      res.writeHead(scripted.status, {
-        "content-type":
-          typeof scripted.body === "string" ? "text/html" : "application/json",
-      });
-      res.end(body);
-      return;
-    }
-    // anything else goes on to the service as it came, and its answer back as it is
-    const target = new URL(t.app.url);
-    const out = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      }
-    );
-    out.end(raw);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  proxy = await scriptedProxy(() => t.app.url, (path, body) => answer(path, body));
   // the suite's own proxy is replaced by the scripted one
-  t.proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  t.proxyUrl = proxy.url;
 });
 afterAll(async () => {
-  await new Promise((resolve) => proxy?.close(resolve));
+  await proxy?.close();
 });
 beforeEach(() => {
   answer = () => undefined;
