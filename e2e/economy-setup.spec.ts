@@ -78,12 +78,13 @@ test("the new-project form offers four starting layouts, ProfileStore preselecte
   }
 });
 
-test("the empty economy page explains Monitor.economy.push and links to the map", async ({ browser }) => {
+test("the empty economy page explains Monitor.economy.push and flows, and links to the map", async ({ browser }) => {
   for (const width of WIDTHS) {
     const { page, context } = await open(browser, width);
     await page.goto(`/projects/${emptyProject}/economy`);
     await expect(page.getByTestId("economy-empty-snippet")).toContainText("Monitor.economy.push(player, profile.Data)");
     await expect(page.getByTestId("economy-empty")).toContainText("Coins from Coins");
+    await expect(page.getByTestId("economy-empty-flows")).toContainText('Monitor.economy.flow(player, "coins", 50, "quest")');
     await noSideways(page);
     await page.screenshot({ path: `${SCREENS}/economy-empty-${width}.png`, fullPage: true });
     if (width === 1280) {

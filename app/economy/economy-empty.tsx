@@ -73,6 +73,11 @@ export function EconomyEmpty({ setup, settingsUrl, canManage }: { setup: Economy
         If the game saves its currencies elsewhere, change the map in {mapLink} and preview it on a profile first: a profile
         the map does not read is skipped, not stored.
       </p>
+      <p className="small" data-testid="economy-empty-flows">
+        To have every gain explained, also report what moves a balance as it happens:{" "}
+        <code>Monitor.economy.flow(player, "{setup.currencies[0]?.key ?? "coins"}", 50, "quest")</code> for a source,
+        a negative amount for a sink (<code>"shop"</code>). A gain the reported flows do not explain is then flagged.
+      </p>
       <p className="muted small">
         Other senders (a backfill, a server outside Roblox) can post the same profiles to <code>POST /api/economy/ingest</code> with
         the project&rsquo;s API key in <code>x-api-key</code>: <code>{'{"players":[{"user_id":123,"profile":{…}}]}'}</code>. Players who

@@ -99,12 +99,16 @@ export function detectionTable(rows: DetectionRow[]): string {
     const span = (xs: number[], fmt: (x: number) => string) => (xs.length === 1 ? fmt(xs[0]) : `${fmt(xs[0])}–${fmt(xs.at(-1)!)}`);
     return `${span(fs, (x) => `${x}×`)}, +${span(ms, (x) => x.toLocaleString("en-US"))}`;
   };
+  // precision: the share of what was flagged that was a planted dupe; recall: the share of the planted dupes flagged
+  const ratio = (n: number, d: number) => (d === 0 ? "–" : (n / d).toFixed(2));
+  const found = (r: DetectionRow) => r.found[2] + r.found[10] + r.found[50];
+  const planted = (r: DetectionRow) => r.planted[2] + r.planted[10] + r.planted[50];
   const lines = [
-    "| Economy | Detector (factor, minimum) | Rises | 2× found / missed | 10× found / missed | 50× found / missed | False alarms |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
+    "| Economy | Detector (factor, minimum) | Rises | 2× found / missed | 10× found / missed | 50× found / missed | False alarms | Precision | Recall (all / 10× and 50×) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows.map(
       (r) =>
-        `| ${r.economy} | ${r.detector === "learned" ? "learned" : "fixed default"} (${range(r)}) | ${r.rises.toLocaleString("en-US")} | ${cell(r, 2)} | ${cell(r, 10)} | ${cell(r, 50)} | ${r.falseAlarms} (${((100 * r.falseAlarms) / r.rises).toFixed(2)}%) |`,
+        `| ${r.economy} | ${r.detector === "learned" ? "learned" : "fixed default"} (${range(r)}) | ${r.rises.toLocaleString("en-US")} | ${cell(r, 2)} | ${cell(r, 10)} | ${cell(r, 50)} | ${r.falseAlarms} (${((100 * r.falseAlarms) / r.rises).toFixed(2)}%) | ${ratio(found(r), found(r) + r.falseAlarms)} | ${ratio(found(r), planted(r))} / ${ratio(r.found[10] + r.found[50], r.planted[10] + r.planted[50])} |`,
     ),
   ];
   return lines.join("\n");
