@@ -1,12 +1,9 @@
 import { Link } from "@remix-run/react";
 import { plural } from "~/components/format";
+import { PlayerLink, type NamedPlayer } from "./player-link";
 import { amount, factor, shortAmount } from "./charts";
 
-type Row = {
-  user_id: string;
-  username: string | null;
-  display_name: string | null;
-  display_names: string[];
+type Row = NamedPlayer & {
   currency: string;
   from_amount: string;
   to_amount: string;
@@ -17,9 +14,6 @@ type Row = {
 };
 
 type Thresholds = Record<string, { factor: number; min_amount: string; off: boolean; source: string; rises: number }>;
-
-const who = (p: { username: string | null; display_name: string | null; display_names: string[] }) =>
-  p.display_name ?? p.username ?? p.display_names[0] ?? "—";
 
 const SOURCES: Record<string, string> = { learned: "learned", override: "set in settings", default: "default", request: "asked for" };
 
@@ -59,7 +53,7 @@ export function AnomalyTable({
           <tbody>
             {rows.map((a, i) => (
               <tr key={i}>
-                <td><Link to={`${base}/players/${a.user_id}`}>{who(a)}</Link> <span className="muted small">{a.user_id}</span></td>
+                <td><PlayerLink base={base} player={a} /></td>
                 <td title={`Threshold: ${rule(a.threshold)} (${SOURCES[a.threshold.source] ?? a.threshold.source})`}>{name(a.currency)}</td>
                 <td className="num">{amount(a.from_amount)}</td>
                 <td className="num">{amount(a.to_amount)}</td>

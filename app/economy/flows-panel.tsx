@@ -1,15 +1,12 @@
 import { Link } from "@remix-run/react";
 import { plural } from "~/components/format";
+import { PlayerLink, type NamedPlayer } from "./player-link";
 import { amount, shortAmount } from "./charts";
 
 type SourceRow = { source: string; gained: string; spent: string; flows: number };
 type CurrencyFlows = { currency: string; name: string; sources: SourceRow[]; totals: { gained: string; spent: string; flows: number } };
-type Unexplained = {
+type Unexplained = NamedPlayer & {
   id: string;
-  user_id: string;
-  username: string | null;
-  display_name: string | null;
-  display_names: string[];
   currency: string;
   from_amount: string;
   to_amount: string;
@@ -27,7 +24,6 @@ export type FlowsPanelProps = {
 
 const gained = (v: string) => (Number(v) > 0 ? `+${shortAmount(v)}` : "—");
 const spent = (v: string) => (Number(v) > 0 ? `−${shortAmount(v)}` : "—");
-const who = (p: Unexplained) => p.display_name ?? p.username ?? p.display_names[0] ?? "—";
 const when = (t: string | Date) => new Date(t).toISOString().slice(0, 16).replace("T", " ");
 
 function SourceTable({ c, showName, days }: { c: CurrencyFlows; showName: boolean; days: number }) {
@@ -100,7 +96,7 @@ export function FlowsPanel({ data, base }: { data: FlowsPanelProps; base: string
               <tbody>
                 {rows.map((u) => (
                   <tr key={u.id}>
-                    <td><Link to={`${base}/players/${u.user_id}`}>{who(u)}</Link> <span className="muted small">{u.user_id}</span></td>
+                    <td><PlayerLink base={base} player={u} /></td>
                     <td className="num flow-lost-text"><strong>+{amount(u.unexplained)}</strong></td>
                     {all ? <td>{u.currency}</td> : null}
                     <td className="num">{amount(u.from_amount)}</td>
