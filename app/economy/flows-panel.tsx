@@ -1,4 +1,3 @@
-import { Link } from "@remix-run/react";
 import { plural } from "~/components/format";
 import { PlayerLink, type NamedPlayer } from "./player-link";
 import { amount, shortAmount } from "./charts";
