@@ -183,7 +183,7 @@ test("alerts: URL example follows the kind, labelled cooldown and levels, trigge
   await expect(ruleForm.getByText("Levels (all if none ticked)")).toBeVisible();
   await expect(ruleForm.getByText("Send to")).toBeVisible();
   const options = await page.getByLabel("Trigger").locator("option").allTextContents();
-  expect(options.map((o) => o.split(":")[0])).toEqual(["New issue", "Regression", "Spike"]);
+  expect(options.map((o) => o.split(":")[0])).toEqual(["New issue", "Regression", "Spike", "Economy anomaly", "Money supply growth"]);
 
   for (const [name, trigger, cell] of [["New ones", "new_group", "New issue"], ["Comebacks", "regression", "Regression"], ["Storms", "frequency", "Spike: 50 in 5 min"]] as const) {
     await page.getByLabel("Rule name").fill(name);
