@@ -2,7 +2,16 @@ import { hash as digest } from "node:crypto";
 import { fingerprintFor as fingerprintForV1 } from "./fingerprint-v1.server";
 
 /**
- * Grouping version 3: stack first.
+ * Grouping version 4: lines move, bugs don't.
+ *
+ * Version 4 counts a frame by its script path and function name, not its line: an update that moves a
+ * function down the script leaves its errors in their issues. The line counts only for a frame
+ * without a function name (a script's main chunk, an anonymous function), and then only for the top
+ * frame; a caller without a name counts by its script path alone. An event without a stack keys
+ * exactly as under version 3, so its fingerprint is unchanged; an event whose version-4 fingerprint
+ * is new joins the issue of its version-3 fingerprint through the secondary fingerprint.
+ *
+ * Version 3: stack first.
  *
  * An event is grouped by the normalized frames of its stack (script path, line, function name) plus
  * the normalized *template* of its message; without a usable stack, by the template and the script
@@ -22,7 +31,7 @@ import { fingerprintFor as fingerprintForV1 } from "./fingerprint-v1.server";
  * key, so the same fingerprint, as under version 2 (the key keeps its `v2` tag): only texts that
  * version 2 had split change, and those join their version-2 issue through the secondary fingerprint.
  */
-export const GROUPING_VERSION = 3;
+export const GROUPING_VERSION = 4;
 
 const UUID = /\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?/gi;
 const HEX_ADDRESS = /\b0x[0-9a-f]+\b/gi;
@@ -277,12 +286,38 @@ export function stackFrames(stack: string | null | undefined, playerName?: strin
   return frames;
 }
 
+// names that say the function has none: Luau's and Sentry SDKs' forms of an anonymous function
+const ANONYMOUS = new Set(["<anonymous>", "anonymous", "?", "<unknown>"]);
+
+/**
+ * Version 4's identity of each frame (from stackFrames): `path function` for a named frame, whatever
+ * its line; for a frame without a function name, `path:line` when it is the top frame, else `path`.
+ */
+export function frameIdentities(frames: string[]): string[] {
+  return frames.map((f, i) => {
+    const sp = f.indexOf(" ");
+    const at = sp < 0 ? f : f.slice(0, sp);
+    const fn = sp < 0 ? "" : f.slice(sp + 1);
+    if (fn !== "" && !ANONYMOUS.has(fn)) return `${at.slice(0, at.lastIndexOf(":"))} ${fn}`;
+    return i === 0 ? at : at.slice(0, at.lastIndexOf(":"));
+  });
+}
+
 const hash = (parts: string[]) => digest("sha256", parts.join("\u001f"), "hex").slice(0, 32);
 
 type Analysis = { key: string[]; culprit: string | null; touched: boolean };
 
-/** The grouping key; `v3: false` gives the previous version's (version 2's) key. */
-function analyze(message: string, stack: string | null | undefined, playerName: string | null | undefined, userId: string | null, v3 = true): Analysis {
+/**
+ * The grouping key; `v4: false` gives version 3's key (frames by line), `v3: false` too version 2's.
+ */
+function analyze(
+  message: string,
+  stack: string | null | undefined,
+  playerName: string | null | undefined,
+  userId: string | null,
+  v3 = true,
+  v4 = v3,
+): Analysis {
   const st: Touched = { touched: false };
   const { template, location } = templateOf(message, playerName, userId, v3, st);
   const frames = stackFrames(stack, playerName);
@@ -293,8 +328,9 @@ function analyze(message: string, stack: string | null | undefined, playerName: 
   if (frames.length > 0) {
     const culprit = pathOf(at(frames[0]));
     // the message names the top frame: that location is the error's identity, whatever called it
-    if (location && at(frames[0]) === location) return done([template, location], culprit);
-    return done([template, ...frames], culprit);
+    // (the message and the stack come from one event, so their lines agree even after an update)
+    if (location && at(frames[0]) === location) return done([template, v4 ? frameIdentities(frames)[0] : location], culprit);
+    return done([template, ...(v4 ? frameIdentities(frames) : frames)], culprit);
   }
   return location ? done([template, location], pathOf(location)) : done([template], null);
 }
@@ -337,7 +373,12 @@ export function defaultFingerprint(message: string, stack: string | null | undef
   return analyzeMemo(message, stack, playerName, userId).fingerprint;
 }
 
-/** The previous version's (version 2's) default fingerprint. */
+/** Version 3's default fingerprint (frames by line): the previous version's. */
+export function defaultFingerprintV3(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): string {
+  return hash(analyze(message, stack, playerName, idText(userId), true, false).key);
+}
+
+/** Version 2's default fingerprint. */
 export function defaultFingerprintV2(message: string, stack: string | null | undefined, playerName?: string | null): string {
   return hash(analyze(message, stack, playerName, null, false).key);
 }
@@ -352,8 +393,9 @@ export type Grouping = {
   fingerprint: string;
   /**
    * an earlier version's fingerprint when it differs and was asked for: an event without a current
-   * group joins that one's group. Version 2's when version 3's classes changed the text (version 2
-   * had split it), else version 1's.
+   * group joins that one's group. Version 3's when version 4's frames changed the key (a stack with
+   * lines); else version 2's when version 3's classes changed the text (version 2 had split it),
+   * else version 1's.
    */
   secondary: string | null;
   culprit: string | null;
@@ -382,6 +424,10 @@ export function groupEvent(
   const a = analyzeMemo(message, stack, playerName, userId);
   const fingerprint = custom != null ? customFingerprint(custom, a.fingerprint) : a.fingerprint;
   if (!needsSecondary(fingerprint)) return { fingerprint, secondary: null, culprit: a.culprit };
+  const withDefault = (fp: string) => (custom != null ? customFingerprint(custom, fp) : fp);
+  const v3 = withDefault(defaultFingerprintV3(message, stack, playerName, userId));
+  // version 4's frames changed the key: the issue version 3 made (by lines) takes the event
+  if (v3 !== fingerprint) return { fingerprint, secondary: v3, culprit: a.culprit };
   if (a.touched) {
     // version 3's classes changed the text: its version-2 issue (made while version 2 split it) takes it
     const v2Default = defaultFingerprintV2(message, stack, playerName);

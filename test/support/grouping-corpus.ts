@@ -22,13 +22,14 @@ export const CORPUS: CorpusEvent[] = [
   ...[1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ issue: "spawn-not-member", message: SPAWN(n) })),
   { issue: "door-not-member", message: `Door3 is not a valid member of Model "Workspace.Map.Castle"` },
   { issue: "door-not-member", message: `Door12 is not a valid member of Model "Workspace.Map.Castle"` },
-  // the same runtime error with and without a stack, through different callers
+  // the same runtime error through different callers and in every stack form
   ...["ServerScriptService.Combat:88 function onHit", "ServerScriptService.Abilities:31 function fireball", "ServerScriptService.Combat:201"].map((caller) => ({
     issue: "combat-health",
     message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'",
     stack: COMBAT_STACK(caller),
   })),
-  { issue: "combat-health", message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'" },
+  // without a stack the function is unknown: the location, line included, is all there is (version 4)
+  { issue: "combat-health-no-stack", message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'" },
   {
     issue: "combat-health",
     message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'",
@@ -133,7 +134,8 @@ export const CORPUS: CorpusEvent[] = [
   })),
   { issue: "trade-error-other-path", message: "Trade rejected: item no longer in inventory", stack: "ServerScriptService.Trade:233 function cancel" },
   { issue: "quest-error", message: "ServerScriptService.Quests:12: Quest 4 has no reward table", stack: "ServerScriptService.Quests:12 function reward" },
-  { issue: "quest-error", message: "ServerScriptService.Quests:12: Quest 17 has no reward table" },
+  { issue: "quest-error", message: "ServerScriptService.Quests:12: Quest 17 has no reward table", stack: "ServerScriptService.Quests:12 function reward" },
+  { issue: "quest-error-no-stack", message: "ServerScriptService.Quests:12: Quest 17 has no reward table" },
 ];
 
 // Players (name, user id) for the texts that name the event's own player
@@ -146,6 +148,52 @@ const PLAYERS: [string, number][] = [
 ];
 const RECEIPTS = ["9f8e7d6c5b4a39281706f5e4d3c2b1a0", "04c1e2f3a4b5c6d7e8f90a1b2c3d4e5f", "b7a6c5d4e3f2019283746556473829a1", "1d2c3b4a59687766554433221100ffee", "e0f1a2b3c4d5e6f708192a3b4c5d6e7f"];
 const ISO = ["2026-11-25T14:03:11Z", "2026-11-25T14:03:12.482Z", "2026-11-26T00:00:00Z", "2026-12-01T09:30:05+01:00", "2026-11-24T23:59:59.999Z"];
+/** Every line number of a text moved by `by`, as an update that adds lines above the code does. */
+export const shiftLines = (text: string, by: number) =>
+  text.replace(/(:|Line |line )(\d+)/g, (_m, pre: string, n: string) => `${pre}${Number(n) + by}`);
+
+// Lines move; bugs don't (version 4): each error as sent before an update and after one that moved
+// its code 12 and 40 lines down, in the three stack forms
+const SHIFTED: CorpusEvent[] = [
+  // the top frame has a function name: one issue whatever the lines
+  ...[
+    "ServerScriptService.Inventory:210 function equip\nServerScriptService.Inventory:88 function onRequest\nServerScriptService.Main:5",
+    "Script 'ServerScriptService.Inventory', Line 210 - function equip\nScript 'ServerScriptService.Inventory', Line 88 - function onRequest\nScript 'ServerScriptService.Main', Line 5",
+    "ServerScriptService.Inventory, line 210 - function equip\nServerScriptService.Inventory, line 88 - function onRequest\nServerScriptService.Main, line 5",
+  ].map((stack) => ({ issue: "inventory-equip-nil", message: "ServerScriptService.Inventory:210: attempt to index nil with 'Tool'", stack })),
+  // another error in the same function: its template differs, so it stays apart
+  {
+    issue: "inventory-equip-slot",
+    message: "ServerScriptService.Inventory:214: attempt to compare number < nil",
+    stack: "ServerScriptService.Inventory:214 function equip\nServerScriptService.Inventory:88 function onRequest",
+  },
+  // the same text thrown by `error()` in two functions: two issues
+  { issue: "inventory-full-add", message: "Inventory full", stack: "ServerScriptService.Inventory:300 function add\nServerScriptService.Main:5" },
+  { issue: "inventory-full-give", message: "Inventory full", stack: "ServerScriptService.Inventory:300 function give\nServerScriptService.Main:5" },
+  // an anonymous function (a connected callback) under a named one: the callback counts by its script
+  {
+    issue: "pet-follow",
+    message: "ReplicatedStorage.Pets.Follow:31: attempt to index nil with 'PrimaryPart'",
+    stack: "ReplicatedStorage.Pets.Follow:31 function follow\nReplicatedStorage.Pets.Follow:12 function <anonymous>",
+  },
+];
+
+// the top frame without a function name (a script's main chunk): a moved line cannot be told from
+// another line of the script, so each line is its own issue
+const MAIN_CHUNK = (line: number) => ({
+  issue: `door-main-${line}`,
+  message: `Workspace.Castle.Door:${line}: attempt to index nil with 'Hinge'`,
+  stack: `Workspace.Castle.Door:${line}`,
+});
+
+const LINE_SHIFT: CorpusEvent[] = [
+  ...SHIFTED,
+  ...SHIFTED.map((e) => ({ ...e, message: shiftLines(e.message, 12), stack: shiftLines(e.stack!, 12) })),
+  ...SHIFTED.map((e) => ({ ...e, message: shiftLines(e.message, 40), stack: shiftLines(e.stack!, 40) })),
+  MAIN_CHUNK(12),
+  MAIN_CHUNK(24),
+];
+
 const LOBBY_STACK = "ServerScriptService.Lobby.Teleporter:48 function sendToMatch\nServerScriptService.Lobby.Queue:112";
 
 CORPUS.push(
@@ -200,4 +248,5 @@ CORPUS.push(
     player: p,
     userId: id,
   })),
+  ...LINE_SHIFT,
 );

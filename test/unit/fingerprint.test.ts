@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import {
   defaultFingerprint,
   defaultFingerprintV2,
+  defaultFingerprintV3,
   fingerprintsFor,
+  frameIdentities,
   groupEvent,
   KnownFingerprints,
   GROUPING_VERSION,
@@ -104,15 +106,17 @@ const ENGINE_MESSAGES: Case[] = [
     different: [{ message: `Humanoid is not a valid member of Model "Workspace.Roblox"`, player: "Builderman" }],
   },
   {
-    name: "attempt to index nil with: the field is code; the same location with and without a stack",
+    name: "attempt to index nil with: the field is code; the same function in every stack form",
     same: [
-      "ServerScriptService.Combat:123: attempt to index nil with 'Health'",
       { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "ServerScriptService.Combat:123 function attack\nServerScriptService.Combat:40" },
       { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "ServerScriptService.Combat:123 function attack\nServerScriptService.Tools:9 function swing" },
       { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "Stack Begin\nScript 'ServerScriptService.Combat', Line 123 - function attack\nStack End" },
     ],
     different: [
-      "ServerScriptService.Combat:123: attempt to index nil with 'Mana'",
+      { message: "ServerScriptService.Combat:123: attempt to index nil with 'Mana'", stack: "ServerScriptService.Combat:123 function attack" },
+      { message: "ServerScriptService.Combat:123: attempt to index nil with 'Health'", stack: "ServerScriptService.Combat:123 function heal" },
+      // without a stack there is no function name: the location (with its line) stands alone (version 4)
+      "ServerScriptService.Combat:123: attempt to index nil with 'Health'",
       "ServerScriptService.Combat:124: attempt to index nil with 'Health'",
       "ServerScriptService.Magic:123: attempt to index nil with 'Health'",
       "ServerScriptService.Combat:123: attempt to index number with 'Health'",
@@ -121,8 +125,8 @@ const ENGINE_MESSAGES: Case[] = [
   {
     name: "attempt to perform arithmetic: the operation and operand types are code",
     same: [
-      "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on nil and number",
       { message: "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (add) on nil and number", stack: "ReplicatedStorage.Modules.Economy:57 function deposit\nServerScriptService.Shop:12" },
+      { message: "ReplicatedStorage.Modules.Economy:69: attempt to perform arithmetic (add) on nil and number", stack: "ReplicatedStorage.Modules.Economy:69 function deposit\nServerScriptService.Shop:15" },
     ],
     different: [
       "ReplicatedStorage.Modules.Economy:57: attempt to perform arithmetic (sub) on nil and number",
@@ -134,10 +138,12 @@ const ENGINE_MESSAGES: Case[] = [
     same: [
       { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:88 function equip" },
       { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Bob.PlayerScripts.Client.Weapons:88 function equip" },
+      // the function moved two lines down (version 4)
+      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:90 function equip" },
     ],
     different: [
       { message: "invalid argument #2 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:88 function equip" },
-      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:90 function equip" },
+      { message: "invalid argument #1 to 'Clone' (Instance expected, got nil)", stack: "Players.Alice.PlayerScripts.Client.Weapons:88 function unequip" },
     ],
   },
   {
@@ -145,9 +151,10 @@ const ENGINE_MESSAGES: Case[] = [
     same: [
       { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car12.DriveScript:40 function step\nWorkspace.Cars.Car12.DriveScript:10" },
       { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car3.DriveScript:40 function step\nWorkspace.Cars.Car3.DriveScript:10" },
+      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car3.DriveScript:41 function step\nWorkspace.Cars.Car3.DriveScript:11" },
     ],
     different: [
-      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car3.DriveScript:41 function step\nWorkspace.Cars.Car3.DriveScript:10" },
+      { message: "Script timeout: exhausted allowed execution time", stack: "Workspace.Cars.Car3.DriveScript:40 function brake\nWorkspace.Cars.Car3.DriveScript:10" },
       "Script timeout: exhausted allowed execution time",
     ],
   },
@@ -277,7 +284,9 @@ describe("stack first", () => {
   it("groups by the frames when the message does not name the top frame", () => {
     const a = { message: msg, stack: "ServerScriptService.Quests:10 function start\nServerScriptService.Main:5" };
     expect(fp(a)).toBe(fp({ message: msg, stack: "Script 'ServerScriptService.Quests', Line 10 - function start\nScript 'ServerScriptService.Main', Line 5" }));
-    expect(fp(a)).not.toBe(fp({ message: msg, stack: "ServerScriptService.Quests:10 function start\nServerScriptService.Main:6" }));
+    // a caller without a function name counts by its script alone (version 4)
+    expect(fp(a)).toBe(fp({ message: msg, stack: "ServerScriptService.Quests:10 function start\nServerScriptService.Main:6" }));
+    expect(fp(a)).not.toBe(fp({ message: msg, stack: "ServerScriptService.Quests:10 function start\nServerScriptService.Lobby:5" }));
     expect(fp(a)).not.toBe(fp({ message: msg, stack: "ServerScriptService.Quests:10 function begin\nServerScriptService.Main:5" }));
     expect(fp(a)).not.toBe(fp(msg));
   });
@@ -294,6 +303,70 @@ describe("stack first", () => {
 
   it("does not let message text and stack text run together", () => {
     expect(fp({ message: "a", stack: "Workspace.B:1" })).not.toBe(fp("a Workspace.B:1"));
+  });
+});
+
+describe("lines move; bugs don't (version 4)", () => {
+  const shift = (text: string, by: number) =>
+    text.replace(/(:|Line |line )(\d+)/g, (_m, pre: string, n: string) => `${pre}${Number(n) + by}`);
+  const forms = {
+    traceback: "ServerScriptService.Shop:40 function buy\nServerScriptService.Main:3",
+    scriptContext: "Script 'ServerScriptService.Shop', Line 40 - function buy\nScript 'ServerScriptService.Main', Line 3",
+    legacy: "ServerScriptService.Shop, line 40 - function buy\nServerScriptService.Main, line 3",
+  };
+
+  it("a frame counts by script and function: every stack form, with its lines shifted, keeps its fingerprint", () => {
+    for (const [form, stack] of Object.entries(forms)) {
+      for (const message of ["ServerScriptService.Shop:40: attempt to index nil with 'Price'", "Purchase failed: not enough coins"]) {
+        const before = fp({ message, stack });
+        expect(fp({ message: shift(message, 12), stack: shift(stack, 12) }), `${form}: ${message}`).toBe(before);
+        // and the previous version, which counted lines, split them
+        expect(defaultFingerprintV3(shift(message, 12), shift(stack, 12)), form).not.toBe(defaultFingerprintV3(message, stack));
+      }
+    }
+  });
+
+  it("the top frame without a function name counts by its line; callers without one by their script", () => {
+    expect(frameIdentities(stackFrames("Workspace.Door:12\nWorkspace.Door:30 function open\nServerScriptService.Main:7"))).toEqual([
+      "Workspace.Door:12",
+      "Workspace.Door open",
+      "ServerScriptService.Main",
+    ]);
+    const msg = "Workspace.Door:12: attempt to index nil with 'Hinge'";
+    // a main chunk's error: a shifted line cannot be told from another line, so it stays apart
+    expect(fp({ message: msg, stack: "Workspace.Door:12" })).not.toBe(fp({ message: shift(msg, 3), stack: "Workspace.Door:15" }));
+  });
+
+  it("an anonymous function has no name: at the top its line counts, below it only its script", () => {
+    const msg = "attempt to call a nil value";
+    expect(frameIdentities(["Workspace.Tool:8 <anonymous>", "Workspace.Tool:20 ?"])).toEqual(["Workspace.Tool:8", "Workspace.Tool"]);
+    const named = "Workspace.Tool:30 function activate\nWorkspace.Tool:8 function <anonymous>";
+    expect(fp({ message: msg, stack: named })).toBe(fp({ message: msg, stack: shift(named, 5) }));
+    const top = "Workspace.Tool:8 function <anonymous>\nWorkspace.Tool:30 function activate";
+    expect(fp({ message: msg, stack: top })).not.toBe(fp({ message: msg, stack: shift(top, 5) }));
+  });
+
+  it("two different errors in one function, and one error in two functions, stay apart", () => {
+    const stack = "ServerScriptService.Shop:40 function buy";
+    expect(fp({ message: "ServerScriptService.Shop:40: attempt to index nil with 'Price'", stack })).not.toBe(
+      fp({ message: "ServerScriptService.Shop:44: attempt to index nil with 'Stock'", stack: "ServerScriptService.Shop:44 function buy" }),
+    );
+    expect(fp({ message: "Purchase failed", stack })).not.toBe(fp({ message: "Purchase failed", stack: "ServerScriptService.Shop:40 function sell" }));
+    expect(fp({ message: "Purchase failed", stack })).not.toBe(fp({ message: "Purchase failed", stack: "ServerScriptService.Trade:40 function buy" }));
+  });
+
+  it("an event whose frames changed its fingerprint names version 3's as the secondary; one without a stack keeps version 3's", () => {
+    const message = "Purchase failed: not enough coins";
+    const r = fingerprintsFor(message, forms.traceback);
+    expect(r.fingerprint).not.toBe(defaultFingerprintV3(message, forms.traceback));
+    expect(r.secondary).toBe(defaultFingerprintV3(message, forms.traceback));
+    // with a custom fingerprint around the default, the secondary is the custom one around version 3's
+    const custom = fingerprintsFor(message, forms.traceback, ["{{ default }}", "shop"]);
+    expect(custom.secondary).not.toBeNull();
+    expect(custom.secondary).not.toBe(custom.fingerprint);
+    expect(fingerprintsFor(message, shift(forms.traceback, 12), ["{{ default }}", "shop"]).fingerprint).toBe(custom.fingerprint);
+    expect(defaultFingerprint(message, null)).toBe(defaultFingerprintV3(message, null));
+    expect(defaultFingerprint("ServerScriptService.Shop:40: boom", null)).toBe(defaultFingerprintV3("ServerScriptService.Shop:40: boom", null));
   });
 });
 
@@ -343,7 +416,7 @@ describe("pieces", () => {
 describe("fingerprintsFor: versions and custom fingerprints", () => {
   it("returns the current fingerprint and, for a text version 3 does not change, the v1 fingerprint as the secondary", () => {
     const r = fingerprintsFor("index 57 out of range", null);
-    expect(GROUPING_VERSION).toBe(3);
+    expect(GROUPING_VERSION).toBe(4);
     expect(r.fingerprint).toBe(defaultFingerprintV2("index 57 out of range", null));
     expect(r.fingerprint).toMatch(/^[0-9a-f]{32}$/);
     expect(r.secondary).toBe(v1("index 57 out of range", null));
