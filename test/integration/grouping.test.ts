@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultFingerprint, defaultFingerprintV2, GROUPING_VERSION } from "../../app/ingest/fingerprint.server.js";
+import { defaultFingerprint, defaultFingerprintV2, defaultFingerprintV3, GROUPING_VERSION } from "../../app/ingest/fingerprint.server.js";
 import { defaultFingerprint as v1 } from "../../app/ingest/fingerprint-v1.server.js";
+import { shiftLines } from "../support/grouping-corpus.js";
 import { createProject, getJson, startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 
@@ -40,20 +41,20 @@ async function makeGroup(projectId: string, fingerprint: string, message: string
 }
 
 describe("grouping at ingest", () => {
-  it("one issue for a runtime error with and without a stack, and for a DataStore warning over many keys", async () => {
+  it("a runtime error with a stack joins the issue its stackless form made, and a DataStore warning over many keys is one issue", async () => {
     const { apiKey } = await createProject(app.sql);
     const msg = "ServerScriptService.Combat:123: attempt to index nil with 'Health'";
+    await ingest(app, apiKey, { message: msg });
     await ingest(app, apiKey, {
       errors: [
         { message: msg, stack_trace: "ServerScriptService.Combat:123 function attack\nServerScriptService.Combat:40", count: 796 },
-        { message: msg },
         ...[261, 7, 4412].map((id) => ({ message: `DataStore request was added to queue. Try sending fewer requests.Key = Player_${id}`, level: "warn" })),
       ],
     });
     const list = await groups(apiKey);
     expect(list.map((g) => [g.count, g.grouping_version])).toEqual([
-      [797, 3],
-      [3, 3],
+      [797, GROUPING_VERSION],
+      [3, GROUPING_VERSION],
     ]);
   });
 
@@ -71,16 +72,18 @@ describe("upgrading from grouping v1", () => {
     const { projectId, apiKey } = await createProject(app.sql);
     const msg = "ServerScriptService.Shop:40: attempt to index nil with 'Price'";
     const stack = "ServerScriptService.Shop:40 function buy\nServerScriptService.Main:3";
-    const old = await makeV1Group(projectId, msg, stack);
-    await ingest(app, apiKey, { errors: [{ message: msg, stack_trace: stack }, { message: msg, stack_trace: stack, count: 4 }] });
+    const old = await makeV1Group(projectId, msg);
+    await ingest(app, apiKey, { errors: [{ message: msg }, { message: msg, count: 4 }] });
     const list = await groups(apiKey);
     expect(list).toHaveLength(1);
-    expect(list[0]).toMatchObject({ id: old, count: 6, grouping_version: 1, fingerprint: v1(msg, stack) });
-    // the v2 fingerprint is now an alias of the group: the stackless form of the error joins it too
-    await ingest(app, apiKey, { message: msg });
+    expect(list[0]).toMatchObject({ id: old, count: 6, grouping_version: 1, fingerprint: v1(msg, undefined) });
+    // the v2 fingerprint (the stackless form's, unchanged since) is now an alias of the group: the form
+    // with a stack joins it too, through its v3 fingerprint (the location, as the stackless form's)
+    await ingest(app, apiKey, { message: msg, stack_trace: stack });
     expect(await groups(apiKey)).toMatchObject([{ id: old, count: 7 }]);
     const aliases = await app.sql`select group_id from group_aliases where project_id = ${projectId}`;
-    expect(aliases.map((a) => a.group_id)).toEqual([old]);
+    // the stackless form's fingerprint and the stacked form's (version 4's), both leading to the v1 issue
+    expect(aliases.map((a) => a.group_id)).toEqual([old, old]);
     // errors v1 never saw make version-2 groups
     await ingest(app, apiKey, { message: "Brand new failure" });
     expect((await groups(apiKey)).find((g) => g.message === "Brand new failure")).toMatchObject({ grouping_version: GROUPING_VERSION, count: 1 });
@@ -103,7 +106,8 @@ describe("upgrading from grouping v1", () => {
 
 describe("upgrading from grouping v2", () => {
   const teleport = (p: string) => `Teleport failed for ${p}: The server is full (Error Code: 772)`;
-  const stack = "ServerScriptService.Lobby.Teleporter:48 function sendToMatch";
+  // without a stack: an event with one names its v3 fingerprint instead (see "upgrading from grouping v3")
+  const stack = null;
 
   it("an issue v2 made for a text naming the player keeps getting it, and takes the other players' events", async () => {
     const { projectId, apiKey } = await createProject(app.sql);
@@ -143,7 +147,35 @@ describe("upgrading from grouping v2", () => {
     expect(await app.sql`select 1 from group_aliases where project_id = ${projectId}`).toHaveLength(0);
     // an error never seen before makes a version-3 issue, one for every player
     await ingest(app, apiKey, { errors: ["Builderman", "Shedletsky"].map((p) => ({ message: teleport(p), player_name: p })) });
-    expect((await groups(apiKey)).find((g) => g.message === teleport("Builderman"))).toMatchObject({ count: 2, grouping_version: 3 });
+    expect((await groups(apiKey)).find((g) => g.message === teleport("Builderman"))).toMatchObject({ count: 2, grouping_version: GROUPING_VERSION });
+  });
+});
+
+describe("upgrading from grouping v3", () => {
+  const msg = "ServerScriptService.Shop:40: attempt to index nil with 'Price'";
+  const stack = "ServerScriptService.Shop:40 function buy\nServerScriptService.Main:5";
+  const moved = (by: number) => [shiftLines(msg, by), shiftLines(stack, by)] as const;
+
+  it("an issue v3 made (frames by line) keeps getting its error, and through the alias the error's later lines", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const old = await makeGroup(projectId, defaultFingerprintV3(msg, stack), msg, 3);
+    await ingest(app, apiKey, { message: msg, stack_trace: stack });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 2, grouping_version: 3 }]);
+    const aliases = await app.sql`select fingerprint, group_id from group_aliases where project_id = ${projectId}`;
+    expect(aliases).toEqual([{ fingerprint: defaultFingerprint(msg, stack), group_id: old }]);
+    // after an update that moved the function, v3 would have made a new issue; v4 keeps it in the old one
+    const [m2, s2] = moved(12);
+    expect(defaultFingerprintV3(m2, s2)).not.toBe(defaultFingerprintV3(msg, stack));
+    await ingest(app, apiKey, { message: m2, stack_trace: s2, count: 3 });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 5 }]);
+  });
+
+  it("an error without a stack keeps its v3 fingerprint: its issue gets it without an alias", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const old = await makeGroup(projectId, defaultFingerprintV3(msg, null), msg, 3);
+    await ingest(app, apiKey, { message: msg });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 2, fingerprint: defaultFingerprint(msg, null) }]);
+    expect(await app.sql`select 1 from group_aliases where project_id = ${projectId}`).toHaveLength(0);
   });
 });
 
