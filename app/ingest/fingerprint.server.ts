@@ -424,10 +424,13 @@ export function groupEvent(
   const a = analyzeMemo(message, stack, playerName, userId);
   const fingerprint = custom != null ? customFingerprint(custom, a.fingerprint) : a.fingerprint;
   if (!needsSecondary(fingerprint)) return { fingerprint, secondary: null, culprit: a.culprit };
-  const withDefault = (fp: string) => (custom != null ? customFingerprint(custom, fp) : fp);
-  const v3 = withDefault(defaultFingerprintV3(message, stack, playerName, userId));
-  // version 4's frames changed the key: the issue version 3 made (by lines) takes the event
-  if (v3 !== fingerprint) return { fingerprint, secondary: v3, culprit: a.culprit };
+  if (stack) {
+    // version 4's frames changed the key: the issue version 3 made (by lines) takes the event; an
+    // event without a stack keys as under version 3
+    const v3Default = defaultFingerprintV3(message, stack, playerName, userId);
+    const v3 = custom != null ? customFingerprint(custom, v3Default) : v3Default;
+    if (v3 !== fingerprint) return { fingerprint, secondary: v3, culprit: a.culprit };
+  }
   if (a.touched) {
     // version 3's classes changed the text: its version-2 issue (made while version 2 split it) takes it
     const v2Default = defaultFingerprintV2(message, stack, playerName);
