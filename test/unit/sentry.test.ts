@@ -3,6 +3,7 @@ import { mapSentryEvent, normalizeEventId, NotAnEvent } from "../../app/sentry/e
 import { EventTooLarge, MalformedEnvelope, MAX_ENVELOPE_ITEMS, parseEnvelope } from "../../app/sentry/envelope.server.js";
 import { keyFromDsn, parseSentryAuth } from "../../app/sentry/auth.server.js";
 import { BREADCRUMBS, type IncomingEvent } from "../../app/ingest/accept.server.js";
+import { defaultFingerprint } from "../../app/ingest/fingerprint.server.js";
 
 /** The limits every incoming event keeps, whatever its protocol (the native ones: a native event over them is a 400). */
 function expectWithinLimits(e: IncomingEvent) {
@@ -55,6 +56,30 @@ describe("mapSentryEvent", () => {
       "a.js:2 function inner",
       "a.js:1 function outer",
     ]);
+  });
+
+  it("groups by the native rule (grouping v4): moved lines keep the fingerprint; a function or an anonymous top frame's line does not", () => {
+    const event = (top: { lineno: number; function?: string }, callerLine: number) =>
+      mapSentryEvent({
+        exception: {
+          values: [
+            {
+              type: "Error",
+              value: "attempt to index nil with 'Price'",
+              stacktrace: {
+                frames: [
+                  { filename: "ServerScriptService.Main", lineno: callerLine, function: "?" },
+                  { filename: "ServerScriptService.Shop", ...top },
+                ],
+              },
+            },
+          ],
+        },
+      });
+    const fp = (m: IncomingEvent) => defaultFingerprint(m.message, m.stackTrace);
+    expect(fp(event({ lineno: 52, function: "buy" }, 17))).toBe(fp(event({ lineno: 40, function: "buy" }, 5)));
+    expect(fp(event({ lineno: 40, function: "sell" }, 5))).not.toBe(fp(event({ lineno: 40, function: "buy" }, 5)));
+    expect(fp(event({ lineno: 52, function: "?" }, 5))).not.toBe(fp(event({ lineno: 40, function: "?" }, 5)));
   });
 
   it("uses logentry or message when there is no exception, and a placeholder when there is neither", () => {
