@@ -140,4 +140,42 @@ describe("issue search by stack frames", () => {
     expect(of[shop].split("\n")).toEqual(["ServerScriptService.ShopHandler buyItem", "ServerScriptService.Main"]);
     expect(of[sentry].split("\n")).toEqual(["ReplicatedStorage.Modules.Inventory equipTool", "StarterPlayer.StarterPlayerScripts.InputController onKeyPressed"]);
   });
+
+  it("keeps frames arriving at once from concurrent writes, and every occurrence", async () => {
+    const [{ count: before }] = await app.sql<{ count: string }[]>`select count::text from error_groups where id = ${combat}`;
+    const event = (caller: string) => ({
+      message: "ServerScriptService.Combat:42: attempt to index nil with 'Humanoid'",
+      level: "error",
+      stack_trace: `ServerScriptService.Combat:42 function onTouched\nServerScriptService.${caller}:1 function call${caller}`,
+      trace_id: crypto.randomUUID(),
+    });
+    await Promise.all([ingest(app, apiKey, [event("Alpha")]), ingest(app, apiKey, [event("Beta")])]);
+    const [g] = await app.sql<{ count: string; frames: string }[]>`select count::text, frames from error_groups where id = ${combat}`;
+    expect(Number(g.count)).toBe(Number(before) + 2);
+    expect(g.frames.split("\n")).toEqual(expect.arrayContaining(["ServerScriptService.Alpha callAlpha", "ServerScriptService.Beta callBeta"]));
+    for (const query of ["callAlpha", "callBeta"]) {
+      expect((await list(app, apiKey, { grouped: true, search: query })).body.data.map((x: any) => x.id), query).toEqual([combat]);
+    }
+  });
+
+  it("keeps at most 32 frames per issue: its first ones", async () => {
+    const event = (i: number) => ({
+      message: "ServerScriptService.Pets:7: pet not found",
+      level: "error",
+      stack_trace: `ServerScriptService.Pets:7 function findPet\nServerScriptService.Caller${i}:1 function viaCaller${i}x`,
+      trace_id: crypto.randomUUID(),
+    });
+    // within one batch, then through the issue's row in later batches
+    await ingest(app, apiKey, Array.from({ length: 20 }, (_, i) => event(i)));
+    await ingest(app, apiKey, Array.from({ length: 10 }, (_, i) => event(20 + i)));
+    await ingest(app, apiKey, Array.from({ length: 10 }, (_, i) => event(30 + i)));
+    const [g] = await app.sql<{ id: string; frames: string }[]>`
+      select id, frames from error_groups where project_id = ${projectId} and message like '%pet not found'`;
+    const frames = g.frames.split("\n");
+    expect(frames).toHaveLength(32);
+    expect(frames.slice(0, 2)).toEqual(["ServerScriptService.Pets findPet", "ServerScriptService.Caller0 viaCaller0x"]);
+    expect(frames.at(-1)).toBe("ServerScriptService.Caller30 viaCaller30x");
+    expect((await list(app, apiKey, { grouped: true, search: "viaCaller30x" })).body.data.map((x: any) => x.id)).toEqual([g.id]);
+    expect((await list(app, apiKey, { grouped: true, search: "viaCaller31x" })).body).toMatchObject({ data: [], total: 0 });
+  });
 });
