@@ -133,18 +133,19 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = 
 const searchedUserId = (search: string) => (/^\d{1,18}$/.test(search.trim()) ? search.trim() : null);
 
 /**
- * The issues a search finds: one whose message or culprit holds it (trigram indexes), and, through one
+ * The issues a search finds: one whose message, culprit or a stack frame (script path and function
+ * name: error_groups.frames, app/ingest/frames.server.ts) holds it (trigram indexes), and, through one
  * list of ids computed once, one a stored event of which holds it in its message (the stored events'
  * texts, each under the group it was written for: db/event-messages.ts), one a matching player had
  * (any part of their latest name, or their user id for a numeric search; through group_users), and one
- * holding a merged group whose message or culprit does. The planner answers the three as one bitmap
- * (message index, culprit index, primary key), so each matching issue is read from the heap once, as
+ * holding a merged group whose message, culprit or frames do. The planner answers them as one bitmap
+ * (message, culprit and frames indexes, primary key), so each matching issue is read from the heap once, as
  * with the message alone.
  */
 function searchWhere(sql: Sql, projectId: string, search: string) {
   const p = likePattern(search);
   const userId = searchedUserId(search);
-  return sql`and (g.message ilike ${p} or g.culprit ilike ${p} or g.id = any(array(
+  return sql`and (g.message ilike ${p} or g.culprit ilike ${p} or g.frames ilike ${p} or g.id = any(array(
     select coalesce(m.merged_into, m.id) from error_groups m
     where m.project_id = ${projectId} and m.id in (
       select t.group_id from event_messages t
@@ -158,7 +159,7 @@ function searchWhere(sql: Sql, projectId: string, search: string) {
     )
     union
     select h.merged_into from error_groups h
-    where h.project_id = ${projectId} and h.merged_into is not null and (h.message ilike ${p} or h.culprit ilike ${p})
+    where h.project_id = ${projectId} and h.merged_into is not null and (h.message ilike ${p} or h.culprit ilike ${p} or h.frames ilike ${p})
   )))`;
 }
 

@@ -4,6 +4,7 @@
  * and the per-key aggregates (users, environments, versions, traces, rollup cells) that the last
  * statement writes. Nothing here talks to the database.
  */
+import { addEntries, FRAMES_MAX } from "../app/ingest/frames.server.js";
 import { identitiesIn, joinIdentities } from "./identities.js";
 import type { GroupKey, Slot } from "./write-resolve.js";
 import type { EventRow, Level, UpsertedGroup } from "./write-types.js";
@@ -44,6 +45,8 @@ export type GroupAgg = {
    * event (whose message a new row takes) and its first event with a culprit (db/identities.ts)
    */
   identities: string[];
+  /** the distinct frames of the batch's events, first events first, at most FRAMES_MAX (issue search) */
+  frames: string[];
 };
 
 /**
@@ -77,9 +80,11 @@ export function aggregateGroups(rows: EventRow[], slotOf: Slot[]): GroupAgg[] {
           last_version_at: ts,
           client_only: isClientOrigin(e.tags),
           identities: identitiesIn(e, [e.message, e.culprit]),
+          frames: e.frames ? e.frames.slice(0, FRAMES_MAX) : [],
         });
         continue;
       }
+      if (e.frames?.length && g.frames.length < FRAMES_MAX) addEntries(g.frames, e.frames);
       g.count += e.count;
       if (g.client_only && !isClientOrigin(e.tags)) g.client_only = false;
       if (RANK[e.level] > RANK[g.level]) g.level = e.level;

@@ -6,6 +6,7 @@
  */
 import { asJson, type TxSql } from "./client.js";
 import { IDENTITY_CAP } from "./identities.js";
+import { FRAMES_MAX } from "../app/ingest/frames.server.js";
 import { iso, type BatchWrites, type GroupAgg, type GroupCounts } from "./write-aggregate.js";
 import type { Resolved } from "./write-resolve.js";
 import type { ThrottleRule, TouchedGroup, UpsertedGroup } from "./write-types.js";
@@ -64,21 +65,21 @@ export async function upsertGroups(
   const upserted = await tx<UpsertedGroup[]>`
     insert into error_groups as g
       (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
-       first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only, identities)
+       first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only, identities, frames)
     select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
       t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, 0,
-      t.client_only, nullif(array(select jsonb_array_elements_text(t.identities)), '{}')
+      t.client_only, nullif(array(select jsonb_array_elements_text(t.identities)), '{}'), t.frames
     from json_to_recordset(${asJson(
       tx,
       groups.map((g) => {
         const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
         return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced,
-          first_version_at: g.first_version === null ? null : iso(g.first_version_at) };
+          first_version_at: g.first_version === null ? null : iso(g.first_version_at), frames: g.frames.join("\n") };
       }),
     )}::json)
       as t(project_id uuid, fingerprint text, message text, level text, count bigint,
            first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-           first_version_at timestamptz, n int, traced int, client_only boolean, identities jsonb)
+           first_version_at timestamptz, n int, traced int, client_only boolean, identities jsonb, frames text)
     cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
     order by t.project_id, t.fingerprint
     on conflict (project_id, fingerprint) do update set
@@ -91,6 +92,17 @@ export async function upsertGroups(
       -- who the shown text names: a row's message never changes after its insert, its culprit is set once
       identities = case when g.culprit is null and excluded.culprit is not null then ${joinedIdentities(tx)} else g.identities end,
       client_only = g.client_only and excluded.client_only,
+      -- the frames issue search matches (app/ingest/frames.server.ts): new ones are added up to the cap.
+      -- Mostly they are known already and the row is left as it was, so the update stays HOT. A row
+      -- still to be filled from its stored events (null: the job in jobs/group-frames.ts) stays null.
+      frames = case
+        when g.frames is null or excluded.frames = '' or g.frames = excluded.frames
+          or string_to_array(excluded.frames, E'\n') <@ string_to_array(g.frames, E'\n')
+          or cardinality(string_to_array(g.frames, E'\n')) >= ${FRAMES_MAX} then g.frames
+        else (select string_agg(u.f, E'\n' order by u.o) from (
+          select f, min(o) as o from unnest(string_to_array(g.frames || E'\n' || excluded.frames, E'\n')) with ordinality as x(f, o)
+          where f <> '' group by f order by min(o) limit ${FRAMES_MAX}) u)
+      end,
       first_version = case when ${earlierVersion} then excluded.first_version else g.first_version end,
       first_version_at = case when ${earlierVersion} then excluded.first_version_at else g.first_version_at end,
       last_version = case when excluded.last_version is not null and (g.last_version is null or excluded.last_seen >= g.last_seen)

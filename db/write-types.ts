@@ -32,6 +32,8 @@ export type EventRow = {
   notBefore?: number;
   count: number;
   culprit: string | null;
+  /** the stack's distinct frames as issue search matches them (app/ingest/frames.server.ts); absent: none */
+  frames?: string[];
   /** a client-chosen event id (Sentry protocol): a second event with the same id in the project is dropped */
   eventId?: string | null;
   /** the id stored on the event row and returned by the API (native `event_id`, Sentry's `event_id`); no dedup */

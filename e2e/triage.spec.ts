@@ -298,7 +298,7 @@ test("the issues list's filters keep their value through Apply, and search finds
     await page.getByRole("button", { name: "Apply" }).click();
     await expect(page.getByTestId("issue-total")).toHaveText("1 issue");
     await expect(page.locator("table.issues tbody tr").first()).toContainText("attempt to index nil");
-    await expect(page.getByTestId("search-scope")).toContainText("Searched messages, culprits, player names and user ids");
+    await expect(page.getByTestId("search-scope")).toContainText("Searched messages, culprits, script paths and function names in stack frames, player names and user ids");
     await page.screenshot({ path: `/tmp/search-issues-search-${width}.png`, fullPage: true });
     // a user id: exactly that player's issues (Combat, HTTP 429 and the shop)
     await page.getByLabel("Search").fill("1001");

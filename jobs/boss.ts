@@ -9,10 +9,11 @@ import { pruneClientReports, SDK_HEALTH_MAX_DAYS } from "../db/client-reports.js
 import { pruneEconomyAlertClaims } from "../db/economy-alerts.js";
 import { reopenExpiredSnoozes } from "../db/groups.js";
 import { moveStatsWindows } from "../db/stats.js";
+import { fillGroupFrames } from "./group-frames.js";
 import { ensurePartitions } from "./partitions.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
-export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes", statsWindows: "stats-windows" } as const;
+export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes", statsWindows: "stats-windows", groupFrames: "group-frames" } as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
 export async function startJobs(
@@ -59,6 +60,15 @@ export async function startJobs(
   await boss.work(QUEUES.statsWindows, async () => {
     await moveStatsWindows(sql);
   });
+  // issues without the frames search matches (from before migration 115) are filled from their stored
+  // events: once at start, and hourly for any a path without stacks made
+  await boss.createQueue(QUEUES.groupFrames);
+  await boss.schedule(QUEUES.groupFrames, "37 * * * *");
+  await boss.work(QUEUES.groupFrames, async () => {
+    const filled = await fillGroupFrames(sql);
+    if (filled) console.log(`[jobs] filled the stack frames of ${filled} issues`);
+  });
+  await boss.send(QUEUES.groupFrames, {}, { singletonKey: "start", singletonSeconds: 60 });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;
 }

@@ -7,6 +7,7 @@
  * exactly once (an Idempotency-Key's recorded parts, or each event's dedup id in SQL), and then
  * teaches the known-fingerprint cache. Protocols never write themselves.
  */
+import { frameEntries } from "./frames.server.js";
 import type { Sql } from "../../db/client.js";
 import type { EventRow } from "../../db/events.js";
 import { DeadlineError } from "../../db/deadline.js";
@@ -147,6 +148,7 @@ export function toEventRow(projectId: string, e: IncomingEvent, receivedAt: numb
     count: e.count,
     // Roblox script paths name the culprit; other frames (the protocol's hint) only when they do not
     culprit: grouping.culprit ?? e.culprit,
+    frames: frameEntries(stackTrace, playerName),
     eventId: e.dedupId,
     storedEventId: e.eventId,
   };

@@ -138,7 +138,7 @@ export default function Issues() {
         <button type="submit" disabled={loading} aria-busy={loading || undefined}>{loading ? "Loading…" : "Apply"}</button>
         {filters.search ? (
           <p id="search-scope" className="search-scope small muted" data-testid="search-scope">
-            Searched messages, culprits, player names and user ids, and the messages of every stored event.
+            Searched messages, culprits, script paths and function names in stack frames, player names and user ids, and the messages of every stored event.
           </p>
         ) : null}
       </Form>

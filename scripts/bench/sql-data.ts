@@ -9,13 +9,19 @@ import type { Sql } from "../../db/client.js";
 import { addToMessages } from "../../db/event-messages.js";
 import { TEXTS } from "./payloads.js";
 
-/** `groups` groups (message `ServerScriptService.<prefix><g>:<line>: <text>`) with no occurrences yet. */
+/**
+ * `groups` groups (message `ServerScriptService.<prefix><g>:<line>: <text>`) with no occurrences yet;
+ * their frames (issue search) are the script's function (`on<prefix><g>`, every 4th `onTouched`) and
+ * a caller every group shares.
+ */
 export async function generateGroups(sql: Sql, projectId: string, groups: number, prefix: string) {
   await sql`
-    insert into error_groups (project_id, fingerprint, message, level, first_seen, last_seen, environment, culprit)
+    insert into error_groups (project_id, fingerprint, message, level, first_seen, last_seen, environment, culprit, frames)
     select ${projectId}, md5(${prefix} || g), 'ServerScriptService.' || ${prefix} || g || ':' || (10 + g % 7) || ': ' || (${TEXTS}::text[])[1 + g % 4],
       (array['error', 'error', 'warn', 'info'])[1 + g % 4], now() - interval '30 days' + make_interval(secs => g), now() - make_interval(secs => g),
-      'production', 'ServerScriptService.' || ${prefix} || g
+      'production', 'ServerScriptService.' || ${prefix} || g,
+      'ServerScriptService.' || ${prefix} || g || case when g % 4 = 0 then ' onTouched' else ' on' || ${prefix} || g end
+        || E'\n' || 'ServerScriptService.Main run'
     from generate_series(0, ${groups - 1}::int) g`;
 }
 

@@ -58,6 +58,8 @@ export async function runSqlQueries(b: Bench, sqlEvents: number) {
     measureQueries(b, searchProject.api_key, [
       { name: "grouped search, 1 in 4 groups match", path: "/api/v1/errors?grouped=true&search=Damage" },
       { name: "grouped search, 1 group matches", path: "/api/v1/errors?grouped=true&search=Mod4242:" },
+      { name: "grouped search by function, 1 in 4 groups match", path: "/api/v1/errors?grouped=true&search=onTouched" },
+      { name: "grouped search by function, 11 groups match", path: "/api/v1/errors?grouped=true&search=onMod4242" },
     ]),
   );
   for (const [name, m] of Object.entries(searches)) {

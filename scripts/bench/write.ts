@@ -31,6 +31,7 @@ import { writeEvents, type EventRow } from "../../db/events.js";
 import { migrate } from "../../db/migrate.js";
 import { insertProject } from "../../db/projects.js";
 import { groupEvent } from "../../app/ingest/fingerprint.server.js";
+import { frameEntries } from "../../app/ingest/frames.server.js";
 import { cpuMicros, envInt } from "./harness.js";
 import { FINGERPRINTS } from "./payloads.js";
 
@@ -64,6 +65,7 @@ try {
       projectId: project.id, fingerprint: g.fingerprint, secondaryFingerprint: null, message, level: "error", stackTrace: stack,
       userId: String(user), playerName: `Player${user}`, traceId: null, jobId: null, placeId: null, gameVersion: "1.4.2",
       environment: "production", context: null, tags: null, timestamp: Date.now(), count: 1, culprit: g.culprit,
+      frames: frameEntries(stack, `Player${user}`),
     };
   };
   const batch = (b: number, size = SIZE) => Array.from({ length: size }, (_, i) => event((b * size + i) % FINGERPRINTS));

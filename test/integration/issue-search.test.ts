@@ -139,7 +139,7 @@ describe("issue search", () => {
     it(`finds an issue by ${what} (${query}), on the page and in the API`, async () => {
       const html = await page(`search=${encodeURIComponent(query)}`);
       expect(issueLinks(html), query).toEqual(want());
-      expect(html).toContain("Searched messages, culprits, player names and user ids, and the messages of every stored event.");
+      expect(html).toContain("Searched messages, culprits, script paths and function names in stack frames, player names and user ids, and the messages of every stored event.");
       const api = await list(app, apiKey, { grouped: true, search: query });
       expect(api.status).toBe(200);
       expect(api.body.data.map((g: any) => g.id), query).toEqual(want());
