@@ -85,6 +85,21 @@ const DATA_ROOTS = new Set(["Workspace", "workspace"]);
 const PLACEHOLDER = /[\ue000-\uefff]/g;
 const DIGIT = /\d/;
 const KEY_WORD = /key|topic|queue|map/i;
+// version 4: opaque ids in any alphabet and case (request ids, tokens, ULIDs, base32/base62): a run of
+// 8+ ASCII letters and digits holding a digit, not part of a dotted path (`Module.Item2Name`) nor a
+// script location (`Script:12`); isOpaqueId() decides. Each run starts only where the previous
+// character is not alphanumeric, so the scan stays linear.
+const ALNUM_TOKEN = /(?<![A-Za-z0-9.])(?=[A-Za-z]*\d)[A-Za-z0-9]{8,}(?![A-Za-z0-9]|[.:]\w)/g;
+// version 4: an id of 5+ digits glued to a name (`Player_1538394712`, `user98817723`, `98817723_inv`):
+// whatever the word, the number is data (a year, `Season2026`, has 4 digits and stays)
+const EMBEDDED_ID = /(?<=[A-Za-z_])\d{5,}|(?<!\w)\d{5,}(?=[A-Za-z_])/g;
+// version 4: a quoted string of 1-200 characters on one line; quotedData() decides whether it is data.
+// The opening quote follows no word character (`can't` opens nothing); bounded, so the scan stays linear.
+const QUOTED = /(?<![\w'"])(?:'([^'\n]{1,200})'|"([^"\n]{1,200})")(?!\w)/g;
+// a single identifier (ASCII letters, digits, `_`, or an already replaced `<player>`, `<id>`…)
+const IDENTIFIER = /^[\w<>\ue000-\uefff]+$/;
+// an instance path or method call inside the quotes: `Workspace.Map`, `Players.<player>:WaitForChild(`
+const PATH_JOINT = /[\w>][.:][A-Za-z_<]|\(/;
 
 /**
  * One instance path: the player's segment of `Players.<name>` is replaced; under `Workspace` (a data
@@ -113,8 +128,11 @@ class Keeper {
   restore = (s: string) => s.replace(PLACEHOLDER, (c) => this.kept[c.charCodeAt(0) - 0xe000] ?? "");
 }
 
-/** Whether version 3's classes replaced anything: if not, the text reads exactly as under version 2. */
-type Touched = { touched: boolean };
+/**
+ * Whether version 3's classes replaced anything (if not, the text reads exactly as under version 2),
+ * and whether version 4's data forms did (if not, the template is version 3's).
+ */
+type Touched = { touched: boolean; data?: boolean };
 const WORD_CHAR = /\w/;
 const LETTER = /[A-Za-z_]/;
 
@@ -174,6 +192,46 @@ const TO_EMAIL = replacer("<email>");
 const TO_IP = replacer("<ip>");
 const TO_HEX = replacer("<hex>");
 const TO_IPV6 = (m: string) => (isIpv6(m) ? ((replaced = true), "<ip>") : m);
+let dataReplaced = false;
+const TO_N = () => ((dataReplaced = true), "<n>");
+const TO_ID = (m: string) => (isOpaqueId(m) ? ((dataReplaced = true), "<id>") : m);
+
+/**
+ * An opaque id among runs of 8+ letters and digits (with a digit; ALNUM_TOKEN): one that starts with a
+ * digit (no identifier does: `01HGW2N7Q8ZK3X4Y5V6T7R8S9A`, `7KX9M2QPZ4W8`), holds 3 or more separate
+ * runs of digits (`aZ9kQ2mX7pL0`: code numbers a name once or twice, `Vector3int16`), or is 16+
+ * characters long with 2 or more digits (`JBSWY3DPEHPK3PXP`). All digits is a number, left to the
+ * number rules.
+ */
+function isOpaqueId(t: string): boolean {
+  let digits = 0;
+  let runs = 0;
+  let prev = false;
+  for (let i = 0; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    const d = c >= 48 && c <= 57;
+    if (d) {
+      digits++;
+      if (!prev) runs++;
+    }
+    prev = d;
+  }
+  if (digits === t.length) return false;
+  return t.charCodeAt(0) <= 57 || runs >= 3 || (t.length >= 16 && digits >= 2);
+}
+
+/**
+ * A quoted string is code, and stays, when it is a single identifier (`'Health'`, `"leaderstats"`),
+ * holds an instance path or call (`"Workspace.Map.Spawns"`, `'Players.<player>:WaitForChild("x")'`),
+ * or is a call's argument (`WaitForChild("Red Base")`); otherwise it is data (`'Golden Dragon 🐉'`,
+ * `"炎の剣"`, `"Mr. Whiskers"`, `'Pet #4'`) and becomes `'<str>'`, keeping its quotes.
+ */
+function quotedData(m: string, single: string | undefined, double: string | undefined, offset: number, text: string): string {
+  const c = single ?? double ?? "";
+  if (text[offset - 1] === "(" || IDENTIFIER.test(c) || PATH_JOINT.test(c)) return m;
+  dataReplaced = true;
+  return single != null ? "'<str>'" : '"<str>"';
+}
 
 function colons(s: string): number {
   let n = 0;
@@ -185,7 +243,7 @@ function colons(s: string): number {
  * Version 3's classes, as Sentry's message parameterization has them: dates and timestamps, emails,
  * IP addresses, hex ids and hashes, and the event's own player name.
  */
-function parameterize(text: string, playerName: string | null | undefined, st: Touched): string {
+function parameterize(text: string, playerName: string | null | undefined, st: Touched, v4: boolean): string {
   let out = text;
   replaced = false;
   if (DIGIT.test(out)) {
@@ -194,13 +252,19 @@ function parameterize(text: string, playerName: string | null | undefined, st: T
     if (out.includes(".")) out = out.replace(IPV4, TO_IP);
     if (out.includes("::") || colons(out) >= 7) out = out.replace(IPV6, TO_IPV6);
     out = out.replace(HEX_ID, TO_HEX);
+    if (v4) {
+      // version 4: opaque ids, and ids inside names
+      dataReplaced = false;
+      out = out.replace(ALNUM_TOKEN, TO_ID).replace(EMBEDDED_ID, TO_N);
+      if (dataReplaced) st.data = true;
+    }
   } else if (out.includes("@")) out = out.replace(EMAIL, TO_EMAIL);
   if (replaced) st.touched = true;
   if (playerName && playerName.length >= 3 && out.includes(playerName)) out = replacePlayer(out, playerName, st);
   return out;
 }
 
-function normalize(text: string, playerName: string | null | undefined, userId: string | null, v3: boolean, st: Touched): string {
+function normalize(text: string, playerName: string | null | undefined, userId: string | null, v3: boolean, v4: boolean, st: Touched): string {
   const k = new Keeper();
   // each pass runs only when its marker is present: most messages need few of them
   let out = text.slice(0, 8192).replace(PLACEHOLDER, "");
@@ -211,11 +275,17 @@ function normalize(text: string, playerName: string | null | undefined, userId: 
       .replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`)
       // a URL keeps its host and path (numeric segments replaced; under version 3 also dates, emails,
       // addresses, hex ids and the player's name); its query string is dropped
-      .replace(URL, (_m, rest: string) => k.keep(`https://${(v3 ? parameterize(rest, playerName, st) : rest).replace(/\/\d+(?=\/|$)/g, "/<n>")}`));
+      .replace(URL, (_m, rest: string) => k.keep(`https://${(v3 ? parameterize(rest, playerName, st, v4) : rest).replace(/\/\d+(?=\/|$)/g, "/<n>")}`));
   } else if (out.includes("id=")) out = out.replace(ASSET_ID, (_m, prefix: string) => `${prefix}<id>`);
   if (KEY_WORD.test(out)) out = out.replace(KEY_VALUE, (_m, word: string, sep: string) => k.keep(`${word}${sep}<key>`));
-  if (v3) out = parameterize(out, playerName, st);
+  if (v3) out = parameterize(out, playerName, st, v4);
   if (out.includes(" is not a valid member of")) out = out.replace(NOT_A_MEMBER, (_m, lead: string) => `${lead}<child> is not a valid member of`);
+  if (v4 && (out.includes("'") || out.includes('"'))) {
+    // version 4: quoted data (names with spaces, punctuation, emoji, non-Latin letters); code stays
+    dataReplaced = false;
+    out = out.replace(QUOTED, quotedData);
+    if (dataReplaced) st.data = true;
+  }
   if (out.includes(":WaitForChild(")) {
     // `Parent:WaitForChild("Spawn7")` under a data path: the child is a path segment too
     out = out.replace(/((?:game\.)?[Ww]orkspace[\w.<>]*):WaitForChild\("([^"\n]*)"\)/g, (_m, parent: string, child: string) =>
@@ -242,8 +312,8 @@ const idText = (userId?: number | string | null) => {
 // `ServerScriptService.Combat:123: text` or `ServerScriptService.Combat, line 123: text`
 const LEADING_LOCATION = /^\s*(?:Script\s+')?([A-Za-z_][\w.<> ]*?)(?::(\d+)|'?,\s*[Ll]ine\s+(\d+))\s*:?\s*/;
 
-function templateOf(message: string, playerName: string | null | undefined, userId: string | null, v3: boolean, st: Touched) {
-  const norm = normalize(message, playerName, userId, v3, st);
+function templateOf(message: string, playerName: string | null | undefined, userId: string | null, v3: boolean, v4: boolean, st: Touched) {
+  const norm = normalize(message, playerName, userId, v3, v4, st);
   const m = LEADING_LOCATION.exec(norm);
   if (m && m[1].includes(".")) {
     return { template: norm.slice(m[0].length), location: `${m[1].trim()}:${m[2] ?? m[3]}` };
@@ -257,7 +327,7 @@ export function messageTemplate(
   playerName?: string | null,
   userId?: number | string | null,
 ): { template: string; location: string | null } {
-  return templateOf(message, playerName, idText(userId), true, { touched: false });
+  return templateOf(message, playerName, idText(userId), true, true, { touched: false });
 }
 
 // `Path:123 function name`, `Script 'Path', Line 123 - function name`, `Path, line 123 - function name`
@@ -305,7 +375,7 @@ export function frameIdentities(frames: string[]): string[] {
 
 const hash = (parts: string[]) => digest("sha256", parts.join("\u001f"), "hex").slice(0, 32);
 
-type Analysis = { key: string[]; culprit: string | null; touched: boolean };
+type Analysis = { key: string[]; culprit: string | null; touched: boolean; data: boolean };
 
 /**
  * The grouping key; `v4: false` gives version 3's key (frames by line), `v3: false` too version 2's.
@@ -319,12 +389,12 @@ function analyze(
   v4 = v3,
 ): Analysis {
   const st: Touched = { touched: false };
-  const { template, location } = templateOf(message, playerName, userId, v3, st);
+  const { template, location } = templateOf(message, playerName, userId, v3, v4, st);
   const frames = stackFrames(stack, playerName);
   const at = (f: string) => f.split(" ", 1)[0];
   const pathOf = (loc: string) => loc.slice(0, loc.lastIndexOf(":"));
   // the tag stays `v2`: a text without version 3's classes keeps its version-2 fingerprint
-  const done = (key: string[], culprit: string | null) => ({ key: ["v2", ...key], culprit, touched: st.touched });
+  const done = (key: string[], culprit: string | null) => ({ key: ["v2", ...key], culprit, touched: st.touched, data: v4 && st.data === true });
   if (frames.length > 0) {
     const culprit = pathOf(at(frames[0]));
     // the message names the top frame: that location is the error's identity, whatever called it
@@ -424,9 +494,9 @@ export function groupEvent(
   const a = analyzeMemo(message, stack, playerName, userId);
   const fingerprint = custom != null ? customFingerprint(custom, a.fingerprint) : a.fingerprint;
   if (!needsSecondary(fingerprint)) return { fingerprint, secondary: null, culprit: a.culprit };
-  if (stack) {
-    // version 4's frames changed the key: the issue version 3 made (by lines) takes the event; an
-    // event without a stack keys as under version 3
+  if (stack || a.data) {
+    // version 4's frames or data forms changed the key: the issue version 3 made (by lines, and
+    // splitting those forms) takes the event; any other event without a stack keys as under version 3
     const v3Default = defaultFingerprintV3(message, stack, playerName, userId);
     const v3 = custom != null ? customFingerprint(custom, v3Default) : v3Default;
     if (v3 !== fingerprint) return { fingerprint, secondary: v3, culprit: a.culprit };
