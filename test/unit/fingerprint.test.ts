@@ -259,11 +259,14 @@ const ENGINE_MESSAGES: Case[] = [
       { message: "Profile Profile_2207731150 is not loaded", userId: 2207731150 },
       { message: "Profile Profile_261 is not loaded", userId: 261 },
       { message: "Profile Profile_<n> is not loaded" },
+      // version 4: an id of 5+ digits inside a name is data whoever it names
+      { message: "Profile Profile_2207731150 is not loaded", userId: 1538394712 },
+      { message: "Profile Profile_15383947120 is not loaded", userId: 1538394712 },
     ],
     different: [
-      { message: "Profile Profile_2207731150 is not loaded", userId: 1538394712 },
+      // shorter ids are the event's own only: another player's stays
+      { message: "Profile Profile_4412 is not loaded", userId: 261 },
       { message: "Profile Profile_12 is not loaded", userId: 12 },
-      { message: "Profile Profile_15383947120 is not loaded", userId: 1538394712 },
     ],
   },
 ];
@@ -468,9 +471,10 @@ describe("version 3: texts version 2 split", () => {
   });
 
   it("a text's kept analysis is keyed by the user id only when the text holds it", () => {
-    const m = "Profile Profile_1538394712 is not loaded";
+    // a 4-digit id: version 4 replaces ids of 5+ digits inside names whoever they name
+    const m = "Profile Profile_4412 is not loaded";
     const other = groupEvent(m, null, null, null, undefined, 2207731150);
-    const own = groupEvent(m, null, null, null, undefined, 1538394712);
+    const own = groupEvent(m, null, null, null, undefined, 4412);
     const again = groupEvent(m, null, null, null, undefined, 98817723);
     expect(own.fingerprint).not.toBe(other.fingerprint);
     expect(again.fingerprint).toBe(other.fingerprint);
