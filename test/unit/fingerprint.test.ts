@@ -269,6 +269,47 @@ const ENGINE_MESSAGES: Case[] = [
       { message: "Profile Profile_12 is not loaded", userId: 12 },
     ],
   },
+  {
+    name: "opaque request ids in any alphabet and case (version 4): ULID, base62, base32, prefixed tokens",
+    same: [
+      `Inventory API: HTTP 500 (Internal Server Error) {"error":"internal","request_id":"01HGW2N7Q8ZK3X4Y5V6T7R8S9A"}`,
+      `Inventory API: HTTP 500 (Internal Server Error) {"error":"internal","request_id":"aZ9kQ2mX7pL0c3Vb"}`,
+      `Inventory API: HTTP 500 (Internal Server Error) {"error":"internal","request_id":"JBSWY3DPEHPK3PXP"}`,
+      `Inventory API: HTTP 500 (Internal Server Error) {"error":"internal","request_id":"7KX9M2QPZ4W8"}`,
+      `Inventory API: HTTP 500 (Internal Server Error) {"error":"internal","request_id":"x7k2m9qz"}`,
+    ],
+    different: [
+      // the status and the server's error code stay
+      `Inventory API: HTTP 404 (Not Found) {"error":"internal","request_id":"01HGW2N7Q8ZK3X4Y5V6T7R8S9A"}`,
+      `Inventory API: HTTP 500 (Internal Server Error) {"error":"overloaded","request_id":"01HGW2N7Q8ZK3X4Y5V6T7R8S9A"}`,
+    ],
+  },
+  {
+    name: "opaque ids inside prefixed tokens and URLs (version 4); code names with a number or two stay",
+    same: ["Purchase req_2Nf8sLq0Zx failed", "Purchase req_8pQ3vW1xZc7 failed", "Purchase req_Rq8xK2pLm9Zt4Wv1 failed"],
+    different: ["Purchase req_failed failed", "Purchase Vector3int16 failed", "Purchase Color3uint8 failed"],
+  },
+  {
+    name: "an id of 5+ digits inside a key or name, whatever the word (version 4); years and short numbers stay",
+    same: [
+      "DataStore GetAsync failed for Inventory_98817723 (gift from user1538394712)",
+      "DataStore GetAsync failed for Inventory_2207731150 (gift from user261000)",
+      "DataStore GetAsync failed for Inventory_45021 (gift from user98817723)",
+    ],
+    different: ["DataStore GetAsync failed for Inventory_2026 (gift from user98817723)", "DataStore GetAsync failed for Bank_98817723 (gift from user98817723)"],
+  },
+  {
+    name: "quoted data (version 4): names with spaces, punctuation, emoji or non-Latin letters",
+    same: [
+      "Pets: cannot equip 'Golden Dragon 🐉': slot locked",
+      "Pets: cannot equip '炎の剣': slot locked",
+      "Pets: cannot equip 'Mr. Whiskers': slot locked",
+      "Pets: cannot equip 'Pet #4': slot locked",
+      "Pets: cannot equip 'Café Cat': slot locked",
+    ],
+    // a single identifier is code: it stays, and so does the text around the quotes
+    different: ["Pets: cannot equip 'Dragon': slot locked", "Pets: cannot trade 'Golden Dragon 🐉': slot locked"],
+  },
 ];
 
 describe("engine messages: variants that group and variants that do not", () => {
@@ -413,6 +454,47 @@ describe("pieces", () => {
     const t = Date.now();
     defaultFingerprint(long, long);
     expect(Date.now() - t).toBeLessThan(2000);
+  });
+});
+
+describe("version 4: data wherever it appears", () => {
+  it("quoted code stays: identifiers, instance paths and call arguments keep texts apart", () => {
+    const apart: [string, string][] = [
+      ["attempt to index nil with 'Parent'", "attempt to index nil with 'Character'"],
+      [`Unable to find "Workspace.Map.Arena"`, `Unable to find "Workspace.Map.Lobby"`],
+      [`Infinite yield possible on 'Workspace.Teams:WaitForChild("Red Base")'`, `Infinite yield possible on 'Workspace.Teams:WaitForChild("Blue Base")'`],
+      [`Shop: {"error":"not_found"}`, `Shop: {"error":"rate_limited"}`],
+      ["HTTP 404 (Not Found) request 01HGW2N7Q8ZK3X4Y5V6T7R8S9A", "HTTP 500 (Internal Server Error) request 01HGW2N7Q8ZK3X4Y5V6T7R8S9B"],
+    ];
+    for (const [a, b] of apart) expect(defaultFingerprint(a, null), `${a} / ${b}`).not.toBe(defaultFingerprint(b, null));
+    expect(messageTemplate(`Shop: can't buy 'Health' for player's "Golden Dragon 🐉" ({"error":"x y"})`).template).toBe(
+      `Shop: can't buy 'Health' for player's "<str>" ({"error":"<str>"})`,
+    );
+  });
+
+  it("templates and titles show the placeholders", () => {
+    expect(messageTemplate("Trade 7KX9M2QPZ4W8 by user98817723 of 'Wooden Sword' failed at https://api.example.com/v1/requests/aZ9kQ2mX7pL0c3Vb").template).toBe(
+      "Trade <id> by user<n> of '<str>' failed at https://api.example.com/v1/requests/<id>",
+    );
+    // dotted paths and script locations are not ids
+    expect(messageTemplate("ReplicatedStorage.Items.Sword2x4Blade3:40: attempt to call a nil value").location).toBe("ReplicatedStorage.Items.Sword2x4Blade3:40");
+  });
+
+  it("an event these forms change names version 3's fingerprint as the secondary, with or without a stack", () => {
+    const m = (id: string) => `Inventory API: HTTP 500 request_id=${id}`;
+    const a = fingerprintsFor(m("01HGW2N7Q8ZK3X4Y5V6T7R8S9A"), null);
+    const b = fingerprintsFor(m("aZ9kQ2mX7pL0c3Vb"), null);
+    expect(a.fingerprint).toBe(b.fingerprint);
+    expect(a.secondary).toBe(defaultFingerprintV3(m("01HGW2N7Q8ZK3X4Y5V6T7R8S9A"), null));
+    expect(b.secondary).toBe(defaultFingerprintV3(m("aZ9kQ2mX7pL0c3Vb"), null));
+    expect(a.secondary).not.toBe(b.secondary);
+  });
+
+  it("stays linear on long runs of ids, digits and quotes", () => {
+    const long = `${"aZ9kQ2mX7pL0".repeat(700)} ${"1".repeat(3000)}x ${"'a b".repeat(500)} ${"\"".repeat(1000)}`;
+    const t = Date.now();
+    defaultFingerprint(long, null);
+    expect(Date.now() - t).toBeLessThan(500);
   });
 });
 
