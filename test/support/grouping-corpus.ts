@@ -250,3 +250,55 @@ CORPUS.push(
   })),
   ...LINE_SHIFT,
 );
+
+// Data wherever it appears (version 4). Request ids in HTTP error bodies, in five alphabets and cases
+const REQUEST_IDS = ["01HGW2N7Q8ZK3X4Y5V6T7R8S9A", "aZ9kQ2mX7pL0c3Vb", "JBSWY3DPEHPK3PXP", "7KX9M2QPZ4W8", "Rq8xK2pLm9Zt4Wv1", "x7k2m9qz"];
+// the three stack forms of one function
+const STACK_FORMS = (path: string, line: number, fn: string) => [
+  `${path}:${line} function ${fn}`,
+  `Script '${path}', Line ${line} - function ${fn}`,
+  `${path}, line ${line} - function ${fn}`,
+];
+const SHOP_STACKS = STACK_FORMS("ServerScriptService.Shop.Api", 31, "request");
+// another player's user id inside a DataStore key
+const OTHER_IDS = [98817723, 1538394712, 2207731150, 45021];
+const PET_NAMES = ["Golden Dragon 🐉", "炎の剣", "Mr. Whiskers", "Pet #4", "Café Cat", "🐶🐶"];
+
+CORPUS.push(
+  ...REQUEST_IDS.map((id, i) => ({
+    issue: "shop-api-500",
+    message: `Shop API: HTTP 500 (Internal Server Error) {"error":"internal","request_id":"${id}"}`,
+    stack: SHOP_STACKS[i % 3],
+  })),
+  // the status stays: a missing item is not a server failure
+  ...REQUEST_IDS.slice(0, 3).map((id, i) => ({
+    issue: "shop-api-404",
+    message: `Shop API: HTTP 404 (Not Found) {"error":"no_such_item","request_id":"${id}"}`,
+    stack: SHOP_STACKS[i % 3],
+  })),
+  // the server's own error code is an identifier: it stays
+  { issue: "shop-api-500-overloaded", message: `Shop API: HTTP 500 (Internal Server Error) {"error":"overloaded","request_id":"${REQUEST_IDS[0]}"}`, stack: SHOP_STACKS[0] },
+  // a header and a prefixed token, without a stack
+  ...REQUEST_IDS.map((id) => ({ issue: "matchmaking-503", message: `Matchmaking: HTTP 503 (Service Unavailable) X-Request-Id: ${id}, retry later` })),
+  ...["req_2Nf8sLq0Zx", "req_8pQ3vW1xZc7", `req_${REQUEST_IDS[0]}`].map((id) => ({ issue: "purchase-token", message: `Purchase ${id} failed: product unavailable` })),
+  ...OTHER_IDS.map((id, i) => ({
+    issue: "gift-load",
+    message: `Gifting: could not read Inventory_${id} (gift from user${OTHER_IDS[(i + 1) % 4]}), inv-${id}-slot locked`,
+    stack: STACK_FORMS("ServerScriptService.Gifts", 58, "receive")[i % 3],
+    player: PLAYERS[i][0],
+    userId: PLAYERS[i][1],
+  })),
+  // quoted item and pet names with spaces, punctuation, emoji and CJK
+  ...PET_NAMES.map((name, i) => ({
+    issue: "pet-equip-locked",
+    message: `Pets: cannot equip '${name}': slot locked`,
+    stack: STACK_FORMS("ReplicatedStorage.Pets.Equip", 22, "equip")[i % 3],
+  })),
+  // quoted code stays: the field a nil was indexed with names the bug
+  ...["Parent", "Character"].map((field) => ({
+    issue: `pet-follow-${field}`,
+    message: `ReplicatedStorage.Pets.Follow:48: attempt to index nil with '${field}'`,
+    stack: "ReplicatedStorage.Pets.Follow:48 function follow",
+  })),
+  ...["Red", "Blue"].map((team) => ({ issue: `team-base-yield-${team}`, message: `Infinite yield possible on 'Workspace.Teams:WaitForChild("${team} Base")'` })),
+);
