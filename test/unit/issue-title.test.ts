@@ -11,6 +11,16 @@ describe("issue titles", () => {
     expect(issueTitle("Workspace.Map.Spawns.Spawn3.Pad:10: touched nil")).toBe("Workspace.Map.Spawns.Spawn<n>.Pad:10: touched nil");
   });
 
+  it("titles show version 4's data forms: request ids, ids inside names, quoted data; quoted code stays", () => {
+    expect(issueTitle(`Shop API: HTTP 500 (Internal Server Error) {"error":"internal","request_id":"01HGW2N7Q8ZK3X4Y5V6T7R8S9A"}`)).toBe(
+      `Shop API: HTTP 500 (Internal Server Error) {"error":"internal","request_id":"<id>"}`,
+    );
+    expect(issueTitle("ReplicatedStorage.Pets.Equip:22: cannot equip '炎の剣 🐉' from Inventory_98817723")).toBe(
+      "ReplicatedStorage.Pets.Equip:22: cannot equip '<str>' from Inventory_<n>",
+    );
+    expect(issueTitle("ReplicatedStorage.Pets.Follow:48: attempt to index nil with 'Character'")).toBe("ReplicatedStorage.Pets.Follow:48: attempt to index nil with 'Character'");
+  });
+
   it("keeps a message without variables as it is, and never returns an empty title", () => {
     expect(issueTitle("Shop opened")).toBe("Shop opened");
     expect(issueTitle("ServerScriptService.Shop:88: attempt to index nil with 'Price'")).toBe("ServerScriptService.Shop:88: attempt to index nil with 'Price'");
