@@ -177,6 +177,21 @@ describe("upgrading from grouping v3", () => {
     expect(await groups(apiKey)).toMatchObject([{ id: old, count: 2, fingerprint: defaultFingerprint(msg, null) }]);
     expect(await app.sql`select 1 from group_aliases where project_id = ${projectId}`).toHaveLength(0);
   });
+
+  it("an issue v3 made for a text holding a request id keeps getting it, and through the alias every other id's (no stack needed)", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const text = (id: string) => `Matchmaking: HTTP 503 (Service Unavailable) X-Request-Id: ${id}, retry later`;
+    const first = text("01HGW2N7Q8ZK3X4Y5V6T7R8S9A");
+    const old = await makeGroup(projectId, defaultFingerprintV3(first, null), first, 3);
+    await ingest(app, apiKey, { message: first });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 2, grouping_version: 3 }]);
+    // version 3 made one issue per id; version 4 sends them all to the old one
+    expect(defaultFingerprintV3(text("aZ9kQ2mX7pL0c3Vb"), null)).not.toBe(defaultFingerprintV3(first, null));
+    await ingest(app, apiKey, { errors: ["aZ9kQ2mX7pL0c3Vb", "JBSWY3DPEHPK3PXP", "7KX9M2QPZ4W8"].map((id) => ({ message: text(id) })) });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 5 }]);
+    const aliases = await app.sql`select fingerprint, group_id from group_aliases where project_id = ${projectId}`;
+    expect(aliases).toEqual([{ fingerprint: defaultFingerprint(first, null), group_id: old }]);
+  });
 });
 
 describe("grouping v3 on the Sentry path", () => {
