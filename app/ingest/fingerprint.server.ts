@@ -11,6 +11,11 @@ import { fingerprintFor as fingerprintForV1 } from "./fingerprint-v1.server";
  * exactly as under version 3, so its fingerprint is unchanged; an event whose version-4 fingerprint
  * is new joins the issue of its version-3 fingerprint through the secondary fingerprint.
  *
+ * Version 4 also treats data as a variable wherever it appears, not only next to a word that names it:
+ * opaque ids in any alphabet and case (`<id>`), ids of 5+ digits inside names (`Inventory_<n>`), and
+ * quoted strings that are data rather than code (`'<str>'`). A text holding none of these keeps its
+ * version-3 template; one that does joins its version-3 issue through the secondary fingerprint too.
+ *
  * Version 3: stack first.
  *
  * An event is grouped by the normalized frames of its stack (script path, line, function name) plus
@@ -464,7 +469,7 @@ export type Grouping = {
   /**
    * an earlier version's fingerprint when it differs and was asked for: an event without a current
    * group joins that one's group. Version 3's when version 4's frames changed the key (a stack with
-   * lines); else version 2's when version 3's classes changed the text (version 2 had split it),
+   * lines) or its data forms changed the template; else version 2's when version 3's classes changed the text (version 2 had split it),
    * else version 1's.
    */
   secondary: string | null;
