@@ -105,6 +105,8 @@ const QUOTED = /(?<![\w'"])(?:'([^'\n]{1,200})'|"([^"\n]{1,200})")(?!\w)/g;
 const IDENTIFIER = /^[\w<>\ue000-\uefff]+$/;
 // an instance path or method call inside the quotes: `Workspace.Map`, `Players.<player>:WaitForChild(`
 const PATH_JOINT = /[\w>][.:][A-Za-z_<]|\(/;
+// an operator or bracket a syntax error names: `')'`, `'=='`, `'..'`
+const OPERATOR = /^[!-/:-@[-`{-~]{1,3}$/;
 
 /**
  * One instance path: the player's segment of `Players.<name>` is replaced; under `Workspace` (a data
@@ -228,12 +230,14 @@ function isOpaqueId(t: string): boolean {
 /**
  * A quoted string is code, and stays, when it is a single identifier (`'Health'`, `"leaderstats"`),
  * holds an instance path or call (`"Workspace.Map.Spawns"`, `'Players.<player>:WaitForChild("x")'`),
- * or is a call's argument (`WaitForChild("Red Base")`); otherwise it is data (`'Golden Dragon 🐉'`,
+ * is a call's argument or an index (`WaitForChild("Red Base")`, `Teams["Red Base"]`), or is an operator
+ * or bracket (`Expected ')'`); otherwise it is data (`'Golden Dragon 🐉'`,
  * `"炎の剣"`, `"Mr. Whiskers"`, `'Pet #4'`) and becomes `'<str>'`, keeping its quotes.
  */
 function quotedData(m: string, single: string | undefined, double: string | undefined, offset: number, text: string): string {
   const c = single ?? double ?? "";
-  if (text[offset - 1] === "(" || IDENTIFIER.test(c) || PATH_JOINT.test(c)) return m;
+  const before = text[offset - 1];
+  if (before === "(" || before === "[" || IDENTIFIER.test(c) || PATH_JOINT.test(c) || OPERATOR.test(c)) return m;
   dataReplaced = true;
   return single != null ? "'<str>'" : '"<str>"';
 }

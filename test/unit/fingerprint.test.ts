@@ -464,6 +464,8 @@ describe("version 4: data wherever it appears", () => {
       [`Unable to find "Workspace.Map.Arena"`, `Unable to find "Workspace.Map.Lobby"`],
       [`Infinite yield possible on 'Workspace.Teams:WaitForChild("Red Base")'`, `Infinite yield possible on 'Workspace.Teams:WaitForChild("Blue Base")'`],
       [`Shop: {"error":"not_found"}`, `Shop: {"error":"rate_limited"}`],
+      [`Workspace.Teams["Red Base"] is missing`, `Workspace.Teams["Blue Base"] is missing`],
+      ["Expected ')' (to close '(' at line 5), got 'end'", "Expected ']' (to close '[' at line 5), got 'end'"],
       ["HTTP 404 (Not Found) request 01HGW2N7Q8ZK3X4Y5V6T7R8S9A", "HTTP 500 (Internal Server Error) request 01HGW2N7Q8ZK3X4Y5V6T7R8S9B"],
     ];
     for (const [a, b] of apart) expect(defaultFingerprint(a, null), `${a} / ${b}`).not.toBe(defaultFingerprint(b, null));
