@@ -98,6 +98,7 @@ const ALNUM_TOKEN = /(?<![A-Za-z0-9.])(?=[A-Za-z]*\d)[A-Za-z0-9]{8,}(?![A-Za-z0-
 // version 4: an id of 5+ digits glued to a name (`Player_1538394712`, `user98817723`, `98817723_inv`):
 // whatever the word, the number is data (a year, `Season2026`, has 4 digits and stays)
 const EMBEDDED_ID = /(?<=[A-Za-z_])\d{5,}|(?<!\w)\d{5,}(?=[A-Za-z_])/g;
+const FIVE_DIGITS = /\d{5}/;
 // version 4: a quoted string of 1-200 characters on one line; quotedData() decides whether it is data.
 // The opening quote follows no word character (`can't` opens nothing); bounded, so the scan stays linear.
 const QUOTED = /(?<![\w'"])(?:'([^'\n]{1,200})'|"([^"\n]{1,200})")(?!\w)/g;
@@ -264,7 +265,8 @@ function parameterize(text: string, playerName: string | null | undefined, st: T
     if (v4) {
       // version 4: opaque ids, and ids inside names
       dataReplaced = false;
-      out = out.replace(ALNUM_TOKEN, TO_ID).replace(EMBEDDED_ID, TO_N);
+      out = out.replace(ALNUM_TOKEN, TO_ID);
+      if (FIVE_DIGITS.test(out)) out = out.replace(EMBEDDED_ID, TO_N);
       if (dataReplaced) st.data = true;
     }
   } else if (out.includes("@")) out = out.replace(EMAIL, TO_EMAIL);
