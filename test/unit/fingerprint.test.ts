@@ -226,6 +226,7 @@ const ENGINE_MESSAGES: Case[] = [
       "receipt 356a192b7913b04c54574d18c28d46e6395428ab not granted",
       "receipt a1b2c3d4 not granted",
     ],
+    // mixed case is not hex: version 4 reads `9f8e7D6c` as an opaque id, `<id>`
     different: ["receipt 12345678 not granted", "receipt deadbeef not granted", "receipt 9f8e7d6c5b4a39281706f5e4d3c2b1a0 granted twice", "receipt 9f8e7D6c not granted"],
   },
   {
