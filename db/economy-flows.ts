@@ -135,24 +135,23 @@ export type CurrencyFlows = { currency: string; sources: SourceTotals[]; totals:
  * positive decimal strings.
  */
 export async function flowsBySource(sql: Sql, projectId: string, currencies: string[], days: number): Promise<CurrencyFlows[]> {
-  const rows = await sql<(SourceTotals & { currency: string })[]>`
+  // one pass over the days: each currency's sources, and (source null) the currency's totals
+  const rows = await sql<(Omit<SourceTotals, "source"> & { currency: string; source: string | null })[]>`
     select currency, source, sum(gained)::text as gained, sum(spent)::text as spent, sum(flows)::int as flows
     from economy_flow_daily
     where project_id = ${projectId} and currency = any(${currencies}::text[])
       and day >= (now() at time zone 'UTC')::date - ${days - 1}::int
-    group by currency, source
+    group by grouping sets ((currency, source), (currency))
     order by currency, sum(gained) + sum(spent) desc, source`;
-  const [totals] = await sql<{ t: Record<string, { gained: string; spent: string; flows: number }> | null }[]>`
-    select jsonb_object_agg(currency, jsonb_build_object('gained', gained::text, 'spent', spent::text, 'flows', flows)) as t from (
-      select currency, sum(gained) as gained, sum(spent) as spent, sum(flows)::int as flows from economy_flow_daily
-      where project_id = ${projectId} and currency = any(${currencies}::text[])
-        and day >= (now() at time zone 'UTC')::date - ${days - 1}::int
-      group by currency) x`;
-  return currencies.map((currency) => ({
-    currency,
-    sources: rows.filter((r) => r.currency === currency).map(({ currency: _, ...r }) => r),
-    totals: totals.t?.[currency] ?? { gained: "0", spent: "0", flows: 0 },
-  }));
+  return currencies.map((currency) => {
+    const own = rows.filter((r) => r.currency === currency);
+    const total = own.find((r) => r.source === null);
+    return {
+      currency,
+      sources: own.flatMap(({ currency: _, source, ...r }) => (source === null ? [] : [{ source, ...r }])),
+      totals: total ? { gained: total.gained, spent: total.spent, flows: total.flows } : { gained: "0", spent: "0", flows: 0 },
+    };
+  });
 }
 
 /** Whether the project has ever received a flow (of any currency). */

@@ -33,14 +33,14 @@ export async function economyOverview(sql: Sql, config: Config, user: User, proj
   const { map } = await loadMap(sql, projectId);
   const currency = parseCurrency(q, map);
   const filter = parsePlayerParams(q, map);
-  const [summary, anomalies, players, sync] = await Promise.all([
+  const [summary, anomalies, players, sync, flows] = await Promise.all([
     economySummary(sql, projectId, 30, map, currency),
     // every currency's anomalies, each under its own threshold, whichever currency the page shows
     readAnomalies(sql, projectId, map, config, { currency: ALL, factor: undefined, minAmount: undefined, days: 30, limit: 20, offset: 0 }),
     filter.search ? listPlayers(sql, projectId, { ...filter, sort: filter.sort === "total" ? currency : filter.sort, limit: 50 }) : Promise.resolve(null),
     getSync(sql, projectId),
+    flowsPanel(sql, projectId, map, currency),
   ]);
-  const flows = await flowsPanel(sql, projectId, map, currency);
   return {
     projectId,
     canManage: MANAGERS.includes(role),
