@@ -14,6 +14,7 @@ import {
 import type { Config } from "~/env.server";
 import { effectiveThresholds, isAnomaly } from "~/economy/thresholds.server";
 import { loadMap } from "~/economy/map.server";
+import { compareDec, stringToDec } from "~/economy/profile.server";
 import { sendAll, withinBudget, type AlertDeps, type DispatchResult, type Outgoing } from "./dispatch.server";
 import { eventLine, type EconomyAlert, type EconomyEvent, type EconomyPlayer } from "./economy-payloads.server";
 
@@ -63,14 +64,7 @@ const dedupe = <T>(rows: T[], key: (t: T) => string) => [...new Map(rows.map((r)
 const publicLink = (deps: AlertDeps, path: string) => (deps.config.publicUrl ? `${deps.config.publicUrl}${path}` : null);
 
 /** The lower of two non-negative decimal strings, compared exactly (digit by digit, not as doubles). */
-export function lower(a: string, b: string): string {
-  const [ai, af = ""] = a.split(".");
-  const [bi, bf = ""] = b.split(".");
-  const width = Math.max(ai.length, bi.length);
-  const places = Math.max(af.length, bf.length);
-  const key = (i: string, f: string) => i.padStart(width, "0") + f.padEnd(places, "0");
-  return key(ai, af) <= key(bi, bf) ? a : b;
-}
+export const lower = (a: string, b: string): string => (compareDec(stringToDec(a), stringToDec(b)) <= 0 ? a : b);
 
 export async function dispatchEconomyAlerts(deps: EconomyAlertDeps, projectId: string): Promise<DispatchResult & { more: boolean }> {
   const { sql } = deps;

@@ -36,18 +36,34 @@ export function unwrapProfile(value: unknown): unknown {
 
 export type Dec = { m: bigint; e: number }; // value = m * 10^e
 
-/** A finite double at its shortest round-trip decimal form, exactly. */
-export function numberToDec(n: number): Dec {
-  const s = String(n); // shortest round-trip form, e.g. "123.5", "1e+21", "5e-324"
-  const match = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(s)!;
+/**
+ * A decimal string, plain (a numeric's text, "123.5") or as JavaScript spells a number ("1e+21",
+ * "5e-324"), exactly.
+ */
+export function stringToDec(s: string): Dec {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(s);
+  if (!match) throw new Error(`not a decimal: ${s}`);
   const [, sign, int, frac = "", exp = "0"] = match;
   return { m: BigInt(sign + int + frac), e: Number(exp) - frac.length };
 }
+
+/** A finite double at its shortest round-trip decimal form, exactly. */
+export const numberToDec = (n: number): Dec => stringToDec(String(n));
 
 export function addDec(a: Dec, b: Dec): Dec {
   const e = Math.min(a.e, b.e);
   return { m: a.m * 10n ** BigInt(a.e - e) + b.m * 10n ** BigInt(b.e - e), e };
 }
+
+export const subDec = (a: Dec, b: Dec): Dec => addDec(a, { m: -b.m, e: b.e });
+
+export const mulDec = (a: Dec, b: Dec): Dec => ({ m: a.m * b.m, e: a.e + b.e });
+
+/** Negative, zero or positive as `a` is below, equal to or above `b`. */
+export const compareDec = (a: Dec, b: Dec): number => {
+  const d = subDec(a, b).m;
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+};
 
 export function decString({ m, e }: Dec): string {
   if (m === 0n) return "0";

@@ -12,6 +12,7 @@ import type { Sql } from "../../db/client.js";
 import { learnThreshold, readThresholdRows, type LearnedRow, type OverrideRow } from "../../db/economy-thresholds.js";
 import type { Config } from "~/env.server";
 import type { CurrencyMap } from "./currency-map.server";
+import { compareDec, mulDec, numberToDec, stringToDec, subDec } from "./profile.server";
 
 export type ThresholdSource = "override" | "learned" | "default";
 
@@ -43,44 +44,13 @@ export const LEARNING = {
   factorBounds: [3, 5] as const,
 };
 
-// ---- exact decimal comparison ----
-
-type Dec = { n: bigint; scale: number };
-
-/** A decimal string (or a finite number's shortest spelling, exponent allowed) as an exact scaled integer. */
-function dec(s: string): Dec {
-  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i.exec(s.trim());
-  if (!m || (m[2] === "" && (m[3] ?? "") === "")) throw new Error(`not a decimal: ${s}`);
-  const [, sign, int, frac = "", exp = "0"] = m;
-  let digits = (int || "0") + frac;
-  let scale = frac.length - Number(exp);
-  if (scale < 0) {
-    digits += "0".repeat(-scale);
-    scale = 0;
-  }
-  const n = BigInt(digits);
-  return { n: sign === "-" ? -n : n, scale };
-}
-
-const align = (a: Dec, b: Dec): [bigint, bigint] =>
-  a.scale >= b.scale ? [a.n, b.n * 10n ** BigInt(a.scale - b.scale)] : [a.n * 10n ** BigInt(b.scale - a.scale), b.n];
-const sub = (a: Dec, b: Dec): Dec => {
-  const [x, y] = align(a, b);
-  return { n: x - y, scale: Math.max(a.scale, b.scale) };
-};
-const mul = (a: Dec, b: Dec): Dec => ({ n: a.n * b.n, scale: a.scale + b.scale });
-const gt = (a: Dec, b: Dec) => {
-  const [x, y] = align(a, b);
-  return x > y;
-};
-
 /** Whether one rise (decimal strings) is an anomaly under `t`, exactly (no rounding of amounts of any size). */
 export function isAnomaly(t: Threshold, from: string, to: string): boolean {
   if (t.off) return false;
-  const a = dec(from);
-  const b = dec(to);
-  if (!gt(sub(b, a), dec(t.minAmount))) return false;
-  return a.n <= 0n || gt(b, mul(a, dec(String(t.factor))));
+  const a = stringToDec(from);
+  const b = stringToDec(to);
+  if (compareDec(subDec(b, a), stringToDec(t.minAmount)) <= 0) return false;
+  return a.m <= 0n || compareDec(b, mulDec(a, numberToDec(t.factor))) > 0;
 }
 
 // ---- effective thresholds ----
