@@ -17,24 +17,9 @@ export type Flow = {
   occurredAt: Date | null;
 };
 
-const byBigInt = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
-
-/**
- * Takes the per-player locks the balance writer takes (db/economy.ts), in the same order (user id),
- * so flows and pushes of one player are written one after the other, and a push that locks a
- * superset later in the same transaction waits for nothing more.
- */
-export async function lockPlayers(tx: TxSql, projectId: string, userIds: Iterable<string>): Promise<void> {
-  const ids = [...new Set(userIds)].sort(byBigInt);
-  if (ids.length === 0) return;
-  await tx`
-    select pg_advisory_xact_lock(hashtextextended(${projectId}::text || ':' || u, 0))
-    from (select unnest(${ids}::text[]) as u, generate_subscripts(${ids}::text[], 1) as i order by i) ordered`;
-}
-
 /**
  * Appends flows received at `receivedAt`, inside the caller's transaction (which holds the players'
- * locks, see lockPlayers): the rows, the first receipt of each currency (kept once), and the day's
+ * locks, see lockPlayers in db/economy.ts): the rows, the first receipt of each currency (kept once), and the day's
  * sources and sinks per currency and source, added to this connection's shard so concurrent writers
  * of one day add up without waiting on one row.
  */

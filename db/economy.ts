@@ -26,6 +26,21 @@ export type Observation = {
   revisionTime: Date | null;
 };
 
+const byBigInt = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
+
+/**
+ * Per-player advisory locks, taken in user-id order inside the caller's transaction: every writer of
+ * a player's balances or flows takes them, so two batches sharing players can neither deadlock nor
+ * interleave, and a push that locks a superset later in the same transaction waits for nothing more.
+ */
+export async function lockPlayers(tx: TxSql, projectId: string, userIds: Iterable<string>): Promise<void> {
+  const ids = [...new Set(userIds)].sort(byBigInt);
+  if (ids.length === 0) return;
+  await tx`
+    select pg_advisory_xact_lock(hashtextextended(${projectId}::text || ':' || u, 0))
+    from (select unnest(${ids}::text[]) as u, generate_subscripts(${ids}::text[], 1) as i order by i) ordered`;
+}
+
 export type Source = "push" | "scan";
 
 /**
@@ -65,10 +80,7 @@ export async function writeObservationsWithHistoryTx(
     if (!seen || seen.observedAt.getTime() <= r.observedAt.getTime()) latest.set(r.userId, r);
   }
   rows = [...latest.values()];
-  const ids = rows.map((r) => r.userId).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
-  await tx`
-    select pg_advisory_xact_lock(hashtextextended(${projectId}::text || ':' || u, 0))
-    from (select unnest(${ids}::text[]) as u, generate_subscripts(${ids}::text[], 1) as i order by i) ordered`;
+  await lockPlayers(tx, projectId, rows.map((r) => r.userId));
   const input = rows.map((r) => ({
     user_id: r.userId,
     cash: r.cash,

@@ -1,5 +1,6 @@
 import type { Sql } from "../../db/client.js";
-import { lockPlayers, writeFlowsTx, type Flow } from "../../db/economy-flows.js";
+import { lockPlayers } from "../../db/economy.js";
+import { writeFlowsTx, type Flow } from "../../db/economy-flows.js";
 import { claimPushKey, recordPush } from "../../db/idempotency.js";
 import { transaction } from "../../db/transaction.js";
 import type { Config } from "~/env.server";

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sql } from "../../db/client.js";
-import { writeObservationsWithHistoryTx, type Observation } from "../../db/economy.js";
-import { lockPlayers, reconcileTx, writeFlowsTx } from "../../db/economy-flows.js";
+import { lockPlayers, writeObservationsWithHistoryTx, type Observation } from "../../db/economy.js";
+import { reconcileTx, writeFlowsTx } from "../../db/economy-flows.js";
 import { putProfileSample } from "../../db/economy-samples.js";
 import { claimPushKey, recordPush } from "../../db/idempotency.js";
 import { transaction } from "../../db/transaction.js";
