@@ -65,16 +65,14 @@ export async function claimNewIssues(
 
 /**
  * Which of these fingerprints already reach a group of the project: their own, one they were
- * aliased to, or the group of their previous grouping version's fingerprint or of its alias (as the
- * write resolves them). The others would create a new issue.
+ * aliased to, or the group of one of their earlier grouping versions' fingerprints or of its alias (as
+ * the write resolves them). The others would create a new issue.
  */
-export async function existingFingerprints(sql: Sql, projectId: string, items: { fp: string; fp1: string | null }[]): Promise<Set<string>> {
+export async function existingFingerprints(sql: Sql, projectId: string, items: { fp: string; older: string[] }[]): Promise<Set<string>> {
   const rows = await sql<{ fp: string }[]>`
-    select i.fp from json_to_recordset(${asJson(sql, items)}::json) as i(fp text, fp1 text)
-    where exists (select 1 from error_groups g where g.project_id = ${projectId} and g.fingerprint = i.fp)
-       or exists (select 1 from group_aliases a where a.project_id = ${projectId} and a.fingerprint = i.fp)
-       or (i.fp1 is not null and exists (select 1 from error_groups g where g.project_id = ${projectId} and g.fingerprint = i.fp1))
-       or (i.fp1 is not null and exists (select 1 from group_aliases a where a.project_id = ${projectId} and a.fingerprint = i.fp1))`;
+    select i.fp from json_to_recordset(${asJson(sql, items)}::json) as i(fp text, older text[])
+    where exists (select 1 from error_groups g where g.project_id = ${projectId} and g.fingerprint = any(i.fp || i.older))
+       or exists (select 1 from group_aliases a where a.project_id = ${projectId} and a.fingerprint = any(i.fp || i.older))`;
   return new Set(rows.map((r) => r.fp));
 }
 

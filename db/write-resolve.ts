@@ -62,15 +62,15 @@ export async function lockAndResolve(tx: TxSql, input: EventRow[]): Promise<Reso
  * Where each distinct fingerprint of the batch lands, read after the merge lock is held:
  *  1. the group whose fingerprint it is (possibly a member merged into another group);
  *  2. else the group it was aliased to by an earlier grouping upgrade;
- *  3. else the group of the previous version's fingerprint, or the group that fingerprint is an
- *     alias of (an issue of version 1 that version 2 events joined): the event joins it, and the new
- *     fingerprint is recorded as an alias of it;
+ *  3. else the group of the newest earlier version's fingerprint that has one, or the group that
+ *     fingerprint is an alias of (an issue of version 1 that version 2 events joined): the event joins
+ *     it, and the new fingerprint is recorded as an alias of it;
  *  4. else nothing: a new group is made with the fingerprint.
  * For a member of a merged issue it also returns the issue (target) and all its members.
  */
 async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, Resolved>> {
-  const keys = new Map<string, { project_id: string; fp: string; fp1: string | null }>();
-  for (const e of rows) keys.set(`${e.projectId}\u0000${e.fingerprint}`, { project_id: e.projectId, fp: e.fingerprint, fp1: e.secondaryFingerprint });
+  const keys = new Map<string, { project_id: string; fp: string; older: string[] }>();
+  for (const e of rows) keys.set(`${e.projectId}\u0000${e.fingerprint}`, { project_id: e.projectId, fp: e.fingerprint, older: e.olderFingerprints });
   // own_id is the row whose users and throttle an event uses: the member itself, except for the
   // member holding the target's own fingerprint, whose events keep the target's id (see db/merge.ts)
   const resolved = await tx<Resolved[]>`
@@ -81,7 +81,7 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
       case when o.merged_into is not null then
         array(select case when m.merged_own then m.merged_into else m.id end from error_groups m
               where m.project_id = i.project_id and m.merged_into = o.merged_into) end as family
-    from json_to_recordset(${asJson(tx, [...keys.values()])}::json) as i(project_id uuid, fp text, fp1 text)
+    from json_to_recordset(${asJson(tx, [...keys.values()])}::json) as i(project_id uuid, fp text, older text[])
     left join lateral (
       (select g.id, g.fingerprint, g.merged_into, g.merged_own, 1 as via from error_groups g
        where g.project_id = i.project_id and g.fingerprint = i.fp)
@@ -90,12 +90,19 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
        join error_groups g on g.project_id = a.project_id and g.id = a.group_id
        where a.project_id = i.project_id and a.fingerprint = i.fp)
       union all
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from error_groups g
-       where i.fp1 is not null and g.project_id = i.project_id and g.fingerprint = i.fp1)
-      union all
-      (select g.id, g.fingerprint, g.merged_into, g.merged_own, 3 from group_aliases a
-       join error_groups g on g.project_id = a.project_id and g.id = a.group_id
-       where i.fp1 is not null and a.project_id = i.project_id and a.fingerprint = i.fp1)
+      -- the earlier versions' fingerprints, newest version first: the first with a group or an alias
+      (select e.id, e.fingerprint, e.merged_into, e.merged_own, 3
+       from unnest(i.older) with ordinality as f(fp, n)
+       cross join lateral (
+         (select g.id, g.fingerprint, g.merged_into, g.merged_own from error_groups g
+          where g.project_id = i.project_id and g.fingerprint = f.fp)
+         union all
+         (select g.id, g.fingerprint, g.merged_into, g.merged_own from group_aliases a
+          join error_groups g on g.project_id = a.project_id and g.id = a.group_id
+          where a.project_id = i.project_id and a.fingerprint = f.fp)
+         limit 1
+       ) e
+       order by f.n limit 1)
       limit 1
     ) o on true`;
   return new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));

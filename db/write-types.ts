@@ -6,8 +6,8 @@ export type Level = "error" | "warn" | "info";
 export type EventRow = {
   projectId: string;
   fingerprint: string;
-  /** the previous grouping version's fingerprint, when it differs (see resolveGroups in db/write-resolve.ts) */
-  secondaryFingerprint: string | null;
+  /** the earlier grouping versions' fingerprints that differ, newest first (see resolveGroups in db/write-resolve.ts) */
+  olderFingerprints: string[];
   message: string;
   level: Level;
   stackTrace: string | null;

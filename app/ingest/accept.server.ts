@@ -73,7 +73,7 @@ export type IncomingEvent = {
 export type AcceptDeps = {
   sql: Sql;
   writer: EventWriter;
-  /** fingerprints this process knows to have a group: a known one skips the secondary fingerprint */
+  /** fingerprints this process knows to have a group: a known one skips the earlier versions' fingerprints */
   known: KnownFingerprints;
   config: Pick<Config, "retentionDays" | "dbTimeoutMs">;
 };
@@ -129,7 +129,7 @@ export function toEventRow(projectId: string, e: IncomingEvent, receivedAt: numb
   return {
     projectId,
     fingerprint: grouping.fingerprint,
-    secondaryFingerprint: grouping.secondary,
+    olderFingerprints: grouping.older,
     message,
     level: e.level,
     stackTrace,

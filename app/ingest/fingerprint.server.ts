@@ -473,12 +473,14 @@ export type Grouping = {
   /** the fingerprint of the current grouping version */
   fingerprint: string;
   /**
-   * an earlier version's fingerprint when it differs and was asked for: an event without a current
-   * group joins that one's group. Version 3's when version 4's frames changed the key (a stack with
-   * lines) or its data forms changed the template; else version 2's when version 3's classes changed the text (version 2 had split it),
-   * else version 1's.
+   * the earlier versions' fingerprints that differ from it, newest version first, when asked for: an
+   * event without a current group joins the group of the first of them that has one (or an alias),
+   * so an issue any earlier version made keeps its error even when the versions between made none.
+   * Version 3's when version 4's frames changed the key (a stack with lines) or its data forms changed
+   * the template; version 2's when version 3's classes changed the text (version 2 had split it);
+   * version 1's always.
    */
-  secondary: string | null;
+  older: string[];
   culprit: string | null;
 };
 
@@ -490,8 +492,8 @@ const customFingerprint = (custom: string | string[], defaultFp: string) => {
 /**
  * A client fingerprint (string or array) replaces the default grouping; `{{ default }}` inside the
  * array stands for the default fingerprint. The result is always a hash, so it has a fixed length.
- * `needsSecondary(fingerprint)` says whether the previous version's fingerprint is worth computing:
- * once a fingerprint has a group or an alias it is never consulted again. `userId` is the event's
+ * `needsOlder(fingerprint)` says whether the earlier versions' fingerprints are worth computing:
+ * once a fingerprint has a group or an alias they are never consulted again. `userId` is the event's
  * own user id: inside a name in the text it is a variable.
  */
 export function groupEvent(
@@ -499,27 +501,24 @@ export function groupEvent(
   stack: string | null | undefined,
   custom?: string | string[] | null,
   playerName?: string | null,
-  needsSecondary: (fingerprint: string) => boolean = () => true,
+  needsOlder: (fingerprint: string) => boolean = () => true,
   userId?: number | string | null,
 ): Grouping {
   const a = analyzeMemo(message, stack, playerName, userId);
   const fingerprint = custom != null ? customFingerprint(custom, a.fingerprint) : a.fingerprint;
-  if (!needsSecondary(fingerprint)) return { fingerprint, secondary: null, culprit: a.culprit };
-  if (stack || a.data) {
-    // version 4's frames or data forms changed the key: the issue version 3 made (by lines, and
-    // splitting those forms) takes the event; any other event without a stack keys as under version 3
-    const v3Default = defaultFingerprintV3(message, stack, playerName, userId);
-    const v3 = custom != null ? customFingerprint(custom, v3Default) : v3Default;
-    if (v3 !== fingerprint) return { fingerprint, secondary: v3, culprit: a.culprit };
-  }
-  if (a.touched) {
-    // version 3's classes changed the text: its version-2 issue (made while version 2 split it) takes it
-    const v2Default = defaultFingerprintV2(message, stack, playerName);
-    const v2 = custom != null ? customFingerprint(custom, v2Default) : v2Default;
-    if (v2 !== fingerprint) return { fingerprint, secondary: v2, culprit: a.culprit };
-  }
-  const v1 = fingerprintForV1(message, stack, custom);
-  return { fingerprint, secondary: v1 === fingerprint ? null : v1, culprit: a.culprit };
+  const older: string[] = [];
+  if (!needsOlder(fingerprint)) return { fingerprint, older, culprit: a.culprit };
+  const add = (fp: string) => {
+    if (fp !== fingerprint && !older.includes(fp)) older.push(fp);
+  };
+  const withCustom = (defaultFp: string) => (custom != null ? customFingerprint(custom, defaultFp) : defaultFp);
+  // version 4's frames or data forms changed the key: the issue version 3 made (by lines, and
+  // splitting those forms); any other event without a stack keys as under version 3
+  if (stack || a.data) add(withCustom(defaultFingerprintV3(message, stack, playerName, userId)));
+  // version 3's classes changed the text: the issue version 2 made while it split the text
+  if (a.touched) add(withCustom(defaultFingerprintV2(message, stack, playerName)));
+  add(fingerprintForV1(message, stack, custom));
+  return { fingerprint, older, culprit: a.culprit };
 }
 
 export const fingerprintsFor = (

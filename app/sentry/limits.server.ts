@@ -105,17 +105,17 @@ export class SentryLimits {
    */
   async boundNewIssues(projectId: string, rows: EventRow[]): Promise<number> {
     const over = new Set<string>();
-    const unknown = new Map<string, string | null>();
+    const unknown = new Map<string, string[]>();
     const refused = this.refusedIssues.get(projectId);
     if (refused && refused.until <= Date.now()) this.refusedIssues.delete(projectId);
     for (const r of rows) {
       if (this.known.has(projectId, r.fingerprint)) continue;
       // refused in this window already: no group can have been made for it, nor a claim taken since
       if (refused && refused.until > Date.now() && refused.fingerprints.has(r.fingerprint)) over.add(r.fingerprint);
-      else unknown.set(r.fingerprint, r.secondaryFingerprint);
+      else unknown.set(r.fingerprint, r.olderFingerprints);
     }
     if (unknown.size > 0) {
-      const existing = await existingFingerprints(this.sql, projectId, [...unknown].map(([fp, fp1]) => ({ fp, fp1 })));
+      const existing = await existingFingerprints(this.sql, projectId, [...unknown].map(([fp, older]) => ({ fp, older })));
       for (const fp of existing) this.known.add(projectId, fp);
       const fresh = [...unknown.keys()].filter((fp) => !existing.has(fp));
       if (fresh.length > 0) {
@@ -149,7 +149,7 @@ export class SentryLimits {
     }
     for (const r of moved) {
       r.fingerprint = OVERFLOW_FINGERPRINT;
-      r.secondaryFingerprint = null;
+      r.olderFingerprints = [];
       // the catch-all has no one script to blame
       r.culprit = null;
     }

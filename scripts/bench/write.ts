@@ -62,7 +62,7 @@ try {
     const user = 1 + Math.floor(Math.random() * 5000);
     const g = groupEvent(message, stack, null, `Player${user}`);
     return {
-      projectId: project.id, fingerprint: g.fingerprint, secondaryFingerprint: null, message, level: "error", stackTrace: stack,
+      projectId: project.id, fingerprint: g.fingerprint, olderFingerprints: [], message, level: "error", stackTrace: stack,
       userId: String(user), playerName: `Player${user}`, traceId: null, jobId: null, placeId: null, gameVersion: "1.4.2",
       environment: "production", context: null, tags: null, timestamp: Date.now(), count: 1, culprit: g.culprit,
       frames: frameEntries(stack, `Player${user}`),

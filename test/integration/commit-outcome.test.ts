@@ -71,7 +71,7 @@ describe("a connection lost around COMMIT", () => {
     const row = (message: string, traceId: string | null = null): EventRow => ({
       projectId,
       fingerprint: `fp-${message}`,
-      secondaryFingerprint: null,
+      olderFingerprints: [],
       message,
       level: "error",
       stackTrace: null,

@@ -25,7 +25,7 @@ const MINUTE = 60_000;
 
 function row(projectId: string, fingerprint: string, over: Partial<EventRow> = {}): EventRow {
   return {
-    projectId, fingerprint, secondaryFingerprint: null, message: `boom ${fingerprint}`, level: "error", stackTrace: null,
+    projectId, fingerprint, olderFingerprints: [], message: `boom ${fingerprint}`, level: "error", stackTrace: null,
     userId: null, playerName: null, traceId: null, jobId: null, placeId: null, gameVersion: null, environment: "production",
     context: null, tags: null, timestamp: Date.now(), count: 1, culprit: null, ...over,
   };

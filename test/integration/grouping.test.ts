@@ -194,6 +194,43 @@ describe("upgrading from grouping v3", () => {
   });
 });
 
+describe("upgrading across versions", () => {
+  const teleport = (p: string) => `Teleport failed for ${p}: The server is full (Error Code: 772)`;
+  const stack = "ServerScriptService.Teleport:40 function go\nServerScriptService.Main:5";
+
+  it("an issue v2 made that no v3 event reached is still found by v4 (its v3 fingerprint has no group)", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    // every version keys this event differently: v3 names the player a variable, v4 counts the function
+    const [v2fp, v3fp, v4fp] = [defaultFingerprintV2, defaultFingerprintV3, defaultFingerprint].map((f) => f(teleport("Builderman"), stack, "Builderman"));
+    expect(new Set([v2fp, v3fp, v4fp]).size).toBe(3);
+    const old = await makeGroup(projectId, v2fp, teleport("Builderman"), 2);
+    await ingest(app, apiKey, { message: teleport("Builderman"), stack_trace: stack, player_name: "Builderman" });
+    // the other players' events reach it through the alias the first one recorded
+    await ingest(app, apiKey, { message: teleport("Shedletsky"), stack_trace: stack, player_name: "Shedletsky", count: 2 });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 4, grouping_version: 2 }]);
+    const aliases = await app.sql`select fingerprint, group_id from group_aliases where project_id = ${projectId}`;
+    expect(aliases).toEqual([{ fingerprint: v4fp, group_id: old }]);
+  });
+
+  it("an issue v1 made that neither v2 nor v3 reached is still found by v4", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const old = await makeV1Group(projectId, teleport("Builderman"), stack);
+    expect(v1(teleport("Builderman"), stack)).not.toBe(defaultFingerprintV2(teleport("Builderman"), stack, "Builderman"));
+    await ingest(app, apiKey, { message: teleport("Builderman"), stack_trace: stack, player_name: "Builderman" });
+    expect(await groups(apiKey)).toMatchObject([{ id: old, count: 2, grouping_version: 1 }]);
+  });
+
+  it("the newest earlier version's issue wins when several versions made one", async () => {
+    const { projectId, apiKey } = await createProject(app.sql);
+    const older = await makeGroup(projectId, defaultFingerprintV2(teleport("Builderman"), stack, "Builderman"), teleport("Builderman"), 2);
+    const newer = await makeGroup(projectId, defaultFingerprintV3(teleport("Builderman"), stack, "Builderman"), teleport("Builderman"), 3);
+    await ingest(app, apiKey, { message: teleport("Builderman"), stack_trace: stack, player_name: "Builderman" });
+    const list = await groups(apiKey);
+    expect(list.find((g) => g.id === newer)).toMatchObject({ count: 2 });
+    expect(list.find((g) => g.id === older)).toMatchObject({ count: 1 });
+  });
+});
+
 describe("grouping v3 on the Sentry path", () => {
   it("a Sentry event's user id and username are the event's own variables, as on the native path", async () => {
     const owner = await makeUser(app.sql);

@@ -404,11 +404,11 @@ describe("lines move; bugs don't (version 4)", () => {
     const message = "Purchase failed: not enough coins";
     const r = fingerprintsFor(message, forms.traceback);
     expect(r.fingerprint).not.toBe(defaultFingerprintV3(message, forms.traceback));
-    expect(r.secondary).toBe(defaultFingerprintV3(message, forms.traceback));
+    expect(r.older[0]).toBe(defaultFingerprintV3(message, forms.traceback));
     // with a custom fingerprint around the default, the secondary is the custom one around version 3's
     const custom = fingerprintsFor(message, forms.traceback, ["{{ default }}", "shop"]);
-    expect(custom.secondary).not.toBeNull();
-    expect(custom.secondary).not.toBe(custom.fingerprint);
+    expect(custom.older[0]).toBeDefined();
+    expect(custom.older[0]).not.toBe(custom.fingerprint);
     expect(fingerprintsFor(message, shift(forms.traceback, 12), ["{{ default }}", "shop"]).fingerprint).toBe(custom.fingerprint);
     expect(defaultFingerprint(message, null)).toBe(defaultFingerprintV3(message, null));
     expect(defaultFingerprint("ServerScriptService.Shop:40: boom", null)).toBe(defaultFingerprintV3("ServerScriptService.Shop:40: boom", null));
@@ -488,9 +488,9 @@ describe("version 4: data wherever it appears", () => {
     const a = fingerprintsFor(m("01HGW2N7Q8ZK3X4Y5V6T7R8S9A"), null);
     const b = fingerprintsFor(m("aZ9kQ2mX7pL0c3Vb"), null);
     expect(a.fingerprint).toBe(b.fingerprint);
-    expect(a.secondary).toBe(defaultFingerprintV3(m("01HGW2N7Q8ZK3X4Y5V6T7R8S9A"), null));
-    expect(b.secondary).toBe(defaultFingerprintV3(m("aZ9kQ2mX7pL0c3Vb"), null));
-    expect(a.secondary).not.toBe(b.secondary);
+    expect(a.older[0]).toBe(defaultFingerprintV3(m("01HGW2N7Q8ZK3X4Y5V6T7R8S9A"), null));
+    expect(b.older[0]).toBe(defaultFingerprintV3(m("aZ9kQ2mX7pL0c3Vb"), null));
+    expect(a.older[0]).not.toBe(b.older[0]);
   });
 
   it("stays linear on long runs of ids, digits and quotes", () => {
@@ -507,12 +507,12 @@ describe("fingerprintsFor: versions and custom fingerprints", () => {
     expect(GROUPING_VERSION).toBe(4);
     expect(r.fingerprint).toBe(defaultFingerprintV2("index 57 out of range", null));
     expect(r.fingerprint).toMatch(/^[0-9a-f]{32}$/);
-    expect(r.secondary).toBe(v1("index 57 out of range", null));
-    expect(r.fingerprint).not.toBe(r.secondary);
+    expect(r.older[0]).toBe(v1("index 57 out of range", null));
+    expect(r.fingerprint).not.toBe(r.older[0]);
   });
 
   it("a custom fingerprint is the same in both versions, so there is no secondary", () => {
-    expect(fingerprintsFor("m", null, "checkout-failed").secondary).toBeNull();
+    expect(fingerprintsFor("m", null, "checkout-failed").older).toEqual([]);
     expect(fingerprintsFor("a", null, "x").fingerprint).toBe(fingerprintsFor("b", "Workspace.X:1", ["x"]).fingerprint);
   });
 
@@ -520,8 +520,8 @@ describe("fingerprintsFor: versions and custom fingerprints", () => {
     const a = fingerprintsFor(`Spawn1 is not a valid member of Folder "Workspace.Map.Spawns"`, null, ["{{ default }}", "lobby"]);
     const b = fingerprintsFor(`Spawn2 is not a valid member of Folder "Workspace.Map.Spawns"`, null, ["{{default}}", "lobby"]);
     expect(a.fingerprint).toBe(b.fingerprint);
-    expect(a.secondary).not.toBeNull();
-    expect(a.secondary).not.toBe(b.secondary);
+    expect(a.older[0]).toBeDefined();
+    expect(a.older[0]).not.toBe(b.older[0]);
   });
 });
 
@@ -529,22 +529,22 @@ describe("version 3: texts version 2 split", () => {
   it("changes only texts holding its classes, and gives those version 2's fingerprint as the secondary", () => {
     const msg = (p: string) => `Teleport failed for ${p}: The server is full (Error Code: 772)`;
     const a = fingerprintsFor(msg("Builderman"), null, null, "Builderman", 156);
-    expect(a.secondary).toBe(defaultFingerprintV2(msg("Builderman"), null, "Builderman"));
-    expect(a.fingerprint).not.toBe(a.secondary);
+    expect(a.older[0]).toBe(defaultFingerprintV2(msg("Builderman"), null, "Builderman"));
+    expect(a.fingerprint).not.toBe(a.older[0]);
     const b = fingerprintsFor(msg("Shedletsky"), null, null, "Shedletsky", 261);
     expect(b.fingerprint).toBe(a.fingerprint);
-    expect(b.secondary).toBe(defaultFingerprintV2(msg("Shedletsky"), null, "Shedletsky"));
+    expect(b.older[0]).toBe(defaultFingerprintV2(msg("Shedletsky"), null, "Shedletsky"));
     // a custom fingerprint around the default follows the same rule
     const c = fingerprintsFor(msg("Builderman"), null, ["{{ default }}", "lobby"], "Builderman");
     expect(c.fingerprint).toBe(fingerprintsFor(msg("Shedletsky"), null, ["{{ default }}", "lobby"], "Shedletsky").fingerprint);
-    expect(c.secondary).not.toBe(fingerprintsFor(msg("Shedletsky"), null, ["{{ default }}", "lobby"], "Shedletsky").secondary);
+    expect(c.older[0]).not.toBe(fingerprintsFor(msg("Shedletsky"), null, ["{{ default }}", "lobby"], "Shedletsky").older[0]);
   });
 
   it("a text its classes match but do not change (the player in a path) keeps v1's fingerprint as the secondary", () => {
     const m = "Players.Builderman.PlayerGui.Hud.Main:55: attempt to call a nil value";
     const r = fingerprintsFor(m, null, null, "Builderman");
     expect(r.fingerprint).toBe(defaultFingerprintV2(m, null, "Builderman"));
-    expect(r.secondary).toBe(v1(m, null));
+    expect(r.older[0]).toBe(v1(m, null));
   });
 
   it("messageTemplate shows the placeholders; the player and user id are optional", () => {
@@ -576,6 +576,15 @@ describe("groupEvent: culprit and the previous version's fingerprint", () => {
     expect(groupEvent("something broke", "[C]: in function 'error'").culprit).toBeNull();
   });
 
+  it("lists every earlier version's fingerprint that differs, newest version first", () => {
+    const msg = "Teleport failed for Builderman: The server is full (Error Code: 772)";
+    const stack = "ServerScriptService.Teleport:40 function go\nServerScriptService.Main:5";
+    const g = groupEvent(msg, stack, null, "Builderman");
+    expect(g.older).toEqual([defaultFingerprintV3(msg, stack, "Builderman"), defaultFingerprintV2(msg, stack, "Builderman"), v1(msg, stack)]);
+    // the same fingerprint twice is listed once, and never the current one
+    expect(new Set([g.fingerprint, ...g.older]).size).toBe(4);
+  });
+
   it("skips the previous version's fingerprint when told it is not needed", () => {
     const seen: string[] = [];
     const g = groupEvent("index 57 out of range", null, null, null, (fp) => {
@@ -583,8 +592,8 @@ describe("groupEvent: culprit and the previous version's fingerprint", () => {
       return false;
     });
     expect(seen).toEqual([g.fingerprint]);
-    expect(g.secondary).toBeNull();
-    expect(groupEvent("index 57 out of range", null).secondary).toBe(v1("index 57 out of range", null));
+    expect(g.older).toEqual([]);
+    expect(groupEvent("index 57 out of range", null).older[0]).toBe(v1("index 57 out of range", null));
   });
 
   it("a text's kept analysis is shared by players it does not name, and never given to the player it names", () => {
