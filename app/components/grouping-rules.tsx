@@ -122,16 +122,16 @@ export function GroupingRulesPanel({
         <p className="muted">No grouping rules yet: every event is grouped by its stack and message.</p>
       ) : (
         <table className="stack-narrow grule-list">
-          <thead><tr><th>#</th><th>Rule</th><th>Action</th><th>Ignored</th>{manager ? <th /> : null}</tr></thead>
+          <thead><tr><th>Rule (in order)</th><th>Action</th><th>Ignored</th>{manager ? <th /> : null}</tr></thead>
           <tbody>
             {rules.map((r, i) => (
               <tr key={r.id} data-rule-id={r.id} className={editing?.id === r.id ? "grule-editing" : undefined}>
-                <td data-label="Order">{i + 1}</td>
                 <td>
+                  <span className="muted">{i + 1}. </span>
                   {r.name ? <b>{r.name}</b> : <span className="muted">unnamed</span>}
-                  <div className="small">{describe(r.match)}</div>
+                  <div className="small grule-match">{describe(r.match)}</div>
                 </td>
-                <td data-label="Action">{r.action}</td>
+                <td data-label="Action" className="small">{r.action}</td>
                 <td data-label="Ignored" className="small">
                   {r.action === "ignore" ? (
                     <>{num(r.hits)} ({num(r.hits_today)} today), last <Ago d={r.last_hit_at} now={now} /></>
@@ -140,7 +140,7 @@ export function GroupingRulesPanel({
                   )}
                 </td>
                 {manager ? (
-                  <td className="row grule-actions">
+                  <td className="grule-actions-cell"><div className="row grule-actions">
                     <Form method="post" className="inline">
                       <input type="hidden" name="rule_id" value={r.id} />
                       <input type="hidden" name="position" value={String(i - 1)} />
@@ -164,7 +164,7 @@ export function GroupingRulesPanel({
                         Delete
                       </Submit>
                     </Form>
-                  </td>
+                  </div></td>
                 ) : null}
               </tr>
             ))}

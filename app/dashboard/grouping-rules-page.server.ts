@@ -82,6 +82,9 @@ export async function groupingRulesAction(services: Services, request: Request, 
     }
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    return data(answer({ ok: false, error: err.message, details: err.details, values }), { status: err.status, headers: err.headers });
+    // a 400 about the form's fields is shown beside each field; the summary only says nothing happened
+    const fields = err.code === "invalid_payload" && (err.details?.length ?? 0) > 0;
+    const error = !fields ? err.message : intent === "grule-preview" ? "The rule cannot be previewed: fix the marked field." : "The rule was not saved: fix the marked field.";
+    return data(answer({ ok: false, error, details: err.details, values }), { status: err.status, headers: err.headers });
   }
 }

@@ -62,7 +62,10 @@ export function compileRegex(pattern: string, field: string): RE2JS {
   try {
     return RE2JS.compile(pattern);
   } catch (err) {
-    const reason = (err as Error).message || "not a valid regular expression";
+    const engine = (err as Error).message || "not a valid regular expression";
+    // RE2 reads (?<= as a broken named group and \1 as a bad escape: say what is not supported first
+    const unsupported = /\(\?<?[=!]/.test(pattern) ? "lookaround is not supported (RE2); " : /\\[1-9]/.test(pattern) ? "backreferences are not supported (RE2); " : "";
+    const reason = unsupported + engine;
     throw invalidPayload(`${field} is not a valid RE2 regular expression: ${reason}.`, [{ path: field, message: `invalid regular expression: ${reason}` }]);
   }
 }
