@@ -30,18 +30,8 @@ create table grouping_rule_hits (
   foreign key (project_id, rule_id) references grouping_rules (project_id, id) on delete cascade
 );
 
--- A `group` rule with a name titles its issue: set when the issue is made (below) and when the rule
--- is renamed or applied; null everywhere else (the title is then the message's template, as before).
+-- A `group` rule with a name titles its issue: set by the application after the write that made the
+-- issue (once per instance) and when the rule is renamed or applied; null everywhere else (the title is
+-- then the message's template, as before). No trigger: the group upsert runs for every write, and
+-- only projects with named rules should pay for them.
 alter table error_groups add column title text;
-
-create function grouping_rule_title() returns trigger language plpgsql as $$
-begin
-  if new.title is null and not new.merged_own then
-    select r.name into new.title from grouping_rules r
-    where r.project_id = new.project_id and r.fingerprint = new.fingerprint and r.action = 'group';
-  end if;
-  return new;
-end $$;
-
-create trigger error_groups_rule_title before insert on error_groups
-  for each row execute function grouping_rule_title();
