@@ -245,9 +245,15 @@ describe("preview and apply", () => {
     expect(later).toHaveLength(2);
     // the GET of the rule names its issue
     expect((await call(app, "GET", `${rulesUrl(projectId)}/${saved.id}`, { cookie: users.member.cookie })).body.rule.issue_id).toBe(oldest.id);
-    // unmerge gives each issue back exactly its own
+    // the merged issue lists its three parts
     const merged = await call(app, "GET", `/api/team/projects/${projectId}/groups/${oldest.id}/merged`, { cookie: users.owner.cookie });
     expect(merged.status).toBe(200);
+    expect(merged.body.members).toHaveLength(3);
+    // a share link names the issue by the rule too
+    const link = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie: users.owner.cookie, body: { group_id: oldest.id, role: "viewer" } });
+    expect(link.status).toBe(201);
+    const shared = await call(app, "GET", `/api/share/${link.body.token}`);
+    expect(shared.body.group.title).toBe("Quest failures");
   });
 
   it("apply merges into the rule's own issue when it already exists", async () => {
