@@ -64,6 +64,29 @@ describe("order and compile", () => {
     expect(rules.match(subject({ message: "Window" }))).toBeNull();
   });
 
+  it("several regex rules run as one set: the same first match as rule by rule", () => {
+    const list = [
+      rule("warn-shop", { level: "warn", message_regex: "Shop" }),
+      rule("bank", { message_regex: "(?i)^bank" }),
+      rule("tag", { tag: "x" }, "ignore"),
+      rule("any-shop", { message_regex: "Shop|Bank" }),
+    ];
+    const rules = new ProjectRules(list);
+    const cases: [Partial<RuleSubject>, string | null][] = [
+      [{ level: "warn", message: "Shop A" }, "warn-shop"],
+      [{ level: "error", message: "Shop A" }, "any-shop"],
+      [{ message: "BANK closed" }, "bank"],
+      [{ message: "the Bank", tags: ["x"] }, "tag"],
+      [{ message: "the Bank" }, "any-shop"],
+      [{ message: "Door" }, null],
+    ];
+    for (const [s, want] of cases) {
+      expect(rules.match(subject(s))?.id ?? null).toBe(want);
+      // rule by rule (each regex on its own) gives the same answer
+      expect(list.find((r) => r.test(subject(s), () => []))?.id ?? null).toBe(want);
+    }
+  });
+
   it("one fingerprint per rule, a hash of the rule's id", () => {
     expect(ruleFingerprint("x")).toMatch(/^[0-9a-f]{32}$/);
     expect(ruleFingerprint("x")).not.toBe(ruleFingerprint("y"));
