@@ -9,6 +9,7 @@ import { EconomyAlertEnqueuer } from "~/alerts/economy-enqueue.server";
 import { SentryKeyAuth } from "~/sentry/auth.server";
 import { SentryLimits } from "~/sentry/limits.server";
 import { KnownFingerprints } from "~/ingest/fingerprint.server";
+import { GroupingRuleCache } from "~/ingest/rules.server";
 import { isMutation } from "~/accounts/csrf.server";
 import { readCookie } from "~/accounts/sessions.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
@@ -26,6 +27,8 @@ export type Services = {
   writer: EventWriter;
   /** fingerprints known to have a group: ingest skips their secondary fingerprint, the Sentry new-issue bound their look-up */
   known: KnownFingerprints;
+  /** each project's grouping rules, compiled (ingest reads them through it; their writes forget them) */
+  groupingRules: GroupingRuleCache;
   apiKeys: ApiKeyAuth;
   /** `sentry_key` of the Sentry protocol endpoints: DSN keys and native keys */
   sentryKeys: SentryKeyAuth;
@@ -69,6 +72,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
     economyAlerts: new EconomyAlertEnqueuer(sql, boss),
     apiKeys,
     known,
+    groupingRules: new GroupingRuleCache(),
     counters,
     bodies: new BodyBudget(config.bodyMemoryBytes),
     bound: (sql) => sql,

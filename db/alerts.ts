@@ -214,12 +214,14 @@ export type AlertGroup = {
   last_seen: Date;
   created_at: Date;
   regressed_at: Date | null;
+  /** a named grouping rule's title for its issue, else null */
+  title: string | null;
 };
 
 export const groupsByFingerprint = (sql: Sql, projectId: string, fingerprints: string[]) =>
   sql<AlertGroup[]>`
     select id, fingerprint, message, level, status, environment, culprit, count, user_count::int, client_only, first_seen, last_seen,
-      created_at, regressed_at
+      created_at, regressed_at, title
     from error_groups where project_id = ${projectId} and fingerprint = any(${fingerprints}::text[])
     order by fingerprint`;
 

@@ -36,7 +36,7 @@ export type EventFilter = {
 const groupColumns = (sql: Sql) => sql`
   g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
   g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
-  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into`;
+  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into, g.title`;
 
 /** A row of error_groups as the group reads return it (groupColumns). */
 export type GroupRow = {
@@ -63,6 +63,8 @@ export type GroupRow = {
   environment_count?: number;
   grouping_version: number;
   merged_into: string | null;
+  /** a named grouping rule's title for its issue; null: the title is the message's template */
+  title: string | null;
 };
 
 /** A stored event as the event reads return it. */

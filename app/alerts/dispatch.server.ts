@@ -44,7 +44,7 @@ export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert
 const groupUrl = (deps: AlertDeps, projectId: string, groupId: string) =>
   deps.config.publicUrl ? `${deps.config.publicUrl}/projects/${projectId}/issues/${groupId}` : null;
 
-const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow | null, g: AlertGroup & { title?: string }, stack: string | null, windowCount?: number, url: string | null = null): Alert => ({
+const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow | null, g: Omit<AlertGroup, "title"> & { title?: string | null }, stack: string | null, windowCount?: number, url: string | null = null): Alert => ({
   kind,
   project,
   rule: rule && { id: rule.id, name: rule.name, threshold_count: rule.threshold_count, window_minutes: rule.window_minutes },

@@ -17,7 +17,8 @@ export function issueTitle(message: string): string {
   return (title || message.trim() || message.slice(0, TITLE_SOURCE_CHARS)) + (cut ? "…" : "");
 }
 
-/** The row with its `title` beside its message. */
+/** The row with its `title` beside its message: a stored title (a named grouping rule's issue) wins. */
 export function withTitle<T extends object>(row: T): T & { title: string } {
-  return { ...row, title: issueTitle(String((row as { message?: unknown }).message ?? "")) };
+  const stored = (row as { title?: unknown }).title;
+  return { ...row, title: typeof stored === "string" && stored !== "" ? stored : issueTitle(String((row as { message?: unknown }).message ?? "")) };
 }

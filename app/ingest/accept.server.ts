@@ -14,9 +14,10 @@ import { DeadlineError } from "../../db/deadline.js";
 import type { Config } from "~/env.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { storable } from "~/text.server";
-import { groupEvent, type KnownFingerprints } from "./fingerprint.server";
+import { culpritFor, groupEvent, type KnownFingerprints } from "./fingerprint.server";
 import type { EventWriter } from "./writer.server";
 import { writeOnce, type KeyedRequest } from "./idempotency.server";
+import { NO_RULES, recordRuleHits, type GroupingRuleCache, type ProjectRules } from "./rules.server";
 
 export const LEVELS = ["error", "warn", "info"] as const;
 export type Level = (typeof LEVELS)[number];
@@ -76,6 +77,8 @@ export type AcceptDeps = {
   /** fingerprints this process knows to have a group: a known one skips the earlier versions' fingerprints */
   known: KnownFingerprints;
   config: Pick<Config, "retentionDays" | "dbTimeoutMs">;
+  /** the projects' grouping rules (absent: none) */
+  groupingRules?: GroupingRuleCache;
 };
 
 const MESSAGE_BYTES = 8 * 1024;
@@ -115,17 +118,33 @@ function storedBreadcrumbs(crumbs: IncomingEvent["breadcrumbs"]): unknown[] | nu
   });
 }
 
+/** An event an `ignore` grouping rule dropped: never stored nor counted on an issue. */
+export type IgnoredEvent = { ignoredBy: string };
+
 /**
  * One event's row. A timestamp more than 5 minutes ahead is the receive time. One from before the
  * retention window (`retentionDays` back from the receive time) is kept on the event, but its issue
  * counts it as the window's start, so a bogus or ancient clock cannot make an issue years old.
+ * The project's grouping rules come first (the first match wins): `ignore` drops the event, `group`
+ * gives it the rule's fingerprint instead of the client's and the default one.
  */
-export function toEventRow(projectId: string, e: IncomingEvent, receivedAt: number, retentionDays: number, known: KnownFingerprints): EventRow {
+export function toEventRow(
+  projectId: string,
+  e: IncomingEvent,
+  receivedAt: number,
+  retentionDays: number,
+  known: KnownFingerprints,
+  rules: ProjectRules = NO_RULES,
+): EventRow | IgnoredEvent {
   const message = truncateUtf8(storable(e.message), MESSAGE_BYTES);
   const stackTrace = e.stackTrace === null ? null : truncateUtf8(storable(e.stackTrace), STACK_BYTES);
   const ts = e.timestamp ?? receivedAt;
   const playerName = storableOpt(e.playerName);
-  const grouping = groupEvent(message, stackTrace, e.fingerprint, playerName, (fp) => !known.has(projectId, fp), e.userId);
+  const rule = rules.match({ message, level: e.level, tags: e.tags, stackTrace, playerName });
+  if (rule?.action === "ignore") return { ignoredBy: rule.id };
+  const grouping = rule
+    ? { fingerprint: rule.fingerprint, secondary: null, culprit: culpritFor(message, stackTrace, playerName) }
+    : groupEvent(message, stackTrace, e.fingerprint, playerName, (fp) => !known.has(projectId, fp), e.userId);
   return {
     projectId,
     fingerprint: grouping.fingerprint,
@@ -154,7 +173,8 @@ export function toEventRow(projectId: string, e: IncomingEvent, receivedAt: numb
   };
 }
 
-export type Accepted = { count: number; occurrences: number; throttled: number };
+/** `ignored`: events an ignore rule dropped (in `count`, not in `occurrences`); present only when some were. */
+export type Accepted = { count: number; occurrences: number; throttled: number; ignored?: number };
 
 export type AcceptOptions = {
   /** a native request's Idempotency-Key: parts an earlier attempt committed are not written again */
@@ -170,7 +190,9 @@ export type AcceptOptions = {
  */
 export async function accept(deps: AcceptDeps, projectId: string, events: IncomingEvent[], opts: AcceptOptions = {}): Promise<Accepted> {
   const receivedAt = Date.now();
-  const rows = events.map((e) => toEventRow(projectId, e, receivedAt, deps.config.retentionDays, deps.known));
+  const rules = deps.groupingRules ? await deps.groupingRules.forProject(deps.sql, projectId) : NO_RULES;
+  const made = events.map((e) => toEventRow(projectId, e, receivedAt, deps.config.retentionDays, deps.known, rules));
+  const rows = made.filter((r): r is EventRow => !("ignoredBy" in r));
   const write = async () => {
     if (rows.length === 0) return 0;
     await opts.admit?.(rows);
@@ -181,5 +203,6 @@ export async function accept(deps: AcceptDeps, projectId: string, events: Incomi
   };
   const throttled = await withinWriteDeadline(deps, write());
   for (const r of rows) deps.known.add(projectId, r.fingerprint);
-  return { count: rows.length, occurrences: rows.reduce((n, r) => n + r.count, 0), throttled };
+  const ignored = rules.empty ? 0 : await recordRuleHits(deps.sql, projectId, rules, made, rows, receivedAt);
+  return { count: made.length, occurrences: rows.reduce((n, r) => n + r.count, 0), throttled, ...(ignored > 0 ? { ignored } : {}) };
 }

@@ -16,6 +16,9 @@ import { urlProblem } from "~/sdk/onboarding.server";
 import { plural } from "~/components/format";
 import { NewApiKey } from "~/components/new-api-key";
 import { readingAsMember } from "~/services.server";
+import { listGroupingRules } from "~/team/grouping-rules.server";
+import { groupingRulesAction } from "~/dashboard/grouping-rules-page.server";
+import { GroupingRulesPanel, type GroupingRuleView } from "~/components/grouping-rules";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -28,6 +31,8 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
       urlProblem: urlProblem(baseUrl(context.services, request), Boolean(context.services.config.publicUrl)),
       me: user.id,
       now: new Date(),
+      groupingRules: await listGroupingRules({ sql }, user, params.projectId),
+      editRule: new URL(request.url).searchParams.get("rule"),
     })),
   );
 };
@@ -36,6 +41,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
 export const action = async ({ request, params, context }: ActionFunctionArgs) => {
   const form = formObject(await request.clone().formData());
   const intent = String(form.intent ?? "");
+  if (intent.startsWith("grule-")) return groupingRulesAction(context.services, request, params.projectId, intent, form);
   return pageAct(intent, async () => {
     const { sql } = context.services;
     const user = await requirePageUser(context.services, request);
@@ -106,7 +112,7 @@ const Hidden = ({ intent, ...fields }: { intent: string } & Record<string, strin
 );
 
 export default function Settings() {
-  const { role, keys, members, links, project, me, now, dsnKeys, base: serviceUrl, urlProblem } = useLoaderData<typeof loader>();
+  const { role, keys, members, links, project, me, now, dsnKeys, base: serviceUrl, urlProblem, groupingRules, editRule } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const manager = role === "owner" || role === "admin";
   const base = `/projects/${useParams().projectId}`;
@@ -220,6 +226,16 @@ export default function Settings() {
         ) : null}
         <p className="muted small">Owners manage everything; admins manage keys, members and share links; members read and triage.</p>
       </section>
+
+      <GroupingRulesPanel
+        rules={groupingRules.data as unknown as GroupingRuleView[]}
+        max={groupingRules.max}
+        manager={manager}
+        result={result}
+        editing={(groupingRules.data.find((r) => r.id === editRule) as unknown as GroupingRuleView | undefined) ?? null}
+        now={now}
+        base={base}
+      />
 
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Share links</h2>

@@ -43,7 +43,7 @@ type TriageFields = Pick<GroupRow, "first_version" | "last_version" | "regressed
 const publicGroup = (g: Record<string, unknown>, scrub: (text: string) => string): SharedGroup => ({
   id: g.id as string,
   message: scrub(g.message as string),
-  title: scrub(issueTitle(g.message as string)),
+  title: scrub(typeof g.title === "string" && g.title !== "" ? g.title : issueTitle(g.message as string)),
   level: g.level as string,
   status: g.status as string,
   count: Number(g.count),
