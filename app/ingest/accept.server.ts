@@ -143,7 +143,7 @@ export function toEventRow(
   const rule = rules.match({ message, level: e.level, tags: e.tags, stackTrace, playerName });
   if (rule?.action === "ignore") return { ignoredBy: rule.id };
   const grouping = rule
-    ? { fingerprint: rule.fingerprint, secondary: null, culprit: culpritFor(message, stackTrace, playerName) }
+    ? { fingerprint: rule.fingerprint, older: [], culprit: culpritFor(message, stackTrace, playerName) }
     : groupEvent(message, stackTrace, e.fingerprint, playerName, (fp) => !known.has(projectId, fp), e.userId);
   return {
     projectId,
