@@ -424,7 +424,7 @@ function analyze(
 // entry, not one per player that pushes the others out.
 const MEMO_ENTRIES = 5000;
 const MEMO_CHARS = 4096;
-const memo = new Map<string, Analysis & { fingerprint: string }>();
+const memo = new Map<string, Analysis & { fingerprint: string; parts?: GroupingParts }>();
 
 /** The player's name if the message or stack contains it, else "" (the only case where it changes the analysis). */
 const namedIn = (message: string, stack: string | null | undefined, playerName?: string | null) =>
@@ -452,6 +452,18 @@ export function groupingKey(message: string, stack: string | null | undefined, p
 
 export function defaultFingerprint(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): string {
   return analyzeMemo(message, stack, playerName, userId).fingerprint;
+}
+
+/**
+ * What the learned templates work on (app/ingest/miner.server.ts): the template the default key is
+ * made of, and the rest of the key (the frames' identities, the leading location, or none) as a hash,
+ * the *location*. Made from the same analysis as the default fingerprint, so it changes no fingerprint.
+ */
+export type GroupingParts = { location: string; template: string };
+
+export function groupingParts(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): GroupingParts {
+  const a = analyzeMemo(message, stack, playerName, userId);
+  return (a.parts ??= { location: hash(["location", ...a.key.slice(2)]), template: a.key[1] });
 }
 
 /** Version 3's default fingerprint (frames by line): the previous version's. */
