@@ -424,13 +424,15 @@ function analyze(
 // entry, not one per player that pushes the others out.
 const MEMO_ENTRIES = 5000;
 const MEMO_CHARS = 4096;
-const memo = new Map<string, Analysis & { fingerprint: string; parts?: GroupingParts }>();
+const memo = new Map<string, Memo>();
 
 /** The player's name if the message or stack contains it, else "" (the only case where it changes the analysis). */
 const namedIn = (message: string, stack: string | null | undefined, playerName?: string | null) =>
   playerName && (message.includes(playerName) || stack?.includes(playerName)) ? playerName : "";
 
-function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null) {
+type Memo = Analysis & { fingerprint: string; parts?: GroupingParts };
+
+function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): Memo {
   const id = idText(userId);
   const long = message.length + (stack?.length ?? 0) > MEMO_CHARS;
   const k = long ? "" : `${namedIn(message, stack, playerName)}\u0000${id && message.includes(id) ? id : ""}\u0000${message}\u0000${stack ?? ""}`;
