@@ -9,6 +9,7 @@ import { EconomyAlertEnqueuer } from "~/alerts/economy-enqueue.server";
 import { SentryKeyAuth } from "~/sentry/auth.server";
 import { SentryLimits } from "~/sentry/limits.server";
 import { KnownFingerprints } from "~/ingest/fingerprint.server";
+import { LearnedTemplates } from "~/ingest/learned-templates.server";
 import { isMutation } from "~/accounts/csrf.server";
 import { readCookie } from "~/accounts/sessions.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
@@ -26,6 +27,8 @@ export type Services = {
   writer: EventWriter;
   /** fingerprints known to have a group: ingest skips their secondary fingerprint, the Sentry new-issue bound their look-up */
   known: KnownFingerprints;
+  /** the projects' learned templates, cached, and the trigger that learns after writes that made issues */
+  learned: LearnedTemplates;
   apiKeys: ApiKeyAuth;
   /** `sentry_key` of the Sentry protocol endpoints: DSN keys and native keys */
   sentryKeys: SentryKeyAuth;
@@ -60,6 +63,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
   const apiKeys = new ApiKeyAuth(sql, config.apiKeyCacheSeconds);
   const known = new KnownFingerprints();
   const counters = new CounterDrainer(sql).start();
+  const learned = new LearnedTemplates(sql, boss);
   return {
     config,
     sql,
@@ -69,6 +73,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
     economyAlerts: new EconomyAlertEnqueuer(sql, boss),
     apiKeys,
     known,
+    learned,
     counters,
     bodies: new BodyBudget(config.bodyMemoryBytes),
     bound: (sql) => sql,
@@ -86,6 +91,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
       // ingest. Alerts wait for the write's counters to be applied: rules on occurrences in a window
       // and on players read them
       afterCommit: (groups, pending) => {
+        learned.groupsCreated(groups);
         counters.whenApplied(pending, () => {
           try {
             alerts.add(groups);

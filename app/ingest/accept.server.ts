@@ -14,7 +14,8 @@ import { DeadlineError } from "../../db/deadline.js";
 import type { Config } from "~/env.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { storable } from "~/text.server";
-import { groupEvent, type KnownFingerprints } from "./fingerprint.server";
+import { groupEvent, groupingParts, type KnownFingerprints } from "./fingerprint.server";
+import type { LearnedTemplates } from "./learned-templates.server";
 import type { EventWriter } from "./writer.server";
 import { writeOnce, type KeyedRequest } from "./idempotency.server";
 
@@ -75,6 +76,8 @@ export type AcceptDeps = {
   writer: EventWriter;
   /** fingerprints this process knows to have a group: a known one skips the secondary fingerprint */
   known: KnownFingerprints;
+  /** the projects' learned templates (default grouping's last step); absent: none apply */
+  learned?: LearnedTemplates;
   config: Pick<Config, "retentionDays" | "dbTimeoutMs">;
 };
 
@@ -149,6 +152,8 @@ export function toEventRow(projectId: string, e: IncomingEvent, receivedAt: numb
     // Roblox script paths name the culprit; other frames (the protocol's hint) only when they do not
     culprit: grouping.culprit ?? e.culprit,
     frames: frameEntries(stackTrace, playerName),
+    // default grouping: what a learned template may cover (applied in accept, LearnedTemplates.apply)
+    grouping: e.fingerprint === null ? groupingParts(message, stackTrace, playerName, e.userId) : null,
     eventId: e.dedupId,
     storedEventId: e.eventId,
   };
@@ -171,6 +176,7 @@ export type AcceptOptions = {
 export async function accept(deps: AcceptDeps, projectId: string, events: IncomingEvent[], opts: AcceptOptions = {}): Promise<Accepted> {
   const receivedAt = Date.now();
   const rows = events.map((e) => toEventRow(projectId, e, receivedAt, deps.config.retentionDays, deps.known));
+  await deps.learned?.apply(projectId, rows);
   const write = async () => {
     if (rows.length === 0) return 0;
     await opts.admit?.(rows);
