@@ -14,7 +14,7 @@ import { DeadlineError } from "../../db/deadline.js";
 import type { Config } from "~/env.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { storable } from "~/text.server";
-import { groupEvent, groupingParts, type KnownFingerprints } from "./fingerprint.server";
+import { groupEvent, type KnownFingerprints } from "./fingerprint.server";
 import type { LearnedTemplates } from "./learned-templates.server";
 import type { EventWriter } from "./writer.server";
 import { writeOnce, type KeyedRequest } from "./idempotency.server";
@@ -153,7 +153,7 @@ export function toEventRow(projectId: string, e: IncomingEvent, receivedAt: numb
     culprit: grouping.culprit ?? e.culprit,
     frames: frameEntries(stackTrace, playerName),
     // default grouping: what a learned template may cover (applied in accept, LearnedTemplates.apply)
-    grouping: e.fingerprint === null ? groupingParts(message, stackTrace, playerName, e.userId) : null,
+    grouping: grouping.parts,
     eventId: e.dedupId,
     storedEventId: e.eventId,
   };

@@ -459,13 +459,29 @@ export function defaultFingerprint(message: string, stack: string | null | undef
 /**
  * What the learned templates work on (app/ingest/miner.server.ts): the template the default key is
  * made of, and the rest of the key (the frames' identities, the leading location, or none) as a hash,
- * the *location*. Made from the same analysis as the default fingerprint, so it changes no fingerprint.
+ * the *location*. Made from the same analysis as the default fingerprint, so it changes no fingerprint;
+ * kept with the analysis of a recent text, so a repeated text costs nothing more. `bucket` is the
+ * location and the template's word count, as the learned templates are looked up by.
  */
-export type GroupingParts = { location: string; template: string };
+export type GroupingParts = {
+  location: string;
+  template: string;
+  bucket: string;
+  /** the template's words, set by the first look-up that needs them (kept with the analysis, as the rest) */
+  words?: string[];
+};
+
+const partsOf = (a: Memo): GroupingParts => {
+  if (a.parts) return a.parts;
+  const location = hash(["location", ...a.key.slice(2)]);
+  const template = a.key[1];
+  let words = template === "" ? 0 : 1;
+  for (let i = template.indexOf(" "); i >= 0; i = template.indexOf(" ", i + 1)) words++;
+  return (a.parts = { location, template, bucket: `${location}\u0000${words}` });
+};
 
 export function groupingParts(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): GroupingParts {
-  const a = analyzeMemo(message, stack, playerName, userId);
-  return (a.parts ??= { location: hash(["location", ...a.key.slice(2)]), template: a.key[1] });
+  return partsOf(analyzeMemo(message, stack, playerName, userId));
 }
 
 /** Version 3's default fingerprint (frames by line): the previous version's. */
@@ -494,6 +510,8 @@ export type Grouping = {
    */
   secondary: string | null;
   culprit: string | null;
+  /** default grouping's parts, what a learned template may cover (see groupingParts); null with a client fingerprint */
+  parts: GroupingParts | null;
 };
 
 const customFingerprint = (custom: string | string[], defaultFp: string) => {
@@ -518,22 +536,23 @@ export function groupEvent(
 ): Grouping {
   const a = analyzeMemo(message, stack, playerName, userId);
   const fingerprint = custom != null ? customFingerprint(custom, a.fingerprint) : a.fingerprint;
-  if (!needsSecondary(fingerprint)) return { fingerprint, secondary: null, culprit: a.culprit };
+  const parts = custom != null ? null : partsOf(a);
+  if (!needsSecondary(fingerprint)) return { fingerprint, secondary: null, culprit: a.culprit, parts };
   if (stack || a.data) {
     // version 4's frames or data forms changed the key: the issue version 3 made (by lines, and
     // splitting those forms) takes the event; any other event without a stack keys as under version 3
     const v3Default = defaultFingerprintV3(message, stack, playerName, userId);
     const v3 = custom != null ? customFingerprint(custom, v3Default) : v3Default;
-    if (v3 !== fingerprint) return { fingerprint, secondary: v3, culprit: a.culprit };
+    if (v3 !== fingerprint) return { fingerprint, secondary: v3, culprit: a.culprit, parts };
   }
   if (a.touched) {
     // version 3's classes changed the text: its version-2 issue (made while version 2 split it) takes it
     const v2Default = defaultFingerprintV2(message, stack, playerName);
     const v2 = custom != null ? customFingerprint(custom, v2Default) : v2Default;
-    if (v2 !== fingerprint) return { fingerprint, secondary: v2, culprit: a.culprit };
+    if (v2 !== fingerprint) return { fingerprint, secondary: v2, culprit: a.culprit, parts };
   }
   const v1 = fingerprintForV1(message, stack, custom);
-  return { fingerprint, secondary: v1 === fingerprint ? null : v1, culprit: a.culprit };
+  return { fingerprint, secondary: v1 === fingerprint ? null : v1, culprit: a.culprit, parts };
 }
 
 export const fingerprintsFor = (

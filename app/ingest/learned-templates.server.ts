@@ -16,6 +16,7 @@ import type { EventRow, TouchedGroup } from "../../db/events.js";
 import { MAX_TEMPLATES_PER_PROJECT, templatesForIngest } from "../../db/grouping-templates.js";
 import { Coalescer } from "../alerts/enqueue.server";
 import { pickTemplate, tokens } from "./miner.server";
+import type { GroupingParts } from "./fingerprint.server";
 
 const TTL_MS = 5_000;
 /** Projects whose templates are kept at once; the least recently loaded one is dropped first. */
@@ -60,7 +61,11 @@ export class LearnedTemplates extends Coalescer {
   }
 
   private async load(projectId: string): Promise<Entry> {
-    const rows = await templatesForIngest(this.sql, projectId);
+    return this.hold(projectId, await templatesForIngest(this.sql, projectId));
+  }
+
+  /** Holds `rows` as the project's templates until the TTL (what a read from the database does; the bench uses it directly). */
+  hold(projectId: string, rows: { fingerprint: string; location: string; template: string; token_count: number; variables: number }[]): Entry {
     const buckets = new Map<string, Candidate[]>();
     for (const r of rows.slice(0, MAX_TEMPLATES_PER_PROJECT)) {
       const k = bucketKey(r.location, r.token_count);
@@ -102,7 +107,7 @@ export class LearnedTemplates extends Coalescer {
     }
     if (entry.count === 0) return;
     for (const r of rows) {
-      const fp = r.grouping ? this.match(entry, r.grouping.location, r.grouping.template) : null;
+      const fp = r.grouping ? this.matchParts(entry, r.grouping) : null;
       if (fp === null) continue;
       r.fingerprint = fp;
       r.secondaryFingerprint = null;
@@ -110,9 +115,25 @@ export class LearnedTemplates extends Coalescer {
     }
   }
 
+  /**
+   * With the parts' bucket (location and word count) made once per text: most events have no learned
+   * template at their location and cost one map look-up; the words are split once per text too.
+   */
+  private matchParts(entry: Entry, parts: { location: string; template: string; bucket?: string; words?: string[] }): string | null {
+    if (parts.bucket === undefined) return this.match(entry, parts.location, parts.template);
+    const candidates = entry.buckets.get(parts.bucket);
+    return candidates ? (pickTemplate(candidates, (parts.words ??= tokens(parts.template)))?.fingerprint ?? null) : null;
+  }
+
   private match(entry: Entry, location: string, template: string): string | null {
     const t = tokens(template);
     return pickTemplate(entry.buckets.get(bucketKey(location, t.length)), t)?.fingerprint ?? null;
+  }
+
+  /** What `apply` does for one event, on what is held now (nothing read): the template's fingerprint, or null. */
+  fingerprintIn(projectId: string, parts: GroupingParts): string | null {
+    const e = this.entries.get(projectId);
+    return e && e.count > 0 ? this.matchParts(e, parts) : null;
   }
 
   /** The fingerprint a learned template gives an event of the project (reads the project's templates if needed). */
