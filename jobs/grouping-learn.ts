@@ -127,7 +127,8 @@ export async function fillGroupingTemplates(sql: Sql, batch = BACKFILL_BATCH): P
       ];
       if (!defaults.includes(p.fingerprint)) return { project_id: p.project_id, id: p.id, location: "", template: "" };
       projects.add(p.project_id);
-      return { project_id: p.project_id, id: p.id, ...groupingParts(p.message, p.stack_trace, p.player_name, p.user_id) };
+      const { location, template } = groupingParts(p.message, p.stack_trace, p.player_name, p.user_id);
+      return { project_id: p.project_id, id: p.id, location, template };
     });
     await fillGroupings(sql, values);
     if (pending.length < batch) break;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { groupingParts } from "../../app/ingest/fingerprint.server.js";
 import { LearnedTemplates } from "../../app/ingest/learned-templates.server.js";
 import { learnedFingerprint } from "../../app/ingest/miner.server.js";
-import { learnProject } from "../../jobs/grouping-learn.js";
+import { fillGroupingTemplates, learnProject } from "../../jobs/grouping-learn.js";
 import { countersApplied } from "../support/counters.js";
 import { FakeDiscord } from "../support/fake-discord.js";
 import { getJson as getJsonNow, startTestApp, type TestApp } from "../support/server.js";
@@ -178,5 +178,27 @@ describe("learned templates", () => {
     const text = dd.replace(/<[^>]*>/g, "").replace(/&#x27;/g, "'");
     expect(text).toContain("Failed to load map ‹any› from storage");
     expect(text).toMatch(/covers \d+ texts from \d+ issues/);
+  });
+
+  it("issues from before learning get their template from their latest stored event, then are learned", async () => {
+    const { projectId: p, apiKey: key } = await makeProject(app.sql, ownerId, [], `Backfill ${randomUUID().slice(0, 8)}`);
+    const zone = (z: string) => ({ message: `Zone ${z} is locked for this player`, stack_trace: "ServerScriptService.Zones:41 function enter" });
+    const zones = ["Spawn", "Market", "Arena", "Docks"];
+    await ingest(app, key, { errors: [...zones.map(zone), { message: "Zone Spawn is locked for this player", fingerprint: ["zones"] }] });
+    // as issues made before migration 116 are: nothing known yet
+    await app.sql`update error_groups set grouping_location = null, grouping_template = null where project_id = ${p}`;
+    await fillGroupingTemplates(app.sql);
+    const rows = await app.sql<{ message: string; grouping_location: string; grouping_template: string }[]>`
+      select message, grouping_location, grouping_template from error_groups where project_id = ${p} and merged_into is null order by message`;
+    for (const r of rows.filter((r) => r.grouping_template !== "")) {
+      const parts = groupingParts(r.message, "ServerScriptService.Zones:41 function enter");
+      expect([r.grouping_location, r.grouping_template]).toEqual([parts.location, parts.template]);
+    }
+    // the issue of a client fingerprint was not made by default grouping: nothing to learn from
+    expect(rows.filter((r) => r.grouping_template === "")).toHaveLength(1);
+    await learnProject(app.sql, p);
+    const list = await issues(key);
+    expect(list).toHaveLength(2);
+    expect(list.map((g) => Number(g.count)).sort()).toEqual([1, 4]);
   });
 });
