@@ -477,7 +477,7 @@ const partsOf = (a: Memo): GroupingParts => {
   const template = a.key[1];
   let words = template === "" ? 0 : 1;
   for (let i = template.indexOf(" "); i >= 0; i = template.indexOf(" ", i + 1)) words++;
-  return (a.parts = { location, template, bucket: `${location}\u0000${words}` });
+  return (a.parts = { location, template, bucket: `${location}:${words}` });
 };
 
 export function groupingParts(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): GroupingParts {

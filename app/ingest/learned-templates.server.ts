@@ -35,7 +35,7 @@ export function templatesChanged(projectId: string): void {
   for (const c of caches) c.invalidate(projectId);
 }
 
-const bucketKey = (location: string, tokenCount: number) => `${location}\u0000${tokenCount}`;
+const bucketKey = (location: string, tokenCount: number) => `${location}:${tokenCount}`;
 
 export class LearnedTemplates extends Coalescer {
   private entries = new Map<string, Entry>();
