@@ -67,13 +67,14 @@ export class LearnedTemplates extends Coalescer {
   /** Holds `rows` as the project's templates until the TTL (what a read from the database does; the bench uses it directly). */
   hold(projectId: string, rows: { fingerprint: string; location: string; template: string; token_count: number; variables: number }[]): Entry {
     const buckets = new Map<string, Candidate[]>();
-    for (const r of rows.slice(0, MAX_TEMPLATES_PER_PROJECT)) {
+    const kept = rows.slice(0, MAX_TEMPLATES_PER_PROJECT);
+    for (const r of kept) {
       const k = bucketKey(r.location, r.token_count);
       let list = buckets.get(k);
       if (!list) buckets.set(k, (list = []));
       list.push({ template: r.template, tokens: tokens(r.template), positions: r.variables, fingerprint: r.fingerprint });
     }
-    const entry = { until: Date.now() + this.ttlMs, buckets, count: rows.length };
+    const entry = { until: Date.now() + this.ttlMs, buckets, count: kept.length };
     if (this.entries.size >= MAX_PROJECTS && !this.entries.has(projectId)) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(projectId, entry);
     return entry;

@@ -2,6 +2,9 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { groupingParts } from "../../app/ingest/fingerprint.server.js";
 import { learnedFingerprint, MAX_BUCKET_TEXTS, MAX_SAMPLES, matches, MIN_VALUES, mine, pickTemplate, tokens } from "../../app/ingest/miner.server.js";
+import { LearnedTemplates, templatesChanged } from "../../app/ingest/learned-templates.server.js";
+import type { Sql } from "../../db/client.js";
+import { MAX_TEMPLATES_PER_PROJECT } from "../../db/grouping-templates.js";
 import { accuracyTable } from "../support/grouping-accuracy.js";
 import { CORPUS } from "../support/grouping-corpus.js";
 import { minerCorpus, seeded } from "../support/miner-corpus.js";
@@ -114,6 +117,30 @@ describe("the template miner", () => {
     expect(pickTemplate([...cands].reverse(), tokens("a b c d"))?.template).toBe("<*> b c d");
     expect(pickTemplate(cands, tokens("a b x d"))?.template).toBe("a <*> <*> d");
     expect(pickTemplate(cands, tokens("x y z w"))).toBeNull();
+  });
+
+  it("ingest's cache: bounded per project, the same fingerprint in two caches, dropped at once when this process learns", () => {
+    const learned = mine(MAPS.map((m) => parts(`Failed to load map ${m} from storage`)))[0];
+    const row = (location: string) => ({ fingerprint: learnedFingerprint(location, learned.template), location, template: learned.template, token_count: learned.tokenCount, variables: 1 });
+    const rows = [row(learned.location), ...Array.from({ length: MAX_TEMPLATES_PER_PROJECT + 500 }, (_, i) => row(`elsewhere ${i}`))];
+    const [a, b] = [new LearnedTemplates(null as unknown as Sql), new LearnedTemplates(null as unknown as Sql)];
+    try {
+      expect(a.hold("p", rows).count).toBe(MAX_TEMPLATES_PER_PROJECT);
+      // another instance reads the same rows, in the database's order (templatesForIngest)
+      b.hold("p", rows);
+      const later = parts("Failed to load map Lagoon from storage");
+      expect(a.fingerprintIn("p", later)).toBe(learned.fingerprint);
+      expect(b.fingerprintIn("p", later)).toBe(learned.fingerprint);
+      expect(a.fingerprintIn("p", parts("Failed to load map Lagoon from backup"))).toBeNull();
+      expect(a.fingerprintIn("other", later)).toBeNull();
+      expect(a.bytesFor("p")).toBeLessThan(MAX_TEMPLATES_PER_PROJECT * 1024);
+      templatesChanged("p");
+      expect(a.fingerprintIn("p", later)).toBeNull();
+      expect(a.bytesFor("p")).toBe(0);
+    } finally {
+      a.close();
+      b.close();
+    }
   });
 
   it("docs/grouping.md holds the measured grouping accuracy table", () => {
