@@ -158,7 +158,7 @@ export async function fillGroupings(sql: Sql, values: { project_id: string; id: 
   return done.count;
 }
 
-/** Projects with issues made since `since` (ISO): the periodic pass learns them. */
+/** Projects with issues made in the last `sinceSeconds`: the periodic pass learns them again. */
 export async function projectsWithNewGroups(sql: Sql, sinceSeconds: number): Promise<string[]> {
   const rows = await sql<{ project_id: string }[]>`
     select distinct project_id from error_groups where created_at > now() - make_interval(secs => ${sinceSeconds})`;

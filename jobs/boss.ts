@@ -81,7 +81,7 @@ export async function startJobs(
     if (!job?.data?.project_id) for (const p of await projectsWithNewGroups(sql, 15 * 60)) projects.add(p);
     for (const p of projects) {
       const r = await learnProject(sql, p);
-      if (r?.merged) console.log(`[jobs] learned templates merged ${r.merged} issues`);
+      if (r?.merged) console.log(`[jobs] learned templates: ${r.merged} issue(s) merged into their template's issue`);
     }
   });
   await boss.send(QUEUES.groupingLearn, {}, { singletonKey: "start", singletonSeconds: 60 });
