@@ -10,6 +10,7 @@ import { SentryKeyAuth } from "~/sentry/auth.server";
 import { SentryLimits } from "~/sentry/limits.server";
 import { KnownFingerprints } from "~/ingest/fingerprint.server";
 import { GroupingRuleCache } from "~/ingest/rules.server";
+import { LearnedTemplates } from "~/ingest/learned-templates.server";
 import { isMutation } from "~/accounts/csrf.server";
 import { readCookie } from "~/accounts/sessions.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
@@ -25,10 +26,12 @@ export type Services = {
   /** the streaming replica (DATABASE_REPLICA_URL) that `reading` may send reads to, or null */
   replica: Replica | null;
   writer: EventWriter;
-  /** fingerprints known to have a group: ingest skips their secondary fingerprint, the Sentry new-issue bound their look-up */
+  /** fingerprints known to have a group: ingest skips their earlier versions' fingerprints, the Sentry new-issue bound their look-up */
   known: KnownFingerprints;
   /** each project's grouping rules, compiled (ingest reads them through it; their writes forget them) */
   groupingRules: GroupingRuleCache;
+  /** the projects' learned templates, cached, and the trigger that learns after writes that made issues */
+  learned: LearnedTemplates;
   apiKeys: ApiKeyAuth;
   /** `sentry_key` of the Sentry protocol endpoints: DSN keys and native keys */
   sentryKeys: SentryKeyAuth;
@@ -63,6 +66,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
   const apiKeys = new ApiKeyAuth(sql, config.apiKeyCacheSeconds);
   const known = new KnownFingerprints();
   const counters = new CounterDrainer(sql).start();
+  const learned = new LearnedTemplates(sql, boss);
   return {
     config,
     sql,
@@ -73,6 +77,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
     apiKeys,
     known,
     groupingRules: new GroupingRuleCache(),
+    learned,
     counters,
     bodies: new BodyBudget(config.bodyMemoryBytes),
     bound: (sql) => sql,
@@ -90,6 +95,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
       // ingest. Alerts wait for the write's counters to be applied: rules on occurrences in a window
       // and on players read them
       afterCommit: (groups, pending) => {
+        learned.groupsCreated(groups);
         counters.whenApplied(pending, () => {
           try {
             alerts.add(groups);

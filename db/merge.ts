@@ -112,10 +112,12 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
       const [own] = await tx<{ id: string }[]>`
         insert into error_groups (project_id, fingerprint, message, level, status, count, user_count, stored_count,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, first_version, first_version_at, last_version, regressed_version, merged_into, merged_own, client_only, identities, frames)
+          grouping_version, first_version, first_version_at, last_version, regressed_version, merged_into, merged_own, client_only, identities, frames,
+          grouping_location, grouping_template)
         select project_id, ${target.fingerprint}, message, level, status, count, user_count, 0,
           first_seen, last_seen, culprit, environment, created_at, regressed_at, resolved_at, throttle_times,
-          grouping_version, first_version, first_version_at, last_version, regressed_version, id, true, client_only, identities, frames
+          grouping_version, first_version, first_version_at, last_version, regressed_version, id, true, client_only, identities, frames,
+          grouping_location, grouping_template
         from error_groups where project_id = ${projectId} and id = ${targetId}
         returning id`;
       await tx`update group_aliases set group_id = ${own.id} where project_id = ${projectId} and group_id = ${targetId}`;

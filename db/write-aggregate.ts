@@ -47,6 +47,9 @@ export type GroupAgg = {
   identities: string[];
   /** the distinct frames of the batch's events, first events first, at most FRAMES_MAX (issue search) */
   frames: string[];
+  /** the first event's grouping location and template (a new row keeps them; '' when not grouped by default) */
+  grouping_location: string;
+  grouping_template: string;
 };
 
 /**
@@ -81,6 +84,8 @@ export function aggregateGroups(rows: EventRow[], slotOf: Slot[]): GroupAgg[] {
           client_only: isClientOrigin(e.tags),
           identities: identitiesIn(e, [e.message, e.culprit]),
           frames: e.frames ? e.frames.slice(0, FRAMES_MAX) : [],
+          grouping_location: e.grouping?.location ?? "",
+          grouping_template: e.grouping?.template ?? "",
         });
         continue;
       }

@@ -65,10 +65,12 @@ export async function upsertGroups(
   const upserted = await tx<UpsertedGroup[]>`
     insert into error_groups as g
       (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
-       first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only, identities, frames)
+       first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only, identities, frames,
+       grouping_location, grouping_template)
     select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
       t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, 0,
-      t.client_only, nullif(array(select jsonb_array_elements_text(t.identities)), '{}'), t.frames
+      t.client_only, nullif(array(select jsonb_array_elements_text(t.identities)), '{}'), t.frames,
+      t.grouping_location, t.grouping_template
     from json_to_recordset(${asJson(
       tx,
       groups.map((g) => {
@@ -79,7 +81,8 @@ export async function upsertGroups(
     )}::json)
       as t(project_id uuid, fingerprint text, message text, level text, count bigint,
            first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-           first_version_at timestamptz, n int, traced int, client_only boolean, identities jsonb, frames text)
+           first_version_at timestamptz, n int, traced int, client_only boolean, identities jsonb, frames text,
+           grouping_location text, grouping_template text)
     cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
     order by t.project_id, t.fingerprint
     on conflict (project_id, fingerprint) do update set

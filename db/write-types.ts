@@ -32,6 +32,11 @@ export type EventRow = {
   notBefore?: number;
   count: number;
   culprit: string | null;
+  /**
+   * what the learned templates work on (app/ingest/miner.server.ts): the default grouping key's
+   * location and template; null or absent: not grouped by default (a client fingerprint, a learned template)
+   */
+  grouping?: { location: string; template: string; bucket?: string; words?: string[] } | null;
   /** the stack's distinct frames as issue search matches them (app/ingest/frames.server.ts); absent: none */
   frames?: string[];
   /** a client-chosen event id (Sentry protocol): a second event with the same id in the project is dropped */

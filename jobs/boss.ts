@@ -10,10 +10,12 @@ import { pruneEconomyAlertClaims } from "../db/economy-alerts.js";
 import { reopenExpiredSnoozes } from "../db/groups.js";
 import { moveStatsWindows } from "../db/stats.js";
 import { fillGroupFrames } from "./group-frames.js";
+import { fillGroupingTemplates, GROUPING_LEARN_QUEUE, learnProject } from "./grouping-learn.js";
+import { projectsWithNewGroups } from "../db/grouping-templates.js";
 import { ensurePartitions } from "./partitions.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
-export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes", statsWindows: "stats-windows", groupFrames: "group-frames" } as const;
+export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes", statsWindows: "stats-windows", groupFrames: "group-frames", groupingLearn: GROUPING_LEARN_QUEUE } as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
 export async function startJobs(
@@ -69,6 +71,20 @@ export async function startJobs(
     if (filled) console.log(`[jobs] filled the stack frames of ${filled} issues`);
   });
   await boss.send(QUEUES.groupFrames, {}, { singletonKey: "start", singletonSeconds: 60 });
+  // learned templates (jobs/grouping-learn.ts): a project's pass after writes that made issues
+  // (debounced, app/ingest/learned-templates.server.ts); every ten minutes, the issues from before
+  // migration 116 get their templates and the projects with new issues are learned again
+  await boss.createQueue(QUEUES.groupingLearn);
+  await boss.schedule(QUEUES.groupingLearn, "*/10 * * * *");
+  await boss.work<{ project_id?: string }>(QUEUES.groupingLearn, async ([job]) => {
+    const projects = job?.data?.project_id ? new Set([job.data.project_id]) : await fillGroupingTemplates(sql);
+    if (!job?.data?.project_id) for (const p of await projectsWithNewGroups(sql, 15 * 60)) projects.add(p);
+    for (const p of projects) {
+      const r = await learnProject(sql, p);
+      if (r?.merged) console.log(`[jobs] learned templates: ${r.merged} issue(s) merged into their template's issue`);
+    }
+  });
+  await boss.send(QUEUES.groupingLearn, {}, { singletonKey: "start", singletonSeconds: 60 });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;
 }

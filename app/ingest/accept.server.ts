@@ -15,6 +15,7 @@ import type { Config } from "~/env.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { storable } from "~/text.server";
 import { culpritFor, groupEvent, type KnownFingerprints } from "./fingerprint.server";
+import type { LearnedTemplates } from "./learned-templates.server";
 import type { EventWriter } from "./writer.server";
 import { writeOnce, type KeyedRequest } from "./idempotency.server";
 import { NO_RULES, recordRuleHits, type GroupingRuleCache, type ProjectRules } from "./rules.server";
@@ -76,6 +77,8 @@ export type AcceptDeps = {
   writer: EventWriter;
   /** fingerprints this process knows to have a group: a known one skips the earlier versions' fingerprints */
   known: KnownFingerprints;
+  /** the projects' learned templates (default grouping's last step); absent: none apply */
+  learned?: LearnedTemplates;
   config: Pick<Config, "retentionDays" | "dbTimeoutMs">;
   /** the projects' grouping rules (absent: none) */
   groupingRules?: GroupingRuleCache;
@@ -143,7 +146,7 @@ export function toEventRow(
   const rule = rules.match({ message, level: e.level, tags: e.tags, stackTrace, playerName });
   if (rule?.action === "ignore") return { ignoredBy: rule.id };
   const grouping = rule
-    ? { fingerprint: rule.fingerprint, older: [], culprit: culpritFor(message, stackTrace, playerName) }
+    ? { fingerprint: rule.fingerprint, older: [], culprit: culpritFor(message, stackTrace, playerName), parts: null }
     : groupEvent(message, stackTrace, e.fingerprint, playerName, (fp) => !known.has(projectId, fp), e.userId);
   return {
     projectId,
@@ -168,6 +171,8 @@ export function toEventRow(
     // Roblox script paths name the culprit; other frames (the protocol's hint) only when they do not
     culprit: grouping.culprit ?? e.culprit,
     frames: frameEntries(stackTrace, playerName),
+    // default grouping: what a learned template may cover (applied in accept, LearnedTemplates.apply)
+    grouping: grouping.parts,
     eventId: e.dedupId,
     storedEventId: e.eventId,
   };
@@ -193,6 +198,8 @@ export async function accept(deps: AcceptDeps, projectId: string, events: Incomi
   const rules = deps.groupingRules ? await deps.groupingRules.forProject(deps.sql, projectId) : NO_RULES;
   const made = events.map((e) => toEventRow(projectId, e, receivedAt, deps.config.retentionDays, deps.known, rules));
   const rows = made.filter((r): r is EventRow => !("ignoredBy" in r));
+  // default grouping's last step (a rule's or the client's fingerprint has no parts to cover)
+  await deps.learned?.apply(projectId, rows);
   const write = async () => {
     if (rows.length === 0) return 0;
     await opts.admit?.(rows);

@@ -424,13 +424,15 @@ function analyze(
 // entry, not one per player that pushes the others out.
 const MEMO_ENTRIES = 5000;
 const MEMO_CHARS = 4096;
-const memo = new Map<string, Analysis & { fingerprint: string }>();
+const memo = new Map<string, Memo>();
 
 /** The player's name if the message or stack contains it, else "" (the only case where it changes the analysis). */
 const namedIn = (message: string, stack: string | null | undefined, playerName?: string | null) =>
   playerName && (message.includes(playerName) || stack?.includes(playerName)) ? playerName : "";
 
-function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null) {
+type Memo = Analysis & { fingerprint: string; parts?: GroupingParts };
+
+function analyzeMemo(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): Memo {
   const id = idText(userId);
   const long = message.length + (stack?.length ?? 0) > MEMO_CHARS;
   const k = long ? "" : `${namedIn(message, stack, playerName)}\u0000${id && message.includes(id) ? id : ""}\u0000${message}\u0000${stack ?? ""}`;
@@ -452,6 +454,34 @@ export function groupingKey(message: string, stack: string | null | undefined, p
 
 export function defaultFingerprint(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): string {
   return analyzeMemo(message, stack, playerName, userId).fingerprint;
+}
+
+/**
+ * What the learned templates work on (app/ingest/miner.server.ts): the template the default key is
+ * made of, and the rest of the key (the frames' identities, the leading location, or none) as a hash,
+ * the *location*. Made from the same analysis as the default fingerprint, so it changes no fingerprint;
+ * kept with the analysis of a recent text, so a repeated text costs nothing more. `bucket` is the
+ * location and the template's word count, as the learned templates are looked up by.
+ */
+export type GroupingParts = {
+  location: string;
+  template: string;
+  bucket: string;
+  /** the template's words, set by the first look-up that needs them (kept with the analysis, as the rest) */
+  words?: string[];
+};
+
+const partsOf = (a: Memo): GroupingParts => {
+  if (a.parts) return a.parts;
+  const location = hash(["location", ...a.key.slice(2)]);
+  const template = a.key[1];
+  let words = template === "" ? 0 : 1;
+  for (let i = template.indexOf(" "); i >= 0; i = template.indexOf(" ", i + 1)) words++;
+  return (a.parts = { location, template, bucket: `${location}:${words}` });
+};
+
+export function groupingParts(message: string, stack: string | null | undefined, playerName?: string | null, userId?: number | string | null): GroupingParts {
+  return partsOf(analyzeMemo(message, stack, playerName, userId));
 }
 
 /** Version 3's default fingerprint (frames by line): the previous version's. */
@@ -482,6 +512,8 @@ export type Grouping = {
    */
   older: string[];
   culprit: string | null;
+  /** default grouping's parts, what a learned template may cover (see groupingParts); null with a client fingerprint */
+  parts: GroupingParts | null;
 };
 
 const customFingerprint = (custom: string | string[], defaultFp: string) => {
@@ -506,8 +538,9 @@ export function groupEvent(
 ): Grouping {
   const a = analyzeMemo(message, stack, playerName, userId);
   const fingerprint = custom != null ? customFingerprint(custom, a.fingerprint) : a.fingerprint;
+  const parts = custom != null ? null : partsOf(a);
   const older: string[] = [];
-  if (!needsOlder(fingerprint)) return { fingerprint, older, culprit: a.culprit };
+  if (!needsOlder(fingerprint)) return { fingerprint, older, culprit: a.culprit, parts };
   const add = (fp: string) => {
     if (fp !== fingerprint && !older.includes(fp)) older.push(fp);
   };
@@ -518,7 +551,7 @@ export function groupEvent(
   // version 3's classes changed the text: the issue version 2 made while it split the text
   if (a.touched) add(withCustom(defaultFingerprintV2(message, stack, playerName)));
   add(fingerprintForV1(message, stack, custom));
-  return { fingerprint, older, culprit: a.culprit };
+  return { fingerprint, older, culprit: a.culprit, parts };
 }
 
 export const fingerprintsFor = (

@@ -71,7 +71,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
 };
 
 export default function Issue() {
-  const { role, group, series, events, newer, older, paged, latestStack, latestMessage, links, environments, versions, players, tags, members, mergedInto, now } = useLoaderData<typeof loader>();
+  const { role, group, series, events, newer, older, paged, latestStack, latestMessage, links, environments, versions, players, tags, members, learned, mergedInto, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const created = result && "url" in result ? result.url : undefined;
   const manager = role === "owner" || role === "admin";
@@ -130,6 +130,30 @@ export default function Issue() {
               <dd data-testid="regressed">
                 <At d={group.regressed_at} /> <span className="muted">(<Ago d={group.regressed_at} now={now} />)</span>
                 {group.regressed_version ? <> in version <strong>{group.regressed_version}</strong></> : " (no version on that event)"}
+              </dd>
+            </>
+          ) : null}
+          {learned ? (
+            <>
+              <dt>Learned</dt>
+              <dd data-testid="learned-template">
+                <code>
+                  {learned.template.split(" ").map((w, i) => {
+                    const v = learned.variables.find((x) => x.position === i);
+                    return (
+                      <span key={i}>
+                        {i > 0 ? " " : ""}
+                        {v ? <mark title={`varies: ${v.samples.join(", ")}`}>‹any›</mark> : w}
+                      </span>
+                    );
+                  })}
+                </code>{" "}
+                <span className="muted">
+                  — the marked {learned.variables.length === 1 ? "word varies" : "words vary"} at this location (
+                  {learned.variables.map((v) => v.samples.slice(0, 5).join(", ")).join("; ")}
+                  {learned.variables.some((v) => v.samples.length > 5) ? ", …" : ""}); covers {plural(learned.texts, "text")} from{" "}
+                  {plural(learned.issues, "issue")}, merged here
+                </span>
               </dd>
             </>
           ) : null}

@@ -1,5 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { getGroup } from "../../db/errors.js";
+import { learnedTemplateOf } from "../../db/grouping-templates.js";
 import { groupHourlySeries, latestGroupEvents } from "../../db/group-reads.js";
 import { asUuid } from "~/input.server";
 import { groupFacets } from "~/errors/triage.server";
@@ -15,12 +16,19 @@ export const loader = ({ request, params, context }: LoaderFunctionArgs) =>
       const groupId = asUuid(params.groupId);
       const group = groupId && (await getGroup(sql, projectId, groupId));
       if (!groupId || !group) throw notFound("No error group with that id in this project.");
-      const [series, events, facets] = await Promise.all([
+      const [series, events, facets, learned] = await Promise.all([
         groupHourlySeries(sql, projectId, group),
         latestGroupEvents(sql, projectId, group),
         groupFacets(sql, projectId, groupId),
+        learnedTemplateOf(sql, projectId, groupId),
       ]);
-      return json({ group: withTitle(group), series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })), events, ...facets });
+      return json({
+        group: withTitle(group),
+        series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })),
+        events,
+        ...facets,
+        learned_template: learned,
+      });
     });
   });
 

@@ -1,3 +1,4 @@
+import { learnedTemplateOf } from "../../db/grouping-templates.js";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { getGroup } from "../../db/errors.js";
@@ -87,5 +88,7 @@ export async function mergedInto(sql: Sql, actor: Actor, projectIdParam: string 
   const groupId = asUuid(groupIdParam);
   const group = groupId ? await getGroup(sql, projectId, groupId) : undefined;
   if (!group) throw noGroup();
-  return { members: (await listMergedGroups(sql, projectId, group.id)).map(withTitle) };
+  const [members, learned] = await Promise.all([listMergedGroups(sql, projectId, group.id), learnedTemplateOf(sql, projectId, group.id)]);
+  // the learned template that merged issues into this one, if any (docs/grouping.md, "Learned templates")
+  return { members: members.map(withTitle), learned };
 }

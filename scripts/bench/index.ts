@@ -103,7 +103,8 @@ async function main() {
 
     await warmUp(b, ingestProject.api_key);
     const grouping = groupingCost();
-    log(`  grouping: ${fmt(grouping.usPerEvent, 1)} µs per event (${fmt(grouping.firstSightingUs, 1)} µs for a text never seen)`);
+    log(`  grouping: ${fmt(grouping.usPerEvent, 1)} µs per event (${fmt(grouping.firstSightingUs, 1)} µs for a text never seen), learned templates included`);
+    log(`  learned-template cache per project: ${grouping.minerBytes.map((m) => `${m.templates} templates ${m.bytes} bytes`).join(", ")}`);
     const { ceiling, noop, rows } = await runCeiling(b);
     const results: Record<string, unknown> = { grouping, ceiling, noop };
     const collect = (part: { rows: Row[]; results: Record<string, unknown> }) => {
