@@ -11,9 +11,10 @@ import { reopenExpiredSnoozes } from "../db/groups.js";
 import { moveStatsWindows } from "../db/stats.js";
 import { fillGroupFrames } from "./group-frames.js";
 import { ensurePartitions } from "./partitions.js";
+import { runHealthJob } from "./health.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
-export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes", statsWindows: "stats-windows", groupFrames: "group-frames" } as const;
+export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes", statsWindows: "stats-windows", groupFrames: "group-frames", health: "health" } as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
 export async function startJobs(
@@ -69,6 +70,13 @@ export async function startJobs(
     if (filled) console.log(`[jobs] filled the stack frames of ${filled} issues`);
   });
   await boss.send(QUEUES.groupFrames, {}, { singletonKey: "start", singletonSeconds: 60 });
+  // game servers silent for 3 sample intervals ended abnormally (docs/health.md)
+  await boss.createQueue(QUEUES.health);
+  await boss.schedule(QUEUES.health, "* * * * *");
+  await boss.work(QUEUES.health, async () => {
+    const lost = await runHealthJob(sql);
+    if (lost) console.log(`[jobs] ${lost} game servers ended abnormally (silent)`);
+  });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;
 }
