@@ -1,6 +1,6 @@
 import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
-import { runRetention } from "./retention.js";
+import { runHealthRetention, runRetention } from "./retention.js";
 import { pruneEventIds } from "../db/sentry.js";
 import { pruneIngestWindows } from "../db/ingest-limits.js";
 import { pruneIdempotencyKeys } from "../db/idempotency.js";
@@ -32,6 +32,8 @@ export async function startJobs(
   await boss.work(QUEUES.retention, async () => {
     const r = await runRetention(sql, opts.retentionDays);
     if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
+    const health = await runHealthRetention(sql, opts.retentionDays);
+    if (Object.values(health).some((n) => n > 0)) console.log(`[jobs] retention deleted health data ${JSON.stringify(health)}`);
     const flows = await pruneFlows(sql, opts.retentionDays);
     if (flows) console.log(`[jobs] retention deleted ${flows} economy flows`);
     await pruneEventIds(sql);
