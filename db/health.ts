@@ -7,7 +7,7 @@
  * (db/health-cells.ts: cells(new) − cells(old)); samples are immutable and count when newly
  * inserted. Rows and rollups commit together, so a retry after a lost connection, a repeated or
  * reordered report, or two instances writing one server's reports at once count nothing twice.
- * Sentry sessions have no server: each takes the lock of its own session id.
+ * Sentry sessions have no server: they take one lock per project.
  *
  * Lock order: the server's (or Sentry session's) advisory lock, its rows, then the rollup rows in
  * key order, table by table in the order of `applyCells`; so writers cannot deadlock.
@@ -401,13 +401,13 @@ export type ExternalSession = {
 
 /**
  * Upserts sessions that belong to no game server (Sentry SDKs' `session` and `sessions` items),
- * with the same forward-only rules and rollup cells as a server's report. Each session takes its own
- * lock, in id order.
+ * with the same forward-only rules and rollup cells as a server's report, under one lock per project.
  */
 export async function writeExternalSessionsTx(tx: TxSql, projectId: string, sessions: ExternalSession[]): Promise<void> {
   if (sessions.length === 0) return;
   const sorted = [...sessions].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  for (const s of sorted) await lockServer(tx, projectId, `session:${s.id}`);
+  // one lock for the project's server-less sessions: an aggregate may stand for thousands of them
+  await tx`select pg_advisory_xact_lock(hashtextextended(${`health-sentry:${projectId}`}, 41))`;
   const input = sorted.map((s) => ({
     session_id: s.id,
     user_id: s.userId,
