@@ -94,32 +94,41 @@ export async function openSessions(sql: Sql, projectId: string, versions: string
 }
 
 /**
- * Distinct players with a session started or ended in the window's days, and those of them with a
- * session ended there and none ended with an error, per version.
+ * Distinct players with a session started or ended in the window's days, those with a session ended
+ * there, and those of them with none ended with an error, per version (from the per-version counts
+ * of players' last days: a window always ends now).
  */
 export async function playerCounts(sql: Sql, projectId: string, versions: string[], f: HealthFilter) {
+  const day = sql`(${f.from}::timestamptz at time zone 'UTC')::date`;
   return sql<{ place_version: string; distinct: number; ended: number; error_free: number }[]>`
-    select place_version, count(*)::float8 as distinct,
-      count(*) filter (where ended > 0)::float8 as ended,
-      count(*) filter (where ended > 0 and errored = 0)::float8 as error_free
-    from (
-      select place_version, user_id, sum(sessions_ended) as ended, sum(sessions_errored) as errored
-      from health_player_days
-      where project_id = ${projectId} and place_version = any(${versions}::text[])
-        and day >= (${f.from}::timestamptz at time zone 'UTC')::date ${envFilter(sql, "environment", f.environment)}
-      group by place_version, user_id
-      having sum(sessions_started) > 0 or sum(sessions_ended) > 0
-    ) u
+    select place_version, coalesce(sum(n), 0)::float8 as distinct,
+      coalesce(sum(n) filter (where ended_day >= ${day}), 0)::float8 as ended,
+      coalesce(sum(n) filter (where ended_day >= ${day} and errored_day < ${day}), 0)::float8 as error_free
+    from health_player_counts
+    where project_id = ${projectId} and place_version = any(${versions}::text[]) and active_day >= ${day}
+      ${envFilter(sql, "environment", f.environment)}
     group by place_version`;
 }
 
-/** Histogram bins of a metric over the window, per version (and age bucket when `byAge`). */
+/**
+ * Histogram bins of a metric over the window, per version (and age bucket when `byAge`): the
+ * window's whole UTC days from the day histograms, the hours before its first whole day from the hour ones.
+ */
 export async function histogram(sql: Sql, projectId: string, versions: string[], metric: number, f: HealthFilter, byAge = false) {
+  const firstDay = new Date(Math.ceil(f.from.getTime() / 86_400_000) * 86_400_000);
+  const env = (column: string) => envFilter(sql, column, f.environment);
   return sql<{ place_version: string; age_bucket: number; bin: number; n: number }[]>`
-    select place_version, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, sum(n)::float8 as n
-    from health_hist_hour
-    where project_id = ${projectId} and place_version = any(${versions}::text[]) and metric = ${metric} and hour >= ${f.from}
-      ${envFilter(sql, "environment", f.environment)}
+    select place_version, age_bucket, bin, sum(n)::float8 as n from (
+      select place_version, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, n
+      from health_hist_day
+      where project_id = ${projectId} and place_version = any(${versions}::text[]) and metric = ${metric}
+        and day >= ${firstDay.toISOString().slice(0, 10)}::date ${env("environment")}
+      union all
+      select place_version, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, n
+      from health_hist_hour
+      where project_id = ${projectId} and place_version = any(${versions}::text[]) and metric = ${metric}
+        and hour >= ${f.from} and hour < ${firstDay} ${env("environment")}
+    ) b
     group by 1, 2, 3 order by 1, 2, 3`;
 }
 

@@ -13,7 +13,7 @@
  * key order, table by table in the order of `applyCells`; so writers cannot deadlock.
  */
 import { asJson, type Sql, type TxSql } from "./client.js";
-import { AGE_BUCKETS, ageBucket, binOf, Cells, METRIC, minuteOf, type ServerState, type SessionState } from "./health-cells.js";
+import { AGE_BUCKETS, ageBucket, binOf, Cells, METRIC, minuteOf, type PlayerDayCell, type ServerState, type SessionState } from "./health-cells.js";
 
 /** Rollup rows each writer adds to: its connection's shard (reads sum them). */
 export const SHARDS = 8;
@@ -309,6 +309,13 @@ async function addSamples(
     from jsonb_to_recordset(${asJson(tx, histRows)}::jsonb) as x(hour timestamptz, metric smallint, age_bucket smallint, bin integer, n bigint)
     order by hour, metric, age_bucket, bin
     on conflict (project_id, place_version, hour, metric, age_bucket, bin, environment, shard) do update set n = h.n + excluded.n`;
+  await tx`
+    insert into health_hist_day as h (project_id, environment, place_version, day, metric, age_bucket, bin, shard, n)
+    select ${projectId}, ${env}, ${ver}, (hour at time zone 'UTC')::date, metric, age_bucket, bin, pg_backend_pid() % ${SHARDS}, sum(n)
+    from jsonb_to_recordset(${asJson(tx, histRows)}::jsonb) as x(hour timestamptz, metric smallint, age_bucket smallint, bin integer, n bigint)
+    group by 4, 5, 6, 7
+    order by 4, 5, 6, 7
+    on conflict (project_id, place_version, day, metric, age_bucket, bin, environment, shard) do update set n = h.n + excluded.n`;
 }
 
 /** Adds the hour and player-day cells (in key order) to this connection's shard. */
@@ -333,6 +340,11 @@ export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Pr
   }
   const players = cells.playerCells();
   if (players.length > 0) {
+    // the players' summaries are recomputed from their days: one writer at a time per player (in
+    // PLAYER_LOCKS buckets, taken in order, after the server's lock: no cycle)
+    await tx`
+      select pg_advisory_xact_lock(hashtextextended(${`health-players:${projectId}:`} || b, 41))
+      from (select distinct abs(hashtext(u)) % ${PLAYER_LOCKS} as b from unnest(${players.map((p) => p.user_id)}::text[]) u order by 1) x`;
     await tx`
       insert into health_player_days as p (project_id, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored)
       select ${projectId}, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored
@@ -342,7 +354,56 @@ export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Pr
       on conflict (project_id, place_version, day, environment, user_id) do update set
         sessions_started = p.sessions_started + excluded.sessions_started, sessions_ended = p.sessions_ended + excluded.sessions_ended,
         sessions_errored = p.sessions_errored + excluded.sessions_errored`;
+    await summarizePlayers(tx, projectId, players);
   }
+}
+
+/** Player-lock buckets per project (a report may touch 1,000 players; advisory locks are a shared resource). */
+const PLAYER_LOCKS = 64;
+
+/**
+ * Recomputes the touched players' summaries from their days and adds the difference to the
+ * per-version counts (migration 118): exact whatever order the changes came in.
+ */
+async function summarizePlayers(tx: TxSql, projectId: string, cells: PlayerDayCell[]): Promise<void> {
+  const keys = [...new Map(cells.map((c) => [JSON.stringify([c.place_version, c.environment, c.user_id]), c])).values()].map((c) => ({
+    environment: c.environment,
+    place_version: c.place_version,
+    user_id: c.user_id,
+  }));
+  await tx`
+    with keys as (
+      select * from jsonb_to_recordset(${asJson(tx, keys)}::jsonb) as x(environment text, place_version text, user_id bigint)
+    ), fresh as (
+      select k.environment, k.place_version, k.user_id,
+        coalesce(max(d.day) filter (where d.sessions_started > 0 or d.sessions_ended > 0), '-infinity') as active_day,
+        coalesce(max(d.day) filter (where d.sessions_ended > 0), '-infinity') as ended_day,
+        coalesce(max(d.day) filter (where d.sessions_errored > 0), '-infinity') as errored_day
+      from keys k left join health_player_days d
+        on d.project_id = ${projectId} and d.place_version = k.place_version and d.environment = k.environment and d.user_id = k.user_id
+      group by 1, 2, 3
+    ), old as (
+      select s.environment, s.place_version, s.user_id, s.active_day, s.ended_day, s.errored_day from health_player_summary s
+      join keys k on s.project_id = ${projectId} and s.place_version = k.place_version and s.environment = k.environment and s.user_id = k.user_id
+    ), up as (
+      insert into health_player_summary as s (project_id, environment, place_version, user_id, active_day, ended_day, errored_day)
+      select ${projectId}, environment, place_version, user_id, active_day, ended_day, errored_day from fresh
+      order by place_version, environment, user_id
+      on conflict (project_id, place_version, environment, user_id) do update set
+        active_day = excluded.active_day, ended_day = excluded.ended_day, errored_day = excluded.errored_day
+      returning 1
+    ), deltas as (
+      select environment, place_version, active_day, ended_day, errored_day, sum(n) as n from (
+        select environment, place_version, active_day, ended_day, errored_day, 1 as n from fresh
+        union all
+        select environment, place_version, active_day, ended_day, errored_day, -1 from old
+      ) d group by 1, 2, 3, 4, 5 having sum(n) <> 0
+    )
+    insert into health_player_counts as c (project_id, environment, place_version, active_day, ended_day, errored_day, shard, n)
+    select ${projectId}, environment, place_version, active_day, ended_day, errored_day, pg_backend_pid() % ${SHARDS}, n
+    from deltas, (select count(*) from up) written
+    order by place_version, environment, active_day, ended_day, errored_day
+    on conflict (project_id, place_version, environment, active_day, ended_day, errored_day, shard) do update set n = c.n + excluded.n`;
 }
 
 // ---- abnormal ends ------------------------------------------------------------------------------
@@ -495,6 +556,22 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
   );
   await batched("player_days", () =>
     sql`delete from health_player_days h using (select ctid from health_player_days where day < (${cutoff}::timestamptz at time zone 'UTC')::date - 1 limit ${batchSize}) x
+        where h.ctid = x.ctid`,
+  );
+  await batched("histogram_days", () =>
+    sql`delete from health_hist_day h using (select ctid from health_hist_day where day < (${cutoff}::timestamptz at time zone 'UTC')::date - 1 limit ${batchSize}) x
+        where h.ctid = x.ctid`,
+  );
+  // a player whose last activity in a version is past the period counts in no window: the summary
+  // and its count go together (a late change recomputes both from the days that are left)
+  await batched("player_summaries", () =>
+    sql`delete from health_player_summary h using (
+          select ctid from health_player_summary where active_day < (${cutoff}::timestamptz at time zone 'UTC')::date - 1 limit ${batchSize}) x
+        where h.ctid = x.ctid`,
+  );
+  await batched("player_counts", () =>
+    sql`delete from health_player_counts h using (
+          select ctid from health_player_counts where active_day < (${cutoff}::timestamptz at time zone 'UTC')::date - 1 limit ${batchSize}) x
         where h.ctid = x.ctid`,
   );
   out.versions = (

@@ -165,3 +165,50 @@ create table health_player_days (
   primary key (project_id, place_version, day, environment, user_id)
 ) with (fillfactor = 80);
 create index health_player_days_day on health_player_days (day);
+
+-- The same histograms per UTC day: a 7d or 30d window reads its whole days here and only the hours
+-- of its first, partial day from health_hist_hour (a twenty-fourth of the rows).
+create table health_hist_day (
+  project_id uuid not null,
+  environment text not null,
+  place_version text not null,
+  day date not null,
+  metric smallint not null,
+  age_bucket smallint not null,
+  bin integer not null,
+  shard smallint not null,
+  n bigint not null,
+  primary key (project_id, place_version, day, metric, age_bucket, bin, environment, shard)
+) with (fillfactor = 80);
+create index health_hist_day_day on health_hist_day (day);
+
+-- Per version and player, derived from the player's days (recomputed by every write that changes
+-- them): the last day with a session started or ended, with one ended, with one ended with an error
+-- ('-infinity': none). A window always ends now, so a player counts in a window from day W when the
+-- last such day is on or after W.
+create table health_player_summary (
+  project_id uuid not null,
+  environment text not null,
+  place_version text not null,
+  user_id bigint not null,
+  active_day date not null,
+  ended_day date not null,
+  errored_day date not null,
+  primary key (project_id, place_version, environment, user_id)
+);
+create index health_player_summary_day on health_player_summary (active_day);
+
+-- How many players have each (active, ended, errored) last-day triple, per version: the distinct and
+-- error-free player counts of any window in one small read. Kept with the summary, by differences.
+create table health_player_counts (
+  project_id uuid not null,
+  environment text not null,
+  place_version text not null,
+  active_day date not null,
+  ended_day date not null,
+  errored_day date not null,
+  shard smallint not null,
+  n bigint not null,
+  primary key (project_id, place_version, environment, active_day, ended_day, errored_day, shard)
+) with (fillfactor = 80);
+create index health_player_counts_day on health_player_counts (active_day);

@@ -157,7 +157,7 @@ export async function runHealthBench(b: Bench) {
  * the past; error events per version. Version v = 100 + day / 3 (the last two hours of its three
  * days shared with the next one: the rollout).
  */
-async function generateHealth(sql: Sql, projectId: string) {
+export async function generateHealth(sql: Sql, projectId: string) {
   const hours = DAYS * 24;
   const perShard = Math.round((SERVERS * 60) / 8);
   // each hour's live versions: the current one, and during the first 2 hours of a version also the previous
@@ -176,11 +176,11 @@ async function generateHealth(sql: Sql, projectId: string) {
     ) v`;
   await sql`
     insert into health_versions (project_id, place_version, first_seen)
-    select ${projectId}, version, min(hour) from bench_health_hours group by version`;
+    select ${projectId}::uuid, version, min(hour) from bench_health_hours group by version`;
   await sql`
     insert into health_hour (project_id, environment, place_version, hour, shard, samples, player_minutes, servers_started, servers_ended,
       servers_oom, servers_abnormal, sessions_started, sessions_ended, sessions_error_free)
-    select ${projectId}, 'production', version, hour, shard, (${perShard} * share)::bigint, (${perShard} * share * ${PLAYERS_PER_SERVER})::bigint,
+    select ${projectId}::uuid, 'production', version, hour, shard, (${perShard} * share)::bigint, (${perShard} * share * ${PLAYERS_PER_SERVER})::bigint,
       (${SERVERS} / 6 / 8 * share)::bigint, (${SERVERS} / 6 / 8 * share)::bigint, (share * 2)::bigint, (share * 3)::bigint,
       (${SERVERS * PLAYERS_PER_SERVER} * 3 / 8 * share)::bigint, (${SERVERS * PLAYERS_PER_SERVER} * 3 / 8 * share)::bigint,
       (${SERVERS * PLAYERS_PER_SERVER} * 3 / 8 * share * 0.97)::bigint
@@ -189,17 +189,17 @@ async function generateHealth(sql: Sql, projectId: string) {
   const [{ hist }] = await sql<{ hist: number }[]>`
     with ins as (
       insert into health_hist_hour (project_id, environment, place_version, hour, metric, age_bucket, bin, shard, n)
-      select ${projectId}, 'production', version, hour, 1, age, 680 + age * 5 + bin, shard, greatest(1, (${perShard} * share / 7 / 40)::bigint)
+      select ${projectId}::uuid, 'production', version, hour, 1, age, 680 + age * 5 + bin, shard, greatest(1, (${perShard} * share / 7 / 40)::bigint)
       from bench_health_hours cross join generate_series(0, 6) age cross join generate_series(0, 39) bin cross join generate_series(0, 7) shard
       union all
-      select ${projectId}, 'production', version, hour, 2, 0, 260 + bin, shard, greatest(1, (${perShard} * share / 40)::bigint)
+      select ${projectId}::uuid, 'production', version, hour, 2, 0, 260 + bin, shard, greatest(1, (${perShard} * share / 40)::bigint)
       from bench_health_hours cross join generate_series(0, 39) bin cross join generate_series(0, 7) shard
       returning 1
     ) select count(*)::int as hist from ins`;
   await sql`
     insert into health_minute (project_id, environment, place_version, minute, shard, samples, player_minutes, memory_mb_sum, memory_mb_max,
       heartbeat_ms_sum, heartbeat_ms_max)
-    select ${projectId}, 'production', version, hour + make_interval(mins => m), shard, (${SERVERS} / 8 * share)::bigint,
+    select ${projectId}::uuid, 'production', version, hour + make_interval(mins => m), shard, (${SERVERS} / 8 * share)::bigint,
       (${SERVERS} / 8 * share * ${PLAYERS_PER_SERVER})::bigint, ${SERVERS} / 8 * share * 1000, 1400, ${SERVERS} / 8 * share * 16, 40
     from bench_health_hours cross join generate_series(0, 59) m cross join generate_series(0, 7) shard where h < 24`;
   // players: DAU a day out of a pool of 3 x DAU, on the day's version(s); 3% with an errored session
@@ -208,37 +208,51 @@ async function generateHealth(sql: Sql, projectId: string) {
       select distinct (hour at time zone 'UTC')::date as day, version from bench_health_hours
     ), ins as (
       insert into health_player_days (project_id, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored)
-      select ${projectId}, 'production', d.version, d.day, u, 3, 3, case when u % 33 = 0 then 1 else 0 end
+      select ${projectId}::uuid, 'production', d.version, d.day, u, 3, 3, case when u % 33 = 0 then 1 else 0 end
       from (select distinct on (day) day, version from days order by day, version desc) d
       cross join lateral (select ((d.day - date '2020-01-01') * ${Math.floor(DAU / 3)} + g) % ${DAU * 3} as u from generate_series(1, ${DAU}) g) x
       on conflict do nothing
       returning 1
     ) select count(*)::int as players from ins`;
+  // the day histograms and the players' summaries and counts, as the ingest derives them
+  await sql`
+    insert into health_hist_day (project_id, environment, place_version, day, metric, age_bucket, bin, shard, n)
+    select project_id, environment, place_version, (hour at time zone 'UTC')::date, metric, age_bucket, bin, shard, sum(n)
+    from health_hist_hour where project_id = ${projectId} group by 1, 2, 3, 4, 5, 6, 7, 8`;
+  await sql`
+    insert into health_player_summary (project_id, environment, place_version, user_id, active_day, ended_day, errored_day)
+    select project_id, environment, place_version, user_id, max(day),
+      coalesce(max(day) filter (where sessions_ended > 0), '-infinity'), coalesce(max(day) filter (where sessions_errored > 0), '-infinity')
+    from health_player_days where project_id = ${projectId} group by 1, 2, 3, 4`;
+  await sql`
+    insert into health_player_counts (project_id, environment, place_version, active_day, ended_day, errored_day, shard, n)
+    select project_id, environment, place_version, active_day, ended_day, errored_day, 0, count(*)
+    from health_player_summary where project_id = ${projectId} group by 1, 2, 3, 4, 5, 6`;
   // servers: the live ones (10 players each, open sessions) and those of the past (one per 6 hours per live server)
   const current = currentVersion();
   await sql`
     insert into health_servers (project_id, job_id, place_id, place_version, environment, started_at, first_received_at, last_seen,
       last_sample_at, players, memory_mb, heartbeat_ms)
-    select ${projectId}, 'live-' || k, 1, ${current}, 'production', now() - make_interval(mins => k % 300), now() - interval '1 hour', now() - make_interval(secs => k % 50),
+    select ${projectId}::uuid, 'live-' || k, 1, ${current}, 'production', now() - make_interval(mins => k % 300), now() - interval '1 hour', now() - make_interval(secs => k % 50),
       now() - make_interval(secs => k % 50), ${PLAYERS_PER_SERVER}, 800 + k % 400, 15 + k % 10
     from generate_series(1, ${SERVERS}) k`;
   await sql`
     insert into health_servers (project_id, job_id, place_id, place_version, environment, started_at, ended_at, close_reason, first_received_at,
       last_seen, last_sample_at, players, memory_mb, heartbeat_ms)
-    select ${projectId}, 'past-' || k, 1, (100 + (k % ${DAYS * 4}) / (${VERSION_DAYS} * 4))::text, 'production',
+    select ${projectId}::uuid, 'past-' || k, 1, (100 + (k % ${DAYS * 4}) / (${VERSION_DAYS} * 4))::text, 'production',
       now() - make_interval(hours => ${DAYS * 24} - (k % ${DAYS * 4}) * 6), now() - make_interval(hours => ${DAYS * 24} - (k % ${DAYS * 4}) * 6 - 6),
       case when k % 500 = 0 then 'OutOfMemory' else 'ServerEmpty' end, now() - interval '30 days', now() - make_interval(hours => ${DAYS * 24} - (k % ${DAYS * 4}) * 6 - 6),
       null, 0, 900, 16
     from generate_series(1, ${SERVERS * 4 * DAYS}) k`;
   await sql`
     insert into health_sessions (project_id, session_id, job_id, user_id, place_version, environment, started_at)
-    select ${projectId}, 'live-' || k || '/' || p, 'live-' || k, k * 10 + p, ${current}, 'production', now() - make_interval(mins => (k + p) % 60)
+    select ${projectId}::uuid, 'live-' || k || '/' || p, 'live-' || k, k * 10 + p, ${current}, 'production', now() - make_interval(mins => (k + p) % 60)
     from generate_series(1, ${SERVERS}) k cross join generate_series(1, ${PLAYERS_PER_SERVER}) p`;
   // error events: spread over the 30 days, on the version live then
-  await sql`select ensure_day_partitions('events', 'timestamp', (now() at time zone 'UTC')::date - ${DAYS + 1}, (now() at time zone 'UTC')::date)`;
+  await sql`select ensure_day_partitions('events', 'timestamp', (now() at time zone 'UTC')::date - ${DAYS + 1}::int, (now() at time zone 'UTC')::date)`;
   await sql`
     insert into events (project_id, group_id, message, level, job_id, game_version, environment, count, "timestamp")
-    select ${projectId}, '00000000-0000-4000-8000-000000000001', 'bench health error', case when g % 10 = 0 then 'warn' else 'error' end,
+    select ${projectId}::uuid, '00000000-0000-4000-8000-000000000001', 'bench health error', case when g % 10 = 0 then 'warn' else 'error' end,
       'live-' || (g % ${SERVERS}), (100 + ((${hours} * 3600 - 1 - (g::bigint * ${hours} * 3600 / ${EVENTS})) / 3600) / (${VERSION_DAYS} * 24))::text, 'production', 1,
       now() - make_interval(secs => (g::bigint * ${hours} * 3600 / ${EVENTS})::double precision)
     from generate_series(1, ${EVENTS}) g`;

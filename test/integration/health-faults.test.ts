@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sql } from "../../db/client.js";
 import { connect, createProject, freshDatabaseUrl, parseJsonText } from "../support/server.js";
 import { spawnInstance, stopInstance, waitHealthy, type Instance } from "../support/instance.js";
-import { healthState, MIN, recount, sample, scriptBase, server, session } from "../support/health.js";
+import { healthState, MIN, playersExact, recount, sample, scriptBase, server, session } from "../support/health.js";
 
 /**
  * Health counts stay exact with two app instances writing one server's reports at once, every
@@ -122,6 +122,8 @@ describe("health ingest under two instances and connection loss", () => {
     const state = await healthState(sql, projectId);
     const nonZero = (rows: any[]) => rows.filter((r) => ["samples", "pm", "ss", "se", "so", "sa", "xs", "xe", "xf"].some((k) => r[k] !== 0));
     expect(nonZero(state.hours)).toEqual(nonZero(await recount(sql, projectId)));
+    const playerCounts = await playersExact(sql, projectId);
+    expect(playerCounts.counted).toEqual(playerCounts.recounted);
     const sum = (k: string, v: string) => state.hours.filter((h: any) => h.place_version === v).reduce((s: number, h: any) => s + h[k], 0);
     for (const v of ["1", "2"]) {
       const ks = Array.from({ length: SERVERS }, (_, k) => k).filter((k) => (k % 2 === 0 ? "1" : "2") === v);

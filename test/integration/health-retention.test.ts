@@ -32,6 +32,11 @@ async function age(projectId: string, days: number) {
   await app.sql`update health_minute set minute = minute - ${i}::interval where project_id = ${projectId}`;
   await app.sql`update health_hist_hour set hour = hour - ${i}::interval where project_id = ${projectId}`;
   await app.sql`update health_player_days set day = day - ${days}::int where project_id = ${projectId}`;
+  await app.sql`update health_hist_day set day = day - ${days}::int where project_id = ${projectId}`;
+  await app.sql`update health_player_summary set active_day = active_day - ${days}::int, ended_day = ended_day - ${days}::int,
+    errored_day = errored_day - ${days}::int where project_id = ${projectId}`;
+  await app.sql`update health_player_counts set active_day = active_day - ${days}::int, ended_day = ended_day - ${days}::int,
+    errored_day = errored_day - ${days}::int where project_id = ${projectId}`;
   await app.sql`update health_versions set first_seen = first_seen - ${i}::interval where project_id = ${projectId}`;
 }
 
@@ -57,7 +62,9 @@ describe("health retention", () => {
     for (const p of [old, late]) {
       const s = await healthState(app.sql, p);
       expect(Object.entries(s).filter(([, rows]) => rows.length > 0).map(([k]) => k)).toEqual([]);
-      expect(await app.sql`select 1 from health_versions where project_id = ${p}`).toHaveLength(0);
+      for (const table of ["health_versions", "health_hist_day", "health_player_summary", "health_player_counts"]) {
+        expect(await app.sql`select 1 from ${app.sql(table)} where project_id = ${p}`, table).toHaveLength(0);
+      }
     }
     const parts = await app.sql<{ name: string }[]>`select relname as name from pg_class where relname like 'health_samples_p%'`;
     expect(parts.map((p) => p.name)).not.toContain(`health_samples_p${dayOf(now - 40 * DAY).replaceAll("-", "")}`);

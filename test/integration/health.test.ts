@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runHealthJob } from "../../jobs/health.js";
 import { createProject, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { countersApplied } from "../support/counters.js";
-import { healthState, MIN, recount, sample, script, scriptBase, server, session } from "../support/health.js";
+import { healthState, MIN, playersExact, recount, sample, script, scriptBase, server, session } from "../support/health.js";
 
 /**
  * Release health over real HTTP on a real PostgreSQL: a scripted rollout from version 41 to 42 with
@@ -151,6 +151,8 @@ describe("release health figures", () => {
     expect(again.minutes).toEqual(once.minutes);
     expect(again.sessions.map(({ ended_at: _, ...s }: any) => s)).toEqual(once.sessions.map(({ ended_at: _, ...s }: any) => s));
     expect(nonZero(again.hours)).toEqual(nonZero(await recount(app.sql, projectId)));
+    const players = await playersExact(app.sql, projectId);
+    expect(players.counted).toEqual(players.recounted);
     expect(nonZero(again.hours).map(({ sa: _, ...h }: any) => h)).toEqual(nonZero(once.hours).map(({ sa: _, ...h }: any) => h));
     const r = await getJson(app, "/api/v1/releases", apiKey);
     expect(r.body.data.find((v: any) => v.version === "42").health.sessions).toEqual({ open: 0, ended: 2, error_free: 1, error_free_rate: 0.5 });
@@ -166,6 +168,8 @@ describe("release health figures", () => {
     expect(h42.sessions).toEqual({ open: 1, ended: 1, error_free: 1, error_free_rate: 1 });
     expect(h42.player_minutes).toBe(6);
     expect(nonZero((await healthState(app.sql, projectId)).hours)).toEqual(nonZero(await recount(app.sql, projectId)));
+    const players = await playersExact(app.sql, projectId);
+    expect(players.counted).toEqual(players.recounted);
   });
 
   it("an error counted after a session ended makes it not error-free, exactly once", async () => {
@@ -177,5 +181,7 @@ describe("release health figures", () => {
     expect(h41.sessions).toEqual({ open: 1, ended: 2, error_free: 0, error_free_rate: 0 });
     expect(h41.players).toMatchObject({ distinct: 3, error_free: 0, error_free_rate: 0 });
     expect(nonZero((await healthState(app.sql, projectId)).hours)).toEqual(nonZero(await recount(app.sql, projectId)));
+    const players = await playersExact(app.sql, projectId);
+    expect(players.counted).toEqual(players.recounted);
   });
 });

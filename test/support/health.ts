@@ -123,3 +123,19 @@ export async function recount(sql: Sql, projectId: string) {
     from cells group by 1, 2 order by 1, 2`;
   return hours;
 }
+
+/** The per-version player counts equal a recount from the player days (and the summaries agree). */
+export async function playersExact(sql: Sql, projectId: string) {
+  const counted = await sql`
+    select place_version, active_day::text, ended_day::text, errored_day::text, sum(n)::int as n from health_player_counts
+    where project_id = ${projectId} group by 1, 2, 3, 4 having sum(n) <> 0 order by 1, 2, 3, 4`;
+  const recounted = await sql`
+    select place_version, active_day::text, ended_day::text, errored_day::text, count(*)::int as n from (
+      select place_version, user_id,
+        coalesce(max(day) filter (where sessions_started > 0 or sessions_ended > 0), '-infinity') as active_day,
+        coalesce(max(day) filter (where sessions_ended > 0), '-infinity') as ended_day,
+        coalesce(max(day) filter (where sessions_errored > 0), '-infinity') as errored_day
+      from health_player_days where project_id = ${projectId} group by 1, 2) u
+    group by 1, 2, 3, 4 order by 1, 2, 3, 4`;
+  return { counted, recounted };
+}
