@@ -142,5 +142,5 @@ describe("health ingest under two instances and connection loss", () => {
     expect(bins).toBe(SERVERS * MINUTES);
     const players = state.players.reduce((t: any, p: any) => ({ s: t.s + p.s, e: t.e + p.e, r: t.r + p.r }), { s: 0, e: 0, r: 0 });
     expect(players).toEqual({ s: SERVERS * PLAYERS, e: SERVERS * PLAYERS, r: SERVERS * (PLAYERS / 2) });
-  }, 180_000);
+  }, 300_000);
 });
