@@ -1,3 +1,8 @@
+/**
+ * `npx tsx scripts/bench/health-profile.ts <database url>`: migrates the database, generates one
+ * project's 30 days of health data as the bench's (health) reads do (same BENCH_HEALTH_ sizes), and
+ * leaves it there, for EXPLAIN (ANALYZE, BUFFERS) of the release health reads (docs/benchmarks.md).
+ */
 import { createSql } from "../../db/client.js";
 import { migrate } from "../../db/migrate.js";
 import { generateHealth } from "./health.js";
