@@ -1,6 +1,6 @@
 import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
-import { runRetention } from "./retention.js";
+import { runHealthRetention, runRetention } from "./retention.js";
 import { pruneEventIds } from "../db/sentry.js";
 import { pruneIngestWindows } from "../db/ingest-limits.js";
 import { pruneIdempotencyKeys } from "../db/idempotency.js";
@@ -13,9 +13,18 @@ import { fillGroupFrames } from "./group-frames.js";
 import { fillGroupingTemplates, GROUPING_LEARN_QUEUE, learnProject } from "./grouping-learn.js";
 import { projectsWithNewGroups } from "../db/grouping-templates.js";
 import { ensurePartitions } from "./partitions.js";
+import { runHealthJob } from "./health.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
-export const QUEUES = { retention: "retention", partitions: "partitions", snoozes: "snoozes", statsWindows: "stats-windows", groupFrames: "group-frames", groupingLearn: GROUPING_LEARN_QUEUE } as const;
+export const QUEUES = {
+  retention: "retention",
+  partitions: "partitions",
+  snoozes: "snoozes",
+  statsWindows: "stats-windows",
+  groupFrames: "group-frames",
+  groupingLearn: GROUPING_LEARN_QUEUE,
+  health: "health",
+} as const;
 
 /** Starts pg-boss on the same database and registers the workers this process runs. */
 export async function startJobs(
@@ -33,6 +42,8 @@ export async function startJobs(
   await boss.work(QUEUES.retention, async () => {
     const r = await runRetention(sql, opts.retentionDays);
     if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
+    const health = await runHealthRetention(sql, opts.retentionDays);
+    if (Object.values(health).some((n) => n > 0)) console.log(`[jobs] retention deleted health data ${JSON.stringify(health)}`);
     const flows = await pruneFlows(sql, opts.retentionDays);
     if (flows) console.log(`[jobs] retention deleted ${flows} economy flows`);
     await pruneEventIds(sql);
@@ -85,6 +96,13 @@ export async function startJobs(
     }
   });
   await boss.send(QUEUES.groupingLearn, {}, { singletonKey: "start", singletonSeconds: 60 });
+  // game servers silent for 3 sample intervals ended abnormally (docs/health.md)
+  await boss.createQueue(QUEUES.health);
+  await boss.schedule(QUEUES.health, "* * * * *");
+  await boss.work(QUEUES.health, async () => {
+    const lost = await runHealthJob(sql);
+    if (lost) console.log(`[jobs] ${lost} game servers ended abnormally (silent)`);
+  });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;
 }

@@ -1,7 +1,7 @@
 import type { Sql, TxSql } from "../db/client.js";
 
 /** The day-partitioned tables: raw events by occurrence time, minute rollups by bucket. */
-export const PARTITIONED = { events: "timestamp", rollup_minute: "bucket" } as const;
+export const PARTITIONED = { events: "timestamp", rollup_minute: "bucket", health_samples: "at" } as const;
 export type PartitionedTable = keyof typeof PARTITIONED;
 
 /** How many days ahead of today the job keeps partitions ready. */

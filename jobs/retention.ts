@@ -2,6 +2,7 @@ import type { Sql } from "../db/client.js";
 import { holdDrainLock } from "../db/counter-deltas.js";
 import { addToMessages, pruneMessages } from "../db/event-messages.js";
 import { dropExpiredPartitions } from "./partitions.js";
+import { pruneHealth } from "../db/health.js";
 
 /**
  * Raw events older than the retention period go: whole days at a time by dropping their daily
@@ -83,4 +84,16 @@ export async function runRetention(sql: Sql, retentionDays: number, batchSize = 
   let minuteRollups = await dropExpiredPartitions(sql, "rollup_minute", minuteCutoff);
   minuteRollups += (await sql`delete from rollup_minute_default where bucket < ${minuteCutoff}`).count;
   return { events, minuteRollups };
+}
+
+/**
+ * Release health data older than the retention period goes like raw events (docs/health.md): health
+ * samples by whole days (their daily partitions), and the default partition's samples, player
+ * sessions, servers and the health rollups in bounded batches (db/health.ts pruneHealth).
+ */
+export async function runHealthRetention(sql: Sql, retentionDays: number, batchSize = 5000): Promise<Record<string, number>> {
+  const [{ cutoff }] = await sql<{ cutoff: Date }[]>`select now() - make_interval(days => ${retentionDays}) as cutoff`;
+  const partitions = await dropExpiredPartitions(sql, "health_samples", cutoff);
+  const deleted = await pruneHealth(sql, retentionDays, batchSize);
+  return { ...deleted, samples: deleted.samples + partitions };
 }

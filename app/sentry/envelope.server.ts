@@ -16,6 +16,8 @@ export const MAX_ENVELOPE_ITEMS = 100;
 
 /** A `client_report` item larger than this is skipped (SDKs send a few hundred bytes). */
 export const MAX_CLIENT_REPORT_BYTES = 64 * 1024;
+/** A `session` or `sessions` item larger than this is skipped (SDKs send well under a kilobyte). */
+export const MAX_SESSION_ITEM_BYTES = 64 * 1024;
 
 export type Envelope = {
   header: Record<string, unknown>;
@@ -23,6 +25,8 @@ export type Envelope = {
   events: Buffer[];
   /** the payload bytes of the first `client_report` item, if any */
   clientReport: Buffer | null;
+  /** the payloads of `session` (one session) and `sessions` (aggregates) items, in order */
+  sessions: { type: "session" | "sessions"; payload: Buffer }[];
   /** item types that were skipped, for the count in logs and tests */
   skipped: string[];
 };
@@ -51,6 +55,7 @@ export function parseEnvelope(buf: Buffer, maxEventBytes: number): Envelope {
   const { value: header, next } = jsonLine(buf, 0, "envelope header");
   const events: Buffer[] = [];
   let clientReport: Buffer | null = null;
+  const sessions: Envelope["sessions"] = [];
   const skipped: string[] = [];
   let pos = next;
   let index = 0;
@@ -84,11 +89,13 @@ export function parseEnvelope(buf: Buffer, maxEventBytes: number): Envelope {
       events.push(buf.subarray(payloadStart, payloadEnd));
     } else if (item.type === "client_report" && clientReport === null && payloadEnd - payloadStart <= MAX_CLIENT_REPORT_BYTES) {
       clientReport = buf.subarray(payloadStart, payloadEnd);
+    } else if ((item.type === "session" || item.type === "sessions") && payloadEnd - payloadStart <= MAX_SESSION_ITEM_BYTES) {
+      sessions.push({ type: item.type, payload: buf.subarray(payloadStart, payloadEnd) });
     } else {
       skipped.push(item.type);
     }
     pos = payloadEnd + 1;
     index++;
   }
-  return { header, events, clientReport, skipped };
+  return { header, events, clientReport, sessions, skipped };
 }

@@ -9,6 +9,8 @@ import { keyFromDsn, keyFromRequest, type SentryKeyAuth } from "./auth.server";
 import { parseJsonPayload, storeBodyJson } from "./body.server";
 import { EventTooLarge, MalformedEnvelope, parseEnvelope } from "./envelope.server";
 import { mapSentryEvent, normalizeEventId, NotAnEvent } from "./event.server";
+import { mapSentrySessions, writeSentrySessions } from "./sessions.server";
+import type { ExternalSession } from "../../db/health.js";
 import type { SentryLimits } from "./limits.server";
 
 /** What the Sentry endpoints use (the process's Services hold all of it). */
@@ -61,6 +63,7 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
     endpoint === "store" ? config.sentryMaxEventBytes : caller ? config.sentryMaxEnvelopeBytes : Math.min(config.sentryMaxEventBytes, config.sentryMaxEnvelopeBytes);
   let envelopeId: string | null = null;
   let report: ClientReport | null = null;
+  let sessions: ExternalSession[] = [];
   const raws = await withBody(request, max, deps.bodies, async (body, hold): Promise<unknown[]> => {
     if (endpoint === "store") return [await storeBodyJson(body, config.sentryMaxEventBytes, hold)];
     let envelope;
@@ -75,6 +78,7 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
     caller ??= await projectFor(keyFromDsn(envelope.header.dsn));
     envelopeId = normalizeEventId(envelope.header.event_id);
     report = envelope.clientReport && sentryClientReport(envelope.clientReport);
+    sessions = mapSentrySessions(envelope.sessions, envelope.header, config.retentionDays);
     return envelope.events.map((payload, i) => parseJsonPayload(payload, `event item ${i}`));
   });
   const { projectId, dsnKey } = caller!;
@@ -98,6 +102,8 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
   });
   // after the events were written, as a native batch's report (no key: Sentry SDKs do not resend)
   if (report) await recordClientReport(deps, projectId, report, null);
+  // release health (docs/sentry.md "Sessions"); a resent envelope counts nothing twice
+  await writeSentrySessions(deps, projectId, sessions);
   const id = events[0]?.eventId ?? envelopeId;
   return json(id ? { id } : {});
 }

@@ -1,0 +1,210 @@
+import type { Sql } from "./client.js";
+import type { Release } from "./versions.js";
+
+/**
+ * Health reads (docs/health.md): the release list with versions from errors and from health reports,
+ * per-version figures over a window from the hourly rollups, the live state from the server rows.
+ * A window starts on the hour (`from`); player counts start on the UTC day of `from`.
+ */
+
+export type HealthFilter = { from: Date; environment?: string };
+
+/**
+ * The project's game versions, newest first: those with errors (as listReleases in db/versions.ts:
+ * by first occurrence) and those known only from health reports (by their first report), with the
+ * same error figures (zero for a version without errors).
+ */
+export async function listReleaseVersions(sql: Sql, projectId: string, limit: number, offset: number) {
+  const [data, [{ total }]] = await Promise.all([
+    sql<Release[]>`
+      with members as (
+        select id, merged_into from error_groups where project_id = ${projectId} and merged_into is not null
+      ), ev as (
+        select gv.version, min(gv.first_seen) as first_seen, max(gv.last_seen) as last_seen, sum(gv.count) as occurrences,
+          count(distinct coalesce(m.merged_into, gv.group_id)) as issues
+        from group_versions gv left join members m on m.id = gv.group_id
+        where gv.project_id = ${projectId}
+        group by gv.version
+      ), v as (
+        select coalesce(ev.version, hv.place_version) as version,
+          coalesce(ev.first_seen, hv.first_seen) as first_seen, coalesce(ev.last_seen, hv.first_seen) as last_seen,
+          coalesce(ev.occurrences, 0) as occurrences, coalesce(ev.issues, 0) as issues,
+          least(ev.first_seen, hv.first_seen) as sort_key
+        from ev full join (select place_version, first_seen from health_versions where project_id = ${projectId}) hv
+          on hv.place_version = ev.version
+        order by sort_key desc, version desc
+        limit ${limit} offset ${offset}
+      )
+      select v.version, v.first_seen, v.last_seen, v.occurrences::bigint, v.issues::bigint,
+        (select count(*) from error_groups g where g.project_id = ${projectId} and g.merged_into is null and g.first_version = v.version)::bigint as new_issues,
+        (select count(*) from error_groups g where g.project_id = ${projectId} and g.merged_into is null and g.regressed_version = v.version)::bigint as regressions,
+        round(v.occurrences / greatest(extract(epoch from v.last_seen - v.first_seen) / 3600, 1), 2)::float8 as per_hour
+      from v order by v.sort_key desc, v.version desc`,
+    sql<{ total: number }[]>`
+      select count(*)::bigint as total from (
+        select version from group_versions where project_id = ${projectId}
+        union select place_version from health_versions where project_id = ${projectId}) x`,
+  ]);
+  return { data, total: Number(total) };
+}
+
+const envFilter = (sql: Sql, column: string, environment?: string) =>
+  environment === undefined ? sql`` : sql`and ${sql(column)} = ${environment}`;
+
+export type HourSums = {
+  place_version: string;
+  samples: number;
+  player_minutes: number;
+  servers_started: number;
+  servers_ended: number;
+  servers_oom: number;
+  servers_abnormal: number;
+  sessions_started: number;
+  sessions_ended: number;
+  sessions_error_free: number;
+};
+
+/** The hourly rollups summed over the window, per version of `versions`. */
+export async function hourSums(sql: Sql, projectId: string, versions: string[], f: HealthFilter): Promise<HourSums[]> {
+  return sql<HourSums[]>`
+    select place_version, sum(samples)::float8 as samples, sum(player_minutes)::float8 as player_minutes,
+      sum(servers_started)::float8 as servers_started, sum(servers_ended)::float8 as servers_ended, sum(servers_oom)::float8 as servers_oom,
+      sum(servers_abnormal)::float8 as servers_abnormal, sum(sessions_started)::float8 as sessions_started,
+      sum(sessions_ended)::float8 as sessions_ended, sum(sessions_error_free)::float8 as sessions_error_free
+    from health_hour
+    where project_id = ${projectId} and place_version = any(${versions}::text[]) and hour >= ${f.from} ${envFilter(sql, "environment", f.environment)}
+    group by place_version`;
+}
+
+/** Live servers and their players per version (all versions: the shares' denominators). */
+export async function liveByVersion(sql: Sql, projectId: string, environment?: string) {
+  return sql<{ place_version: string; servers: number; players: number }[]>`
+    select place_version, count(*)::float8 as servers, coalesce(sum(players), 0)::float8 as players
+    from health_servers
+    where project_id = ${projectId} and ended_at is null and lost_at is null ${envFilter(sql, "environment", environment)}
+    group by place_version`;
+}
+
+/** Player sessions open now per version of `versions`. */
+export async function openSessions(sql: Sql, projectId: string, versions: string[], environment?: string) {
+  return sql<{ place_version: string; open: number }[]>`
+    select place_version, count(*)::float8 as open from health_sessions
+    where project_id = ${projectId} and ended_at is null and place_version = any(${versions}::text[]) ${envFilter(sql, "environment", environment)}
+    group by place_version`;
+}
+
+/**
+ * Distinct players with a session started or ended in the window's days, those with a session ended
+ * there, and those of them with none ended with an error, per version (from the per-version counts
+ * of players' last days: a window always ends now).
+ */
+export async function playerCounts(sql: Sql, projectId: string, versions: string[], f: HealthFilter) {
+  const day = sql`(${f.from}::timestamptz at time zone 'UTC')::date`;
+  return sql<{ place_version: string; distinct: number; ended: number; error_free: number }[]>`
+    select place_version, coalesce(sum(n), 0)::float8 as distinct,
+      coalesce(sum(n) filter (where ended_day >= ${day}), 0)::float8 as ended,
+      coalesce(sum(n) filter (where ended_day >= ${day} and errored_day < ${day}), 0)::float8 as error_free
+    from health_player_counts
+    where project_id = ${projectId} and place_version = any(${versions}::text[]) and active_day >= ${day}
+      ${envFilter(sql, "environment", f.environment)}
+    group by place_version`;
+}
+
+/**
+ * Histogram bins of a metric over the window, per version (and age bucket when `byAge`): the
+ * window's whole UTC days from the day histograms, the hours before its first whole day from the hour ones.
+ */
+export async function histogram(sql: Sql, projectId: string, versions: string[], metric: number, f: HealthFilter, byAge = false) {
+  const firstDay = new Date(Math.ceil(f.from.getTime() / 86_400_000) * 86_400_000);
+  const env = (column: string) => envFilter(sql, column, f.environment);
+  return sql<{ place_version: string; age_bucket: number; bin: number; n: number }[]>`
+    select place_version, age_bucket, bin, sum(n)::float8 as n from (
+      select place_version, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, n
+      from health_hist_day
+      where project_id = ${projectId} and place_version = any(${versions}::text[]) and metric = ${metric}
+        and day >= ${firstDay.toISOString().slice(0, 10)}::date ${env("environment")}
+      union all
+      select place_version, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, n
+      from health_hist_hour
+      where project_id = ${projectId} and place_version = any(${versions}::text[]) and metric = ${metric}
+        and hour >= ${f.from} and hour < ${firstDay} ${env("environment")}
+    ) b
+    group by 1, 2, 3 order by 1, 2, 3`;
+}
+
+/** Error-level occurrences of stored events per version over the window (per hour when `hourly`). */
+export async function errorOccurrences(sql: Sql, projectId: string, versions: string[], f: HealthFilter, hourly = false) {
+  return sql<{ place_version: string; hour: Date | null; errors: number }[]>`
+    select game_version as place_version, ${hourly ? sql`date_trunc('hour', "timestamp")` : sql`null::timestamptz`} as hour,
+      sum(count)::float8 as errors
+    from events
+    where project_id = ${projectId} and "timestamp" >= ${f.from} and level = 'error' and game_version = any(${versions}::text[])
+      ${envFilter(sql, "environment", f.environment)}
+    group by 1, 2`;
+}
+
+/** Per hour of the window: the version's samples and player-minutes, and all versions'. */
+export async function hourSeries(sql: Sql, projectId: string, version: string, f: HealthFilter) {
+  return sql<{ hour: Date; samples: number; player_minutes: number; all_samples: number; all_player_minutes: number }[]>`
+    select hour, sum(samples) filter (where place_version = ${version})::float8 as samples,
+      sum(player_minutes) filter (where place_version = ${version})::float8 as player_minutes,
+      sum(samples)::float8 as all_samples, sum(player_minutes)::float8 as all_player_minutes
+    from health_hour
+    where project_id = ${projectId} and hour >= ${f.from} ${envFilter(sql, "environment", f.environment)}
+    group by hour order by hour`;
+}
+
+export type ServerState = "live" | "ended" | "abnormal";
+export type ServerFilter = { state?: ServerState; version?: string; limit: number; offset: number };
+
+const stateWhere = (sql: Sql, state?: ServerState) =>
+  state === "live"
+    ? sql`and ended_at is null and lost_at is null`
+    : state === "ended"
+      ? sql`and ended_at is not null`
+      : state === "abnormal"
+        ? sql`and ended_at is null and lost_at is not null`
+        : sql``;
+
+/** Servers, live first, then by last report; with their error occurrences of the last 10 minutes. */
+export async function listServers(sql: Sql, projectId: string, f: ServerFilter) {
+  const where = sql`project_id = ${projectId} ${stateWhere(sql, f.state)} ${f.version === undefined ? sql`` : sql`and place_version = ${f.version}`}`;
+  const [data, [{ total }]] = await Promise.all([
+    sql<
+      {
+        job_id: string;
+        place_version: string;
+        place_id: string | null;
+        environment: string;
+        state: ServerState;
+        started_at: Date;
+        ended_at: Date | null;
+        lost_at: Date | null;
+        close_reason: string | null;
+        uptime_s: number;
+        players: number | null;
+        memory_mb: number | null;
+        heartbeat_ms: number | null;
+        errors_10m: number;
+        last_seen: Date;
+      }[]
+    >`
+      with page as (
+        select * from health_servers where ${where}
+        order by (ended_at is null and lost_at is null) desc, last_seen desc, job_id
+        limit ${f.limit} offset ${f.offset}
+      )
+      select p.job_id, p.place_version, p.place_id::text as place_id, p.environment,
+        case when p.ended_at is not null then 'ended' when p.lost_at is not null then 'abnormal' else 'live' end as state,
+        p.started_at, p.ended_at, p.lost_at, p.close_reason,
+        greatest(0, floor(extract(epoch from coalesce(p.ended_at, case when p.lost_at is not null then p.last_seen end, now()) - p.started_at)))::float8 as uptime_s,
+        p.players, p.memory_mb, p.heartbeat_ms,
+        coalesce((select sum(e.count) from events e
+          where e.project_id = ${projectId} and e."timestamp" >= now() - interval '10 minutes' and e.job_id = p.job_id), 0)::float8 as errors_10m,
+        p.last_seen
+      from page p
+      order by (p.ended_at is null and p.lost_at is null) desc, p.last_seen desc, p.job_id`,
+    sql<{ total: number }[]>`select count(*)::float8 as total from health_servers where ${where}`,
+  ]);
+  return { data, total: Number(total) };
+}
