@@ -65,6 +65,8 @@ export type RobloxOptions = {
   httpLatency?: number;
   /** Simulated seconds before a request leaves the server (default 0.02): one begun just before the server closes never leaves. */
   httpStartDelay?: number;
+  /** What DateTime.now() says at simulated time 0 (ms since the epoch; default: when the server is made): servers of one test on one clock. */
+  epochMs?: number;
   /** Workspace.SignalBehavior; default: the ROBLOX_SIGNAL_BEHAVIOR environment variable, else Deferred. */
   signalBehavior?: SignalBehavior;
   /**
@@ -88,7 +90,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
   /** Every payload this client fired (as JSON), delivered or not. */
   const fired: unknown[] = [];
   const host = {
-    epochMs: Date.now(),
+    epochMs: options.epochMs ?? Date.now(),
     warn: (message: string) => void warnings.push(message),
     print: (message: string) => void prints.push(message),
     threadError: (message: string) => void threadErrors.push(message),
