@@ -10,6 +10,9 @@ const mockSource = readFileSync(path.join(root, "test/sdk/roblox-mock.luau"), "u
 
 export type SignalBehavior = "Deferred" | "Immediate";
 
+/** Requests other than health reports (which go on their own lane once a minute: see Health.luau). */
+export const notHealth = (r: { url: string }) => !r.url.endsWith("/api/health");
+
 /** Enum.CloseReason's names (BindToClose) and Enum.PlayerExitReason's (PlayerRemoving). */
 export const CLOSE_REASONS = ["Unknown", "RobloxMaintenance", "DeveloperShutdown", "DeveloperUpdate", "ServerEmpty", "OutOfMemory"] as const;
 export type CloseReason = (typeof CLOSE_REASONS)[number];
@@ -228,7 +231,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
      * Shuts the server down as Roblox does (players leave, BindToClose callbacks, closed after at most 30 s).
      * `playersStay`: the players are still connected while the callbacks run (Roblox does not document the order).
      */
-    shutdown: async (reason?: CloseReason, playersStay = false) => ((await mock.shutdown(reason ?? null, playersStay)) as [boolean])[0],
+    shutdown: async (reason: CloseReason = "DeveloperShutdown", playersStay = false) => ((await mock.shutdown(reason, playersStay)) as [boolean])[0],
     /** The engine stopping the server without BindToClose (a crash): nothing runs any more. */
     crash: async () => void (await mock.crash()),
     /** Engine figures the Stats service and workspace report (see `statFigures` in roblox-mock.luau). */
