@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sdkSuite } from "../support/sdk-suite.js";
 import { reportedLosses } from "../support/client-reports.js";
 import { scriptedProxy, type Scripted } from "../support/scripted-proxy.js";
-import type { SentRequest } from "../support/roblox.js";
+import { notHealth, type SentRequest } from "../support/roblox.js";
 
 /**
  * `Monitor.economy.flow` in real Luau: what it sends, how it batches and orders flows with pushes,
@@ -198,7 +198,9 @@ describe("Monitor.economy.flow: batching and order", () => {
     // a full request goes as it fills, and each 10 s flush sends what waits at its start: at most two
     // requests each 10 s (a flow recorded while one is out waits for the next)
     expect(requests.length).toBeLessThanOrEqual(12);
-    expect(await t.rbx.run(`return Monitor.status().requests`)).toBe(requests.length);
+    // status().requests counts the health lane's too
+    expect(await t.rbx.run(`return Monitor.status().requests`)).toBe(t.rbx.requests.length);
+    expect(t.rbx.requests.filter(notHealth)).toHaveLength(requests.length);
     expect(await dropped()).toEqual({});
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createRobloxServer } from "../support/roblox.js";
+import { createRobloxServer, notHealth } from "../support/roblox.js";
 import { luaString, sdkSuite } from "../support/sdk-suite.js";
 
 /**
@@ -80,7 +80,7 @@ describe("Roblox SDK payloads", () => {
       end
       return Monitor.flush(10)
     `);
-    expect(t.rbx.requests.map((r) => [r.url.replace(/^.*\/api/, ""), r.status])).toEqual([["/ingest", 200], ["/economy/ingest", 200]]);
+    expect(t.rbx.requests.filter(notHealth).map((r) => [r.url.replace(/^.*\/api/, ""), r.status])).toEqual([["/ingest", 200], ["/economy/ingest", 200]]);
     const rows = await events();
     const byMessage = Object.fromEntries(rows.map((e) => [e.message, e.context]));
     expect(byMessage["array extra"]).toEqual({ "1": "a", mixed: { "1": 10, "2": 20, label: "both" } });

@@ -10,6 +10,30 @@ const mockSource = readFileSync(path.join(root, "test/sdk/roblox-mock.luau"), "u
 
 export type SignalBehavior = "Deferred" | "Immediate";
 
+/** Requests other than health reports (which go on their own lane once a minute: see Health.luau). */
+export const notHealth = (r: { url: string }) => !r.url.endsWith("/api/health");
+
+/** Enum.CloseReason's names (BindToClose) and Enum.PlayerExitReason's (PlayerRemoving). */
+export const CLOSE_REASONS = ["Unknown", "RobloxMaintenance", "DeveloperShutdown", "DeveloperUpdate", "ServerEmpty", "OutOfMemory"] as const;
+export type CloseReason = (typeof CLOSE_REASONS)[number];
+export const EXIT_REASONS = ["Unknown", "PlatformKick", "CreatorKick"] as const;
+export type ExitReason = (typeof EXIT_REASONS)[number];
+
+/** What the test engine's Stats service and workspace report (roblox-mock.luau, `statFigures`). */
+export type StatFigures = {
+  totalMb: number;
+  /** MB by Enum.DeveloperMemoryTag name */
+  tags: Record<string, number>;
+  /** seconds, as Stats.HeartbeatTime */
+  heartbeatTime: number;
+  physicsStepTime: number;
+  instanceCount: number;
+  dataReceiveKbps: number;
+  dataSendKbps: number;
+  memoryTrackingEnabled: boolean;
+  physicsFps: number;
+};
+
 /** The signal behavior servers get by default: ROBLOX_SIGNAL_BEHAVIOR (the suite runs once under each). */
 export function defaultSignalBehavior(): SignalBehavior {
   const name = process.env.ROBLOX_SIGNAL_BEHAVIOR ?? "Deferred";
@@ -44,6 +68,8 @@ export type RobloxOptions = {
   httpLatency?: number;
   /** Simulated seconds before a request leaves the server (default 0.02): one begun just before the server closes never leaves. */
   httpStartDelay?: number;
+  /** What DateTime.now() says at simulated time 0 (ms since the epoch; default: when the server is made): servers of one test on one clock. */
+  epochMs?: number;
   /** Workspace.SignalBehavior; default: the ROBLOX_SIGNAL_BEHAVIOR environment variable, else Deferred. */
   signalBehavior?: SignalBehavior;
   /**
@@ -67,7 +93,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
   /** Every payload this client fired (as JSON), delivered or not. */
   const fired: unknown[] = [];
   const host = {
-    epochMs: Date.now(),
+    epochMs: options.epochMs ?? Date.now(),
     warn: (message: string) => void warnings.push(message),
     print: (message: string) => void prints.push(message),
     threadError: (message: string) => void threadErrors.push(message),
@@ -186,7 +212,7 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
       void (await mock.fireRemote("RobloxMonitorClientErrors", userId, JSON.stringify(payload ?? null), times)),
     addPlayer: async (userId: number, name: string) => void (await mock.addPlayer(userId, name)),
     /** The player leaving, with an `Enum.PlayerExitReason` name (default Unknown). */
-    removePlayer: async (userId: number, exitReason?: "Unknown" | "PlatformKick" | "CreatorKick") =>
+    removePlayer: async (userId: number, exitReason?: ExitReason) =>
       void (await mock.removePlayer(userId, exitReason ?? null)),
     /** The watchdog stopping a script (its error reaches the Output only, not ScriptContext.Error). */
     scriptTimeout: async (scriptPath: string, line = 1) => void (await mock.scriptTimeout(scriptPath, line)),
@@ -201,9 +227,19 @@ export async function createRobloxServer(options: RobloxOptions = {}) {
       await mock.advance(0);
       for (const { remote, payloadJson } of outbox.splice(0)) await server.mock.fireRemote(remote, options.client.userId, payloadJson);
     },
-    /** Shuts the server down as Roblox does (players leave, BindToClose callbacks, closed after at most 30 s). */
-    shutdown: async (reason?: "Unknown" | "RobloxMaintenance" | "DeveloperShutdown" | "DeveloperUpdate" | "ServerEmpty" | "OutOfMemory") =>
-      ((await mock.shutdown(reason ?? null)) as [boolean])[0],
+    /**
+     * Shuts the server down as Roblox does (players leave, BindToClose callbacks, closed after at most 30 s).
+     * `playersStay`: the players are still connected while the callbacks run (Roblox does not document the order).
+     */
+    shutdown: async (reason: CloseReason = "DeveloperShutdown", playersStay = false) => ((await mock.shutdown(reason, playersStay)) as [boolean])[0],
+    /** The engine stopping the server without BindToClose (a crash): nothing runs any more. */
+    crash: async () => void (await mock.crash()),
+    /** Engine figures the Stats service and workspace report (see `statFigures` in roblox-mock.luau). */
+    setStats: async (figures: Partial<StatFigures>) => void (await mock.setStats(JSON.stringify(figures))),
+    /** A player's round-trip latency in seconds (Player:GetNetworkPing). */
+    setPing: async (userId: number, seconds: number) => void (await mock.setPing(userId, seconds)),
+    /** Data-store request budgets by Enum.DataStoreRequestType name. */
+    setDataStoreBudget: async (budgets: Record<string, number>) => void (await mock.setDataStoreBudget(JSON.stringify(budgets))),
     /** Names of the RemoteEvents in ReplicatedStorage (what would replicate to clients). */
     remoteNames: async () =>
       ((await run(`local names = {} for _, c in game:GetService("ReplicatedStorage"):GetChildren() do if c.ClassName == "RemoteEvent" then table.insert(names, c.Name) end end return table.concat(names, ",")`)) as string)

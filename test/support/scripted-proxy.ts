@@ -11,6 +11,7 @@ export type Scripted = { status: number; body?: unknown } | undefined;
  * answer, or undefined to pass the request on to the service (at `target()`) as it came.
  */
 export async function scriptedProxy(target: () => string, answer: (path: string, body: any) => Scripted | Promise<Scripted>) {
+  const agent = new http.Agent({ keepAlive: false });
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -29,10 +30,16 @@ export async function scriptedProxy(target: () => string, answer: (path: string,
       return;
     }
     // anything else goes on to the service as it came, and its answer back as it is
+    // a fresh connection each time (as the suite's proxy does): a kept-alive one the service closed
+    // while idle would fail the request for a reason no game server meets
     const to = new URL(target());
-    const out = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    const out = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers, agent }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
+    });
+    out.on("error", () => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: "bad_gateway", message: "The service could not be reached." }));
     });
     out.end(raw);
   });

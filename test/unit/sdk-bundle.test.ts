@@ -7,7 +7,7 @@ describe("the SDK's sources and bundle", () => {
   it("every module compiles as Luau on its own (the Rojo and Wally layout)", async () => {
     const state = await LuauState.createAsync({});
     const sources = readSdkSources();
-    expect(Object.keys(sources).sort()).toEqual(["Actors", "Breadcrumbs", "Capture", "Client", "ClientRelay", "Economy", "EventQueue", "Hooks", "JsonSafe", "OutputGuard", "RaisedErrors", "Sending", "State", "TokenBucket", "Transport", "Validate", "init"]);
+    expect(Object.keys(sources).sort()).toEqual(["Actors", "Breadcrumbs", "Capture", "Client", "ClientRelay", "Economy", "EventQueue", "Health", "Hooks", "JsonSafe", "OutputGuard", "RaisedErrors", "Sending", "State", "TokenBucket", "Transport", "Validate", "init"]);
     for (const [name, source] of Object.entries(sources)) {
       expect(source.startsWith("--!strict\n"), name).toBe(true);
       expect(typeof state.loadstring(source, `=RobloxMonitor.${name}`, false), name).toBe("function");
