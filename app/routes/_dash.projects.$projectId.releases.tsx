@@ -1,12 +1,12 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData, useParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
-import { releaseHealthData, WINDOWS } from "~/health/pages.server";
+import { releaseHealthData } from "~/health/pages.server";
 import { pageLoad } from "~/dashboard/page.server";
 import { num } from "~/components/format";
 import { Ago, At } from "~/components/time";
 import { Pager } from "~/components/ui";
-import { ageBucket, measure, pct, perThousand } from "~/components/health/format";
+import { ageBucket, measure, pct, perThousand, WINDOW_CHOICES } from "~/components/health/format";
 import { LineChart, type LineSeries } from "~/components/health/line-chart";
 import { readingAsMember } from "~/services.server";
 
@@ -61,7 +61,7 @@ export default function ReleaseHealth() {
         <div>
           <label htmlFor="window">Window</label>
           <select id="window" name="window" defaultValue={c.window}>
-            {WINDOWS.map((w) => <option key={w} value={w}>{w}</option>)}
+            {WINDOW_CHOICES.map((w) => <option key={w} value={w}>{w}</option>)}
           </select>
         </div>
         <div>

@@ -24,3 +24,6 @@ export function uptime(seconds: number): string {
 
 /** Memory-by-age bucket label: "0–10 min", "480+ min". */
 export const ageBucket = (from: number, to: number | null) => (to === null ? `${from}+ min` : `${from}–${to} min`);
+
+/** The release health windows, in the order the form offers them (the service's HEALTH_WINDOWS). */
+export const WINDOW_CHOICES = ["24h", "7d", "30d"] as const;
