@@ -101,7 +101,7 @@ export default function ReleaseHealth() {
             <section>
               <h2>Health by version</h2>
               <div className="table-wrap">
-                <table className="panel health-table" data-testid="release-health">
+                <table className="panel health-table stack-narrow" data-testid="release-health">
                   <thead>
                     <tr>
                       <th>Version</th>
@@ -120,15 +120,15 @@ export default function ReleaseHealth() {
                     {d.releases.map((r) => (
                       <tr key={r.version} data-version={r.version}>
                         <td><Link to={keep({ a: r.version, b: r.version === c.a ? c.b : c.a })}><strong>v{r.version}</strong></Link></td>
-                        <td className="num">{num(r.health.servers.live)} <span className="muted small">{pct(r.health.adoption.servers_share)}</span></td>
-                        <td className="num">{num(r.health.players.live)} <span className="muted small">{pct(r.health.adoption.players_share)}</span></td>
-                        <td className="num">{pct(r.health.sessions.error_free_rate)} <div className="muted small">{num(r.health.sessions.error_free)} of {num(r.health.sessions.ended)} · {num(r.health.sessions.open)} open</div></td>
-                        <td className="num">{pct(r.health.players.error_free_rate)} <div className="muted small">{num(r.health.players.error_free)} of {num(r.health.players.distinct)}</div></td>
-                        <td className="num">{perThousand(r.health.errors_per_1000_player_minutes)} <div className="muted small">{num(r.health.player_minutes)} player-min</div></td>
-                        <td className={`num${r.health.servers.abnormal ? " bad" : ""}`}>{num(r.health.servers.abnormal)}</td>
-                        <td className={`num${r.health.servers.out_of_memory ? " bad" : ""}`}>{num(r.health.servers.out_of_memory)}</td>
-                        <td className="num">{measure(r.health.memory_mb.p50, "MB", 0)} <div className="muted small">{measure(r.health.memory_mb.p90, "MB", 0)}</div></td>
-                        <td className="num">{measure(r.health.heartbeat_ms.p50, "ms")} <div className="muted small">{measure(r.health.heartbeat_ms.p90, "ms")}</div></td>
+                        <td data-label="Live servers" className="num">{num(r.health.servers.live)} <span className="muted small">{pct(r.health.adoption.servers_share)}</span></td>
+                        <td data-label="Players now" className="num">{num(r.health.players.live)} <span className="muted small">{pct(r.health.adoption.players_share)}</span></td>
+                        <td data-label="Error-free sessions" className="num">{pct(r.health.sessions.error_free_rate)} <div className="muted small">{num(r.health.sessions.error_free)} of {num(r.health.sessions.ended)} · {num(r.health.sessions.open)} open</div></td>
+                        <td data-label="Error-free players" className="num">{pct(r.health.players.error_free_rate)} <div className="muted small">{num(r.health.players.error_free)} of {num(r.health.players.distinct)}</div></td>
+                        <td data-label="Errors / 1k player-min" className="num">{perThousand(r.health.errors_per_1000_player_minutes)} <div className="muted small">{num(r.health.player_minutes)} player-min</div></td>
+                        <td data-label="Abnormal ends" className={`num${r.health.servers.abnormal ? " bad" : ""}`}>{num(r.health.servers.abnormal)}</td>
+                        <td data-label="Out of memory" className={`num${r.health.servers.out_of_memory ? " bad" : ""}`}>{num(r.health.servers.out_of_memory)}</td>
+                        <td data-label="Memory p50 / p90" className="num">{measure(r.health.memory_mb.p50, "MB", 0)} <div className="muted small">{measure(r.health.memory_mb.p90, "MB", 0)}</div></td>
+                        <td data-label="Heartbeat p50 / p90" className="num">{measure(r.health.heartbeat_ms.p50, "ms")} <div className="muted small">{measure(r.health.heartbeat_ms.p90, "ms")}</div></td>
                       </tr>
                     ))}
                   </tbody>

@@ -87,7 +87,7 @@ export default function LiveServers() {
         <h2>Running now <span className="muted small">{plural(d.liveTotal, "server")}</span></h2>
         {d.live.length ? (
           <div className="table-wrap">
-            <table className="panel servers-table" data-testid="live-servers">
+            <table className="panel servers-table stack-narrow" data-testid="live-servers">
               <thead>
                 <tr>
                   <th>Server (JobId)</th>
@@ -104,13 +104,13 @@ export default function LiveServers() {
                 {d.live.map((s) => (
                   <tr key={s.job_id} data-job={s.job_id}>
                     <td><Link to={errorsOf(s.job_id)} title="This server's errors"><code className="job">{s.job_id}</code></Link>{s.environment !== "production" ? <div className="muted small">{s.environment}</div> : null}</td>
-                    <td>v{s.place_version}</td>
-                    <td className="num">{s.players === null ? "—" : num(s.players)}</td>
-                    <td className="num">{uptime(s.uptime_s)}</td>
-                    <td className="num">{measure(s.memory_mb, "MB", 0)}</td>
-                    <td className="num">{measure(s.heartbeat_ms, "ms")}</td>
-                    <td className={`num${s.errors_10m ? " bad" : ""}`}>{s.errors_10m ? <Link to={errorsOf(s.job_id)}>{num(s.errors_10m)}</Link> : 0}</td>
-                    <td className="small hide-narrow"><Ago d={s.last_seen} now={d.now} /></td>
+                    <td data-label="Version">v{s.place_version}</td>
+                    <td data-label="Players" className="num">{s.players === null ? "—" : num(s.players)}</td>
+                    <td data-label="Uptime" className="num">{uptime(s.uptime_s)}</td>
+                    <td data-label="Memory" className="num">{measure(s.memory_mb, "MB", 0)}</td>
+                    <td data-label="Heartbeat" className="num">{measure(s.heartbeat_ms, "ms")}</td>
+                    <td data-label="Errors 10 min" className={`num${s.errors_10m ? " bad" : ""}`}>{s.errors_10m ? <Link to={errorsOf(s.job_id)}>{num(s.errors_10m)}</Link> : 0}</td>
+                    <td data-label="Last report" className="small hide-narrow"><Ago d={s.last_seen} now={d.now} /></td>
                   </tr>
                 ))}
               </tbody>
@@ -126,7 +126,7 @@ export default function LiveServers() {
         <h2>Ended abnormally <span className="muted small">{d.abnormalTotal > d.abnormal.length ? `latest ${d.abnormal.length} of ${num(d.abnormalTotal)}` : plural(d.abnormalTotal, "server")}</span></h2>
         {d.abnormal.length ? (
           <div className="table-wrap">
-            <table className="panel servers-table" data-testid="abnormal-servers">
+            <table className="panel servers-table stack-narrow" data-testid="abnormal-servers">
               <thead>
                 <tr>
                   <th>Server (JobId)</th>
@@ -142,12 +142,12 @@ export default function LiveServers() {
                 {d.abnormal.map((s) => (
                   <tr key={s.job_id} data-job={s.job_id}>
                     <td><Link to={errorsOf(s.job_id)} title="This server's errors"><code className="job">{s.job_id}</code></Link></td>
-                    <td>v{s.place_version}</td>
-                    <td className="small"><Ago d={s.last_seen} now={d.now} /></td>
-                    <td className="num">{uptime(s.uptime_s)}</td>
-                    <td className="num">{s.players === null ? "—" : num(s.players)}</td>
-                    <td className="num">{measure(s.memory_mb, "MB", 0)}</td>
-                    <td className="small hide-narrow"><At d={s.started_at} /></td>
+                    <td data-label="Version">v{s.place_version}</td>
+                    <td data-label="Last report" className="small"><Ago d={s.last_seen} now={d.now} /></td>
+                    <td data-label="Uptime" className="num">{uptime(s.uptime_s)}</td>
+                    <td data-label="Players" className="num">{s.players === null ? "—" : num(s.players)}</td>
+                    <td data-label="Memory" className="num">{measure(s.memory_mb, "MB", 0)}</td>
+                    <td data-label="Started" className="small hide-narrow"><At d={s.started_at} /></td>
                   </tr>
                 ))}
               </tbody>

@@ -80,11 +80,15 @@ export function LineChart({
           return (
             <g key={s.key} className={`line-${s.tone}${s.dashed ? " line-dashed" : ""}`}>
               {runs.map((r, i) =>
-                r.length === 1 ? (
-                  <circle key={i} cx={x(r[0].x)} cy={y(r[0].y!)} r={3} className="line-dot" />
-                ) : (
+                r.length === 1 ? null : (
                   <polyline key={i} points={r.map((p) => `${x(p.x).toFixed(1)},${y(p.y!).toFixed(1)}`).join(" ")} className="line-path" />
                 ),
+              )}
+              {/* each point marked while they are few (a day's hours, the age buckets), so a short series reads */}
+              {runs.flat().map((p, i, all) =>
+                all.length <= 48 || runs.some((r) => r.length === 1 && r[0] === p) ? (
+                  <circle key={`d${i}`} cx={x(p.x)} cy={y(p.y!)} r={s.dashed ? 2 : 3} className="line-dot" />
+                ) : null,
               )}
             </g>
           );
