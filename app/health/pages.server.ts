@@ -2,6 +2,7 @@ import type { Sql } from "../../db/client.js";
 import { HEALTH_WINDOWS, releaseDetail, releasesWithHealth, type HealthWindow, type ReleaseDetail } from "./releases.server";
 import { servers } from "./servers.server";
 import { issueTitle } from "~/errors/title.server";
+import { ApiError } from "~/http.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 
 /**
@@ -61,8 +62,10 @@ export async function releaseHealthData(sql: Sql, actor: Actor, projectIdParam: 
     if (!v) return null;
     try {
       return await releaseDetail(sql, projectId, v, hq);
-    } catch {
-      return null; // a version no longer known (retention) compares as absent
+    } catch (err) {
+      // a version named in the address that the project does not know compares as absent
+      if (ApiError.is(err) && err.status === 404) return null;
+      throw err;
     }
   };
   const compare = await Promise.all([detail(a), detail(b === a ? "" : b)]);

@@ -108,7 +108,7 @@ describe("the page's choices", () => {
 
 describe("the pages", () => {
   it("Release health shows the version's health; a bad window is the default, not an error", async () => {
-    for (const q of ["", "?window=7d&environment=production", "?window=bogus&page=abc"]) {
+    for (const q of ["", "?window=7d&environment=production", "?window=bogus&page=abc", "?a=no-such-version&b=7"]) {
       const r = await call(app, "GET", `/projects/${projectId}/releases${q}`, { cookie });
       expect(r.status).toBe(200);
       expect(r.body).toContain("Health by version");
