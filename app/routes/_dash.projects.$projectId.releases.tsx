@@ -57,39 +57,41 @@ export default function ReleaseHealth() {
         health once a minute. A session is error-free when the player met no error in it; rates count the sessions that ended in the window.
         See <code>docs/health.md</code> for every definition.
       </p>
-      <Form method="get" className="filters panel health-filters" data-testid="health-form">
-        <div>
-          <label htmlFor="window">Window</label>
-          <select id="window" name="window" defaultValue={c.window}>
-            {WINDOW_CHOICES.map((w) => <option key={w} value={w}>{w}</option>)}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="environment">Environment</label>
-          <select id="environment" name="environment" defaultValue={c.environment}>
-            <option value="">All</option>
-            {d.environments.map((e) => <option key={e} value={e}>{e}</option>)}
-          </select>
-        </div>
-        {versions.length > 1 ? (
-          <>
-            <div>
-              <label htmlFor="a">Compare</label>
-              <select id="a" name="a" defaultValue={c.a}>
-                {options(c.a).map((v) => <option key={v} value={v}>v{v}</option>)}
-              </select>
-            </div>
-            <div>
-              <label htmlFor="b">with</label>
-              <select id="b" name="b" defaultValue={c.b}>
-                {options(c.b).map((v) => <option key={v} value={v}>v{v}</option>)}
-              </select>
-            </div>
-          </>
-        ) : null}
-        {c.page > 1 ? <input type="hidden" name="page" value={c.page} /> : null}
-        <div><button type="submit" className="primary">Show</button></div>
-      </Form>
+      {d.hasHealth ? (
+        <Form method="get" className="filters panel health-filters" data-testid="health-form">
+          <div>
+            <label htmlFor="window">Window</label>
+            <select id="window" name="window" defaultValue={c.window}>
+              {WINDOW_CHOICES.map((w) => <option key={w} value={w}>{w}</option>)}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="environment">Environment</label>
+            <select id="environment" name="environment" defaultValue={c.environment}>
+              <option value="">All</option>
+              {d.environments.map((e) => <option key={e} value={e}>{e}</option>)}
+            </select>
+          </div>
+          {versions.length > 1 ? (
+            <>
+              <div>
+                <label htmlFor="a">Compare</label>
+                <select id="a" name="a" defaultValue={c.a}>
+                  {options(c.a).map((v) => <option key={v} value={v}>v{v}</option>)}
+                </select>
+              </div>
+              <div>
+                <label htmlFor="b">with</label>
+                <select id="b" name="b" defaultValue={c.b}>
+                  {options(c.b).map((v) => <option key={v} value={v}>v{v}</option>)}
+                </select>
+              </div>
+            </>
+          ) : null}
+          {c.page > 1 ? <input type="hidden" name="page" value={c.page} /> : null}
+          <div><button type="submit" className="primary">Show</button></div>
+        </Form>
+      ) : null}
 
       {!d.hasHealth ? <HealthEmpty /> : null}
 
@@ -194,8 +196,8 @@ function HealthEmpty() {
       <p>
         The Roblox SDK sends them by default once it is updated: replace the module with the latest{" "}
         <a href="/sdk/RobloxMonitor.luau" download="RobloxMonitor.luau">RobloxMonitor.luau</a> (or update it with Wally or Rojo) and publish the
-        place. No code changes are needed; the SDK's README (<code>sdk/roblox/README.md</code>, section “Health”) lists what is sent and how
-        to turn it off. Figures appear here within a minute of the first server starting.
+        place. No code changes are needed; the SDK's README (<code>sdk/roblox/README.md</code>) lists what it sends and its options. Figures
+        appear here within a minute of the first server starting.
       </p>
     </div>
   );
