@@ -140,13 +140,6 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
   };
 }
 
-export async function releasesData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {
-  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
-  const page = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
-  const r = await releases(sql, projectId, new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(Math.min(page - 1, 40_000) * PAGE_SIZE) }));
-  return { ...r, page, pageSize: PAGE_SIZE };
-}
-
 export async function playersData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
   const search = (q.get("search") ?? "").slice(0, 256);
