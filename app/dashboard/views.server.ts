@@ -10,7 +10,7 @@ import { windowStats, type Timeframe } from "../../db/stats.js";
 import { listMembers } from "../../db/members.js";
 import { listVersionNames } from "../../db/versions.js";
 import { getPlayer as getEconomyPlayer } from "../../db/economy.js";
-import { groupEvents, groupFacets, groupTags, player, players, releases, traces } from "~/errors/triage.server";
+import { groupEvents, groupFacets, groupTags, player, players, traces } from "~/errors/triage.server";
 import { asUuid } from "~/input.server";
 import { text } from "~/errors/params.server";
 import { cutText } from "~/text.server";
