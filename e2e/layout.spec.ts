@@ -196,6 +196,7 @@ const pages = () => [
   ["issues", `/projects/${projectId}/issues?status=all`],
   ["issue", `/projects/${projectId}/issues/${groupId}`],
   ["releases", `/projects/${projectId}/releases`],
+  ["servers", `/projects/${projectId}/servers`],
   ["players", `/projects/${projectId}/players`],
   ["player", `/projects/${projectId}/players/9000000000`],
   ["traces", `/projects/${projectId}/traces`],

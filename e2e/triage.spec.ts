@@ -121,6 +121,7 @@ const pages = () => [
   ["issues-no-page", `/projects/${projectId}/issues?page=999`],
   ["issue", `/projects/${projectId}/issues/${groupId}`],
   ["releases", `/projects/${projectId}/releases`],
+  ["servers", `/projects/${projectId}/servers`],
   ["players", `/projects/${projectId}/players`],
   ["player", `/projects/${projectId}/players/1000`],
   ["traces", `/projects/${projectId}/traces`],

@@ -117,7 +117,7 @@ test("after the first event the onboarding heading no longer says there are none
   await shoot(page, "onboarding-first-event");
 });
 
-test("one issue is 'the 1 issue'; an issue's count is its occurrences; the tab says Versions", async ({ page }) => {
+test("one issue is 'the 1 issue'; an issue's count is its occurrences; the tab says Release health", async ({ page }) => {
   await signIn(page);
   await page.goto(`${server.url}${projectPath}/issues?confirm=resolved`);
   await expect(page.getByRole("alertdialog")).toContainText("Resolve the 1 issue matching these filters?");
@@ -125,8 +125,8 @@ test("one issue is 'the 1 issue'; an issue's count is its occurrences; the tab s
   await expect(page.getByTestId("issue-total")).toHaveText("1 issue");
   await expect(page.getByRole("columnheader", { name: "Occurrences" })).toBeVisible();
   await shoot(page, "issues-confirm");
-  await page.getByRole("link", { name: "Versions" }).click();
-  await expect(page).toHaveTitle(/^Versions/);
+  await page.getByRole("link", { name: "Release health" }).click();
+  await expect(page).toHaveTitle(/^Release health/);
   await expect(page.getByTestId("releases")).toContainText("7");
   await shoot(page, "versions");
 });

@@ -10,7 +10,7 @@ import { windowStats, type Timeframe } from "../../db/stats.js";
 import { listMembers } from "../../db/members.js";
 import { listVersionNames } from "../../db/versions.js";
 import { getPlayer as getEconomyPlayer } from "../../db/economy.js";
-import { groupEvents, groupFacets, groupTags, player, players, releases, traces } from "~/errors/triage.server";
+import { groupEvents, groupFacets, groupTags, player, players, traces } from "~/errors/triage.server";
 import { asUuid } from "~/input.server";
 import { text } from "~/errors/params.server";
 import { cutText } from "~/text.server";
@@ -138,13 +138,6 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
     tags,
     mergedInto: container ? { id: container.id, message: String(container.message), title: issueTitle(String(container.message)) } : null,
   };
-}
-
-export async function releasesData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {
-  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
-  const page = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
-  const r = await releases(sql, projectId, new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(Math.min(page - 1, 40_000) * PAGE_SIZE) }));
-  return { ...r, page, pageSize: PAGE_SIZE };
 }
 
 export async function playersData(sql: Sql, actor: Actor, projectIdParam: string | undefined, q: URLSearchParams) {

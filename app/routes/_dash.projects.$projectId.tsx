@@ -21,7 +21,8 @@ export default function ProjectLayout() {
       <nav className="tabs">
         <NavLink to={base} end className={({ isActive }) => (isActive ? "active" : "")}>Overview</NavLink>
         <NavLink to={`${base}/issues`} className={({ isActive }) => (isActive ? "active" : "")}>Issues</NavLink>
-        <NavLink to={`${base}/releases`} className={({ isActive }) => (isActive ? "active" : "")}>Versions</NavLink>
+        <NavLink to={`${base}/releases`} className={({ isActive }) => (isActive ? "active" : "")}>Release health</NavLink>
+        <NavLink to={`${base}/servers`} className={({ isActive }) => (isActive ? "active" : "")}>Live servers</NavLink>
         <NavLink to={`${base}/players`} className={({ isActive }) => (isActive ? "active" : "")}>Players</NavLink>
         <NavLink to={`${base}/traces`} className={({ isActive }) => (isActive ? "active" : "")}>Traces</NavLink>
         <NavLink to={`${base}/economy`} className={({ isActive }) => (isActive ? "active" : "")}>Economy</NavLink>

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../support/server.js";
+import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
+import { releaseHealthChoices, serverErrors } from "~/health/pages.server";
+
+/**
+ * The Release health and Live servers pages' own reads (app/health/pages.server.ts): a server's
+ * errors are its JobId's events over its life in its project only; the page's choices from an
+ * address are safe defaults, never an error page; the pages render for members only; and a share
+ * page carries none of the health data.
+ */
+let app: TestApp;
+let projectId = "";
+let otherProjectId = "";
+let cookie = "";
+let outsiderCookie = "";
+let shareToken = "";
+const JOB = "job-pages-4c1e-live";
+const ENDED = "job-pages-77aa-ended";
+const minute = Math.floor(Date.now() / 60_000) * 60_000;
+const ago = (min: number) => new Date(minute - min * 60_000).toISOString();
+
+/** The page's HTML without React's text separators (`<!-- -->`). */
+const text = (html: string) => html.replaceAll("<!-- -->", "");
+
+async function health(apiKey: string, body: unknown) {
+  const r = await call(app, "POST", "/api/health", { body, headers: { "x-api-key": apiKey } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const u = await makeUser(app.sql);
+  const outsider = await makeUser(app.sql);
+  const p = await makeProject(app.sql, u.id, [], "Pages Game");
+  const other = await makeProject(app.sql, u.id, [], "Other Game");
+  projectId = p.projectId;
+  otherProjectId = other.projectId;
+  cookie = await login(app, u.email);
+  outsiderCookie = await login(app, outsider.email);
+  const samples = (from: number, to: number, memory: number) =>
+    Array.from({ length: to - from + 1 }, (_, i) => ({ at: ago(from + i), players: 7, memory_mb: memory, heartbeat_ms: 16.5 }));
+  await health(p.apiKey, {
+    server: { job_id: JOB, place_id: "99", place_version: "7", environment: "production", started_at: ago(30) },
+    sessions: [{ id: `${JOB}/1/1`, user_id: "1", started_at: ago(29), ended_at: ago(5), errors: { server: 0, client: 0 } }],
+    samples: samples(0, 29, 1357.5),
+  });
+  await health(p.apiKey, {
+    server: { job_id: ENDED, place_id: "99", place_version: "7", environment: "production", started_at: ago(90), ended_at: ago(60), close_reason: "OutOfMemory" },
+    samples: samples(61, 89, 2468.5),
+  });
+  let traced = 0;
+  const event = (message: string, job: string, minutesAgo: number) => ({
+    message,
+    stack_trace: message.split(": ")[0],
+    level: "error",
+    game_version: "7",
+    job_id: job,
+    timestamp: ago(minutesAgo),
+    // traced, so each one is stored
+    trace_id: `0a1b2c3d-0000-4000-8000-${String(++traced).padStart(12, "0")}`,
+  });
+  await ingest(app, p.apiKey, {
+    errors: [
+      event("ServerScriptService.Pets:40: pet limit reached", JOB, 3),
+      event("ServerScriptService.Pets:40: pet limit reached", JOB, 2),
+      // the same JobId before the server started (another server's life), and another server
+      event("ServerScriptService.Pets:40: pet limit reached", JOB, 240),
+      event("ServerScriptService.Pets:40: pet limit reached", ENDED, 70),
+    ],
+  });
+  // the same JobId in another project
+  await ingest(app, other.apiKey, { errors: [event("ServerScriptService.Shop:1: other project", JOB, 2)] });
+  const [group] = await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId} limit 1`;
+  const share = await call(app, "POST", `/api/team/projects/${projectId}/share-links`, { cookie, body: { group_id: group.id, role: "viewer" } });
+  expect(share.status).toBe(201);
+  shareToken = share.body.token;
+});
+afterAll(() => app?.close());
+
+describe("a server's errors", () => {
+  it("counts its JobId's events over its life, in its project only", async () => {
+    const r = await serverErrors(app.sql, projectId, JOB);
+    expect(r.known).toBe(true);
+    expect(r.issues).toHaveLength(1);
+    expect(r.issues[0]).toMatchObject({ title: "ServerScriptService.Pets:40: pet limit reached", occurrences: 2, level: "error" });
+    expect(r.occurrences).toBe(2);
+    const ended = await serverErrors(app.sql, projectId, ENDED);
+    expect(ended.occurrences).toBe(1);
+    const other = await serverErrors(app.sql, otherProjectId, JOB);
+    expect(other.known).toBe(false);
+    expect(other.issues.map((i) => i.title)).toEqual(["ServerScriptService.Shop:1: other project"]);
+  });
+
+  it("a JobId without a health report is read over the last 24 hours", async () => {
+    const r = await serverErrors(app.sql, projectId, "no-such-job");
+    expect(r).toMatchObject({ known: false, issues: [], occurrences: 0 });
+    expect(Date.now() - r.from.getTime()).toBeGreaterThanOrEqual(86_400_000);
+  });
+});
+
+describe("the page's choices", () => {
+  it("an unknown window, a page out of range or an over-long environment are the defaults", () => {
+    expect(releaseHealthChoices(new URLSearchParams("window=1y&page=-3&environment=" + "x".repeat(300)))).toEqual({ window: "24h", environment: "", page: 1, a: "", b: "" });
+    expect(releaseHealthChoices(new URLSearchParams("window=30d&page=2&environment=%20staging%20&a=7&b=8"))).toEqual({ window: "30d", environment: "staging", page: 2, a: "7", b: "8" });
+  });
+});
+
+describe("the pages", () => {
+  it("Release health shows the version's health; a bad window is the default, not an error", async () => {
+    for (const q of ["", "?window=7d&environment=production", "?window=bogus&page=abc", "?a=no-such-version&b=7"]) {
+      const r = await call(app, "GET", `/projects/${projectId}/releases${q}`, { cookie });
+      expect(r.status).toBe(200);
+      expect(r.body).toContain("Health by version");
+      expect(r.body).toContain('data-version="7"');
+      // 30 + 29 samples of 7 players
+      expect(text(r.body)).toContain("413 player-min");
+    }
+  });
+
+  it("Live servers lists the running server and, asked, its errors", async () => {
+    const r = await call(app, "GET", `/projects/${projectId}/servers?job=${JOB}`, { cookie });
+    expect(r.status).toBe(200);
+    expect(r.body).toContain(`data-job="${JOB}"`);
+    expect(r.body).not.toContain(`data-job="${ENDED}"`);
+    expect(text(r.body)).toContain("2 occurrences in 1 issue");
+  });
+
+  it("someone outside the project gets no page", async () => {
+    for (const path of ["releases", "servers"]) {
+      const r = await call(app, "GET", `/projects/${projectId}/${path}`, { cookie: outsiderCookie });
+      expect(r.status).toBe(404);
+      expect(r.body).not.toContain(JOB);
+    }
+  });
+});
+
+describe("share pages", () => {
+  it("a share page's HTML carries no health data", async () => {
+    const res = await app.request(`/share/${shareToken}`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("pet limit reached");
+    for (const leak of [JOB, ENDED, "Release health", "Live servers", "player-min", "Error-free", "Heartbeat", "1,357", "1357.5", "2468.5", "OutOfMemory", "/servers", "health_"]) {
+      expect(html, leak).not.toContain(leak);
+    }
+  });
+});
