@@ -135,7 +135,7 @@ async function loadApp(dev: boolean | undefined): Promise<LoadedApp> {
 
 export async function startServer(config: Config, opts: { dev?: boolean; database?: Database } = {}): Promise<RunningServer> {
   const { build, modules, vite } = await loadApp(opts.dev);
-  const { createServices, forRequest, ownWritesCookie, startJobs, startAlertWorker, startEconomyAlertWorker, stopJobs, assertSameOrigin, isMutation, admitPageForm, ApiError } = modules;
+  const { createServices, forRequest, ownWritesCookie, startJobs, startAlertWorker, startEconomyAlertWorker, startHealthAlertWorker, stopJobs, assertSameOrigin, isMutation, admitPageForm, ApiError } = modules;
   const db =
     opts.database ??
     (await openDatabase({
@@ -160,6 +160,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       });
       await startAlertWorker(b, { sql: db.sql, config });
       await startEconomyAlertWorker(b, { sql: db.sql, config });
+      await startHealthAlertWorker(b, { sql: db.sql, config });
       return b;
     });
   }

@@ -11,3 +11,4 @@ export { JSON_TEXT, NODE_BODY, payloadTooLarge } from "./http.server";
 export { startJobs, stopJobs } from "../jobs/boss";
 export { startAlertWorker } from "../jobs/alerts";
 export { startEconomyAlertWorker } from "../jobs/economy-alerts";
+export { startHealthAlertWorker } from "../jobs/health-alerts";

@@ -3,10 +3,23 @@ import { asJson, type Sql } from "./client.js";
 /** Queries for alert channels, rules, per-(rule, group) state and the delivery log. All scoped by project. */
 
 export type ChannelKind = "discord" | "slack" | "webhook";
-export type Trigger = "new_group" | "regression" | "frequency" | "economy_anomaly" | "supply_growth";
+export type Trigger =
+  | "new_group"
+  | "regression"
+  | "frequency"
+  | "economy_anomaly"
+  | "supply_growth"
+  | "error_rate"
+  | "error_free_sessions"
+  | "server_memory"
+  | "server_heartbeat"
+  | "out_of_memory"
+  | "servers_drop";
 /** the triggers about error groups (the others are about the economy: app/alerts/economy.server.ts) */
 export const ERROR_TRIGGERS = ["new_group", "regression", "frequency"] as const;
 export const ECONOMY_TRIGGERS = ["economy_anomaly", "supply_growth"] as const;
+/** the triggers about release health (app/alerts/health.server.ts) */
+export { HEALTH_TRIGGERS } from "./health-alerts.js";
 
 export type ChannelRow = {
   project_id: string;
@@ -154,15 +167,38 @@ export type RuleFields = {
   min_amount: string | null;
   /** supply_growth: alert when a currency's supply grows more than this percentage in a UTC day */
   growth_pct: string | null;
+} & HealthRuleFields;
+
+/** The thresholds of the health triggers (migration 119); null on every other rule. */
+export type HealthRuleFields = {
+  /** error_rate: errors per 1,000 player-minutes above this over `window_minutes` */
+  errors_per_1000: number | null;
+  /** error_rate: no verdict on a version with fewer player-minutes than this in the window */
+  min_player_minutes: number | null;
+  /** error_free_sessions: a new version's error-free session rate below this percentage */
+  error_free_pct: number | null;
+  /** error_free_sessions: once at least this many of its sessions ended */
+  min_sessions: number | null;
+  /** server_memory: a server's memory above this for `window_minutes` */
+  memory_mb: number | null;
+  /** server_heartbeat: a version's p90 heartbeat time above this for `window_minutes` */
+  heartbeat_ms: number | null;
+  /** servers_drop: the live server count down this percentage in 10 minutes */
+  drop_pct: number | null;
+  /** servers_drop: from at least this many live servers */
+  min_servers: number | null;
 };
 
 export async function insertRule(sql: Sql, projectId: string, r: RuleFields): Promise<RuleRow> {
   const [row] = await sql<RuleRow[]>`
     insert into alert_rules (project_id, name, trigger, threshold_count, window_minutes, levels, environments,
-      message_contains, channel_ids, cooldown_minutes, enabled, server_only, min_players, currency, min_amount, growth_pct)
+      message_contains, channel_ids, cooldown_minutes, enabled, server_only, min_players, currency, min_amount, growth_pct,
+      errors_per_1000, min_player_minutes, error_free_pct, min_sessions, memory_mb, heartbeat_ms, drop_pct, min_servers)
     values (${projectId}, ${r.name}, ${r.trigger}, ${r.threshold_count}, ${r.window_minutes}, ${r.levels}::text[],
       ${r.environments}::text[], ${r.message_contains}, ${r.channel_ids}::uuid[], ${r.cooldown_minutes}, ${r.enabled},
-      ${r.server_only}, ${r.min_players}, ${r.currency}, ${r.min_amount}::numeric, ${r.growth_pct}::numeric)
+      ${r.server_only}, ${r.min_players}, ${r.currency}, ${r.min_amount}::numeric, ${r.growth_pct}::numeric,
+      ${r.errors_per_1000}::float8, ${r.min_player_minutes}::int, ${r.error_free_pct}::float8, ${r.min_sessions}::int,
+      ${r.memory_mb}::float8, ${r.heartbeat_ms}::float8, ${r.drop_pct}::float8, ${r.min_servers}::int)
     returning *`;
   return row;
 }
@@ -180,7 +216,10 @@ export async function replaceRule(sql: Sql, projectId: string, id: string, r: Ru
       message_contains = ${r.message_contains}, channel_ids = ${r.channel_ids}::uuid[],
       cooldown_minutes = ${r.cooldown_minutes}, enabled = ${r.enabled}, server_only = ${r.server_only},
       min_players = ${r.min_players}, currency = ${r.currency}, min_amount = ${r.min_amount}::numeric,
-      growth_pct = ${r.growth_pct}::numeric, updated_at = now()
+      growth_pct = ${r.growth_pct}::numeric, errors_per_1000 = ${r.errors_per_1000}::float8,
+      min_player_minutes = ${r.min_player_minutes}::int, error_free_pct = ${r.error_free_pct}::float8, min_sessions = ${r.min_sessions}::int,
+      memory_mb = ${r.memory_mb}::float8, heartbeat_ms = ${r.heartbeat_ms}::float8, drop_pct = ${r.drop_pct}::float8,
+      min_servers = ${r.min_servers}::int, updated_at = now()
     where project_id = ${projectId} and id = ${id}
     returning *`;
   return row;
@@ -191,6 +230,7 @@ export async function deleteRule(sql: Sql, projectId: string, id: string): Promi
     const del = await tx`delete from alert_rules where project_id = ${projectId} and id = ${id}`;
     await tx`delete from alert_state where project_id = ${projectId} and rule_id = ${id}`;
     await tx`delete from economy_alert_claims where project_id = ${projectId} and rule_id = ${id}`;
+    await tx`delete from health_alert_state where project_id = ${projectId} and rule_id = ${id}`;
     return del.count > 0;
   });
 }

@@ -144,3 +144,53 @@ test("economy rules: the form shows each economy trigger's fields, at 390 and 12
     await page.screenshot({ path: `e2e/artifacts/economy-deliveries-${width}.png`, fullPage: true });
   }
 });
+
+test.describe("health rules without JavaScript", () => {
+  test.use({ javaScriptEnabled: false });
+
+  test("create a health rule, see a 400 named, and edit the rule, at 390 and 1280 px", async ({ page }) => {
+    const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
+    const user = await makeUser(sql);
+    const { projectId } = await makeProject(sql, user.id, [], "Health Alerts E2E");
+    await sql.end();
+    expect((await page.request.post("/api/auth/login", { data: { email: user.email, password: PASSWORD } })).status()).toBe(200);
+    const channel = await page.request.post(`/api/team/projects/${projectId}/channels`, {
+      data: { name: "Discord #health", kind: "discord", url: discord.webhookUrl() },
+    });
+    expect(channel.status()).toBe(201);
+
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.goto(`/projects/${projectId}/alerts`);
+    const form = page.getByTestId("health-rule-form");
+    await form.locator("summary").click();
+    // a memory rule without its threshold: the answer names the field, and nothing is written
+    await page.getByLabel("Health alert name").fill("Leaking servers");
+    await page.getByLabel("Health condition").selectOption("server_memory");
+    await page.getByRole("button", { name: "Create health rule" }).click();
+    await expect(page.getByRole("alert")).toContainText("memory_mb");
+    expect((await (await page.request.get(`/api/team/projects/${projectId}/rules`)).json()).data).toHaveLength(0);
+
+    await page.getByLabel("Health alert name").fill("Leaking servers");
+    await page.getByLabel("Health condition").selectOption("server_memory");
+    await page.getByLabel("Threshold", { exact: true }).fill("2500");
+    await page.getByLabel("Minutes", { exact: true }).fill("10");
+    await page.getByRole("button", { name: "Create health rule" }).click();
+    const row = page.getByRole("row", { name: /Leaking servers/ });
+    await expect(row).toContainText("a server above 2,500 MB for 10 min");
+
+    await row.locator("summary").click();
+    const edit = page.getByTestId("health-rule-edit-Leaking servers");
+    await edit.getByLabel("Threshold", { exact: true }).fill("3000");
+    await edit.getByRole("button", { name: "Save" }).click();
+    await expect(page.getByRole("status")).toContainText("Health rule updated.");
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`/projects/${projectId}/alerts`);
+      await expect(page.getByRole("row", { name: /Leaking servers/ })).toContainText("a server above 3,000 MB for 10 min");
+      await page.getByTestId("health-rule-form").locator("summary").click();
+      await page.screenshot({ path: `e2e/artifacts/health-alert-rules-${width}.png`, fullPage: true });
+    }
+    const rules = (await (await page.request.get(`/api/team/projects/${projectId}/rules`)).json()).data;
+    expect(rules).toEqual([expect.objectContaining({ name: "Leaking servers", trigger: "server_memory", memory_mb: 3000, window_minutes: 10, cooldown_minutes: 30 })]);
+  });
+});

@@ -19,6 +19,7 @@ import type { Config } from "~/env.server";
 import { matchesFilters, triggerHolds } from "./evaluate.server";
 import { buildRequest, type Alert, type AlertKind } from "./payloads.server";
 import type { EconomyAlert } from "./economy-payloads.server";
+import type { HealthAlert } from "./health-payloads.server";
 import { unseal } from "./seal.server";
 import { issueTitle } from "~/errors/title.server";
 import { sendWebhook, type SendResult } from "./send.server";
@@ -27,7 +28,7 @@ export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookA
 export type DispatchResult = { sent: number; failed: number };
 
 /** Sends one alert through one channel's adapter (the only path to the network). */
-export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert | EconomyAlert): Promise<SendResult> {
+export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert | EconomyAlert | HealthAlert): Promise<SendResult> {
   let url: string;
   let secret: string | null = null;
   try {
@@ -161,7 +162,7 @@ export async function dispatchAlerts(deps: AlertDeps, projectId: string, fingerp
 }
 
 /** One message to send: the rule it fires for, and the group or economy subject it is about. */
-export type Outgoing = { rule: RuleRow; groupId?: string | null; subject?: string | null; alert: Alert | EconomyAlert };
+export type Outgoing = { rule: RuleRow; groupId?: string | null; subject?: string | null; alert: Alert | EconomyAlert | HealthAlert };
 
 /**
  * A burst (a bad deploy, a dupe spreading through a server) must not become a flood of pings: per

@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import type { ChannelKind } from "../../db/alerts.js";
 import { TRIGGER_NAME } from "./triggers";
 import { economyDiscordPayload, economySlackPayload, economyWebhookPayload, type EconomyAlert } from "./economy-payloads.server";
+import { healthDiscordPayload, healthSlackPayload, healthWebhookPayload, type HealthAlert } from "./health-payloads.server";
 
 /**
  * Pure builders of what each channel kind receives. One entry point, `buildRequest(kind, alert)`,
@@ -172,10 +173,11 @@ export const signBody = (secret: string, timestamp: string, body: string) =>
  */
 export function buildRequest(
   kind: ChannelKind,
-  alert: Alert | EconomyAlert,
+  alert: Alert | EconomyAlert | HealthAlert,
   secret: string | null,
   now = () => Math.floor(Date.now() / 1000),
 ): { body: string; headers: Record<string, string> } {
+  if ("health" in alert) return channelRequest(kind, alert.kind, healthDiscordPayload(alert), healthSlackPayload(alert), healthWebhookPayload(alert), secret, now);
   const economy = "event" in alert;
   if (kind === "discord") return { body: JSON.stringify(economy ? economyDiscordPayload(alert) : discordPayload(alert)), headers: {} };
   if (kind === "slack") return { body: JSON.stringify(economy ? economySlackPayload(alert) : slackPayload(alert)), headers: {} };
@@ -189,4 +191,13 @@ export function buildRequest(
       "x-alert-trigger": alert.kind,
     },
   };
+}
+
+/** buildRequest for builders already run (the health alerts'). */
+function channelRequest(kind: ChannelKind, trigger: string, discord: object, slack: object, webhook: object, secret: string | null, now: () => number): { body: string; headers: Record<string, string> } {
+  if (kind === "discord") return { body: JSON.stringify(discord), headers: {} };
+  if (kind === "slack") return { body: JSON.stringify(slack), headers: {} };
+  const body = JSON.stringify(webhook);
+  const timestamp = String(now());
+  return { body, headers: { "x-timestamp": timestamp, "x-signature": `sha256=${signBody(secret ?? "", timestamp, body)}`, "x-alert-trigger": trigger } };
 }

@@ -7,7 +7,7 @@ import type { EconomyAlertEnqueuer } from "./economy-enqueue.server";
 import { parseOr400, asUuid } from "~/input.server";
 import { invalidPayload, notFound } from "~/http.server";
 import { loadMap } from "~/economy/map.server";
-import { isEconomyTrigger } from "./triggers";
+import { HEALTH_TRIGGER_LIST, isEconomyTrigger, isHealthTrigger } from "./triggers";
 
 /** Rules: when to alert. Owner/admin only; a change is seen by this instance's ingest trigger at once. */
 
@@ -19,10 +19,13 @@ const Amount = z
   .transform((v) => (typeof v === "number" ? (Number.isInteger(v) ? BigInt(v).toString() : String(v)) : v))
   .refine((v) => /^\d{1,30}(\.\d{1,20})?$/.test(v), "must be a decimal amount of at least 0, e.g. \"100000\"");
 
+const positive = (max: number) => z.number({ error: "must be a number" }).gt(0, "must be greater than 0").max(max, `must be at most ${max}`);
+const percent = z.number({ error: "must be a number" }).gt(0, "must be greater than 0").max(100, "must be at most 100 (a percentage)");
+
 const Fields = {
   name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
-  trigger: z.enum(["new_group", "regression", "frequency", "economy_anomaly", "supply_growth"], {
-    error: "must be new_group, regression, frequency, economy_anomaly or supply_growth",
+  trigger: z.enum(["new_group", "regression", "frequency", "economy_anomaly", "supply_growth", ...HEALTH_TRIGGER_LIST], {
+    error: `must be new_group, regression, frequency, economy_anomaly, supply_growth, ${HEALTH_TRIGGER_LIST.join(", ")}`,
   }),
   threshold_count: z.number().int().min(1).max(100_000_000).nullable(),
   window_minutes: z.number().int().min(1).max(1440).nullable(),
@@ -37,7 +40,27 @@ const Fields = {
   currency: z.string().trim().min(1, "must not be empty").max(100).nullable(),
   min_amount: Amount.nullable(),
   growth_pct: z.number({ error: "must be a number" }).gt(0, "must be greater than 0").max(1_000_000).nullable(),
+  // health triggers (migration 119)
+  errors_per_1000: positive(1_000_000).nullable(),
+  min_player_minutes: z.number({ error: "must be a whole number" }).int("must be a whole number").min(0).max(1_000_000_000).nullable(),
+  error_free_pct: percent.nullable(),
+  min_sessions: z.number({ error: "must be a whole number" }).int("must be a whole number").min(1, "must be at least 1").max(1_000_000_000).nullable(),
+  memory_mb: positive(10_000_000).nullable(),
+  heartbeat_ms: positive(10_000_000).nullable(),
+  drop_pct: percent.nullable(),
+  min_servers: z.number({ error: "must be a whole number" }).int("must be a whole number").min(1, "must be at least 1").max(1_000_000).nullable(),
 };
+
+/** What each health trigger needs (a 400 names the field when it is missing), and the defaults of the rest. */
+const HEALTH_NEEDS: Record<string, { required: (keyof typeof Fields)[]; defaults: Partial<Record<keyof typeof Fields, number>>; uses: (keyof typeof Fields)[] }> = {
+  error_rate: { required: ["errors_per_1000"], defaults: { window_minutes: 60, min_player_minutes: 100 }, uses: ["errors_per_1000", "window_minutes", "min_player_minutes"] },
+  error_free_sessions: { required: ["error_free_pct"], defaults: { min_sessions: 50 }, uses: ["error_free_pct", "min_sessions"] },
+  server_memory: { required: ["memory_mb"], defaults: { window_minutes: 5 }, uses: ["memory_mb", "window_minutes"] },
+  server_heartbeat: { required: ["heartbeat_ms"], defaults: { window_minutes: 5 }, uses: ["heartbeat_ms", "window_minutes"] },
+  out_of_memory: { required: [], defaults: { threshold_count: 1, window_minutes: 60 }, uses: ["threshold_count", "window_minutes"] },
+  servers_drop: { required: ["drop_pct"], defaults: { min_servers: 3 }, uses: ["drop_pct", "min_servers"] },
+};
+const HEALTH_FIELDS = ["errors_per_1000", "min_player_minutes", "error_free_pct", "min_sessions", "memory_mb", "heartbeat_ms", "drop_pct", "min_servers"] as const;
 
 const FullRule = z
   .object(Fields)
@@ -48,6 +71,11 @@ const FullRule = z
   .refine((r) => r.trigger !== "supply_growth" || r.growth_pct !== null, {
     message: "a supply_growth rule needs growth_pct (a percentage greater than 0)",
     path: ["growth_pct"],
+  })
+  .superRefine((r, ctx) => {
+    for (const f of HEALTH_NEEDS[r.trigger]?.required ?? []) {
+      if (r[f] === null) ctx.addIssue({ code: "custom", path: [f], message: `a ${r.trigger} rule needs ${f}` });
+    }
   });
 
 const RuleInput = z.object({
@@ -66,6 +94,14 @@ const RuleInput = z.object({
   currency: Fields.currency.optional(),
   min_amount: Fields.min_amount.optional(),
   growth_pct: Fields.growth_pct.optional(),
+  errors_per_1000: Fields.errors_per_1000.optional(),
+  min_player_minutes: Fields.min_player_minutes.optional(),
+  error_free_pct: Fields.error_free_pct.optional(),
+  min_sessions: Fields.min_sessions.optional(),
+  memory_mb: Fields.memory_mb.optional(),
+  heartbeat_ms: Fields.heartbeat_ms.optional(),
+  drop_pct: Fields.drop_pct.optional(),
+  min_servers: Fields.min_servers.optional(),
 });
 const RulePatch = z.object(Fields).partial().strict();
 
@@ -89,6 +125,14 @@ const fieldsOf = (r: RuleRow) => ({
   currency: r.currency,
   min_amount: r.min_amount,
   growth_pct: r.growth_pct === null ? null : Number(r.growth_pct),
+  errors_per_1000: r.errors_per_1000,
+  min_player_minutes: r.min_player_minutes,
+  error_free_pct: r.error_free_pct,
+  min_sessions: r.min_sessions,
+  memory_mb: r.memory_mb,
+  heartbeat_ms: r.heartbeat_ms,
+  drop_pct: r.drop_pct,
+  min_servers: r.min_servers,
 });
 
 /**
@@ -97,18 +141,58 @@ const fieldsOf = (r: RuleRow) => ({
  */
 export type AlertSetupDeps = { sql: Sql; alerts: Pick<AlertEnqueuer, "forget">; economyAlerts?: Pick<EconomyAlertEnqueuer, "forget"> };
 
-async function validated(deps: { sql: Sql }, projectId: string, merged: unknown): Promise<RuleFields> {
-  const r = parseOr400(FullRule, merged);
+/** A health rule's unset thresholds take their trigger's defaults (before validation: a default is valid). */
+function withHealthDefaults(merged: Record<string, unknown>): Record<string, unknown> {
+  const needs = typeof merged.trigger === "string" ? HEALTH_NEEDS[merged.trigger] : undefined;
+  if (!needs) return merged;
+  const out = { ...merged };
+  for (const [k, v] of Object.entries(needs.defaults)) if (out[k] === null || out[k] === undefined) out[k] = v;
+  return out;
+}
+
+const noHealth = Object.fromEntries(HEALTH_FIELDS.map((f) => [f, null])) as { [K in (typeof HEALTH_FIELDS)[number]]: null };
+
+async function validated(deps: { sql: Sql }, projectId: string, merged: Record<string, unknown>): Promise<RuleFields> {
+  const r = parseOr400(FullRule, withHealthDefaults(merged));
   const ids = [...new Set(r.channel_ids)];
   if ((await countChannels(deps.sql, projectId, ids)) !== ids.length) {
     throw invalidPayload("channel_ids names a channel that is not in this project.", [{ path: "channel_ids", message: "unknown channel id" }]);
   }
   const base = { ...r, channel_ids: ids, growth_pct: r.growth_pct === null ? null : String(r.growth_pct) };
+  if (isHealthTrigger(r.trigger)) {
+    // only the trigger's own thresholds are kept, and of the error filters only the environments
+    // (every health figure has one); each subject fires once and recovers once, and the cooldown is
+    // how long after a recovery the same subject may fire again
+    const uses = new Set<string>(HEALTH_NEEDS[r.trigger].uses);
+    const keep = <K extends keyof typeof r>(k: K) => (uses.has(k as string) ? r[k] : null);
+    return {
+      ...base,
+      ...noHealth,
+      errors_per_1000: keep("errors_per_1000"),
+      min_player_minutes: keep("min_player_minutes"),
+      error_free_pct: keep("error_free_pct"),
+      min_sessions: keep("min_sessions"),
+      memory_mb: keep("memory_mb"),
+      heartbeat_ms: keep("heartbeat_ms"),
+      drop_pct: keep("drop_pct"),
+      min_servers: keep("min_servers"),
+      threshold_count: keep("threshold_count"),
+      window_minutes: keep("window_minutes"),
+      levels: [],
+      message_contains: null,
+      server_only: false,
+      min_players: 0,
+      currency: null,
+      min_amount: null,
+      growth_pct: null,
+    };
+  }
   if (!isEconomyTrigger(r.trigger)) {
     // thresholds only mean something for frequency rules, economy fields only for economy rules
     const frequency = r.trigger === "frequency";
     return {
       ...base,
+      ...noHealth,
       threshold_count: frequency ? r.threshold_count : null,
       window_minutes: frequency ? r.window_minutes : null,
       currency: null,
@@ -122,6 +206,7 @@ async function validated(deps: { sql: Sql }, projectId: string, merged: unknown)
   const growth = r.trigger === "supply_growth";
   return {
     ...base,
+    ...noHealth,
     currency: r.currency === null ? null : await mapKey(deps, projectId, r.currency),
     min_amount: growth ? null : r.min_amount,
     growth_pct: growth ? base.growth_pct : null,
@@ -173,6 +258,7 @@ export async function createRule(deps: AlertSetupDeps, actor: Actor, projectIdPa
     currency: null,
     min_amount: null,
     growth_pct: null,
+    ...noHealth,
     ...r,
   });
   const row = await insertRule(deps.sql, projectId, fields);

@@ -7,7 +7,8 @@ import { ApiError } from "~/http.server";
 import { authorize, EVERYONE } from "~/team/access.server";
 import { createChannel, editChannel, listProjectChannels, removeChannel, testChannel } from "~/alerts/channels.server";
 import { createRule, editRule, listProjectRules, removeRule } from "~/alerts/rules.server";
-import { isEconomyTrigger, TRIGGER_NAME, triggerName } from "~/alerts/triggers";
+import { isEconomyTrigger, isHealthTrigger, TRIGGER_NAME, triggerName } from "~/alerts/triggers";
+import { HealthRuleFields, healthRuleInput, healthRuleSummary, HEALTH_TRIGGER_HELP } from "~/components/alerts/health-rule-fields";
 import { loadMap } from "~/economy/map.server";
 import { groupDigits } from "~/alerts/economy-payloads.server";
 import { readingAsMember } from "~/services.server";
@@ -126,6 +127,22 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
         });
         return { ok: true as const, intent, message: "Rule created." };
       }
+      case "health-rule-create":
+        await createRule(services, user, p, {
+          name: form.get("name"),
+          ...healthRuleInput(form),
+          environments: list(form.get("environments")),
+          channel_ids: form.getAll("channel_ids").map(String),
+          cooldown_minutes: num(form.get("cooldown_minutes")) ?? 30,
+        });
+        return { ok: true as const, intent, message: "Health rule created." };
+      case "health-rule-edit":
+        await editRule(services, user, p, id, {
+          ...healthRuleInput(form),
+          environments: list(form.get("environments")),
+          cooldown_minutes: num(form.get("cooldown_minutes")) ?? 30,
+        });
+        return { ok: true as const, intent, message: "Health rule updated." };
       case "rule-enable":
         await editRule(services, user, p, id, { enabled: form.get("enabled") === "true" });
         return { ok: true as const, intent, message: form.get("enabled") === "true" ? "Rule enabled." : "Rule disabled." };
@@ -248,7 +265,7 @@ export default function Alerts() {
 
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Rules</h2>
-        <Message result={result} intents={["rule-create", "rule-enable", "rule-delete"]} />
+        <Message result={result} intents={["rule-create", "rule-enable", "rule-delete", "health-rule-edit"]} />
         {rules.length === 0 ? <p className="muted">No rules yet: nothing alerts.</p> : null}
         <table className="stack-narrow">
           <thead><tr><th>Name</th><th>Trigger</th><th>Filters</th><th>Channels</th><th>Cooldown</th><th>State</th><th /></tr></thead>
@@ -261,6 +278,7 @@ export default function Alerts() {
                   {r.trigger === "frequency" ? `: ${r.threshold_count} in ${r.window_minutes} min` : null}
                   {r.trigger === "economy_anomaly" ? `: ${r.currency ? (currencyName.get(r.currency) ?? r.currency) : "any currency"}${r.min_amount_text ? `, at least ${r.min_amount_text}` : ""}` : null}
                   {r.trigger === "supply_growth" ? `: more than ${r.growth_pct}% a day, ${r.currency ? (currencyName.get(r.currency) ?? r.currency) : "each currency"}` : null}
+                  {isHealthTrigger(r.trigger) ? `: ${healthRuleSummary(r)}` : null}
                 </td>
                 <td className="small" data-label="Filters">
                   {[r.levels.length ? `levels: ${r.levels.join(", ")}` : "", r.environments.length ? `env: ${r.environments.join(", ")}` : "", r.message_contains ? `message contains "${r.message_contains}"` : "",
@@ -269,7 +287,7 @@ export default function Alerts() {
                     .join("; ") || (isEconomyTrigger(r.trigger) ? "—" : "all")}
                 </td>
                 <td className="small" data-label="Channels">{r.channel_ids.map((id) => channelName.get(id) ?? "?").join(", ") || <span className="muted">none</span>}</td>
-                <td data-label="Cooldown">{isEconomyTrigger(r.trigger) ? "once each" : `${r.cooldown_minutes} min`}</td>
+                <td data-label="Cooldown">{isEconomyTrigger(r.trigger) ? "once each" : isHealthTrigger(r.trigger) ? `fires and recovers once; ${r.cooldown_minutes} min before firing again` : `${r.cooldown_minutes} min`}</td>
                 <td>{r.enabled ? "enabled" : "disabled"}</td>
                 <td className="row" hidden={!manager}>
                   <Form method="post" className="inline">
@@ -278,6 +296,16 @@ export default function Alerts() {
                     <Submit pending="Saving…">{r.enabled ? "Disable" : "Enable"}</Submit>
                   </Form>
                   <Form method="post" className="inline"><Intent intent="rule-delete" id={r.id} /><Submit className="danger" pending="Deleting…" confirm={`Delete the rule "${r.name}"?`}>Delete</Submit></Form>
+                  {isHealthTrigger(r.trigger) ? (
+                    <details>
+                      <summary>Edit</summary>
+                      <Form method="post" data-testid={`health-rule-edit-${r.name}`}>
+                        <Intent intent="health-rule-edit" id={r.id} />
+                        <HealthRuleFields rule={r} />
+                        <Submit pending="Saving…">Save</Submit>
+                      </Form>
+                    </details>
+                  ) : null}
                 </td>
               </tr>
             ))}
@@ -373,10 +401,35 @@ export default function Alerts() {
         ) : (
           <p className="muted small">Add a channel first; rules send to channels.</p>
         )}
+        {manager && channels.length > 0 ? (
+          <details style={{ marginTop: 12 }} data-testid="health-rule-form" open={(ruleResult?.intent === "health-rule-create" && ruleResult.ok === false) || undefined}>
+            <summary>New health rule: error rate, error-free sessions, server memory and heartbeat, out-of-memory closes, live servers</summary>
+            <Message result={result} intents={["health-rule-create"]} />
+            <Form method="post" style={{ marginTop: 8 }}>
+              <Intent intent="health-rule-create" />
+              <div className="row">
+                <input name="name" placeholder="Rule name" required maxLength={100} aria-label="Health alert name" />
+              </div>
+              <HealthRuleFields />
+              <div className="row" style={{ marginTop: 8 }}>
+                <span className="small muted">Send to</span>
+                {channels.map((c) => (
+                  <label key={c.id}><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
+                ))}
+                <Submit pending="Creating…">Create health rule</Submit>
+              </div>
+            </Form>
+            <ul className="muted small">
+              {Object.entries(HEALTH_TRIGGER_HELP).map(([t, help]) => (
+                <li key={t}><strong>{triggerName(t)}</strong>: {help}</li>
+              ))}
+            </ul>
+          </details>
+        ) : null}
         <p className="muted small">Each rule alerts at most once per issue within its cooldown; ignored issues never alert.
           Errors relayed from game clients can be made up by an exploiting player: "server errors only", or a minimum number of
           distinct players, keeps such text from paging the team. Economy rules alert once per anomaly, unexplained gain,
-          or currency and day.</p>
+          or currency and day. Health rules send one message when their condition starts and one when it is over.</p>
       </section>
     </>
   );

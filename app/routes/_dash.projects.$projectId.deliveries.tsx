@@ -27,6 +27,12 @@ function subjectLabel(subject: string): string {
   if (kind === "unexplained") return `Unexplained gain ${rest[0]}`;
   if (kind === "supply") return `Supply of ${rest.slice(0, -1).join(":")} on ${rest[rest.length - 1]}`;
   if (kind === "summary") return `Summary of ${rest[0]} economy alerts`;
+  // health alerts: `fired:<subject>` / `recovered:<subject>`, the subject `version:<v>`, `server:<job_id>`, `project` or `summary:<n>`
+  if (kind === "fired" || kind === "recovered") {
+    const [what, ...name] = rest;
+    const about = what === "version" ? `version ${name.join(":")}` : what === "server" ? `server ${name.join(":")}` : what === "summary" ? `${name[0]} subjects` : "live servers";
+    return `${kind === "fired" ? "Fired" : "Recovered"}: ${about}`;
+  }
   return subject;
 }
 
