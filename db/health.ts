@@ -44,8 +44,9 @@ export type SessionReport = {
 export type SampleReport = {
   at: Date;
   players: number;
-  memoryMb: number;
-  heartbeatMs: number;
+  /** null: the engine did not give it */
+  memoryMb: number | null;
+  heartbeatMs: number | null;
   physicsFps: number | null;
   instances: number | null;
   dataInKbps: number | null;
@@ -215,7 +216,7 @@ export async function writeReportTx(tx: TxSql, projectId: string, report: Health
       memory_tags: s.memoryTags,
       datastore_budget: s.datastoreBudget,
     }));
-    const inserted = await tx<{ at: Date; players: number; memory_mb: number; heartbeat_ms: number }[]>`
+    const inserted = await tx<{ at: Date; players: number; memory_mb: number | null; heartbeat_ms: number | null }[]>`
       insert into health_samples (project_id, job_id, at, place_version, environment, players, memory_mb, heartbeat_ms, physics_fps,
         instances, data_in_kbps, data_out_kbps, ping_p50_ms, ping_p90_ms, sdk_queued, sdk_dropped, memory_tags, datastore_budget, received_at)
       select ${projectId}, ${server.jobId}, at, ${row.place_version}, ${row.environment}, players, memory_mb, heartbeat_ms, physics_fps,
@@ -257,7 +258,7 @@ async function addSamples(
   tx: TxSql,
   projectId: string,
   server: ServerState,
-  samples: { at: Date; players: number; memory_mb: number; heartbeat_ms: number }[],
+  samples: { at: Date; players: number; memory_mb: number | null; heartbeat_ms: number | null }[],
   cells: Cells,
 ): Promise<void> {
   if (samples.length === 0) return;
@@ -276,15 +277,20 @@ async function addSamples(
     const m = minutes.get(minute) ?? { minute, samples: 0, player_minutes: 0, memory_sum: 0, memory_max: 0, heartbeat_sum: 0, heartbeat_max: 0 };
     m.samples++;
     m.player_minutes += s.players;
-    m.memory_sum += s.memory_mb;
-    m.memory_max = Math.max(m.memory_max, s.memory_mb);
-    m.heartbeat_sum += s.heartbeat_ms;
-    m.heartbeat_max = Math.max(m.heartbeat_max, s.heartbeat_ms);
+    // a measure the engine did not give is in no sum, maximum or histogram (the sample still counts)
+    if (s.memory_mb !== null) {
+      m.memory_sum += s.memory_mb;
+      m.memory_max = Math.max(m.memory_max, s.memory_mb);
+    }
+    if (s.heartbeat_ms !== null) {
+      m.heartbeat_sum += s.heartbeat_ms;
+      m.heartbeat_max = Math.max(m.heartbeat_max, s.heartbeat_ms);
+    }
     minutes.set(minute, m);
     const hour = minute.slice(0, 13) + ":00:00.000Z";
     const age = ageBucket((s.at.getTime() - server.started_at.getTime()) / 60_000);
-    bump(hour, METRIC.memory_mb, age, binOf(s.memory_mb));
-    bump(hour, METRIC.heartbeat_ms, 0, binOf(s.heartbeat_ms));
+    if (s.memory_mb !== null) bump(hour, METRIC.memory_mb, age, binOf(s.memory_mb));
+    if (s.heartbeat_ms !== null) bump(hour, METRIC.heartbeat_ms, 0, binOf(s.heartbeat_ms));
   }
   const env = server.environment;
   const ver = server.place_version;

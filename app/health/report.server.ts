@@ -61,8 +61,9 @@ const schema = z.object({
       z.object({
         at: time,
         players: count,
-        memory_mb: amount,
-        heartbeat_ms: amount,
+        // null: the engine did not give it (the SDK reads every measure guarded); the sample still counts
+        memory_mb: nullable(amount),
+        heartbeat_ms: nullable(amount),
         physics_fps: nullable(amount),
         instances: nullable(count),
         data_in_kbps: nullable(amount),

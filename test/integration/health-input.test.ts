@@ -52,11 +52,27 @@ describe("POST /api/health: bad input", () => {
         "sessions[1].errors.client",
         "samples[1].players",
         "samples[1].memory_mb",
-        "samples[1].heartbeat_ms",
         "samples[1].ping_ms.p50",
       ].sort(),
     );
     await nothingWritten();
+  });
+
+  it("takes a sample whose memory and heartbeat the engine did not give (null): it counts its players, and no percentile reads it", async () => {
+    const blind = { ...sample(T + MIN, 4, 0, 0), memory_mb: null, heartbeat_ms: null, physics_fps: null, memory_tags: null };
+    const r = await post({ server: server("N", "7", T), samples: [sample(T, 4, 500, 20), blind] });
+    expect(r.status).toBe(200);
+    const s = await healthState(app.sql, projectId);
+    expect(s.samples.map((x: any) => [x.players, x.memory_mb])).toEqual([
+      [4, 500],
+      [4, null],
+    ]);
+    const item = (await getJson(app, "/api/v1/releases?window=24h", apiKey)).body.data.find((d: any) => d.version === "7");
+    expect(item.health.player_minutes).toBe(8);
+    // the one measured sample is every percentile (a 1% bin around 500 MB and 20 ms)
+    expect(item.health.memory_mb.p50).toBeGreaterThan(495);
+    expect(item.health.memory_mb.p90).toBeLessThan(505);
+    expect(item.health.heartbeat_ms.p90).toBeLessThan(20.3);
   });
 
   it("refuses too many sessions or samples, a missing server, and a body that is not an object", async () => {
