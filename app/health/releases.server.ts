@@ -189,7 +189,8 @@ export async function releasesWithHealth(sql: Sql, projectId: string, q: URLSear
 /** GET /api/v1/releases/:version: one version's health and its series over the window. */
 export async function releaseDetail(sql: Sql, projectId: string, version: string | undefined, q: URLSearchParams): Promise<ReleaseDetail> {
   const v = (version ?? "").trim();
-  if (!v || v.length > 256) throw notFound("No release with that version in this project.");
+  // a NUL can name no stored version (and PostgreSQL refuses it in a query)
+  if (!v || v.length > 256 || v.includes("\u0000")) throw notFound("No release with that version in this project.");
   const hq = healthQuery(q);
   const f: HealthFilter = { from: hq.from, environment: hq.environment };
   const [known] = await sql`

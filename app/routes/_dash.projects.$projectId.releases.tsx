@@ -1,4 +1,5 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { queryOf } from "~/errors/params.server";
 import { Form, Link, useLoaderData, useParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { releaseHealthData } from "~/health/pages.server";
@@ -16,7 +17,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   const user = await requirePageUser(context.services, request);
   return pageLoad(() =>
     readingAsMember(context.services, request, user, params.projectId, async (sql) => ({
-      ...(await releaseHealthData(sql, user, params.projectId, new URL(request.url).searchParams)),
+      ...(await releaseHealthData(sql, user, params.projectId, queryOf(request))),
       now: new Date(),
     })),
   );

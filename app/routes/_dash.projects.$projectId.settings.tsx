@@ -1,4 +1,5 @@
 import { redirect, type ActionFunctionArgs, type LoaderFunctionArgs } from "@remix-run/node";
+import { queryOf } from "~/errors/params.server";
 import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { settingsData } from "~/dashboard/views.server";
@@ -32,7 +33,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
       me: user.id,
       now: new Date(),
       groupingRules: await listGroupingRules({ sql }, user, params.projectId),
-      editRule: new URL(request.url).searchParams.get("rule"),
+      editRule: queryOf(request).get("rule"),
     })),
   );
 };
