@@ -203,20 +203,21 @@ describe("mapSentryEvent", () => {
 describe("parseEnvelope", () => {
   const b = (s: string) => Buffer.from(s);
 
-  it("reads length-delimited, newline-delimited and empty items, keeps the first client report, and skips other types", () => {
-    const env = parseEnvelope(b('{"event_id":"x"}\n{"type":"event","length":10}\n{"a":"\n\n"}\n{"type":"session"}\n{}\n\n{"type":"client_report"}\n{"b":1}'), 1024);
+  it("reads length-delimited, newline-delimited and empty items, keeps the first client report and the sessions, and skips other types", () => {
+    const env = parseEnvelope(b('{"event_id":"x"}\n{"type":"event","length":10}\n{"a":"\n\n"}\n{"type":"profile"}\n{}\n{"type":"session"}\n{"sid":"s"}\n\n{"type":"client_report"}\n{"b":1}'), 1024);
     expect(env.header).toEqual({ event_id: "x" });
     expect(env.events.map((e) => e.toString())).toEqual(['{"a":"\n\n"}']);
     expect(env.clientReport?.toString()).toBe('{"b":1}');
-    expect(env.skipped).toEqual(["session"]);
-    const last = parseEnvelope(b('{}\n{"type":"session"}\n{}\n{"type":"event"}\n{"b":1}'), 1024);
+    expect(env.sessions.map((s) => [s.type, s.payload.toString()])).toEqual([["session", '{"sid":"s"}']]);
+    expect(env.skipped).toEqual(["profile"]);
+    const last = parseEnvelope(b('{}\n{"type":"profile"}\n{}\n{"type":"event"}\n{"b":1}'), 1024);
     expect(last.events.map((e) => e.toString())).toEqual(['{"b":1}']);
   });
 
   it("refuses, like Relay, a second event item and more than 100 items", () => {
     expect(() => parseEnvelope(b('{}\n{"type":"event"}\n{"a":1}\n{"type":"event"}\n{"b":1}'), 1024)).toThrow(EventTooLarge);
     expect(() => parseEnvelope(b('{}\n{"type":"event"}\n{}\n{"type":"attachment"}\nx\n{"type":"event","length":2}\n{}'), 1024)).toThrow(/more than 1 event item/);
-    const items = (n: number) => b("{}\n" + '{"type":"session"}\n{}\n'.repeat(n));
+    const items = (n: number) => b("{}\n" + '{"type":"profile"}\n{}\n'.repeat(n));
     expect(parseEnvelope(items(MAX_ENVELOPE_ITEMS), 1024).skipped).toHaveLength(MAX_ENVELOPE_ITEMS);
     expect(() => parseEnvelope(items(MAX_ENVELOPE_ITEMS + 1), 1024)).toThrow(/more than 100 items/);
   });
