@@ -444,6 +444,23 @@ describe("a stalled database", () => {
     const [player] = await check<{ cash: string }[]>`select cash::text from economy_snapshots where project_id = ${projectId} and user_id = 7`;
     expect(player.cash).toBe("1");
   }, 120_000);
+
+  it("ingest answers 503 when the project's grouping rules and learned templates are due to be read again during the stall", async () => {
+    const { apiKey } = await createProject(check);
+    const send = (message: string) =>
+      fetch(`${app.url}/api/ingest`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": apiKey }, body: JSON.stringify({ message }) });
+    expect((await send("before the stall")).status).toBe(200);
+    // the key stays cached (60 s); the rules and templates are read again after 5 s
+    await new Promise((r) => setTimeout(r, 5_500));
+    proxy.stall();
+    try {
+      const answer = await send("during the stall");
+      expect(answer.status).toBe(503);
+      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+    } finally {
+      proxy.resume();
+    }
+  }, 120_000);
 });
 
 describe("SIGTERM while a write waits on the database", () => {
