@@ -167,28 +167,34 @@ const stateWhere = (sql: Sql, state?: ServerState) =>
         : sql``;
 
 /** Servers, live first, then by last report; with their error occurrences of the last 10 minutes. */
+/** One game server as /api/v1/servers and the Live servers page show it (docs/api.md). */
+export type ServerRow = {
+  job_id: string;
+  place_version: string;
+  place_id: string | null;
+  environment: string;
+  state: ServerState;
+  started_at: Date;
+  ended_at: Date | null;
+  /** when the server was declared ended abnormally (null unless state = abnormal) */
+  lost_at: Date | null;
+  close_reason: string | null;
+  /** seconds from start to the end, to the last report of an abnormal end, or to now */
+  uptime_s: number;
+  /** of the latest sample */
+  players: number | null;
+  memory_mb: number | null;
+  heartbeat_ms: number | null;
+  /** occurrences of events with this job_id in the last 10 minutes */
+  errors_10m: number;
+  /** receive time of the latest report */
+  last_seen: Date;
+};
+
 export async function listServers(sql: Sql, projectId: string, f: ServerFilter) {
   const where = sql`project_id = ${projectId} ${stateWhere(sql, f.state)} ${f.version === undefined ? sql`` : sql`and place_version = ${f.version}`}`;
   const [data, [{ total }]] = await Promise.all([
-    sql<
-      {
-        job_id: string;
-        place_version: string;
-        place_id: string | null;
-        environment: string;
-        state: ServerState;
-        started_at: Date;
-        ended_at: Date | null;
-        lost_at: Date | null;
-        close_reason: string | null;
-        uptime_s: number;
-        players: number | null;
-        memory_mb: number | null;
-        heartbeat_ms: number | null;
-        errors_10m: number;
-        last_seen: Date;
-      }[]
-    >`
+    sql<ServerRow[]>`
       with page as (
         select * from health_servers where ${where}
         order by (ended_at is null and lost_at is null) desc, last_seen desc, job_id

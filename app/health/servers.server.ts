@@ -1,33 +1,12 @@
 import type { Sql } from "../../db/client.js";
-import { listServers, type ServerState } from "../../db/health-reads.js";
+import { listServers, type ServerRow, type ServerState } from "../../db/health-reads.js";
 import { fail, integer, oneOf, text } from "~/errors/params.server";
 
 /** GET /api/v1/servers and the Live servers page: game servers, live first (docs/api.md). */
 
 export type { ServerState };
 
-export type ServerItem = {
-  job_id: string;
-  place_version: string;
-  place_id: string | null;
-  environment: string;
-  state: ServerState;
-  started_at: Date;
-  ended_at: Date | null;
-  /** when the server was declared ended abnormally (null unless state = abnormal) */
-  lost_at: Date | null;
-  close_reason: string | null;
-  /** seconds from start to the end, to the last report of an abnormal end, or to now */
-  uptime_s: number;
-  /** of the latest sample */
-  players: number | null;
-  memory_mb: number | null;
-  heartbeat_ms: number | null;
-  /** occurrences of events with this job_id in the last 10 minutes */
-  errors_10m: number;
-  /** receive time of the latest report */
-  last_seen: Date;
-};
+export type ServerItem = ServerRow;
 
 export type ServersAnswer = { data: ServerItem[]; total: number; limit: number; offset: number };
 
