@@ -1,4 +1,4 @@
-import { cut, DISCORD, discordBody, esc, escapeDiscord } from "./payloads.server";
+import { cut, DISCORD, esc, escapeDiscord, factsDiscordBody, factsSlackBody, type Fact } from "./payloads.server";
 import { TRIGGER_NAME } from "./triggers";
 
 /**
@@ -92,7 +92,7 @@ export function eventLine(e: EconomyEvent): string {
 }
 
 /** The facts of the event as name/value pairs (Discord fields, Slack's details). */
-function facts(a: EconomyAlert): { name: string; value: string; inline: boolean }[] {
+function facts(a: EconomyAlert): Fact[] {
   const e = a.event;
   const rule = { name: "Rule", value: a.rule.name, inline: true };
   switch (e.type) {
@@ -144,33 +144,16 @@ function description(a: EconomyAlert): string {
 }
 
 const headline = (a: EconomyAlert) => `${TRIGGER_NAME[a.kind]} in ${a.project.name}: ${eventLine(a.event)}`;
-const len = (s: string) => [...s].length;
 const COLOR = { economy_anomaly: 0xd64545, supply_growth: 0xe0a030 } as const;
 
 export function economyDiscordPayload(a: EconomyAlert) {
   const title = cut(`${TRIGGER_NAME[a.kind]} in ${escapeDiscord(a.project.name)}: ${escapeDiscord(eventLine(a.event))}`, DISCORD.title);
-  const fields = facts(a).map((f) => ({ name: cut(f.name, DISCORD.fieldName), value: cut(escapeDiscord(f.value), 500), inline: f.inline }));
-  const footer = { text: cut(`${a.subject}${a.url ? "" : " • set PUBLIC_URL for a link to the dashboard"}`, 200) };
-  const fixed = len(title) + len(footer.text) + fields.reduce((n, f) => n + len(f.name) + len(f.value), 0);
-  const text = a.url ? `${escapeDiscord(description(a))}\n\n[Open in Roblox Monitor](${a.url})` : escapeDiscord(description(a));
-  const body = cut(text, Math.min(DISCORD.description, DISCORD.total - fixed - 16));
-  return discordBody({ title, description: body, color: COLOR[a.kind], fields, footer }, a.at, a.url);
+  return factsDiscordBody({ title, description: description(a), facts: facts(a), footer: a.subject, color: COLOR[a.kind], at: a.at, url: a.url });
 }
 
 export function economySlackPayload(a: EconomyAlert) {
-  const head = headline(a);
-  const details = facts(a)
-    .map((f) => `*${esc(f.name)}:* ${esc(f.value)}`)
-    .join("  •  ");
-  return {
-    text: cut(esc(head), 3000),
-    blocks: [
-      { type: "header", text: { type: "plain_text", text: cut(head, 150), emoji: false } },
-      { type: "section", text: { type: "mrkdwn", text: cut(esc(description(a)), 3000) } },
-      { type: "section", text: { type: "mrkdwn", text: cut(details, 3000) } },
-      { type: "context", elements: [{ type: "mrkdwn", text: cut(`${esc(a.subject)}${a.url ? ` • <${a.url}|open>` : ""}`, 2000) }] },
-    ],
-  };
+  const context = `${esc(a.subject)}${a.url ? ` • <${a.url}|open>` : ""}`;
+  return factsSlackBody({ headline: headline(a), description: description(a), facts: facts(a), context, emoji: false });
 }
 
 /** The webhook body: the event's facts as data (amounts as decimal strings, times in ISO 8601). */

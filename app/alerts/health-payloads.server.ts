@@ -1,4 +1,4 @@
-import { cut, DISCORD, discordBody, esc, escapeDiscord } from "./payloads.server";
+import { cut, DISCORD, esc, escapeDiscord, factsDiscordBody, factsSlackBody, type Fact } from "./payloads.server";
 import { TRIGGER_NAME, type HealthTriggerName } from "./triggers";
 
 /**
@@ -128,7 +128,7 @@ function description(a: HealthAlert): string {
 }
 
 /** The facts as name/value pairs (Discord fields, Slack's details). */
-function facts(a: HealthAlert): { name: string; value: string; inline: boolean }[] {
+function facts(a: HealthAlert): Fact[] {
   const f = a.health;
   const out: { name: string; value: string; inline: boolean }[] = [];
   if (f.version) out.push({ name: "Version", value: f.version, inline: true });
@@ -140,32 +140,15 @@ function facts(a: HealthAlert): { name: string; value: string; inline: boolean }
 }
 
 const COLOR = { fired: 0xd64545, recovered: 0x2f9e44 } as const;
-const len = (s: string) => [...s].length;
 
 export function healthDiscordPayload(a: HealthAlert) {
   const title = cut(escapeDiscord(headline(a)), DISCORD.title);
-  const fields = facts(a).map((f) => ({ name: cut(f.name, DISCORD.fieldName), value: cut(escapeDiscord(f.value), 500), inline: f.inline }));
-  const footer = { text: cut(`${a.status} • ${a.subject}${a.url ? "" : " • set PUBLIC_URL for a link to the dashboard"}`, 200) };
-  const fixed = len(title) + len(footer.text) + fields.reduce((n, f) => n + len(f.name) + len(f.value), 0);
-  const text = a.url ? `${escapeDiscord(description(a))}\n\n[Open in Roblox Monitor](${a.url})` : escapeDiscord(description(a));
-  const body = cut(text, Math.min(DISCORD.description, DISCORD.total - fixed - 16));
-  return discordBody({ title, description: body, color: COLOR[a.status], fields, footer }, a.at, a.url);
+  return factsDiscordBody({ title, description: description(a), facts: facts(a), footer: `${a.status} • ${a.subject}`, color: COLOR[a.status], at: a.at, url: a.url });
 }
 
 export function healthSlackPayload(a: HealthAlert) {
-  const head = headline(a);
-  const details = facts(a)
-    .map((f) => `*${esc(f.name)}:* ${esc(f.value)}`)
-    .join("  •  ");
-  return {
-    text: cut(esc(head), 3000),
-    blocks: [
-      { type: "header", text: { type: "plain_text", text: cut(head, 150), emoji: true } },
-      { type: "section", text: { type: "mrkdwn", text: cut(esc(description(a)), 3000) } },
-      { type: "section", text: { type: "mrkdwn", text: cut(details, 3000) } },
-      { type: "context", elements: [{ type: "mrkdwn", text: cut(`${a.status} • ${esc(a.subject)}${a.url ? ` • <${a.url}|open>` : ""}`, 2000) }] },
-    ],
-  };
+  const context = `${a.status} • ${esc(a.subject)}${a.url ? ` • <${a.url}|open>` : ""}`;
+  return factsSlackBody({ headline: headline(a), description: description(a), facts: facts(a), context, emoji: true });
 }
 
 /** The webhook body: `event` says fired or recovered; the figures as data, times in ISO 8601. */

@@ -117,6 +117,37 @@ export function discordBody(embed: Embed, at: Date, url: string | null) {
 /** Slack mrkdwn: &, < and > must be escaped or they turn into links and mentions. */
 export const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
+/** One named figure of an alert that is told as facts (economy and health alerts). */
+export type Fact = { name: string; value: string; inline: boolean };
+
+/**
+ * A Discord body for an alert told as a title (already escaped and cut), a description, facts and a
+ * footer: the facts' values cut to 500 characters, the description to what the 6,000-character embed
+ * leaves, with the dashboard link when there is one.
+ */
+export function factsDiscordBody(p: { title: string; description: string; facts: Fact[]; footer: string; color: number; at: Date; url: string | null }) {
+  const fields = p.facts.map((f) => ({ name: cut(f.name, DISCORD.fieldName), value: cut(escapeDiscord(f.value), 500), inline: f.inline }));
+  const footer = { text: cut(`${p.footer}${p.url ? "" : " • set PUBLIC_URL for a link to the dashboard"}`, 200) };
+  const fixed = len(p.title) + len(footer.text) + fields.reduce((n, f) => n + len(f.name) + len(f.value), 0);
+  const text = p.url ? `${escapeDiscord(p.description)}\n\n[Open in Roblox Monitor](${p.url})` : escapeDiscord(p.description);
+  const body = cut(text, Math.min(DISCORD.description, DISCORD.total - fixed - 16));
+  return discordBody({ title: p.title, description: body, color: p.color, fields, footer }, p.at, p.url);
+}
+
+/** The Slack body of the same alert: a header, the description, the facts on one line, and a context line (already escaped). */
+export function factsSlackBody(p: { headline: string; description: string; facts: Fact[]; context: string; emoji: boolean }) {
+  const details = p.facts.map((f) => `*${esc(f.name)}:* ${esc(f.value)}`).join("  •  ");
+  return {
+    text: cut(esc(p.headline), 3000),
+    blocks: [
+      { type: "header", text: { type: "plain_text", text: cut(p.headline, 150), emoji: p.emoji } },
+      { type: "section", text: { type: "mrkdwn", text: cut(esc(p.description), 3000) } },
+      { type: "section", text: { type: "mrkdwn", text: cut(details, 3000) } },
+      { type: "context", elements: [{ type: "mrkdwn", text: cut(p.context, 2000) }] },
+    ],
+  };
+}
+
 export function slackPayload(a: Alert) {
   const title = titleOf(a);
   const headline = `${HEADLINE[a.kind]} in ${a.project.name}: ${title.split("\n")[0]}`;
