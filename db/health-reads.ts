@@ -10,8 +10,7 @@ import type { Release } from "./versions.js";
 export type HealthFilter = { from: Date; environment?: string };
 
 /**
- * The project's game versions, newest first: those with errors (as listReleases in db/versions.ts:
- * by first occurrence) and those known only from health reports (by their first report), with the
+ * The project's game versions, newest first: those with errors (by first occurrence) and those known only from health reports (by their first report), with the
  * same error figures (zero for a version without errors).
  */
 export async function listReleaseVersions(sql: Sql, projectId: string, limit: number, offset: number) {

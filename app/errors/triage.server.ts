@@ -3,7 +3,7 @@ import { getGroup, listEvents } from "../../db/errors.js";
 import { groupEventPage, groupTagBreakdown } from "../../db/group-reads.js";
 import { listTraces } from "../../db/traces.js";
 import { findPlayers, getPlayer, groupPlayers, playerGroups } from "../../db/players.js";
-import { groupEnvironments, groupVersions, listReleases } from "../../db/versions.js";
+import { groupEnvironments, groupVersions } from "../../db/versions.js";
 import { notFound } from "~/http.server";
 import { asUuid } from "~/input.server";
 import { fail, integer, text } from "./params.server";
@@ -55,24 +55,6 @@ export async function groupFacets(sql: Sql, projectId: string, groupId: string) 
 export async function groupTags(sql: Sql, projectId: string, groupIdParam: string | undefined) {
   const { group } = await groupIn(sql, projectId, groupIdParam);
   return groupTagBreakdown(sql, projectId, group);
-}
-
-export async function releases(sql: Sql, projectId: string, q: URLSearchParams) {
-  const limit = Math.min(100, integer(q, "limit", 50, 1));
-  const offset = integer(q, "offset", 0, 0, 1_000_000);
-  const { data, total } = await listReleases(sql, projectId, limit, offset);
-  return {
-    data: data.map((r) => ({
-      ...r,
-      occurrences: Number(r.occurrences),
-      issues: Number(r.issues),
-      new_issues: Number(r.new_issues),
-      regressions: Number(r.regressions),
-    })),
-    total,
-    limit,
-    offset,
-  };
 }
 
 export async function players(sql: Sql, projectId: string, q: URLSearchParams) {
