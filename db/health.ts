@@ -76,15 +76,7 @@ const serverState = (r: { environment: string; place_version: string; started_at
 });
 
 /** Session rows as returned by the statements below: the new state and, when it existed, the old one. */
-type SessionChangeRow = {
-  environment: string;
-  place_version: string;
-  user_id: string | null;
-  started_at: Date;
-  ended_at: Date | null;
-  errors: number;
-  crashed: boolean;
-  exit_reason: string | null;
+type SessionChangeRow = SessionState & {
   existed: boolean;
   old_exit_reason: string | null;
   old_ended_at: Date | null;
