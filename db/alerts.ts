@@ -1,4 +1,4 @@
-import { asJson, type Sql } from "./client.js";
+import { asJson, type Sql, type TxSql } from "./client.js";
 
 /** Queries for alert channels, rules, per-(rule, group) state and the delivery log. All scoped by project. */
 
@@ -208,8 +208,47 @@ export async function getRule(sql: Sql, projectId: string, id: string): Promise<
   return r;
 }
 
-/** Replaces every field (the caller merged the patch into the current row and validated the result). */
+/**
+ * What a health rule's open alerts were fired on: when any of these changes (or the rule is
+ * disabled), the open alerts end without a message and what is still bad fires again under the new
+ * condition (docs/health.md#alerts). Name, channels and cooldown leave them open.
+ */
+export const HEALTH_CONDITION_FIELDS = [
+  "trigger",
+  "threshold_count",
+  "window_minutes",
+  "environments",
+  "errors_per_1000",
+  "min_player_minutes",
+  "error_free_pct",
+  "min_sessions",
+  "memory_mb",
+  "heartbeat_ms",
+  "drop_pct",
+  "min_servers",
+] as const satisfies readonly (keyof RuleFields)[];
+
+/** A field's value as compared: PostgreSQL's numeric comes back as a string. */
+const conditionValue = (v: unknown) => JSON.stringify(typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : (v ?? null));
+const sameCondition = (a: RuleFields, b: RuleFields) => HEALTH_CONDITION_FIELDS.every((f) => conditionValue(a[f]) === conditionValue(b[f]));
+
+/**
+ * Replaces every field (the caller merged the patch into the current row and validated the result).
+ * A rule disabled or given another condition loses its open health alerts in the same transaction.
+ */
 export async function replaceRule(sql: Sql, projectId: string, id: string, r: RuleFields): Promise<RuleRow | undefined> {
+  return sql.begin(async (tx) => {
+    const [before] = await tx<RuleRow[]>`select * from alert_rules where project_id = ${projectId} and id = ${id} for update`;
+    if (!before) return undefined;
+    const row = await updateRule(tx, projectId, id, r);
+    if (row && (!row.enabled || !sameCondition(before, row))) {
+      await tx`delete from health_alert_state where project_id = ${projectId} and rule_id = ${id} and recovered_at is null`;
+    }
+    return row;
+  });
+}
+
+async function updateRule(sql: TxSql, projectId: string, id: string, r: RuleFields): Promise<RuleRow | undefined> {
   const [row] = await sql<RuleRow[]>`
     update alert_rules set name = ${r.name}, trigger = ${r.trigger}, threshold_count = ${r.threshold_count},
       window_minutes = ${r.window_minutes}, levels = ${r.levels}::text[], environments = ${r.environments}::text[],

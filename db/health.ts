@@ -572,6 +572,14 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
           select ctid from health_player_counts where active_day < (${cutoff}::timestamptz at time zone 'UTC')::date - 1 limit ${batchSize}) x
         where h.ctid = x.ctid`,
   );
+  // a recovered alert's row only holds its rule's cooldown: past it, a new firing inserts a fresh row
+  // and the delivery log keeps the history (open alerts stay, whatever their age)
+  await batched("alert_states", () =>
+    sql`delete from health_alert_state h using (
+          select s.ctid from health_alert_state s join alert_rules r on r.project_id = s.project_id and r.id = s.rule_id
+          where s.recovered_at < now() - make_interval(mins => r.cooldown_minutes) - interval '1 day' limit ${batchSize}) x
+        where h.ctid = x.ctid`,
+  );
   out.versions = (
     await sql`
       delete from health_versions v where first_seen < ${cutoff}

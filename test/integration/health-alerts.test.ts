@@ -147,6 +147,47 @@ describe("health rules through the Team API", () => {
   });
 });
 
+describe("editing a health rule", () => {
+  it("a new condition or disabling ends its open alerts without a message; a new name keeps them", async () => {
+    const p = await project();
+    const B = base();
+    const r = await rule(p.projectId, p.channelIds, { trigger: "server_memory", memory_mb: 1000, window_minutes: 3 });
+    await serverSamples(p.apiKey, "S-edit", "42", B, { ...each(range(0, 2), [10, 500, 16]), ...each(range(3, 12), [10, 1500, 16]) });
+    const patch = async (body: Record<string, unknown>) => {
+      const res = await team("PATCH", `/api/team/projects/${p.projectId}/rules/${r.id}`, body);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    };
+    const open = async () =>
+      (await app.sql<{ subject: string }[]>`select subject from health_alert_state where rule_id = ${r.id} and recovered_at is null`).map((s) => s.subject);
+
+    expect((await evaluate(p.projectId, B, 5)).sent).toBe(3);
+    expect(await open()).toEqual(["server:S-edit"]);
+    // a new name (or channels, or cooldown) leaves the alert open: nothing is sent again
+    await patch({ name: "Memory, renamed" });
+    expect(await open()).toEqual(["server:S-edit"]);
+    expect((await evaluate(p.projectId, B, 6)).sent).toBe(0);
+    // a new threshold the server still crosses: the old alert ends silently and the new one fires
+    await patch({ memory_mb: 1200 });
+    expect(await open()).toEqual([]);
+    expect((await evaluate(p.projectId, B, 7)).sent).toBe(3);
+    // a threshold it no longer crosses: ended without a "recovered" message (the condition it was fired on is gone)
+    await patch({ memory_mb: 2000 });
+    expect((await evaluate(p.projectId, B, 8)).sent).toBe(0);
+    // disabling ends open alerts too; enabled again, what is still bad fires again
+    await patch({ memory_mb: 1000 });
+    expect((await evaluate(p.projectId, B, 9)).sent).toBe(3);
+    await patch({ enabled: false });
+    expect(await open()).toEqual([]);
+    await patch({ enabled: true });
+    expect((await evaluate(p.projectId, B, 10)).sent).toBe(3);
+
+    const d = titles(p.discordMessages());
+    expect(d).toHaveLength(4);
+    for (const t of d) expect(t).toContain("Server memory alert");
+    expect(d.some((t) => /recovered/i.test(t))).toBe(false);
+  });
+});
+
 describe("health alerts fire once and recover once", () => {
   it("server_memory: a server above X MB for N minutes, on Discord, Slack and a signed webhook, logged as deliveries", async () => {
     const p = await project();

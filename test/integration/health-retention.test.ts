@@ -75,3 +75,23 @@ describe("health retention", () => {
     expect((await app.sql`select 1 from pg_class where relname = ${ahead}`).length).toBe(1);
   });
 });
+
+describe("health alert states", () => {
+  it("a recovered alert's row goes once its rule's cooldown and a day have passed; open ones and recent ones stay", async () => {
+    const { projectId } = await createProject(app.sql, "Alert states");
+    const [rule] = await app.sql<{ id: string }[]>`
+      insert into alert_rules (project_id, name, trigger, threshold_count, window_minutes, cooldown_minutes)
+      values (${projectId}, 'oom', 'out_of_memory', 1, 60, 30) returning id`;
+    const state = (subject: string, firedAgo: string, recoveredAgo: string | null) => app.sql`
+      insert into health_alert_state (project_id, rule_id, subject, fired_at, recovered_at)
+      values (${projectId}, ${rule.id}, ${subject}, now() - ${firedAgo}::interval, now() - ${recoveredAgo}::interval)`;
+    await state("version:old", "10 days", "9 days");
+    // recovered 1 day and 20 minutes ago: within cooldown (30 min) + 1 day
+    await state("version:recent", "2 days", "1 day 20 minutes");
+    await state("version:open", "40 days", null);
+    const r = await runHealthRetention(app.sql, 30);
+    expect(r.alert_states).toBe(1);
+    const left = await app.sql<{ subject: string }[]>`select subject from health_alert_state where project_id = ${projectId} order by subject`;
+    expect(left.map((s) => s.subject)).toEqual(["version:open", "version:recent"]);
+  });
+});
