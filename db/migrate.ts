@@ -8,9 +8,23 @@ const migrationsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "m
 /** Held while an instance changes the schema: its own migrations, then pg-boss's set-up. */
 const SETUP_LOCK = 727274;
 
+/** The database was migrated by a newer release than this one: starting could corrupt what it wrote. */
+export class NewerSchemaError extends Error {
+  constructor(readonly unknown: string[]) {
+    super(
+      `The database's schema is newer than this release: it has ${unknown.length === 1 ? "migration" : "migrations"} ${unknown.join(", ")}, ` +
+        "which this release does not know. Run the release that applied them (or a newer one), or restore a backup taken before that upgrade.",
+    );
+    this.name = "NewerSchemaError";
+  }
+}
+
 /**
- * Applies the ordered SQL files in db/migrations that have not run yet, each in its own transaction.
- * An advisory lock keeps two instances starting at once from applying the same file twice.
+ * Applies the ordered SQL files in db/migrations that have not run yet, all in one transaction: when
+ * one fails, none of this start's migrations is applied and the schema is as it was.
+ * An advisory lock keeps two instances starting at once from applying the same file twice. A
+ * database that holds a migration this release does not have is refused (NewerSchemaError) and left
+ * as it is: an older release must not write to a schema it does not know.
  */
 export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> {
   const files = readdirSync(dir)
@@ -24,6 +38,8 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
     await tx`select pg_advisory_xact_lock(${SETUP_LOCK})`;
     await tx`create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())`;
     const done = new Set((await tx<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name));
+    const unknown = [...done].filter((name) => !files.includes(name)).sort();
+    if (unknown.length > 0) throw new NewerSchemaError(unknown);
     for (const file of files) {
       if (done.has(file)) continue;
       const text = readFileSync(path.join(dir, file), "utf8");
