@@ -14,7 +14,7 @@ import express from "express";
 import type PgBoss from "pg-boss";
 import { autovacuumOn, openDatabase, type Database } from "./db/connect.js";
 import { isConnectionLoss, type Sql } from "./db/client.js";
-import { withSetupLock } from "./db/migrate.js";
+import { migrationFiles, withSetupLock } from "./db/migrate.js";
 // the environment is read before anything is loaded (a leaf module without state)
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import type * as App from "./app/process.server.js";
@@ -164,7 +164,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       return b;
     });
   }
-  const services = createServices(config, db.sql, boss, db.replica);
+  const services = createServices(config, db.sql, boss, db.replica, migrationFiles());
   await services.apiKeys.listen();
 
   const app = express();

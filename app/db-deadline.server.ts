@@ -28,6 +28,35 @@ function settleWithin<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What readiness reports beyond the database answering (docs/operations.md#liveness-and-readiness). */
+export type ReadyState = {
+  /** deferred counters not applied yet (counted up to 10,001) and the age of the oldest, in seconds */
+  counters: { pending: number; oldest_s: number };
+  /** migrations in the database that this release does not have (a newer release migrated it) */
+  newer_migrations: string[];
+};
+
+/** The readiness figures in one statement within `ms`; null when the database did not answer. */
+export async function readyState(sql: Sql, known: readonly string[], ms = READY_TIMEOUT_MS): Promise<ReadyState | null> {
+  try {
+    const r = await settleWithin(
+      unbounded(sql)<{ pending: number; oldest_s: number; names: string[] }[]>`
+        select (select count(*) from (select 1 from counter_deltas limit 10001) x)::int as pending,
+          coalesce(extract(epoch from now() - (select min(created_at) from counter_deltas)), 0)::float8 as oldest_s,
+          coalesce((select array_agg(name) from schema_migrations), '{}') as names`.execute(),
+      ms,
+    );
+    if (r === TIMED_OUT) return null;
+    const [row] = r;
+    return {
+      counters: { pending: row.pending, oldest_s: Math.max(0, Math.round(row.oldest_s * 10) / 10) },
+      newer_migrations: row.names.filter((n) => !known.includes(n)).sort(),
+    };
+  } catch {
+    return null;
+  }
+}
+
 /** Whether the database answers `select 1` within `ms`. */
 export async function databaseAnswers(sql: Sql, ms = READY_TIMEOUT_MS): Promise<boolean> {
   try {

@@ -51,6 +51,8 @@ export type Services = {
    * replica's reads count against it too. The process's own Services return the pool unchanged.
    */
   bound: <S extends Sql>(sql: S) => S;
+  /** the migration files this release has (readiness compares the database's with them) */
+  migrations: readonly string[];
 };
 
 declare module "@remix-run/node" {
@@ -61,7 +63,8 @@ declare module "@remix-run/node" {
   }
 }
 
-export function createServices(config: Config, sql: Sql, boss: PgBoss | null, replica: Replica | null = null): Services {
+/** `migrations`: the files of db/migrations (read by the process, since the app's build lives elsewhere). */
+export function createServices(config: Config, sql: Sql, boss: PgBoss | null, replica: Replica | null, migrations: readonly string[]): Services {
   const alerts = new AlertEnqueuer(sql, boss);
   const apiKeys = new ApiKeyAuth(sql, config.apiKeyCacheSeconds);
   const known = new KnownFingerprints();
@@ -71,6 +74,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
     config,
     sql,
     replica,
+    migrations,
     boss,
     alerts,
     economyAlerts: new EconomyAlertEnqueuer(sql, boss),

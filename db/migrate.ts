@@ -26,10 +26,15 @@ export class NewerSchemaError extends Error {
  * database that holds a migration this release does not have is refused (NewerSchemaError) and left
  * as it is: an older release must not write to a schema it does not know.
  */
-export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> {
-  const files = readdirSync(dir)
+/** The migration files this release has, in the order they apply. */
+export function migrationFiles(dir = migrationsDir): string[] {
+  return readdirSync(dir)
     .filter((f) => /^\d+[-_.].*\.sql$/.test(f))
     .sort();
+}
+
+export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> {
+  const files = migrationFiles(dir);
   const applied: string[] = [];
   await sql.begin(async (tx) => {
     // a migration may rewrite a large table: the pool's statement and lock timeouts do not apply
