@@ -3,7 +3,10 @@
  * the last line of stdout. Uses the same DATABASE_URL / embedded-PostgreSQL rule as the server.
  */
 import { parseArgs } from "node:util";
+import path from "node:path";
 import { openDatabase } from "../db/connect.js";
+import { startEmbeddedPostgres } from "../db/embedded.js";
+import { BackupError, backupDatabase, restoreDatabase } from "../db/backup.js";
 import { getProject, revokeApiKey } from "../db/projects.js";
 import { findUserByEmail } from "../db/users.js";
 import { loadConfig } from "../app/env.server.js";
@@ -18,7 +21,10 @@ const USAGE = `Usage: npm run cli -- <command>
   project:create --name NAME [--owner E] [--layout seed|profilestore|flat|slots]
                                          -> {"project_id", "api_key", "economy_layout"}
   key:create --project PROJECT_ID        -> {"key_id", "api_key"}
-  key:revoke --key-id KEY_ID             -> {"revoked": true}`;
+  key:revoke --key-id KEY_ID             -> {"revoked": true}
+  backup --out FILE                      -> {"file", "bytes", "server_version", "pg_dump_version", "migration"}
+  restore --in FILE                      -> {"file", "server_version", "pg_restore_version", "tables"}
+                                            (into an empty database; the service migrates it at its next start)`;
 
 class UsageError extends Error {}
 
@@ -34,6 +40,8 @@ async function main() {
       layout: { type: "string" },
       email: { type: "string" },
       password: { type: "string" },
+      out: { type: "string" },
+      in: { type: "string" },
     },
     strict: true,
   });
@@ -43,9 +51,21 @@ async function main() {
     return v.trim();
   };
   const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
-  if (!["user:create", "user:password", "project:create", "key:create", "key:revoke"].includes(command ?? "")) throw new UsageError(`Unknown command ${command ?? "(none)"}`);
+  if (!["user:create", "user:password", "project:create", "key:create", "key:revoke", "backup", "restore"].includes(command ?? "")) {
+    throw new UsageError(`Unknown command ${command ?? "(none)"}`);
+  }
 
   const config = loadConfig();
+  if (command === "backup" || command === "restore") {
+    // neither migrates: a backup is of the database as it is, a restore needs an empty one
+    const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(config.dataDir, config.embeddedPgPort);
+    const url = config.databaseUrl ?? embedded!.url;
+    try {
+      return command === "backup" ? await backupDatabase(url, path.resolve(need("out"))) : await restoreDatabase(url, path.resolve(need("in")));
+    } finally {
+      await embedded?.stop();
+    }
+  }
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -98,7 +118,11 @@ main().then(
   },
   (err) => {
     // a rejected input (bad email, short password, taken email) is the caller's to fix, like a usage error
-    const usage = err instanceof UsageError || err instanceof ApiError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    const usage =
+      err instanceof UsageError ||
+      err instanceof ApiError ||
+      (err instanceof BackupError && err.usage) ||
+      (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
     console.error(usage ? `${err.message}\n${USAGE}` : err);
     console.log(JSON.stringify({ error: usage ? "usage" : "failed", message: err.message }));
     process.exit(usage ? 2 : 1);
