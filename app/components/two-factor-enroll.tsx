@@ -70,7 +70,7 @@ export function TwoFactorEnroll({ state, enrollment, result, required }: { state
             </li>
             <li>
               Or type this key by hand (time-based, 6 digits, 30 seconds):
-              <code className="secret" data-testid="two-factor-secret">{grouped(enrollment.secret)}</code>
+              <code className="secret key" data-testid="two-factor-secret">{grouped(enrollment.secret)}</code>
             </li>
             <li>
               <Form method="post" className="row">
