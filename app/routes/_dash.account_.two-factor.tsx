@@ -10,7 +10,7 @@ import {
   startEnrollment,
   twoFactorStatus,
 } from "~/accounts/two-factor.server";
-import { formObject, pageAct } from "~/dashboard/page.server";
+import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
 import { queryOf } from "~/errors/params.server";
 import { TwoFactorEnroll } from "~/components/two-factor-enroll";
 
@@ -19,8 +19,11 @@ export const meta: MetaFunction = () => [{ title: "Two-factor authentication · 
 /** Where a project that requires a second factor sends its members (`?required=1`); not project-scoped, so never refused by it. */
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
-  const [state, enrollment] = await Promise.all([twoFactorStatus(context.services.sql, user.id), pendingEnrollment(context.services, user)]);
-  return { state, enrollment, required: queryOf(request).get("required") === "1" };
+  return pageLoad(async () => {
+    const required = queryOf(request).get("required") === "1";
+    const [state, enrollment] = await Promise.all([twoFactorStatus(context.services.sql, user.id), pendingEnrollment(context.services, user)]);
+    return { state, enrollment, required };
+  });
 };
 
 /** Each form is one step of the Team API's /api/auth/two-factor/:step. */

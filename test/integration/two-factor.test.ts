@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, login, makeProject, makeUser, PASSWORD, type Reply } from "../support/team.js";
 import { codeAt, newChallenge } from "../../app/accounts/two-factor.server.js";
+import { runCli } from "../support/cli.js";
 
 /**
  * Two-factor authentication over HTTP on a real database: enrollment, the second sign-in step (API and
@@ -301,6 +302,17 @@ describe("turning two-factor off", () => {
     expect((await call(app, "GET", "/api/auth/two-factor", { cookie: u.cookie })).body).toMatchObject({ enabled: false, recovery_codes_left: 0 });
     expect((await app.sql`select 1 from user_recovery_codes where user_id = ${u.id}`).length).toBe(0);
     expect((await password(u.email)).status).toBe(200);
+  });
+});
+
+describe("an operator's recovery", () => {
+  it("user:two-factor-off turns it off for a user who lost the phone and the codes", async () => {
+    const u = await enrolledUser();
+    const off = await runCli(app.databaseUrl, "user:two-factor-off", "--email", u.email.toUpperCase());
+    expect(off).toMatchObject({ code: 0, out: { user_id: u.id, two_factor: false } });
+    expect((await password(u.email, "198.51.100.7")).status).toBe(200);
+    const unknown = await runCli(app.databaseUrl, "user:two-factor-off", "--email", "nobody@example.test");
+    expect(unknown, JSON.stringify(unknown)).toMatchObject({ code: 2, out: { error: "usage" } });
   });
 });
 
