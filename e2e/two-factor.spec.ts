@@ -45,12 +45,16 @@ for (const width of [390, 1280]) {
       expect(box.x + box.width).toBeLessThanOrEqual(width);
       const secret = (await page.getByTestId("two-factor-secret").innerText()).replace(/\s/g, "");
       expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+      const noSideways = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      expect(await noSideways()).toBe(true);
       await shot("enroll");
 
-      await page.getByLabel("Code the app shows").fill(codeAt(secret));
+      const enrolledWith = codeAt(secret);
+      await page.getByLabel("Code the app shows").fill(enrolledWith);
       await page.getByRole("button", { name: "Turn on" }).click();
       await expect(page.getByTestId("recovery-codes").locator("li")).toHaveCount(10);
       await expect(page.getByTestId("two-factor-on")).toContainText("10 of 10 recovery codes left");
+      expect(await noSideways()).toBe(true);
       await shot("recovery-codes");
 
       await page.getByRole("button", { name: "Sign out" }).click();
@@ -62,7 +66,7 @@ for (const width of [390, 1280]) {
       await expect(page).toHaveURL(/\/login\/two-factor/);
       await expect(page.getByRole("heading", { name: "Two-factor code" })).toBeVisible();
       // the code used to enroll was accepted once already
-      await page.getByLabel("Code").fill(codeAt(secret));
+      await page.getByLabel("Code").fill(enrolledWith);
       await page.getByRole("button", { name: "Verify" }).click();
       await expect(page.getByRole("alert")).toContainText("wrong or was already used");
       await shot("second-step-refused");
