@@ -191,6 +191,7 @@ async function cellsOffScreen(page: Page, table: string): Promise<string[]> {
 const pages = () => [
   ["projects", "/projects"],
   ["account", "/account"],
+  ["two-factor", "/account/two-factor"],
   ["overview", `/projects/${projectId}?timeframe=24h`],
   ["overview-7d", `/projects/${projectId}`],
   ["issues", `/projects/${projectId}/issues?status=all`],

@@ -14,10 +14,12 @@ import { createApiKey } from "../app/auth/api-keys.server.js";
 import { createUser, resetPassword } from "../app/accounts/users.server.js";
 import { createProject } from "../app/team/projects.server.js";
 import { ApiError } from "../app/http.server.js";
+import { deleteTwoFactor } from "../db/two-factor.js";
 
 const USAGE = `Usage: npm run cli -- <command>
   user:create --email E --password P     -> {"user_id"}
   user:password --email E [--password P] -> {"user_id", "temporary_password"}  (changed at next sign-in)
+  user:two-factor-off --email E          -> {"user_id", "two_factor": false}  (lost phone and recovery codes)
   project:create --name NAME [--owner E] [--layout seed|profilestore|flat|slots]
                                          -> {"project_id", "api_key", "economy_layout"}
   key:create --project PROJECT_ID        -> {"key_id", "api_key"}
@@ -51,9 +53,8 @@ async function main() {
     return v.trim();
   };
   const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
-  if (!["user:create", "user:password", "project:create", "key:create", "key:revoke", "backup", "restore"].includes(command ?? "")) {
-    throw new UsageError(`Unknown command ${command ?? "(none)"}`);
-  }
+  const COMMANDS = ["user:create", "user:password", "user:two-factor-off", "project:create", "key:create", "key:revoke", "backup", "restore"];
+  if (!COMMANDS.includes(command ?? "")) throw new UsageError(`Unknown command ${command ?? "(none)"}`);
 
   const config = loadConfig();
   if (command === "backup" || command === "restore") {
@@ -83,6 +84,14 @@ async function main() {
         const email = need("email");
         const { user, temporaryPassword } = await resetPassword(db.sql, email, values.password);
         return { user_id: user.id, temporary_password: temporaryPassword };
+      }
+      case "user:two-factor-off": {
+        // an operator's recovery for a user who lost both the authenticator and the recovery codes
+        const email = need("email");
+        const user = await findUserByEmail(db.sql, email);
+        if (!user) throw new UsageError(`No user with the email ${email}`);
+        await deleteTwoFactor(db.sql, user.id);
+        return { user_id: user.id, two_factor: false };
       }
       case "project:create": {
         const name = need("name");

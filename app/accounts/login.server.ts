@@ -12,6 +12,8 @@ import { ApiError, readJson, unauthorized } from "~/http.server";
 import { dummyHash, verifyPassword } from "./passwords.server";
 import { deviceCookie, deviceTokenFor } from "./device-cookies.server";
 import { parseOr400 } from "~/input.server";
+import { hasSecondFactor, newChallenge, openChallenge, verifySecondFactor } from "./two-factor.server";
+import { findUserById } from "../../db/two-factor.js";
 
 const Credentials = z.object({
   email: z.string({ error: "is required" }).trim().toLowerCase().min(1, "is required").max(320),
@@ -45,19 +47,36 @@ class JsonStrategy<U> extends Strategy<U, { body: unknown; request: Request }> {
   }
 }
 
-/** A proven sign-in: the user, and the device cookie the browser keeps (see device-cookies.server.ts). */
-export type SignIn = { user: User; deviceCookie: string };
+/**
+ * A proven sign-in: the user, and the device cookie the browser keeps (see device-cookies.server.ts);
+ * or, for an account with two-factor on, the password proved and a challenge to send back with a code.
+ */
+export type SignIn = { user: User; deviceCookie: string } | { secondFactor: { challenge: string; expiresAt: Date; user: User } };
+
+const SecondStep = z.object({
+  challenge: z.string({ error: "is required" }).max(200, "must be at most 200 characters"),
+  code: z.string({ error: "is required" }).trim().min(1, "is required").max(64, "must be at most 64 characters"),
+});
+
+/** The second request of a two-factor sign-in carries `challenge` (and `code`) instead of a password. */
+const isSecondStep = (input: unknown) => typeof input === "object" && input !== null && "challenge" in input;
 
 /**
  * remix-auth with two strategies over the same check: "form" for the sign-in page, "json" for
  * POST /api/auth/login. Built per request because the check needs the client's address.
  */
 export function authenticator(deps: LoginDeps, clientAddress: string): Authenticator<SignIn> {
-  const check = (request: Request, input: unknown) => checkCredentials(deps, clientAddress, request, input);
+  const check = (request: Request, input: unknown) =>
+    isSecondStep(input) ? checkSecondFactor(deps, clientAddress, request, input) : checkCredentials(deps, clientAddress, request, input);
   return new Authenticator<SignIn>()
     .use(
       new FormStrategy<SignIn>(({ form, request }) =>
-        check(request, { email: form.get("email") ?? undefined, password: form.get("password") ?? undefined }),
+        check(
+          request,
+          form.has("challenge")
+            ? { challenge: form.get("challenge") ?? undefined, code: form.get("code") ?? undefined }
+            : { email: form.get("email") ?? undefined, password: form.get("password") ?? undefined },
+        ),
       ),
     )
     .use(new JsonStrategy<SignIn>(deps.bodies, ({ body, request }) => check(request, body)));
@@ -90,10 +109,46 @@ const tooMany = (retryAfter: number) =>
  */
 async function checkCredentials(deps: LoginDeps, clientAddress: string, request: Request, input: unknown): Promise<SignIn> {
   const { email, password } = parseOr400(Credentials, input);
+  const user = await findUserByEmail(deps.sql, email);
+  const attempt = await countAttempt(deps, clientAddress, request, email, user?.id);
+  const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
+  if (!user || !ok) throw unauthorized("The email or password is wrong.");
+  const proven = { id: user.id, email: user.email, created_at: user.created_at, must_change_password: user.must_change_password };
+  if (await hasSecondFactor(deps.sql, user.id)) {
+    // the password was right, so this attempt is taken back; but the pacing is cleared, the address
+    // remembered and a device cookie handed out only once the second factor proves too, so wrong
+    // codes keep counting however often the password is given again
+    await attempt.takeBack();
+    return { secondFactor: { ...newChallenge(deps.config.appSecret, user.id), user: proven } };
+  }
+  return { user: proven, deviceCookie: await attempt.succeeded(user.id) };
+}
+
+/**
+ * The second step of a two-factor sign-in: the challenge from the first answer (the password was
+ * right within the last 5 minutes) and a code from the authenticator app or a recovery code. Counted
+ * and paced exactly as a password attempt, under the same keys (the device cookie's, else the
+ * (email, address) pair's, the email's ceiling and the address's), so a wrong code costs what a wrong
+ * password costs and the lockout rules hold for both factors together.
+ */
+async function checkSecondFactor(deps: LoginDeps, clientAddress: string, request: Request, input: unknown): Promise<SignIn> {
+  const { challenge, code } = parseOr400(SecondStep, input);
+  const userId = openChallenge(deps.config.appSecret, challenge);
+  const user = userId ? await findUserById(deps.sql, userId) : undefined;
+  if (!user) throw unauthorized("The sign-in expired or is not valid; sign in with your email and password again.");
+  const attempt = await countAttempt(deps, clientAddress, request, user.email, user.id);
+  if (!(await verifySecondFactor(deps, user.id, code))) throw unauthorized("The code is wrong or was already used.");
+  return { user, deviceCookie: await attempt.succeeded(user.id) };
+}
+
+/**
+ * Counts one sign-in attempt before anything is checked, so a burst of parallel guesses cannot slip
+ * past a limit (429 when a limit is reached). Returns what to do when it proves right.
+ */
+async function countAttempt(deps: LoginDeps, clientAddress: string, request: Request, email: string, userId: string | undefined) {
   const { sql, config } = deps;
   const window = config.loginWindowSeconds;
-  const user = await findUserByEmail(sql, email);
-  const device = deviceTokenFor(request, config.appSecret, user?.id);
+  const device = deviceTokenFor(request, config.appSecret, userId);
   const paceKey = device ? `login:device:${device.nonce}` : `login:pair:${email}|${clientAddress}`;
   const paced = await pacedHit(sql, paceKey, window, PACE_FREE, Math.min(PACE_CAP_SECONDS, window));
   if (!paced.allowed) throw tooMany(paced.retryAfterSeconds);
@@ -112,16 +167,17 @@ async function checkCredentials(deps: LoginDeps, clientAddress: string, request:
   }
   const blocked = hits.filter((h, i) => h.count > limits[i].max);
   if (blocked.length > 0) throw tooMany(Math.max(...blocked.map((h) => h.retryAfterSeconds)));
-  const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
-  if (!user || !ok) throw unauthorized("The email or password is wrong.");
-  await Promise.all([
-    clearRateLimit(sql, paceKey),
-    rememberAddress(sql, user.id, clientAddress),
-    ...hits.map((h, i) => unhit(sql, limits[i].key, h.windowStart)),
-  ]);
+  const unhitAll = () => Promise.all(hits.map((h, i) => unhit(sql, limits[i].key, h.windowStart)));
   return {
-    user: { id: user.id, email: user.email, created_at: user.created_at, must_change_password: user.must_change_password },
-    deviceCookie: deviceCookie(request, config.appSecret, user.id),
+    /** The sign-in is complete: the pacing clears, the address is remembered, the browser gets a fresh device cookie. */
+    succeeded: async (id: string) => {
+      await Promise.all([clearRateLimit(sql, paceKey), rememberAddress(sql, id, clientAddress), unhitAll()]);
+      return deviceCookie(request, config.appSecret, id);
+    },
+    /** A right answer that does not finish the sign-in: this attempt is not counted. */
+    takeBack: async () => {
+      await Promise.all([unhit(sql, paceKey, paced.windowStart), unhitAll()]);
+    },
   };
 }
 

@@ -1,14 +1,16 @@
-import { data } from "@remix-run/node";
+import { data, redirect } from "@remix-run/node";
 import { ApiError, type ErrorDetail } from "~/http.server";
 
 /**
  * The dashboard's side of error mapping: the same typed errors the Team API turns into JSON bodies
- * become an error page (loaders) or a message next to the form (actions). 5xx stay opaque.
+ * become an error page (loaders) or a message next to the form (actions). 5xx stay opaque. A project
+ * that requires a second factor the user has not turned on sends them to turn it on.
  */
 export async function pageLoad<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
+    if (err instanceof ApiError && err.code === "second_factor_required") throw redirect("/account/two-factor?required=1");
     if (err instanceof ApiError) throw data({ code: err.code, message: err.message }, { status: err.status, headers: err.headers });
     throw err;
   }

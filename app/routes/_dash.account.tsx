@@ -1,6 +1,8 @@
 import { data, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { useEffect, useState } from "react";
+import { TwoFactorSummary } from "~/components/two-factor-summary";
+import { twoFactorStatus } from "~/accounts/two-factor.server";
 import { currentTokenHash, requirePageUser } from "~/accounts/sessions.server";
 import { changePassword } from "~/accounts/users.server";
 import { formObject, pageAct } from "~/dashboard/page.server";
@@ -13,7 +15,7 @@ export const meta: MetaFunction = () => [{ title: "Account · Roblox Monitor" }]
 // the one page a user on a temporary password may open: here they choose their own
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
-  return { email: user.email, mustChange: user.must_change_password, timeZone: timeZoneOf(request) };
+  return { email: user.email, mustChange: user.must_change_password, timeZone: timeZoneOf(request), twoFactor: await twoFactorStatus(context.services.sql, user.id) };
 };
 
 export const action = async ({ request, context }: ActionFunctionArgs) => {
@@ -39,7 +41,7 @@ export const action = async ({ request, context }: ActionFunctionArgs) => {
 };
 
 export default function Account() {
-  const { email, mustChange, timeZone } = useLoaderData<typeof loader>();
+  const { email, mustChange, timeZone, twoFactor } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const passwordForm = useResetOnSuccess("password");
   // the browser's zone is only known in the browser; without JavaScript the choice stays UTC
@@ -54,6 +56,7 @@ export default function Account() {
           You signed in with a temporary password. Choose your own to continue.
         </p>
       ) : null}
+      <TwoFactorSummary enabled={twoFactor.enabled} left={twoFactor.recovery_codes_left} />
       <h2>Times</h2>
       <ActionMessage data={result} intent="time-zone" />
       <Form method="post">

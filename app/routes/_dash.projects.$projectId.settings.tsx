@@ -20,6 +20,8 @@ import { readingAsMember } from "~/services.server";
 import { listGroupingRules } from "~/team/grouping-rules.server";
 import { groupingRulesAction } from "~/dashboard/grouping-rules-page.server";
 import { GroupingRulesPanel, type GroupingRuleView } from "~/components/grouping-rules";
+import { TwoFactorRequirementPanel } from "~/components/two-factor-requirement";
+import { getRequirementFor, setRequirementFor } from "~/team/two-factor.server";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -34,6 +36,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
       now: new Date(),
       groupingRules: await listGroupingRules({ sql }, user, params.projectId),
       editRule: queryOf(request).get("rule"),
+      twoFactor: await getRequirementFor(sql, user, params.projectId),
     })),
   );
 };
@@ -99,6 +102,9 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
       case "share-revoke":
         await revokeShare(sql, user, p, String(form.link_id ?? ""));
         return { ok: true as const, intent, message: "Share link revoked." };
+      case "two-factor-required":
+        await setRequirementFor(sql, user, p, { two_factor_required: form.two_factor_required });
+        return { ok: true as const, intent, message: "Two-factor requirement saved." };
       default:
         return { ok: false as const, intent, error: "Unknown action." };
     }
@@ -113,7 +119,7 @@ const Hidden = ({ intent, ...fields }: { intent: string } & Record<string, strin
 );
 
 export default function Settings() {
-  const { role, keys, members, links, project, me, now, dsnKeys, base: serviceUrl, urlProblem, groupingRules, editRule } = useLoaderData<typeof loader>();
+  const { role, keys, members, links, project, me, now, dsnKeys, base: serviceUrl, urlProblem, groupingRules, editRule, twoFactor } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const manager = role === "owner" || role === "admin";
   const base = `/projects/${useParams().projectId}`;
@@ -271,6 +277,8 @@ export default function Settings() {
           </table>
         )}
       </section>
+
+      <TwoFactorRequirementPanel value={twoFactor.two_factor_required} manager={manager} result={result} />
 
       {manager ? (
         <section className="panel">

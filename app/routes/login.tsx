@@ -7,6 +7,7 @@ import { setupNeeded } from "~/accounts/users.server";
 import { pageAct, pageLoad, safeNext } from "~/dashboard/page.server";
 import { ActionMessage, Submit } from "~/components/ui";
 import { queryOf } from "~/errors/params.server";
+import { challengeCookie, twoFactorPage } from "~/accounts/two-factor-page.server";
 
 export const meta: MetaFunction = () => [{ title: "Sign in · Roblox Monitor" }];
 
@@ -24,7 +25,10 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     const { services, clientAddress } = context;
     assertSameOrigin(request, services.config.publicUrl);
     const next = safeNext(queryOf(request).get("next"));
-    const { user, deviceCookie } = await authenticator(services, clientAddress).authenticate("form", request);
+    const signIn = await authenticator(services, clientAddress).authenticate("form", request);
+    // two-factor on: the password was right, the code is asked on a page of its own
+    if ("secondFactor" in signIn) throw redirect(twoFactorPage(next), { headers: { "Set-Cookie": challengeCookie(request, signIn.secondFactor.challenge) } });
+    const { user, deviceCookie } = signIn;
     const headers = new Headers();
     headers.append("Set-Cookie", await startSession(services, request, user.id));
     headers.append("Set-Cookie", deviceCookie);

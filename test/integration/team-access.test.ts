@@ -36,11 +36,13 @@ const routes: Route[] = [
   { method: "POST", path: () => `${P()}/share-links`, body: () => ({ group_id: groupId, role: "viewer" }), need: "any" },
   // a member may revoke only links they made; this one is the owner's
   { method: "DELETE", path: () => `${P()}/share-links/${linkId}`, need: "manager" },
+  { method: "GET", path: () => `${P()}/two-factor`, need: "any" },
+  { method: "PUT", path: () => `${P()}/two-factor`, body: () => ({ two_factor_required: "owners_admins" }), need: "manager" },
 ];
 const label = (r: Route) => `${r.method} ${r.path().replace(/[0-9a-f-]{36}/g, ":id")}`;
 
 async function snapshot() {
-  const [project] = await app.sql`select name from projects where id = ${projectId}`;
+  const [project] = await app.sql`select name, two_factor_required from projects where id = ${projectId}`;
   const keys = await app.sql`select id, revoked_at from api_keys where project_id = ${projectId} order by id`;
   const members = await app.sql`select user_id, role from project_members where project_id = ${projectId} order by user_id`;
   const groups = await app.sql`select id, status from error_groups where project_id = ${projectId} order by id`;

@@ -1,0 +1,118 @@
+import type { Sql } from "./client.js";
+
+/** The sealed TOTP secret of an account, and whether it is on (confirmed with a code). */
+export type TwoFactorRow = {
+  secret_ciphertext: Buffer;
+  secret_iv: Buffer;
+  secret_tag: Buffer;
+  enabled_at: Date | null;
+  last_used_step: string | null;
+};
+
+export async function getTwoFactor(sql: Sql, userId: string): Promise<TwoFactorRow | undefined> {
+  const [r] = await sql<TwoFactorRow[]>`
+    select secret_ciphertext, secret_iv, secret_tag, enabled_at, last_used_step::text as last_used_step
+    from user_two_factor where user_id = ${userId}`;
+  return r;
+}
+
+/** A new (pending) enrollment, replacing an earlier pending one; undefined when two-factor is already on. */
+export async function upsertPendingTwoFactor(sql: Sql, userId: string, sealed: { ciphertext: Buffer; iv: Buffer; tag: Buffer }): Promise<boolean> {
+  const rows = await sql`
+    insert into user_two_factor (user_id, secret_ciphertext, secret_iv, secret_tag)
+    values (${userId}, ${sealed.ciphertext}, ${sealed.iv}, ${sealed.tag})
+    on conflict (user_id) do update set
+      secret_ciphertext = excluded.secret_ciphertext, secret_iv = excluded.secret_iv, secret_tag = excluded.secret_tag,
+      last_used_step = null, created_at = now()
+    where user_two_factor.enabled_at is null
+    returning 1`;
+  return rows.length > 0;
+}
+
+/**
+ * Accepts a code's time step: only when it is later than the last accepted one (one statement, so two
+ * requests racing with the same code cannot both pass). With `enable`, also turns a pending
+ * enrollment on and stores its recovery codes in the same transaction.
+ */
+export async function acceptStep(sql: Sql, userId: string, step: number, opts: { enable?: { recoveryHashes: Buffer[] } } = {}): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const rows = await tx`
+      update user_two_factor set last_used_step = ${step},
+        enabled_at = case when ${Boolean(opts.enable)}::boolean then coalesce(enabled_at, now()) else enabled_at end
+      where user_id = ${userId} and (last_used_step is null or last_used_step < ${step})
+        and (enabled_at is not null) = ${!opts.enable}::boolean
+      returning 1`;
+    if (rows.length === 0) return false;
+    if (opts.enable) await replaceCodes(tx as unknown as Sql, userId, opts.enable.recoveryHashes);
+    return true;
+  });
+}
+
+async function replaceCodes(sql: Sql, userId: string, hashes: Buffer[]) {
+  await sql`delete from user_recovery_codes where user_id = ${userId}`;
+  if (hashes.length) await sql`insert into user_recovery_codes ${sql(hashes.map((h) => ({ user_id: userId, code_hash: h })))}`;
+}
+
+/** A fresh set of recovery codes: the old ones, used or not, stop working. */
+export async function replaceRecoveryCodes(sql: Sql, userId: string, hashes: Buffer[]): Promise<void> {
+  await sql.begin((tx) => replaceCodes(tx as unknown as Sql, userId, hashes));
+}
+
+/** Spends a recovery code: true once, for an unused code of this user (a conditional update, so never twice). */
+export async function useRecoveryCode(sql: Sql, userId: string, hash: Buffer): Promise<boolean> {
+  const rows = await sql`
+    update user_recovery_codes set used_at = now()
+    where user_id = ${userId} and code_hash = ${hash} and used_at is null
+    returning 1`;
+  return rows.length > 0;
+}
+
+export async function unusedRecoveryCodes(sql: Sql, userId: string): Promise<number> {
+  const [r] = await sql<{ n: number }[]>`select count(*)::int as n from user_recovery_codes where user_id = ${userId} and used_at is null`;
+  return r.n;
+}
+
+/** Turns two-factor off: the secret and the recovery codes go. */
+export async function deleteTwoFactor(sql: Sql, userId: string): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`delete from user_recovery_codes where user_id = ${userId}`;
+    await tx`delete from user_two_factor where user_id = ${userId}`;
+  });
+}
+
+export type TwoFactorRequirement = "off" | "owners_admins" | "everyone";
+
+export async function getTwoFactorRequirement(sql: Sql, projectId: string): Promise<TwoFactorRequirement | undefined> {
+  const [r] = await sql<{ two_factor_required: TwoFactorRequirement }[]>`select two_factor_required from projects where id = ${projectId}`;
+  return r?.two_factor_required;
+}
+
+export async function setTwoFactorRequirement(sql: Sql, projectId: string, value: TwoFactorRequirement): Promise<boolean> {
+  const rows = await sql`update projects set two_factor_required = ${value} where id = ${projectId} returning 1`;
+  return rows.length > 0;
+}
+
+/**
+ * The user's role in the project, and whether the project's requirement covers that role while the
+ * user has no second factor turned on: one read, made by every project-scoped request.
+ */
+export async function getRoleAndTwoFactor(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+): Promise<{ role: "owner" | "admin" | "member"; missingTwoFactor: boolean } | undefined> {
+  const [r] = await sql<{ role: "owner" | "admin" | "member"; missing: boolean }[]>`
+    select m.role,
+      (p.two_factor_required = 'everyone' or (p.two_factor_required = 'owners_admins' and m.role in ('owner', 'admin')))
+        and not exists (select 1 from user_two_factor t where t.user_id = m.user_id and t.enabled_at is not null) as missing
+    from project_members m join projects p on p.id = m.project_id
+    where m.project_id = ${projectId} and m.user_id = ${userId}`;
+  return r && { role: r.role, missingTwoFactor: r.missing };
+}
+
+/** The account a sign-in challenge names (it may have been deleted since). */
+export async function findUserById(sql: Sql, userId: string): Promise<{ id: string; email: string; created_at: Date; must_change_password: boolean } | undefined> {
+  const [u] = await sql<{ id: string; email: string; created_at: Date; must_change_password: boolean }[]>`
+    select id, email, created_at, must_change_password from users where id = ${userId}`;
+  return u;
+}
