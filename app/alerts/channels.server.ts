@@ -23,7 +23,7 @@ const Recipients = z
   .array(z.string().trim().max(254, "must be at most 254 characters").pipe(z.email({ error: "must be an email address" })), { error: "must be a list of email addresses" })
   .min(1, "must name at least one address")
   .max(20, "must be at most 20 addresses")
-  .transform((list) => [...new Map(list.map((a) => [a.toLowerCase(), a])).values()]);
+  .transform((list) => list.filter((a, i) => list.findIndex((b) => b.toLowerCase() === a.toLowerCase()) === i));
 
 const NewChannel = z
   .object({

@@ -28,7 +28,7 @@ export default function ProjectLayout() {
         <NavLink to={`${base}/players`} className={({ isActive }) => (isActive ? "active" : "")}>Players</NavLink>
         <NavLink to={`${base}/traces`} className={({ isActive }) => (isActive ? "active" : "")}>Traces</NavLink>
         <NavLink to={`${base}/economy`} className={({ isActive }) => (isActive ? "active" : "")}>Economy</NavLink>
-        <NavLink to={`${base}/alerts`} className={({ isActive }) => (isActive || inAlerts ? "active" : "")} aria-current={inAlerts ? "page" : undefined}>Alerts</NavLink>
+        <NavLink to={`${base}/alerts`} className={({ isActive }) => (isActive || inAlerts ? "active" : "")}>Alerts</NavLink>
         <NavLink to={`${base}/settings`} className={({ isActive }) => (isActive ? "active" : "")}>Settings</NavLink>
       </nav>
       <Outlet />
