@@ -372,7 +372,7 @@ export default function Alerts() {
               <Intent intent="health-rule-create" />
               <div className="row">
                 <label className="field">
-                  Rule name
+                  Health alert name
                   <input name="name" required maxLength={100} aria-label="Health alert name" />
                 </label>
               </div>
