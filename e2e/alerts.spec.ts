@@ -3,6 +3,7 @@ import { createSql } from "../db/client.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { putEconomyMap } from "../db/economy-maps.js";
+import { countersApplied } from "../test/support/counters.js";
 import { COINS_GEMS_MAP, coinsGemsPlayer } from "../test/support/economy-maps.js";
 
 /**
@@ -149,13 +150,15 @@ test("edit a rule: every field labelled, environments picked from the data, stat
   const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
   const user = await makeUser(sql);
   const { projectId, apiKey } = await makeProject(sql, user.id, [], "Alerts Edit E2E");
-  await sql.end();
   expect((await page.request.post("/api/auth/login", { data: { email: user.email, password: PASSWORD } })).status()).toBe(200);
   const ingest = await page.request.post("/api/ingest", {
     headers: { "x-api-key": apiKey },
     data: { errors: [{ message: "Shop broke", environment: "production" }, { message: "Shop broke in staging", environment: "staging" }] },
   });
   expect(ingest.status()).toBe(200);
+  // the issues' environments are counted shortly after the write
+  await countersApplied(sql);
+  await sql.end();
   const url = discord.webhookUrl();
   const channel = await page.request.post(`/api/team/projects/${projectId}/channels`, { data: { name: "Discord #oncall", kind: "discord", url } });
   const channelId = (await channel.json()).channel.id;
