@@ -57,6 +57,16 @@ const EnvSchema = z.object({
   // currency-map previews per user and project per minute (each may read for up to 2 s)
   ECONOMY_PREVIEW_RATE_LIMIT: int(10, 1, 1_000_000),
   WEBHOOK_ALLOW_PRIVATE: bool,
+  // email alert channels: the SMTP server (smtp://user:pass@host:587, smtps://… for TLS from the start;
+  // nodemailer's URL options such as ?requireTLS=true apply) and the From address of alert emails
+  SMTP_URL: z.url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" }).optional().or(z.literal("").transform(() => undefined)),
+  SMTP_FROM: z
+    .string()
+    .trim()
+    .max(300)
+    .regex(/^([^<>@]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/, "must be an address, e.g. alerts@example.com or Roblox Monitor <alerts@example.com>")
+    .optional()
+    .or(z.literal("").transform(() => undefined)),
   JOBS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   LOG_REQUESTS: bool,
   // accounts and share links
@@ -107,6 +117,10 @@ export type Config = {
   /** currency-map previews per user and project per minute */
   economyPreviewRateLimit: number;
   webhookAllowPrivate: boolean;
+  /** the SMTP server email channels send through; unset: email channels cannot be added */
+  smtpUrl: string | undefined;
+  /** the From of alert emails (required with SMTP_URL) */
+  smtpFrom: string | undefined;
   jobsEnabled: boolean;
   logRequests: boolean;
   /** proxy hops whose X-Forwarded-For / X-Forwarded-Proto are believed (0: none) */
@@ -143,6 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.BODY_MEMORY_BYTES < 2 * largest) {
     throw new ConfigError(`Invalid environment:\n  BODY_MEMORY_BYTES: must be at least twice the largest body limit (${2 * largest} bytes)`);
   }
+  if (e.SMTP_URL && !e.SMTP_FROM) {
+    throw new ConfigError("Invalid environment:\n  SMTP_FROM: is required with SMTP_URL (the From address of alert emails, e.g. alerts@example.com)");
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   const needsGenerated = !e.APP_SECRET || !e.NOTIFICATION_SECRET;
   const generated = needsGenerated ? generatedSecrets(dataDir) : undefined;
@@ -178,6 +195,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     economyAnomalyMinAmount: e.ECONOMY_ANOMALY_MIN_AMOUNT,
     economyPreviewRateLimit: e.ECONOMY_PREVIEW_RATE_LIMIT,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    smtpUrl: e.SMTP_URL,
+    smtpFrom: e.SMTP_FROM,
     jobsEnabled: e.JOBS_ENABLED,
     logRequests: e.LOG_REQUESTS,
     trustProxy: e.TRUST_PROXY,

@@ -1,8 +1,9 @@
 import { asJson, type Sql, type TxSql } from "./client.js";
+import { listEnvironments } from "./dashboard.js";
 
 /** Queries for alert channels, rules, per-(rule, group) state and the delivery log. All scoped by project. */
 
-export type ChannelKind = "discord" | "slack" | "webhook";
+export type ChannelKind = "discord" | "slack" | "webhook" | "email";
 export type Trigger =
   | "new_group"
   | "regression"
@@ -26,9 +27,12 @@ export type ChannelRow = {
   id: string;
   name: string;
   kind: ChannelKind;
-  url_sealed: Buffer;
-  url_hint: string;
+  /** null for email channels (they have recipients instead; migration 125) */
+  url_sealed: Buffer | null;
+  url_hint: string | null;
   secret_sealed: Buffer | null;
+  /** email channels: the addresses alerts go to; empty for every other kind */
+  recipients: string[];
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
@@ -76,11 +80,11 @@ export async function findChannel(sql: Sql, id: string): Promise<ChannelRow | un
 
 export async function insertChannel(
   sql: Sql,
-  c: { projectId: string; name: string; kind: ChannelKind; urlSealed: Buffer; urlHint: string; secretSealed: Buffer | null; enabled: boolean },
+  c: { projectId: string; name: string; kind: ChannelKind; urlSealed: Buffer | null; urlHint: string | null; secretSealed: Buffer | null; recipients?: string[]; enabled: boolean },
 ): Promise<ChannelRow> {
   const [row] = await sql<ChannelRow[]>`
-    insert into alert_channels (project_id, name, kind, url_sealed, url_hint, secret_sealed, enabled)
-    values (${c.projectId}, ${c.name}, ${c.kind}, ${c.urlSealed}, ${c.urlHint}, ${c.secretSealed}, ${c.enabled})
+    insert into alert_channels (project_id, name, kind, url_sealed, url_hint, secret_sealed, recipients, enabled)
+    values (${c.projectId}, ${c.name}, ${c.kind}, ${c.urlSealed}, ${c.urlHint}, ${c.secretSealed}, ${c.recipients ?? []}::text[], ${c.enabled})
     returning *`;
   return row;
 }
@@ -89,7 +93,7 @@ export async function updateChannel(
   sql: Sql,
   projectId: string,
   id: string,
-  patch: { name?: string; urlSealed?: Buffer; urlHint?: string; secretSealed?: Buffer; enabled?: boolean },
+  patch: { name?: string; urlSealed?: Buffer; urlHint?: string; secretSealed?: Buffer; recipients?: string[]; enabled?: boolean },
 ): Promise<ChannelRow | undefined> {
   const [row] = await sql<ChannelRow[]>`
     update alert_channels set
@@ -97,6 +101,7 @@ export async function updateChannel(
       url_sealed = coalesce(${patch.urlSealed ?? null}::bytea, url_sealed),
       url_hint = coalesce(${patch.urlHint ?? null}, url_hint),
       secret_sealed = coalesce(${patch.secretSealed ?? null}::bytea, secret_sealed),
+      recipients = coalesce(${patch.recipients ?? null}::text[], recipients),
       enabled = coalesce(${patch.enabled ?? null}::boolean, enabled),
       updated_at = now()
     where project_id = ${projectId} and id = ${id}
@@ -414,3 +419,20 @@ export const listDeliveries = (sql: Sql, projectId: string, limit: number, befor
     where d.project_id = ${projectId} ${beforeId ? sql`and d.id < ${beforeId}` : sql``}
     order by d.id desc
     limit ${limit}`;
+
+// ---- what a rule's environment filter can pick from
+
+/**
+ * The environments the project's data has seen: those of its issues (every event's, by name) and
+ * those of its game servers' health reports in the last 30 days, sorted, at most `limit`.
+ */
+export async function knownEnvironments(sql: Sql, projectId: string, limit = 100): Promise<string[]> {
+  const [errors, health] = await Promise.all([
+    listEnvironments(sql, projectId, limit),
+    sql<{ environment: string }[]>`
+      select distinct environment from health_servers
+      where project_id = ${projectId} and last_seen > now() - interval '30 days'
+      order by environment limit ${limit}`,
+  ]);
+  return [...new Set([...errors, ...health.map((r) => r.environment)])].sort().slice(0, limit);
+}

@@ -3,6 +3,7 @@ import { createSql } from "../db/client.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { putEconomyMap } from "../db/economy-maps.js";
+import { countersApplied } from "../test/support/counters.js";
 import { COINS_GEMS_MAP, coinsGemsPlayer } from "../test/support/economy-maps.js";
 
 /**
@@ -97,7 +98,7 @@ test("economy rules: the form shows each economy trigger's fields, at 390 and 12
       await trigger.selectOption("economy_anomaly");
       // the error filters do not apply to the economy
       await expect(page.getByLabel(/Server errors only/)).toBeHidden();
-      await expect(page.getByLabel("Environments")).toBeHidden();
+      await expect(page.getByTestId("rule-create-environments")).toBeHidden();
       await expect(page.getByLabel("Cooldown minutes")).toBeHidden();
       await expect(page.getByLabel("Currency")).toContainText("Any currency");
       await page.getByLabel("Currency").selectOption("gems");
@@ -142,6 +143,87 @@ test("economy rules: the form shows each economy trigger's fields, at 390 and 12
     await expect(page.getByTestId("delivery-subject")).toContainText("Anomaly (rise");
     await expect(page.getByTestId("delivery-subject").getByRole("link", { name: "player 77" })).toHaveAttribute("href", `/projects/${projectId}/economy/players/77`);
     await page.screenshot({ path: `e2e/artifacts/economy-deliveries-${width}.png`, fullPage: true });
+  }
+});
+
+test("edit a rule: every field labelled, environments picked from the data, state when its channel is off, trigger names in the log, at 390 and 1280 px", async ({ page }) => {
+  const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
+  const user = await makeUser(sql);
+  const { projectId, apiKey } = await makeProject(sql, user.id, [], "Alerts Edit E2E");
+  expect((await page.request.post("/api/auth/login", { data: { email: user.email, password: PASSWORD } })).status()).toBe(200);
+  const ingest = await page.request.post("/api/ingest", {
+    headers: { "x-api-key": apiKey },
+    data: { errors: [{ message: "Shop broke", environment: "production" }, { message: "Shop broke in staging", environment: "staging" }] },
+  });
+  expect(ingest.status()).toBe(200);
+  // the issues' environments are counted shortly after the write
+  await countersApplied(sql);
+  await sql.end();
+  const url = discord.webhookUrl();
+  const channel = await page.request.post(`/api/team/projects/${projectId}/channels`, { data: { name: "Discord #oncall", kind: "discord", url } });
+  const channelId = (await channel.json()).channel.id;
+  const created = await page.request.post(`/api/team/projects/${projectId}/rules`, {
+    data: { name: "Prod issues", trigger: "new_group", environments: ["production"], channel_ids: [channelId] },
+  });
+  expect(created.status()).toBe(201);
+
+  await page.setViewportSize({ width: 390, height: 900 });
+  await page.goto(`/projects/${projectId}/alerts`);
+  // visible labels, not placeholders: the label's text is on the page next to its box
+  const create = page.locator("form").filter({ has: page.getByRole("button", { name: "Create rule" }) });
+  for (const label of ["Rule name", "Trigger", "Message contains", "Other environments", "Cooldown (minutes)"]) {
+    await expect(create.locator("label").filter({ hasText: label }).first()).toBeVisible();
+  }
+  // the environments the project's data has seen are a pick-list
+  const picker = page.getByTestId("rule-create-environments");
+  await expect(picker.getByRole("checkbox", { name: "production" })).toBeVisible();
+  await expect(picker.getByRole("checkbox", { name: "staging" })).toBeVisible();
+
+  await page.getByRole("link", { name: "Edit the rule Prod issues" }).click();
+  const edit = page.getByTestId("rule-edit-form");
+  await expect(edit).toContainText('Edit the rule "Prod issues"');
+  await expect(edit.getByLabel("Rule name")).toHaveValue("Prod issues");
+  await expect(edit.getByRole("checkbox", { name: "production" })).toBeChecked();
+  await edit.getByLabel("Rule name").fill("Prod and staging issues");
+  await edit.getByRole("checkbox", { name: "staging" }).check();
+  await edit.getByLabel("Other environments").fill("beta");
+  await edit.getByRole("checkbox", { name: "warn" }).check();
+  await page.screenshot({ path: "e2e/artifacts/alerts-rule-edit-390.png", fullPage: true });
+  await edit.getByRole("button", { name: "Save rule" }).click();
+  await expect(page.getByRole("status")).toContainText('Rule "Prod and staging issues" saved.');
+  await expect(page.getByTestId("rule-edit-form")).toHaveCount(0);
+  const row = page.getByTestId("rule-Prod and staging issues");
+  await expect(row).toContainText("levels: warn; env: production, staging, beta");
+  await expect(row.getByTestId("rule-state")).toHaveText("enabled");
+
+  // its only channel off: the rule says it sends nothing
+  await page.getByTestId("channel-Discord #oncall").getByRole("button", { name: "Disable" }).click();
+  await expect(page.getByRole("status")).toContainText("Channel disabled.");
+  await expect(row.getByTestId("rule-state")).toHaveText("enabled — no active channel");
+  await page.getByTestId("channel-Discord #oncall").getByRole("button", { name: "Enable" }).click();
+  await expect(row.getByTestId("rule-state")).toHaveText("enabled");
+
+  // an email channel: recipients instead of a URL, a test send logged with the SMTP reply
+  await page.getByLabel("Channel name").last().fill("Email on-call");
+  await page.getByLabel("Kind").selectOption("email");
+  await page.getByLabel("Recipients").fill("oncall@example.com, lead@example.com");
+  await page.getByRole("button", { name: "Add channel" }).click();
+  const email = page.getByTestId("channel-Email on-call");
+  await expect(email).toContainText("oncall@example.com, lead@example.com");
+  await email.getByRole("button", { name: "Send test" }).click();
+  await expect(page.getByRole("status")).toContainText("Test alert sent.");
+
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`/projects/${projectId}/alerts?edit=${(await created.json()).rule.id}`);
+    await expect(page.getByTestId("rule-edit-form")).toBeVisible();
+    await page.screenshot({ path: `e2e/artifacts/alerts-rules-${width}.png`, fullPage: true });
+    await page.goto(`/projects/${projectId}/deliveries`);
+    // the Alerts tab is the highlighted one, and the trigger reads as people say it
+    await expect(page.locator("nav.tabs a.active")).toHaveText("Alerts");
+    await expect(page.getByTestId("delivery-trigger").first()).toHaveText("Test alert");
+    await expect(page.getByTestId("delivery").first()).toContainText("250");
+    await page.screenshot({ path: `e2e/artifacts/alerts-deliveries-${width}.png`, fullPage: true });
   }
 });
 

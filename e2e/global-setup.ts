@@ -6,6 +6,7 @@ import postgres from "postgres";
 import { startEmbeddedPostgres } from "../db/embedded.js";
 import { loadConfig } from "../app/env.server.js";
 import { startServer } from "../server.js";
+import { LocalSmtp } from "../test/support/smtp-server.js";
 
 /**
  * Starts the service (production build) on a fresh database: on TEST_DATABASE_URL's server when set,
@@ -27,6 +28,8 @@ export default async function globalSetup() {
   u.pathname = `/${name}`;
   // the specs preview currency maps as one user on one project more often than a person would in a
   // minute; the preview's own limit is covered by test/integration/economy-preview-bounds.test.ts
+  // email alert channels send through a local SMTP server
+  const smtp = await new LocalSmtp().start();
   const config = loadConfig({
     NODE_ENV: "production",
     DATABASE_URL: u.toString(),
@@ -36,12 +39,15 @@ export default async function globalSetup() {
     JOBS_ENABLED: "false",
     WEBHOOK_ALLOW_PRIVATE: "true",
     ECONOMY_PREVIEW_RATE_LIMIT: "100",
+    SMTP_URL: smtp.url(),
+    SMTP_FROM: "alerts@monitor.example.com",
   });
   const server = await startServer(config);
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_DATABASE_URL = u.toString();
   return async () => {
     await server.close();
+    await smtp.close();
     if (!embedded) {
       const cleanup = postgres(adminUrl!, { max: 1, onnotice: () => {} });
       await cleanup.unsafe(`drop database if exists ${name} with (force)`);

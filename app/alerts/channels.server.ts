@@ -18,16 +18,37 @@ const Name = z.string().trim().min(1, "must not be empty").max(100, "must be at 
 const Url = z.string().trim().max(2000, "must be at most 2000 characters");
 const Secret = z.string().min(16, "must be at least 16 characters").max(200, "must be at most 200 characters");
 
-const NewChannel = z.object({
-  name: Name,
-  kind: z.enum(["discord", "slack", "webhook"], { error: "must be discord, slack or webhook" }),
-  url: Url,
-  secret: Secret.optional(),
-  enabled: z.boolean().optional(),
-});
+/** An email channel's addresses: 1 to 20, each once (compared without case). */
+const Recipients = z
+  .array(z.string().trim().max(254, "must be at most 254 characters").pipe(z.email({ error: "must be an email address" })), { error: "must be a list of email addresses" })
+  .min(1, "must name at least one address")
+  .max(20, "must be at most 20 addresses")
+  .transform((list) => list.filter((a, i) => list.findIndex((b) => b.toLowerCase() === a.toLowerCase()) === i));
+
+const NewChannel = z
+  .object({
+    name: Name,
+    kind: z.enum(["discord", "slack", "webhook", "email"], { error: "must be discord, slack, webhook or email" }),
+    url: Url.optional(),
+    recipients: Recipients.optional(),
+    secret: Secret.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.kind === "email") {
+      if (!c.recipients) ctx.addIssue({ code: "custom", path: ["recipients"], message: "an email channel needs recipients (a list of addresses)" });
+      if (c.url !== undefined) ctx.addIssue({ code: "custom", path: ["url"], message: "an email channel has no url; send recipients" });
+    } else {
+      if (c.url === undefined) ctx.addIssue({ code: "custom", path: ["url"], message: "is required" });
+      if (c.recipients !== undefined) ctx.addIssue({ code: "custom", path: ["recipients"], message: "only for kind email" });
+    }
+  });
 const ChannelPatch = z
-  .object({ name: Name.optional(), url: Url.optional(), secret: Secret.optional(), enabled: z.boolean().optional() })
-  .refine((p) => Object.keys(p).length > 0, { message: "send at least one of name, url, secret, enabled" });
+  .object({ name: Name.optional(), url: Url.optional(), recipients: Recipients.optional(), secret: Secret.optional(), enabled: z.boolean().optional() })
+  .refine((p) => Object.keys(p).length > 0, { message: "send at least one of name, url, recipients, secret, enabled" });
+
+/** What an operator does before a team can add an email channel. */
+const SMTP_HINT = "Email channels send through the SMTP server the operator configures: start the service with SMTP_URL and SMTP_FROM set (see docs/operations.md).";
 
 const DISCORD_PATH = /^\/api(\/v\d+)?\/webhooks\/\d+\/[\w-]+\/?$/;
 
@@ -63,7 +84,10 @@ export const publicChannel = (c: ChannelRow) => ({
   id: c.id,
   name: c.name,
   kind: c.kind,
+  /** masked; null for email channels */
   url: c.url_hint,
+  /** email channels: where alerts go; empty for every other kind */
+  recipients: c.recipients,
   has_secret: c.secret_sealed !== null,
   enabled: c.enabled,
   created_at: c.created_at,
@@ -71,7 +95,7 @@ export const publicChannel = (c: ChannelRow) => ({
 });
 
 /** Creating or editing a channel seals its URL and secret, and checks where the URL points. */
-type SealingDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate"> };
+type SealingDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate" | "smtpUrl"> };
 
 export async function listProjectChannels(deps: { sql: Sql }, actor: Actor, projectIdParam: string | undefined) {
   const { projectId } = await authorize(deps.sql, actor, projectIdParam, EVERYONE, "see alert channels");
@@ -82,7 +106,22 @@ export async function listProjectChannels(deps: { sql: Sql }, actor: Actor, proj
 export async function createChannel(deps: SealingDeps, actor: Actor, projectIdParam: string | undefined, input: unknown) {
   const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "create alert channels");
   const c = parseOr400(NewChannel, input);
-  const url = checkUrl(c.url, c.kind, deps.config.webhookAllowPrivate);
+  if (c.kind === "email") {
+    if (!deps.config.smtpUrl) throw invalidPayload(`This server cannot send email yet. ${SMTP_HINT}`, [{ path: "kind", message: "email is not configured on this server" }]);
+    if (c.secret) throw invalidPayload("Only webhook channels have a secret.", [{ path: "secret", message: "only for kind webhook" }]);
+    const row = await insertChannel(deps.sql, {
+      projectId,
+      name: c.name,
+      kind: "email",
+      urlSealed: null,
+      urlHint: null,
+      secretSealed: null,
+      recipients: c.recipients!,
+      enabled: c.enabled ?? true,
+    });
+    return { channel: publicChannel(row) };
+  }
+  const url = checkUrl(c.url!, c.kind, deps.config.webhookAllowPrivate);
   const secret = c.kind === "webhook" ? (c.secret ?? randomBytes(24).toString("base64url")) : null;
   const { appSecret } = deps.config;
   const row = await insertChannel(deps.sql, {
@@ -109,6 +148,8 @@ export async function editChannel(deps: SealingDeps, actor: Actor, projectIdPara
   const current = await channelIn(deps, projectId, idParam);
   const p = parseOr400(ChannelPatch, input);
   if (p.secret && current.kind !== "webhook") throw invalidPayload("Only webhook channels have a secret.", [{ path: "secret", message: "only for kind webhook" }]);
+  if (p.recipients && current.kind !== "email") throw invalidPayload("Only email channels have recipients.", [{ path: "recipients", message: "only for kind email" }]);
+  if (p.url !== undefined && current.kind === "email") throw invalidPayload("An email channel has no url; send recipients.", [{ path: "url", message: "not for kind email" }]);
   const { appSecret } = deps.config;
   const url = p.url === undefined ? undefined : checkUrl(p.url, current.kind, deps.config.webhookAllowPrivate);
   const row = await updateChannel(deps.sql, projectId, current.id, {
@@ -117,6 +158,7 @@ export async function editChannel(deps: SealingDeps, actor: Actor, projectIdPara
     urlSealed: url ? seal(appSecret, projectId, url) : undefined,
     urlHint: url ? maskUrl(url) : undefined,
     secretSealed: p.secret ? seal(appSecret, projectId, p.secret) : undefined,
+    recipients: p.recipients,
   });
   if (!row) throw notFound("No alert channel with that id in this project.");
   return { channel: publicChannel(row) };

@@ -23,12 +23,20 @@ import type { HealthAlert } from "./health-payloads.server";
 import { unseal } from "./seal.server";
 import { issueTitle } from "~/errors/title.server";
 import { sendWebhook, type SendResult } from "./send.server";
+import { sendEmail } from "./email.server";
+import { buildEmail } from "./email-payloads.server";
 
-export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate" | "publicUrl"> };
+export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate" | "publicUrl" | "smtpUrl" | "smtpFrom"> };
 export type DispatchResult = { sent: number; failed: number };
 
 /** Sends one alert through one channel's adapter (the only path to the network). */
 export async function deliver(deps: AlertDeps, channel: ChannelRow, alert: Alert | EconomyAlert | HealthAlert): Promise<SendResult> {
+  if (channel.kind === "email") {
+    const { smtpUrl, smtpFrom } = deps.config;
+    if (!smtpUrl || !smtpFrom) return { ok: false, status: null, error: "email is not configured on this server (SMTP_URL and SMTP_FROM)", attempts: 0 };
+    return sendEmail(channel.recipients, buildEmail(alert), { smtpUrl, from: smtpFrom });
+  }
+  if (!channel.url_sealed) return { ok: false, status: null, error: "the channel has no URL", attempts: 0 };
   let url: string;
   let secret: string | null = null;
   try {

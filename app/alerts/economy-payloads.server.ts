@@ -1,4 +1,4 @@
-import { cut, DISCORD, esc, escapeDiscord, factsDiscordBody, factsSlackBody, type Fact } from "./payloads.server";
+import { cut, DISCORD, esc, escapeDiscord, factsDiscordBody, factsSlackBody, type EmailParts, type Fact } from "./payloads.server";
 import { TRIGGER_NAME } from "./triggers";
 
 /**
@@ -178,3 +178,6 @@ export function economyWebhookPayload(a: EconomyAlert) {
     sent_at: a.at.toISOString(),
   };
 }
+
+/** What an email says about an economy alert (app/alerts/email-payloads.server.ts lays it out). */
+export const economyEmailParts = (a: EconomyAlert): EmailParts => ({ headline: headline(a), description: description(a), facts: facts(a), footer: a.subject, url: a.url });

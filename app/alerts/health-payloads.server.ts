@@ -1,4 +1,4 @@
-import { cut, DISCORD, esc, escapeDiscord, factsDiscordBody, factsSlackBody, type Fact } from "./payloads.server";
+import { cut, DISCORD, esc, escapeDiscord, factsDiscordBody, factsSlackBody, type EmailParts, type Fact } from "./payloads.server";
 import { TRIGGER_NAME, type HealthTriggerName } from "./triggers";
 
 /**
@@ -172,3 +172,12 @@ export function healthWebhookPayload(a: HealthAlert) {
     sent_at: a.at.toISOString(),
   };
 }
+
+/** What an email says about a health alert (app/alerts/email-payloads.server.ts lays it out). */
+export const healthEmailParts = (a: HealthAlert): EmailParts => ({
+  headline: headline(a),
+  description: description(a),
+  facts: facts(a),
+  footer: `${a.status} • ${a.subject}`,
+  url: a.url,
+});

@@ -232,3 +232,25 @@ function channelRequest(kind: ChannelKind, trigger: string, discord: object, sla
   const timestamp = String(now());
   return { body, headers: { "x-timestamp": timestamp, "x-signature": `sha256=${signBody(secret ?? "", timestamp, body)}`, "x-alert-trigger": trigger } };
 }
+
+/** What an email says about an issue alert (app/alerts/email-payloads.server.ts lays it out). */
+export function issueEmailParts(a: Alert): EmailParts {
+  const title = titleOf(a);
+  return {
+    headline: `${HEADLINE[a.kind]} in ${a.project.name}: ${title.split("\n")[0]}`,
+    description: `${summary(a)}\n\n${title}`,
+    facts: [
+      { name: "Level", value: a.group.level, inline: true },
+      { name: "Environment", value: a.group.environment, inline: true },
+      { name: "Occurrences", value: String(a.group.count), inline: true },
+      ...(a.group.culprit ? [{ name: "Culprit", value: a.group.culprit, inline: false }] : []),
+      ...(a.rule ? [{ name: "Rule", value: a.rule.name, inline: true }] : []),
+    ],
+    code: a.group.stack_trace,
+    footer: `fingerprint ${a.group.fingerprint}`,
+    url: a.url,
+  };
+}
+
+/** An alert told for email: a headline (the subject), a description, facts, an optional stack trace. */
+export type EmailParts = { headline: string; description: string; facts: Fact[]; code?: string | null; footer: string; url: string | null };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { countChannels, deleteRule, getRule, insertRule, listRules, replaceRule, type RuleFields, type RuleRow } from "../../db/alerts.js";
+import { countChannels, deleteRule, getRule, insertRule, listChannels, listRules, replaceRule, type RuleFields, type RuleRow } from "../../db/alerts.js";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
 import type { Sql } from "../../db/client.js";
 import type { AlertEnqueuer } from "./enqueue.server";
@@ -105,8 +105,24 @@ const RuleInput = z.object({
 });
 const RulePatch = z.object(Fields).partial().strict();
 
-/** The API's rule: min_amount stays a decimal string (amounts are exact), growth_pct is a number. */
-export const publicRule = ({ project_id: _p, ...r }: RuleRow) => ({ ...r, growth_pct: r.growth_pct === null ? null : Number(r.growth_pct) });
+/**
+ * What a rule does now, derived from its own switch and its channels': `active` (enabled, and at
+ * least one of its channels is enabled), `no_active_channel` (enabled, but every channel it sends to
+ * is disabled or deleted: nothing goes out), or `disabled`.
+ */
+export type RuleState = "active" | "no_active_channel" | "disabled";
+export const ruleState = (r: Pick<RuleRow, "enabled" | "channel_ids">, activeChannels: ReadonlySet<string>): RuleState =>
+  !r.enabled ? "disabled" : r.channel_ids.some((id) => activeChannels.has(id)) ? "active" : "no_active_channel";
+
+/** The project's enabled channels, which a rule's state is derived from. */
+const activeChannelIds = async (sql: Sql, projectId: string) => new Set((await listChannels(sql, projectId)).filter((c) => c.enabled).map((c) => c.id));
+
+/** The API's rule: min_amount stays a decimal string (amounts are exact), growth_pct is a number; `state` is derived. */
+export const publicRule = ({ project_id: _p, ...r }: RuleRow, activeChannels: ReadonlySet<string>) => ({
+  ...r,
+  growth_pct: r.growth_pct === null ? null : Number(r.growth_pct),
+  state: ruleState(r, activeChannels),
+});
 
 /** A stored rule as input again (what a patch is merged into). */
 const fieldsOf = (r: RuleRow) => ({
@@ -239,7 +255,8 @@ const forget = (deps: AlertSetupDeps, projectId: string) => {
 
 export async function listProjectRules(deps: { sql: Sql }, actor: Actor, projectIdParam: string | undefined) {
   const { projectId } = await authorize(deps.sql, actor, projectIdParam, EVERYONE, "see alert rules");
-  return (await listRules(deps.sql, projectId)).map(publicRule);
+  const active = await activeChannelIds(deps.sql, projectId);
+  return (await listRules(deps.sql, projectId)).map((r) => publicRule(r, active));
 }
 
 export async function createRule(deps: AlertSetupDeps, actor: Actor, projectIdParam: string | undefined, input: unknown) {
@@ -263,7 +280,7 @@ export async function createRule(deps: AlertSetupDeps, actor: Actor, projectIdPa
   });
   const row = await insertRule(deps.sql, projectId, fields);
   forget(deps, projectId);
-  return { rule: publicRule(row) };
+  return { rule: publicRule(row, await activeChannelIds(deps.sql, projectId)) };
 }
 
 async function ruleIn(deps: { sql: Sql }, projectId: string, idParam: string | undefined): Promise<RuleRow> {
@@ -281,7 +298,7 @@ export async function editRule(deps: AlertSetupDeps, actor: Actor, projectIdPara
   const row = await replaceRule(deps.sql, projectId, current.id, fields);
   if (!row) throw notFound("No alert rule with that id in this project.");
   forget(deps, projectId);
-  return { rule: publicRule(row) };
+  return { rule: publicRule(row, await activeChannelIds(deps.sql, projectId)) };
 }
 
 export async function removeRule(deps: AlertSetupDeps, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {

@@ -1,5 +1,5 @@
 import { data, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
-import { Form, Link, useActionData, useLoaderData, useParams } from "@remix-run/react";
+import { Form, Link, useActionData, useLoaderData, useParams, useSearchParams } from "@remix-run/react";
 import { useEffect, useState } from "react";
 import { Submit, useResetOnSuccess } from "~/components/ui";
 import { requirePageUser } from "~/accounts/sessions.server";
@@ -7,7 +7,9 @@ import { ApiError } from "~/http.server";
 import { authorize, EVERYONE } from "~/team/access.server";
 import { createChannel, editChannel, listProjectChannels, removeChannel, testChannel } from "~/alerts/channels.server";
 import { createRule, editRule, listProjectRules, removeRule } from "~/alerts/rules.server";
-import { isEconomyTrigger, isHealthTrigger, TRIGGER_NAME, triggerName } from "~/alerts/triggers";
+import { isEconomyTrigger, isHealthTrigger, triggerName } from "~/alerts/triggers";
+import { environmentsOf, RuleForm, ruleInputFromForm } from "~/components/alerts/rule-form";
+import { knownEnvironments } from "../../db/alerts.js";
 import { HealthRuleFields, healthRuleInput, healthRuleSummary, HEALTH_TRIGGER_HELP } from "~/components/alerts/health-rule-fields";
 import { loadMap } from "~/economy/map.server";
 import { groupDigits } from "~/alerts/economy-payloads.server";
@@ -25,12 +27,12 @@ async function load<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function act<T>(intent: string, fn: () => Promise<T>) {
+async function act<T>(intent: string, id: string, fn: () => Promise<T>) {
   try {
     return await fn();
   } catch (err) {
     if (!ApiError.is(err)) throw err;
-    return data({ ok: false as const, intent, error: err.message }, { status: err.status });
+    return data({ ok: false as const, intent, id, error: err.message }, { status: err.status });
   }
 }
 
@@ -46,6 +48,10 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
         // economy rules name a currency of the map
         currencies: (await loadMap(sql, projectId)).map.currencies.map((c) => ({ key: c.key, name: c.name })),
         publicUrl: context.services.config.publicUrl ?? null,
+        // what a rule's environment filter picks from
+        environments: await knownEnvironments(sql, projectId),
+        // email channels need the operator's SMTP server
+        emailEnabled: Boolean(context.services.config.smtpUrl),
       };
     }),
   );
@@ -66,13 +72,13 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
   const intent = String(form.get("intent") ?? "");
   const p = params.projectId;
   const id = String(form.get("id") ?? "");
-  return act(intent, async () => {
+  return act(intent, id, async () => {
     switch (intent) {
       case "channel-create": {
         const r = await createChannel(services, user, p, {
           name: form.get("name"),
           kind: form.get("kind"),
-          url: form.get("url"),
+          ...(form.get("kind") === "email" ? { recipients: list(form.get("recipients")) } : { url: form.get("url") ?? "" }),
           secret: form.get("secret") || undefined,
         });
         return { ok: true as const, intent, message: `Channel "${r.channel.name}" saved.`, secret: "secret" in r ? r.secret : undefined };
@@ -82,6 +88,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
         if (form.get("name")) patch.name = form.get("name");
         if (form.get("url")) patch.url = form.get("url");
         if (form.get("secret")) patch.secret = form.get("secret");
+        if (form.get("recipients") !== null) patch.recipients = list(form.get("recipients"));
         await editChannel(services, user, p, id, patch);
         return { ok: true as const, intent, message: "Channel updated." };
       }
@@ -99,39 +106,18 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
           if (ApiError.is(err) && err.status === 502) return { ok: false as const, intent, error: err.message };
           throw err;
         }
-      case "rule-create": {
-        const trigger = String(form.get("trigger") ?? "");
-        if (isEconomyTrigger(trigger)) {
-          await createRule(services, user, p, {
-            name: form.get("name"),
-            trigger,
-            currency: String(form.get("currency") ?? "") || null,
-            ...(trigger === "economy_anomaly" ? { min_amount: String(form.get("min_amount") ?? "").replace(/[,\s_]/g, "") || null } : {}),
-            ...(trigger === "supply_growth" ? { growth_pct: num(form.get("growth_pct")) } : {}),
-            channel_ids: form.getAll("channel_ids").map(String),
-          });
-          return { ok: true as const, intent, message: "Rule created." };
-        }
-        await createRule(services, user, p, {
-          name: form.get("name"),
-          trigger: form.get("trigger"),
-          threshold_count: form.get("trigger") === "frequency" ? num(form.get("threshold_count")) : null,
-          window_minutes: form.get("trigger") === "frequency" ? num(form.get("window_minutes")) : null,
-          levels: form.getAll("levels").map(String),
-          environments: list(form.get("environments")),
-          message_contains: String(form.get("message_contains") ?? "") || null,
-          channel_ids: form.getAll("channel_ids").map(String),
-          cooldown_minutes: num(form.get("cooldown_minutes")) ?? 30,
-          server_only: form.get("server_only") === "true",
-          min_players: num(form.get("min_players")) ?? 0,
-        });
+      case "rule-create":
+        await createRule(services, user, p, ruleInputFromForm(form));
         return { ok: true as const, intent, message: "Rule created." };
+      case "rule-edit": {
+        const r = await editRule(services, user, p, id, ruleInputFromForm(form));
+        return { ok: true as const, intent, message: `Rule "${r.rule.name}" saved.` };
       }
       case "health-rule-create":
         await createRule(services, user, p, {
           name: form.get("name"),
           ...healthRuleInput(form),
-          environments: list(form.get("environments")),
+          environments: environmentsOf(form),
           channel_ids: form.getAll("channel_ids").map(String),
           cooldown_minutes: num(form.get("cooldown_minutes")) ?? 30,
         });
@@ -139,7 +125,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
       case "health-rule-edit":
         await editRule(services, user, p, id, {
           ...healthRuleInput(form),
-          environments: list(form.get("environments")),
+          environments: environmentsOf(form),
           cooldown_minutes: num(form.get("cooldown_minutes")) ?? 30,
         });
         return { ok: true as const, intent, message: "Health rule updated." };
@@ -167,7 +153,7 @@ function Message({ result, intents }: { result: unknown; intents: string[] }) {
   );
 }
 
-const KIND_NAME: Record<string, string> = { discord: "Discord", slack: "Slack", webhook: "Signed webhook" };
+const KIND_NAME: Record<string, string> = { discord: "Discord", slack: "Slack", webhook: "Signed webhook", email: "Email" };
 
 /** What each channel kind's URL looks like, as the URL box's placeholder. */
 const URL_EXAMPLE: Record<string, string> = {
@@ -175,6 +161,9 @@ const URL_EXAMPLE: Record<string, string> = {
   slack: "https://hooks.slack.com/services/…",
   webhook: "https://example.com/alerts",
 };
+
+/** A rule's state as the table shows it: an enabled rule that reaches no enabled channel says so. */
+const STATE_TEXT: Record<string, string> = { active: "enabled", no_active_channel: "enabled — no active channel", disabled: "disabled" };
 
 const Intent = ({ intent, id }: { intent: string; id?: string }) => (
   <>
@@ -184,20 +173,24 @@ const Intent = ({ intent, id }: { intent: string; id?: string }) => (
 );
 
 export default function Alerts() {
-  const { channels, rules, role, publicUrl, currencies } = useLoaderData<typeof loader>();
+  const { channels, rules, role, publicUrl, currencies, environments, emailEnabled } = useLoaderData<typeof loader>();
   const currencyName = new Map(currencies.map((c) => [c.key, c.name]));
   const manager = role === "owner" || role === "admin";
   const result = useActionData<typeof action>();
   const channelForm = useResetOnSuccess("channel-create");
   const ruleForm = useResetOnSuccess("rule-create");
-  const [trigger, setTrigger] = useState("new_group");
-  const economy = isEconomyTrigger(trigger);
   const [kind, setKind] = useState("discord");
-  const ruleResult = result as { ok?: boolean; intent?: string } | undefined;
+  // a new key after each successful create: the rule form starts again from its defaults
+  const [ruleFormKey, setRuleFormKey] = useState(0);
+  const ruleResult = result as { ok?: boolean; intent?: string; id?: string } | undefined;
   useEffect(() => {
-    if (ruleResult?.ok && ruleResult.intent === "rule-create") setTrigger("new_group");
+    if (ruleResult?.ok && ruleResult.intent === "rule-create") setRuleFormKey((k) => k + 1);
     if (ruleResult?.ok && ruleResult.intent === "channel-create") setKind("discord");
   }, [ruleResult]);
+  const [search] = useSearchParams();
+  // the rule being edited: ?edit=<id>, or the one whose save was just refused
+  const editId = search.get("edit") ?? (ruleResult?.intent === "rule-edit" && ruleResult.ok === false ? ruleResult.id : null);
+  const editing = manager ? rules.find((r) => r.id === editId && !isHealthTrigger(r.trigger)) : undefined;
   const base = `/projects/${useParams().projectId}`;
   const channelName = new Map(channels.map((c) => [c.id, c.name]));
   return (
@@ -215,15 +208,17 @@ export default function Alerts() {
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Channels</h2>
         <Message result={result} intents={["channel-create", "channel-edit", "channel-enable", "channel-delete", "channel-test"]} />
-        {channels.length === 0 ? <p className="muted">No channels yet. Add a Discord or Slack webhook, or your own endpoint.</p> : null}
+        {channels.length === 0 ? <p className="muted">No channels yet. Add a Discord or Slack webhook, your own endpoint, or email.</p> : null}
         <table className="stack-narrow">
-          <thead><tr><th>Name</th><th>Kind</th><th>URL</th><th>State</th><th /></tr></thead>
+          <thead><tr><th>Name</th><th>Kind</th><th>Destination</th><th>State</th><th /></tr></thead>
           <tbody>
             {channels.map((c) => (
               <tr key={c.id} data-testid={`channel-${c.name}`}>
                 <td>{c.name}</td>
                 <td>{KIND_NAME[c.kind] ?? c.kind}</td>
-                <td><code className="url" title={c.url}>{c.url}</code></td>
+                <td data-label="Destination">
+                  {c.kind === "email" ? <span className="small" data-testid="channel-recipients">{c.recipients.join(", ")}</span> : <code className="url" title={c.url ?? ""}>{c.url}</code>}
+                </td>
                 <td>{c.enabled ? "enabled" : "disabled"}</td>
                 <td className="row" hidden={!manager}>
                   <Form method="post" className="inline"><Intent intent="channel-test" id={c.id} /><Submit pending="Sending…">Send test</Submit></Form>
@@ -235,11 +230,15 @@ export default function Alerts() {
                   <Form method="post" className="inline"><Intent intent="channel-delete" id={c.id} /><Submit className="danger" pending="Deleting…" confirm={`Delete the channel "${c.name}"? Rules stop sending to it.`}>Delete</Submit></Form>
                   <details>
                     <summary>Edit</summary>
-                    <Form method="post" className="row">
+                    <Form method="post" className="row" style={{ alignItems: "flex-end" }}>
                       <Intent intent="channel-edit" id={c.id} />
-                      <input name="name" defaultValue={c.name} aria-label="Channel name" maxLength={100} />
-                      <input name="url" placeholder="New URL (leave empty to keep)" aria-label="New URL" />
-                      {c.kind === "webhook" ? <input name="secret" placeholder="New secret (optional)" aria-label="New secret" /> : null}
+                      <label className="field">Name<input name="name" defaultValue={c.name} aria-label="Channel name" maxLength={100} /></label>
+                      {c.kind === "email" ? (
+                        <label className="field">Recipients<input name="recipients" defaultValue={c.recipients.join(", ")} aria-label="Recipients" size={40} /></label>
+                      ) : (
+                        <label className="field">New URL<input name="url" placeholder="leave empty to keep" aria-label="New URL" /></label>
+                      )}
+                      {c.kind === "webhook" ? <label className="field">New secret<input name="secret" placeholder="optional" aria-label="New secret" /></label> : null}
                       <Submit pending="Saving…">Save</Submit>
                     </Form>
                   </details>
@@ -248,30 +247,55 @@ export default function Alerts() {
             ))}
           </tbody>
         </table>
-        <Form method="post" className="row" style={{ marginTop: 12 }} hidden={!manager} ref={channelForm}>
+        <Form method="post" className="row" style={{ marginTop: 12, alignItems: "flex-end" }} hidden={!manager} ref={channelForm}>
           <Intent intent="channel-create" />
-          <input name="name" placeholder="Name, e.g. #errors" required maxLength={100} aria-label="Channel name" />
-          <select name="kind" value={kind} onChange={(e) => setKind(e.target.value)} aria-label="Kind">
-            <option value="discord">Discord webhook</option>
-            <option value="slack">Slack incoming webhook</option>
-            <option value="webhook">Signed webhook</option>
-          </select>
-          <input name="url" type="url" placeholder={URL_EXAMPLE[kind]} required size={48} aria-label="Webhook URL" />
-          {kind === "webhook" ? <input name="secret" placeholder="Signing secret (generated if empty)" aria-label="Secret" /> : null}
+          <label className="field">
+            Name
+            <input name="name" placeholder="e.g. #errors" required maxLength={100} aria-label="Channel name" />
+          </label>
+          <label className="field">
+            Kind
+            <select name="kind" value={kind} onChange={(e) => setKind(e.target.value)} aria-label="Kind">
+              <option value="discord">Discord webhook</option>
+              <option value="slack">Slack incoming webhook</option>
+              <option value="webhook">Signed webhook</option>
+              <option value="email" disabled={!emailEnabled}>{emailEnabled ? "Email" : "Email (needs SMTP_URL on the server)"}</option>
+            </select>
+          </label>
+          {kind === "email" ? (
+            <label className="field">
+              Recipients
+              <input name="recipients" type="text" placeholder="oncall@example.com, lead@example.com" required size={40} aria-label="Recipients" />
+            </label>
+          ) : (
+            <label className="field">
+              URL
+              <input name="url" type="url" placeholder={URL_EXAMPLE[kind]} required size={48} aria-label="Webhook URL" />
+            </label>
+          )}
+          {kind === "webhook" ? (
+            <label className="field">
+              Signing secret
+              <input name="secret" placeholder="generated if empty" aria-label="Secret" />
+            </label>
+          ) : null}
           <Submit pending="Adding…">Add channel</Submit>
         </Form>
-        <p className="muted small">URLs hold the webhook's token: they are stored encrypted and shown masked after saving.</p>
+        <p className="muted small">
+          URLs hold the webhook's token: they are stored encrypted and shown masked after saving.
+          {emailEnabled ? " Email channels send through this server's SMTP server, up to 20 addresses each." : " Email channels need the operator to set SMTP_URL and SMTP_FROM."}
+        </p>
       </section>
 
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Rules</h2>
-        <Message result={result} intents={["rule-create", "rule-enable", "rule-delete", "health-rule-edit"]} />
+        <Message result={result} intents={["rule-create", "rule-edit", "rule-enable", "rule-delete", "health-rule-edit"]} />
         {rules.length === 0 ? <p className="muted">No rules yet: nothing alerts.</p> : null}
         <table className="stack-narrow">
           <thead><tr><th>Name</th><th>Trigger</th><th>Filters</th><th>Channels</th><th>Cooldown</th><th>State</th><th /></tr></thead>
           <tbody>
             {rules.map((r) => (
-              <tr key={r.id}>
+              <tr key={r.id} data-testid={`rule-${r.name}`}>
                 <td>{r.name}</td>
                 <td>
                   {triggerName(r.trigger)}
@@ -286,10 +310,15 @@ export default function Alerts() {
                     .filter(Boolean)
                     .join("; ") || (isEconomyTrigger(r.trigger) ? "—" : "all")}
                 </td>
-                <td className="small" data-label="Channels">{r.channel_ids.map((id) => channelName.get(id) ?? "?").join(", ") || <span className="muted">none</span>}</td>
+                <td className="small" data-label="Channels">
+                  {r.channel_ids.length === 0 ? <span className="muted">none</span> : r.channel_ids.map((id) => channelName.get(id) ?? "?").join(", ")}
+                </td>
                 <td data-label="Cooldown">{isEconomyTrigger(r.trigger) ? "once each" : isHealthTrigger(r.trigger) ? `fires and recovers once; ${r.cooldown_minutes} min before firing again` : `${r.cooldown_minutes} min`}</td>
-                <td>{r.enabled ? "enabled" : "disabled"}</td>
+                <td data-label="State" data-testid="rule-state">
+                  {r.state === "no_active_channel" ? <span className="badge status-open" title="Every channel of this rule is disabled or deleted: nothing is sent.">{STATE_TEXT[r.state]}</span> : STATE_TEXT[r.state]}
+                </td>
                 <td className="row" hidden={!manager}>
+                  {!isHealthTrigger(r.trigger) ? <Link to={`?edit=${r.id}`} className="button" aria-label={`Edit the rule ${r.name}`}>Edit</Link> : null}
                   <Form method="post" className="inline">
                     <Intent intent="rule-enable" id={r.id} />
                     <input type="hidden" name="enabled" value={String(!r.enabled)} />
@@ -301,7 +330,7 @@ export default function Alerts() {
                       <summary>Edit</summary>
                       <Form method="post" data-testid={`health-rule-edit-${r.name}`}>
                         <Intent intent="health-rule-edit" id={r.id} />
-                        <HealthRuleFields rule={r} />
+                        <HealthRuleFields rule={r} environments={environments} idPrefix={`health-rule-edit-${r.id}`} />
                         <Submit pending="Saving…">Save</Submit>
                       </Form>
                     </details>
@@ -313,88 +342,22 @@ export default function Alerts() {
         </table>
         {!manager ? (
           <p className="muted small">Only owners and admins change channels and rules.</p>
-        ) : channels.length > 0 ? (
-          <Form method="post" style={{ marginTop: 12 }} ref={ruleForm}>
-            <Intent intent="rule-create" />
-            <div className="row">
-              <input name="name" placeholder="Rule name" required maxLength={100} aria-label="Rule name" />
-              <select name="trigger" value={trigger} onChange={(e) => setTrigger(e.target.value)} aria-label="Trigger">
-                <option value="new_group">{TRIGGER_NAME.new_group}: an issue is seen for the first time</option>
-                <option value="regression">{TRIGGER_NAME.regression}: a resolved issue comes back</option>
-                <option value="frequency">{TRIGGER_NAME.frequency}: an issue occurs N times in M minutes</option>
-                <option value="economy_anomaly">{TRIGGER_NAME.economy_anomaly}: a player's balance jumps, or gains what no flow explains</option>
-                <option value="supply_growth">{TRIGGER_NAME.supply_growth}: a currency's supply grows more than X% in a day</option>
-              </select>
-              {trigger === "frequency" ? (
-                <span className="row tight">
-                  <input name="threshold_count" type="number" min={1} step={1} placeholder="N" aria-label="Threshold count" required style={{ width: "6em" }} />
-                  <span>times in</span>
-                  <input name="window_minutes" type="number" min={1} max={1440} step={1} placeholder="M" aria-label="Window minutes" required style={{ width: "5em" }} />
-                  <span>minutes</span>
-                </span>
-              ) : null}
-              {economy ? (
-                <label className="row tight">
-                  Currency
-                  <select name="currency" aria-label="Currency" defaultValue="">
-                    <option value="">{trigger === "supply_growth" ? "Each currency" : "Any currency"}</option>
-                    {currencies.map((c) => (
-                      <option key={c.key} value={c.key}>{c.name}</option>
-                    ))}
-                  </select>
-                </label>
-              ) : null}
-              {trigger === "economy_anomaly" ? (
-                <label className="row tight">
-                  At least
-                  <input name="min_amount" inputMode="decimal" pattern="[0-9][0-9,_ ]*(\.[0-9]+)?" placeholder="any size" aria-label="Minimum amount" style={{ width: "9em" }} />
-                </label>
-              ) : null}
-              {trigger === "supply_growth" ? (
-                <label className="row tight">
-                  More than
-                  <input name="growth_pct" type="number" min={0.01} step="any" required placeholder="X" aria-label="Growth percent" style={{ width: "6em" }} />
-                  % in a UTC day
-                </label>
-              ) : null}
-              <label className="row tight" hidden={economy}>
-                Cooldown <input name="cooldown_minutes" type="number" min={0} defaultValue={30} aria-label="Cooldown minutes" style={{ width: "5em" }} /> minutes
-              </label>
-            </div>
-            {trigger === "economy_anomaly" ? (
-              <p className="muted small" data-testid="economy-rule-help">
-                Alerts on each rise that is an anomaly under the currency's detection threshold (see Economy settings), and on
-                each gain the game's recorded flows do not explain, naming the player and the jump. Leave the minimum empty to
-                alert on every one.
-              </p>
-            ) : null}
-            {trigger === "supply_growth" ? (
-              <p className="muted small" data-testid="economy-rule-help">
-                Growth is the day's change without new players' opening balances, over the supply at the end of the day before.
-                One alert per currency and day.
-              </p>
-            ) : null}
-            <div className="row" style={{ marginTop: 8 }} hidden={economy}>
-              <fieldset className="row tight" style={{ border: 0, padding: 0, margin: 0 }}>
-                <legend className="small muted" style={{ float: "left", marginRight: 8 }}>Levels (all if none ticked)</legend>
-                {["error", "warn", "info"].map((l) => (
-                  <label key={l}><input type="checkbox" name="levels" value={l} /> {l}</label>
-                ))}
-              </fieldset>
-              <input name="environments" placeholder="Environments, comma-separated (all if empty)" aria-label="Environments" />
-              <input name="message_contains" placeholder="Message contains" aria-label="Message contains" />
-            </div>
-            <div className="row" style={{ marginTop: 8 }} hidden={economy}>
-              <label><input type="checkbox" name="server_only" value="true" /> Server errors only (skip errors only game clients reported)</label>
-              <label>
-                At least <input name="min_players" type="number" min={0} step={1} defaultValue={0} aria-label="Minimum players" style={{ width: "5em" }} /> players (0: any)
-              </label>
-            </div>
+        ) : editing ? (
+          <Form method="post" action={`${base}/alerts`} style={{ marginTop: 12 }} className="rule-form" data-testid="rule-edit-form" key={editing.id}>
+            <h3 style={{ margin: "0 0 8px" }}>Edit the rule "{editing.name}"</h3>
+            <Intent intent="rule-edit" id={editing.id} />
+            <RuleForm rule={editing} channels={channels} currencies={currencies} environments={environments} />
             <div className="row" style={{ marginTop: 8 }}>
-              <span className="small muted">Send to</span>
-              {channels.map((c) => (
-                <label key={c.id}><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
-              ))}
+              <Submit pending="Saving…">Save rule</Submit>
+              <Link to={`${base}/alerts`}>Cancel</Link>
+            </div>
+          </Form>
+        ) : channels.length > 0 ? (
+          <Form method="post" style={{ marginTop: 12 }} ref={ruleForm} className="rule-form" key={`create-${ruleFormKey}`}>
+            <h3 style={{ margin: "0 0 8px" }}>New rule</h3>
+            <Intent intent="rule-create" />
+            <RuleForm channels={channels} currencies={currencies} environments={environments} />
+            <div className="row" style={{ marginTop: 8 }}>
               <Submit pending="Creating…">Create rule</Submit>
             </div>
           </Form>
@@ -408,16 +371,19 @@ export default function Alerts() {
             <Form method="post" style={{ marginTop: 8 }}>
               <Intent intent="health-rule-create" />
               <div className="row">
-                <input name="name" placeholder="Rule name" required maxLength={100} aria-label="Health alert name" />
+                <label className="field">
+                  Health alert name
+                  <input name="name" required maxLength={100} aria-label="Health alert name" />
+                </label>
               </div>
-              <HealthRuleFields />
-              <div className="row" style={{ marginTop: 8 }}>
-                <span className="small muted">Send to</span>
+              <HealthRuleFields environments={environments} />
+              <fieldset className="row" style={{ marginTop: 8, border: 0, padding: 0 }}>
+                <legend className="small muted" style={{ float: "left", marginRight: 8 }}>Send to</legend>
                 {channels.map((c) => (
-                  <label key={c.id}><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
+                  <label key={c.id} className="check-label"><input type="checkbox" name="channel_ids" value={c.id} defaultChecked={channels.length === 1} /> {c.name}</label>
                 ))}
-                <Submit pending="Creating…">Create health rule</Submit>
-              </div>
+              </fieldset>
+              <Submit pending="Creating…">Create health rule</Submit>
             </Form>
             <ul className="muted small">
               {Object.entries(HEALTH_TRIGGER_HELP).map(([t, help]) => (
@@ -429,7 +395,8 @@ export default function Alerts() {
         <p className="muted small">Each rule alerts at most once per issue within its cooldown; ignored issues never alert.
           Errors relayed from game clients can be made up by an exploiting player: "server errors only", or a minimum number of
           distinct players, keeps such text from paging the team. Economy rules alert once per anomaly, unexplained gain,
-          or currency and day. Health rules send one message when their condition starts and one when it is over.</p>
+          or currency and day. Health rules send one message when their condition starts and one when it is over.
+          A rule whose channels are all disabled reads "enabled — no active channel": it sends nothing until one is enabled.</p>
       </section>
     </>
   );

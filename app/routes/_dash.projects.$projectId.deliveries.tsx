@@ -66,7 +66,7 @@ export default function Deliveries() {
                   d.group_title !== null ? <Link to={`${base}/issues/${d.group_id}`}>{d.group_title.length > 80 ? `${d.group_title.slice(0, 80)}…` : d.group_title}</Link> : <span className="muted">deleted issue</span>
                 ) : <span className="muted">test</span>}
               </td>
-              <td>{d.trigger}</td>
+              <td data-testid="delivery-trigger" title={d.trigger}>{d.trigger_name}</td>
               <td>{d.rule_name ?? (d.rule_id ? <span className="muted">deleted</span> : "—")}</td>
               <td>{d.channel_name ?? <span className="muted">deleted</span>}</td>
               <td><span className={`badge status-${d.status === "sent" ? "resolved" : "open"}`}>{d.status}</span></td>

@@ -1,5 +1,5 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { NavLink, Outlet, useLoaderData } from "@remix-run/react";
+import { NavLink, Outlet, useLoaderData, useLocation } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { getProjectFor } from "~/team/projects.server";
 import { pageLoad } from "~/dashboard/page.server";
@@ -15,6 +15,8 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
 export default function ProjectLayout() {
   const { project } = useLoaderData<typeof loader>();
   const base = `/projects/${project.id}`;
+  // the delivery log belongs to the Alerts tab
+  const inAlerts = useLocation().pathname.startsWith(`${base}/deliveries`);
   return (
     <>
       <h1>{project.name}</h1>
@@ -26,7 +28,7 @@ export default function ProjectLayout() {
         <NavLink to={`${base}/players`} className={({ isActive }) => (isActive ? "active" : "")}>Players</NavLink>
         <NavLink to={`${base}/traces`} className={({ isActive }) => (isActive ? "active" : "")}>Traces</NavLink>
         <NavLink to={`${base}/economy`} className={({ isActive }) => (isActive ? "active" : "")}>Economy</NavLink>
-        <NavLink to={`${base}/alerts`} className={({ isActive }) => (isActive ? "active" : "")}>Alerts</NavLink>
+        <NavLink to={`${base}/alerts`} className={({ isActive }) => (isActive || inAlerts ? "active" : "")}>Alerts</NavLink>
         <NavLink to={`${base}/settings`} className={({ isActive }) => (isActive ? "active" : "")}>Settings</NavLink>
       </nav>
       <Outlet />

@@ -12,6 +12,8 @@ let projectId: string;
 let keyId: string;
 let groupId: string;
 let linkId: string;
+let channelId: string;
+let ruleId: string;
 const users: Record<"owner" | "admin" | "member" | "outsider", { id: string; email: string; cookie: string }> = {} as never;
 
 type Need = "any" | "manager" | "owner";
@@ -38,6 +40,14 @@ const routes: Route[] = [
   { method: "DELETE", path: () => `${P()}/share-links/${linkId}`, need: "manager" },
   { method: "GET", path: () => `${P()}/two-factor`, need: "any" },
   { method: "PUT", path: () => `${P()}/two-factor`, body: () => ({ two_factor_required: "owners_admins" }), need: "manager" },
+  // alert channels (email among the kinds) and rules (edited with the create schema)
+  { method: "GET", path: () => `${P()}/channels`, need: "any" },
+  { method: "POST", path: () => `${P()}/channels`, body: () => ({ name: "Email", kind: "email", recipients: ["oncall@example.test"] }), need: "manager" },
+  { method: "PATCH", path: () => `${P()}/channels/${channelId}`, body: () => ({ enabled: false }), need: "manager" },
+  { method: "GET", path: () => `${P()}/rules`, need: "any" },
+  { method: "POST", path: () => `${P()}/rules`, body: () => ({ name: "Another", trigger: "regression", channel_ids: [channelId] }), need: "manager" },
+  { method: "PATCH", path: () => `${P()}/rules/${ruleId}`, body: () => ({ name: "Edited", trigger: "frequency", threshold_count: 5, window_minutes: 5, environments: ["production"], channel_ids: [channelId] }), need: "manager" },
+  { method: "GET", path: () => `${P()}/deliveries`, need: "any" },
 ];
 const label = (r: Route) => `${r.method} ${r.path().replace(/[0-9a-f-]{36}/g, ":id")}`;
 
@@ -48,7 +58,9 @@ async function snapshot() {
   const groups = await app.sql`select id, status from error_groups where project_id = ${projectId} order by id`;
   const links = await app.sql`select id, revoked_at from share_links where project_id = ${projectId} order by id`;
   const events = await app.sql`select count(*)::int as n from events where project_id = ${projectId}`;
-  return JSON.stringify({ project, keys, members, groups, links, events });
+  const channels = await app.sql`select id, name, enabled, recipients from alert_channels where project_id = ${projectId} order by id`;
+  const rules = await app.sql`select id, name, trigger, environments, updated_at from alert_rules where project_id = ${projectId} order by id`;
+  return JSON.stringify({ project, keys, members, groups, links, events, channels, rules });
 }
 
 beforeAll(async () => {
@@ -69,6 +81,12 @@ beforeAll(async () => {
   const link = await call(app, "POST", `${P()}/share-links`, { cookie: users.owner.cookie, body: { group_id: groupId, role: "viewer" } });
   expect(link.status).toBe(201);
   linkId = link.body.id;
+  const channel = await call(app, "POST", `${P()}/channels`, { cookie: users.owner.cookie, body: { name: "Discord", kind: "discord", url: "https://discord.com/api/webhooks/1/token" } });
+  expect(channel.status).toBe(201);
+  channelId = channel.body.channel.id;
+  const rule = await call(app, "POST", `${P()}/rules`, { cookie: users.owner.cookie, body: { name: "New", trigger: "new_group", channel_ids: [channelId] } });
+  expect(rule.status).toBe(201);
+  ruleId = rule.body.rule.id;
 });
 afterAll(() => app?.close());
 

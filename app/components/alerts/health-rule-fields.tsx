@@ -1,3 +1,5 @@
+import { EnvironmentPicker } from "./rule-form";
+
 /**
  * The fields of a health rule on the Alerts page. The form works without JavaScript: every field is
  * always there (a threshold, a number of minutes, a minimum) and the trigger decides what each one
@@ -80,7 +82,7 @@ export function healthRuleSummary(r: HealthRule): string {
 }
 
 /** Trigger, threshold, minutes, minimum, environments and cooldown; prefilled from `rule` when editing. */
-export function HealthRuleFields({ rule }: { rule?: HealthRule }) {
+export function HealthRuleFields({ rule, environments = [], idPrefix = "health-rule" }: { rule?: HealthRule; environments?: string[]; idPrefix?: string }) {
   const m = rule ? MEANING[rule.trigger] : undefined;
   const value = (k: keyof HealthRule | null | undefined) => (rule && k ? ((rule[k] as number | null) ?? undefined) : undefined);
   return (
@@ -104,8 +106,8 @@ export function HealthRuleFields({ rule }: { rule?: HealthRule }) {
           Minimum <input name="minimum" type="number" min={0} step={1} defaultValue={value(m?.minimum)} placeholder="default" aria-label="Minimum" style={{ width: "7em" }} />
         </label>
       </div>
+      <EnvironmentPicker known={environments} selected={rule?.environments} idPrefix={idPrefix} />
       <div className="row" style={{ marginTop: 8 }}>
-        <input name="environments" defaultValue={rule?.environments.join(", ") ?? ""} placeholder="Environments, comma-separated (all if empty)" aria-label="Game environment filter" />
         <label className="row tight">
           Fire again after <input name="cooldown_minutes" type="number" min={0} defaultValue={rule?.cooldown_minutes ?? 30} aria-label="Fire again after minutes" style={{ width: "5em" }} /> minutes
         </label>
