@@ -78,8 +78,11 @@ export async function readTimeline(sql: Sql, projectId: string, groupId: string)
   const add = (id: unknown) => typeof id === "string" && ids.add(id);
   for (const a of activity) {
     add(a.actor_id);
-    add(a.details.to);
-    add(a.details.from);
+    // only an assignment's to and from are people (a status change's are statuses)
+    if (a.kind === "assigned") {
+      add(a.details.to);
+      add(a.details.from);
+    }
   }
   for (const c of comments) add(c.actor_id);
   for (const l of links) {
