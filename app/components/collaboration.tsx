@@ -54,7 +54,7 @@ export function AssigneeForm({ teammates, assigneeId, me, disabled }: { teammate
   // a merged-away issue has no assignee of its own: the issue it is in has it
   if (disabled) return null;
   return (
-    <Form method="post" className="row assign-form" aria-label="Assignee">
+    <Form method="post" className="row assign-form" aria-label="Assign this issue">
       <input type="hidden" name="intent" value="assign" />
       <label htmlFor="assignee" style={{ margin: 0 }}>Assignee</label>
       <select id="assignee" name="assignee_id" defaultValue={assigneeId ?? "none"} key={assigneeId ?? "none"}>

@@ -12,6 +12,7 @@ let projectId: string;
 let keyId: string;
 let groupId: string;
 let linkId: string;
+let commentId: string;
 const users: Record<"owner" | "admin" | "member" | "outsider", { id: string; email: string; cookie: string }> = {} as never;
 
 type Need = "any" | "manager" | "owner";
@@ -36,6 +37,15 @@ const routes: Route[] = [
   { method: "POST", path: () => `${P()}/share-links`, body: () => ({ group_id: groupId, role: "viewer" }), need: "any" },
   // a member may revoke only links they made; this one is the owner's
   { method: "DELETE", path: () => `${P()}/share-links/${linkId}`, need: "manager" },
+  { method: "PATCH", path: () => `${P()}/groups/${groupId}`, body: () => ({ assignee_id: users.member.id }), need: "any" },
+  { method: "POST", path: () => `${P()}/groups/assign`, body: () => ({ ids: [groupId], assignee_id: users.member.id }), need: "any" },
+  { method: "GET", path: () => `${P()}/groups/${groupId}/activity`, need: "any" },
+  { method: "GET", path: () => `${P()}/groups/${groupId}/comments`, need: "any" },
+  { method: "POST", path: () => `${P()}/groups/${groupId}/comments`, body: () => ({ body: "a note" }), need: "any" },
+  // this comment is the owner's: only its author edits it (so admins and members get 403, as on owner-only routes)
+  { method: "PATCH", path: () => `${P()}/groups/${groupId}/comments/${commentId}`, body: () => ({ body: "edited" }), need: "owner" },
+  // its author, an owner or an admin deletes it
+  { method: "DELETE", path: () => `${P()}/groups/${groupId}/comments/${commentId}`, need: "manager" },
 ];
 const label = (r: Route) => `${r.method} ${r.path().replace(/[0-9a-f-]{36}/g, ":id")}`;
 
@@ -43,10 +53,11 @@ async function snapshot() {
   const [project] = await app.sql`select name from projects where id = ${projectId}`;
   const keys = await app.sql`select id, revoked_at from api_keys where project_id = ${projectId} order by id`;
   const members = await app.sql`select user_id, role from project_members where project_id = ${projectId} order by user_id`;
-  const groups = await app.sql`select id, status from error_groups where project_id = ${projectId} order by id`;
+  const groups = await app.sql`select id, status, assignee_id from error_groups where project_id = ${projectId} order by id`;
+  const comments = await app.sql`select id, body from issue_comments where project_id = ${projectId} order by id`;
   const links = await app.sql`select id, revoked_at from share_links where project_id = ${projectId} order by id`;
   const events = await app.sql`select count(*)::int as n from events where project_id = ${projectId}`;
-  return JSON.stringify({ project, keys, members, groups, links, events });
+  return JSON.stringify({ project, keys, members, groups, links, events, comments });
 }
 
 beforeAll(async () => {
@@ -67,6 +78,9 @@ beforeAll(async () => {
   const link = await call(app, "POST", `${P()}/share-links`, { cookie: users.owner.cookie, body: { group_id: groupId, role: "viewer" } });
   expect(link.status).toBe(201);
   linkId = link.body.id;
+  const comment = await call(app, "POST", `${P()}/groups/${groupId}/comments`, { cookie: users.owner.cookie, body: { body: "owner's note" } });
+  expect(comment.status).toBe(201);
+  commentId = comment.body.comment.id;
 });
 afterAll(() => app?.close());
 
