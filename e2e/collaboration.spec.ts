@@ -32,6 +32,9 @@ test("assign from the list, comment, see the timeline; the assignee is told", as
     expect(r.status()).toBe(200);
   };
   await signIn(owner.email);
+  page.on("console", (m) => console.log("CONSOLE", m.type(), m.text()));
+  page.on("pageerror", (e) => console.log("PAGEERROR", e.message, e.stack));
+  page.on("response", (r) => { if (r.status() >= 500) console.log("HTTP", r.status(), r.url()); });
   const shop = "ServerScriptService.Shop:42: attempt to index nil with 'Price'";
   const pets = "ServerScriptService.Pets:14: attempt to index nil with 'Owner'";
   const r = await page.request.post("/api/ingest", { data: { errors: [{ message: shop, game_version: "1.8.0" }, { message: pets }] }, headers: { "x-api-key": apiKey } });
