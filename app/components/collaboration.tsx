@@ -73,7 +73,8 @@ export function AssigneeForm({ teammates, assigneeId, me, disabled }: { teammate
 export function AssigneeTag({ id, teammates, me }: { id: string | null | undefined; teammates: Teammate[]; me: string }) {
   if (!id) return null;
   const email = teammates.find((t) => t.id === id)?.email ?? "a former member";
-  return <span className="tag assignee" title={`Assigned to ${email}`} data-testid="assignee-tag">→ {id === me ? "you" : email}</span>;
+  // the part before the @ keeps a narrow row readable; the whole address is on hover
+  return <span className="tag assignee" title={`Assigned to ${email}`} data-testid="assignee-tag">→ {id === me ? "you" : email.split("@")[0]}</span>;
 }
 
 /** "Assign ticked to …": part of the issues list's bulk form (its ticked ids go with it). */

@@ -329,6 +329,31 @@ describe("the timeline", () => {
   });
 });
 
+describe("deleting", () => {
+  it("an issue takes its comments, activity and notices with it; a project with assigned issues deletes cleanly", async () => {
+    const { projectId: doomed, apiKey: key } = await makeProject(app.sql, users.owner.id, [{ userId: users.member.id, role: "member" }], "Doomed");
+    const D = `/api/team/projects/${doomed}`;
+    await ingest(app, key, { errors: [{ message: "Doomed one" }, { message: "Doomed two" }] });
+    const ids = (await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${doomed} order by message`).map((r) => r.id);
+    for (const id of ids) {
+      await call(app, "PATCH", `${D}/groups/${id}`, { cookie: users.owner.cookie, body: { assignee_id: users.member.id, status: "resolved" } });
+      await call(app, "POST", `${D}/groups/${id}/comments`, { cookie: users.member.cookie, body: { body: "doomed" } });
+    }
+    const rows = async () => {
+      const [r] = await app.sql`select
+        (select count(*)::int from issue_comments where project_id = ${doomed}) as comments,
+        (select count(*)::int from issue_activity where project_id = ${doomed}) as activity,
+        (select count(*)::int from assignment_notices where project_id = ${doomed}) as notices`;
+      return r;
+    };
+    expect(await rows()).toEqual({ comments: 2, activity: 4, notices: 2 });
+    expect((await call(app, "DELETE", `${D}/groups/${ids[0]}`, { cookie: users.owner.cookie })).status).toBe(200);
+    expect(await rows()).toEqual({ comments: 1, activity: 2, notices: 1 });
+    expect((await call(app, "DELETE", D, { cookie: users.owner.cookie })).status).toBe(200);
+    expect(await rows()).toEqual({ comments: 0, activity: 0, notices: 0 });
+  });
+});
+
 describe("share pages", () => {
   it("show no assignee, comment or timeline entry", async () => {
     await ingest(app, apiKey, { errors: [{ message: "Shared issue" }] });
