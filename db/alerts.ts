@@ -300,14 +300,19 @@ export type AlertGroup = {
   regressed_at: Date | null;
   /** a named grouping rule's title for its issue, else null */
   title: string | null;
+  /** the email of the member the issue is assigned to (a merged group: the issue it is in), else null */
+  assignee: string | null;
 };
 
 export const groupsByFingerprint = (sql: Sql, projectId: string, fingerprints: string[]) =>
   sql<AlertGroup[]>`
-    select id, fingerprint, message, level, status, environment, culprit, count, user_count::int, client_only, first_seen, last_seen,
-      created_at, regressed_at, title
-    from error_groups where project_id = ${projectId} and fingerprint = any(${fingerprints}::text[])
-    order by fingerprint`;
+    select g.id, g.fingerprint, g.message, g.level, g.status, g.environment, g.culprit, g.count, g.user_count::int, g.client_only,
+      g.first_seen, g.last_seen, g.created_at, g.regressed_at, g.title, u.email as assignee
+    from error_groups g
+    left join error_groups p on p.project_id = g.project_id and p.id = g.merged_into
+    left join users u on u.id = coalesce(p.assignee_id, g.assignee_id)
+    where g.project_id = ${projectId} and g.fingerprint = any(${fingerprints}::text[])
+    order by g.fingerprint`;
 
 /** Occurrences per group within the last `minutes` minutes (by occurrence time, from the minute rollups). */
 export async function windowCounts(sql: Sql, projectId: string, groupIds: string[], minutes: number): Promise<Map<string, number>> {

@@ -16,6 +16,8 @@ export type GroupMatch = {
   newInVersion?: string;
   /** groups created at or before this time (a bulk action confirmed for a counted set) */
   createdBefore?: Date;
+  /** groups assigned to this user, or (null) to nobody */
+  assignee?: string | null;
 };
 export type GroupFilter = GroupMatch & {
   sort: GroupSort;
@@ -36,7 +38,7 @@ export type EventFilter = {
 const groupColumns = (sql: Sql) => sql`
   g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
   g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
-  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into, g.title`;
+  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into, g.title, g.assignee_id`;
 
 /** A row of error_groups as the group reads return it (groupColumns). */
 export type GroupRow = {
@@ -65,6 +67,8 @@ export type GroupRow = {
   merged_into: string | null;
   /** a named grouping rule's title for its issue; null: the title is the message's template */
   title: string | null;
+  /** the member the issue is assigned to, if any */
+  assignee_id: string | null;
 };
 
 /** A stored event as the event reads return it. */
@@ -128,7 +132,8 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = 
     ${f.search ? searchWhere(sql, projectId, f.search) : sql``}
     ${f.regressed ? sql`and g.regressed_at is not null` : sql``}
     ${f.newInVersion ? sql`and g.first_version = ${f.newInVersion}` : sql``}
-    ${f.createdBefore ? sql`and g.created_at <= ${f.createdBefore}` : sql``}`;
+    ${f.createdBefore ? sql`and g.created_at <= ${f.createdBefore}` : sql``}
+    ${f.assignee === undefined ? sql`` : f.assignee === null ? sql`and g.assignee_id is null` : sql`and g.assignee_id = ${f.assignee}`}`;
 }
 
 /** A numeric search also names a player by user id, exactly. */

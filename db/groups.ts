@@ -3,6 +3,7 @@ import { ROLLUP_TABLES } from "./stats.js";
 import { groupWhere, type GroupMatch } from "./errors.js";
 import { mergeLockKey } from "./events.js";
 import { applyPendingOf } from "./counter-deltas.js";
+import { NOBODY, type By } from "./activity.js";
 
 export type GroupStatus = "open" | "resolved" | "ignored";
 
@@ -16,15 +17,15 @@ export type Snooze = { until?: Date; occurrences?: number; users?: number };
  * Rows are locked in fingerprint order, the ingest write's order, so a bulk change over many groups
  * cannot deadlock with ingest or with another bulk change.
  */
-export async function setGroupStatus(sql: Sql, projectId: string, ids: string[], status: GroupStatus, snooze?: Snooze) {
+export async function setGroupStatus(sql: Sql, projectId: string, ids: string[], status: GroupStatus, snooze?: Snooze, by: By = NOBODY) {
   if (ids.length === 0) return [];
   // a group merged into another keeps the status it had; the issue it is in has the live one
-  return updateStatus(sql, projectId, sql`g.project_id = ${projectId} and g.id = any(${ids}::uuid[]) and g.merged_into is null`, status, snooze);
+  return updateStatus(sql, projectId, sql`g.project_id = ${projectId} and g.id = any(${ids}::uuid[]) and g.merged_into is null`, status, snooze, by);
 }
 
 /** The same change for every group matching a filter; answers the changed rows. */
-export async function setStatusWhere(sql: Sql, projectId: string, match: GroupMatch, status: GroupStatus, snooze?: Snooze) {
-  return updateStatus(sql, projectId, groupWhere(sql, projectId, match), status, snooze);
+export async function setStatusWhere(sql: Sql, projectId: string, match: GroupMatch, status: GroupStatus, snooze?: Snooze, by: By = NOBODY) {
+  return updateStatus(sql, projectId, groupWhere(sql, projectId, match), status, snooze, by);
 }
 
 /**
@@ -32,9 +33,15 @@ export async function setStatusWhere(sql: Sql, projectId: string, match: GroupMa
  * group's own counters (count + N, user_count + N), which the ingest write (occurrences) and the
  * deferred counters (players, db/counter-deltas.ts) compare as they count. A snooze on players
  * first applies the project's pending counters, so players seen before it do not count toward it.
+ * Each group whose status changed (or that got a new snooze) gets its timeline entry in the same
+ * statement: who, from and to, and for a resolve the version the issue was last seen in.
  */
-async function updateStatus(sql: Sql, projectId: string, where: ReturnType<typeof groupWhere>, status: GroupStatus, snooze?: Snooze) {
+async function updateStatus(sql: Sql, projectId: string, where: ReturnType<typeof groupWhere>, status: GroupStatus, snooze: Snooze | undefined, by: By) {
   const s = status === "ignored" ? snooze ?? {} : {};
+  const snoozed = s.until || s.occurrences || s.users
+    ? { ...(s.until ? { until: s.until.toISOString() } : {}), ...(s.occurrences ? { occurrences: s.occurrences } : {}), ...(s.users ? { users: s.users } : {}) }
+    : null;
+  const details = { ...(by.via ? { via: by.via } : {}), ...(snoozed ? { snooze: snoozed } : {}) };
   if (s.users == null) return update(sql);
   return sql.begin(async (tx) => {
     await applyPendingOf(tx, projectId);
@@ -42,26 +49,43 @@ async function updateStatus(sql: Sql, projectId: string, where: ReturnType<typeo
   });
   function update(sql: Sql | TxSql) {
     return sql<{ id: string; status: GroupStatus; resolved_at: Date | null }[]>`
-    update error_groups t set
-      status = ${status},
-      resolved_at = case when ${status} = 'resolved' then (case when t.status = 'resolved' then t.resolved_at else now() end) end,
-      snooze_until = ${s.until ?? null}::timestamptz,
-      snooze_count = t.count + ${s.occurrences ?? null}::bigint,
-      snooze_users = t.user_count + ${s.users ?? null}::bigint
-    from (select g.id from error_groups g where ${where} order by g.fingerprint for update) s
-    where t.project_id = ${projectId} and t.id = s.id
-    returning t.id, t.status, t.resolved_at`;
+    with s as (
+      select g.id, g.status as previous from error_groups g where ${where} order by g.fingerprint for update
+    ), u as (
+      update error_groups t set
+        status = ${status},
+        resolved_at = case when ${status} = 'resolved' then (case when t.status = 'resolved' then t.resolved_at else now() end) end,
+        snooze_until = ${s.until ?? null}::timestamptz,
+        snooze_count = t.count + ${s.occurrences ?? null}::bigint,
+        snooze_users = t.user_count + ${s.users ?? null}::bigint
+      from s
+      where t.project_id = ${projectId} and t.id = s.id
+      returning t.id, t.status, t.resolved_at, t.last_version, s.previous
+    ), a as (
+      insert into issue_activity (project_id, group_id, actor_id, kind, details)
+      select ${projectId}, u.id, ${by.actorId}::uuid, 'status',
+        ${asJson(sql as Sql, details)}::jsonb || jsonb_build_object('from', u.previous, 'to', u.status,
+          'version', case when u.status = 'resolved' then u.last_version end)
+      from u where u.previous is distinct from u.status or ${snoozed !== null}
+    )
+    select id, status, resolved_at from u`;
   }
 }
 
 /** Reopens every ignored group whose snooze time has passed (the time end needs no new event). */
 export async function reopenExpiredSnoozes(sql: Sql): Promise<number> {
   const rows = await sql`
-    update error_groups t set status = 'open', snooze_until = null, snooze_count = null, snooze_users = null
-    from (select project_id, id from error_groups where snooze_until <= now() and status = 'ignored'
-          order by project_id, fingerprint for update) s
-    where t.project_id = s.project_id and t.id = s.id
-    returning t.id`;
+    with u as (
+      update error_groups t set status = 'open', snooze_until = null, snooze_count = null, snooze_users = null
+      from (select project_id, id from error_groups where snooze_until <= now() and status = 'ignored'
+            order by project_id, fingerprint for update) s
+      where t.project_id = s.project_id and t.id = s.id
+      returning t.project_id, t.id
+    ), a as (
+      insert into issue_activity (project_id, group_id, actor_id, kind, details)
+      select project_id, id, null, 'status', '{"from": "ignored", "to": "open", "via": "snooze_ended"}'::jsonb from u
+    )
+    select id from u`;
   return rows.length;
 }
 

@@ -1,4 +1,5 @@
 import type { Sql, TxSql } from "./client.js";
+import { unassignMember } from "./assignment.js";
 
 export type Role = "owner" | "admin" | "member";
 export type Member = { project_id: string; user_id: string; email: string; role: Role; created_at: Date };
@@ -39,11 +40,12 @@ export async function insertMember(sql: Sql | TxSql, projectId: string, userId: 
 export type MemberChange = { ok: true; member?: Member } | { ok: false; reason: "not_found" | "last_owner" };
 
 /**
- * Changes a role (or removes the member when role is null, revoking the share links they made) while
- * keeping at least one owner. The project row is locked first, so two concurrent demotions of the last
- * two owners cannot both pass.
+ * Changes a role (or removes the member when role is null, revoking the share links they made and
+ * unassigning their issues, on those issues' timelines as done by `actorId`) while keeping at least
+ * one owner. The project row is locked first, so two concurrent demotions of the last two owners
+ * cannot both pass.
  */
-export async function changeMember(sql: Sql, projectId: string, userId: string, role: Role | null): Promise<MemberChange> {
+export async function changeMember(sql: Sql, projectId: string, userId: string, role: Role | null, actorId: string | null = null): Promise<MemberChange> {
   return sql.begin(async (tx) => {
     await tx`select 1 from projects where id = ${projectId} for update`;
     const [current] = await tx<{ role: Role }[]>`
@@ -55,6 +57,7 @@ export async function changeMember(sql: Sql, projectId: string, userId: string, 
       if (n <= 1) return { ok: false, reason: "last_owner" } as const;
     }
     if (role === null) {
+      await unassignMember(tx, projectId, userId, actorId);
       await tx`delete from project_members where project_id = ${projectId} and user_id = ${userId}`;
       // links a member handed out leave with them: whoever got one was given it on their behalf
       await tx`

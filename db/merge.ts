@@ -2,6 +2,7 @@ import type { TxSql, Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { mergeLockKey } from "./events.js";
 import type { GroupRow } from "./errors.js";
+import { NOBODY, recordActivity, type By } from "./activity.js";
 import { applyPendingOf } from "./counter-deltas.js";
 
 /**
@@ -87,7 +88,7 @@ async function recompute(tx: TxSql, projectId: string, targetId: string) {
  * Merges `sourceIds` into `targetId` (all visible groups of the project). A source that itself holds
  * merged groups is refused (unmerge it first, or make it the target).
  */
-export async function mergeGroups(sql: Sql, projectId: string, targetId: string, sourceIds: string[]): Promise<string[]> {
+export async function mergeGroups(sql: Sql, projectId: string, targetId: string, sourceIds: string[], by: By = NOBODY): Promise<string[]> {
   const sources = [...new Set(sourceIds)].filter((id) => id !== targetId);
   if (sources.length === 0) throw new MergeRefused({ kind: "same" });
   return sql.begin(async (tx) => {
@@ -138,6 +139,11 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
     }
     await tx`update error_groups set stored_count = stored_count + ${moved} where project_id = ${projectId} and id = ${targetId}`;
     await recompute(tx, projectId, targetId);
+    await recordActivity(tx, projectId, by, [
+      { groupId: targetId, kind: "merged", details: { ids: sources } },
+      ...sources.map((id) => ({ groupId: id, kind: "merged" as const, details: { into: targetId } })),
+    ]);
+    await takeOverAssignee(tx, projectId, targetId, sources, by);
     return sources;
   });
 }
@@ -146,7 +152,7 @@ export async function mergeGroups(sql: Sql, projectId: string, targetId: string,
  * Gives members of `targetId` back their own events, rollups and counters as visible groups again.
  * When only the target's own member is left, the target takes its fingerprint back.
  */
-export async function unmergeGroups(sql: Sql, projectId: string, targetId: string, memberIds: string[]): Promise<string[]> {
+export async function unmergeGroups(sql: Sql, projectId: string, targetId: string, memberIds: string[], by: By = NOBODY): Promise<string[]> {
   const ids = [...new Set(memberIds)];
   return sql.begin(async (tx) => {
     await lock(tx, projectId);
@@ -195,8 +201,27 @@ export async function unmergeGroups(sql: Sql, projectId: string, targetId: strin
       await tx`delete from error_groups where project_id = ${projectId} and id = ${own.id}`;
       await tx`update error_groups set fingerprint = ${own.fingerprint} where project_id = ${projectId} and id = ${targetId}`;
     }
+    await recordActivity(tx, projectId, by, [
+      { groupId: targetId, kind: "unmerged", details: { ids } },
+      ...ids.map((id) => ({ groupId: id, kind: "unmerged" as const, details: { from: targetId } })),
+    ]);
     return ids;
   });
+}
+
+/**
+ * The assignee lives on the issue that stays. It keeps its own; without one, it takes the assignee of
+ * the merged issue with the most occurrences that has one (recorded on its timeline). The merged
+ * issues keep theirs, unseen while merged, and show it again when unmerged.
+ */
+async function takeOverAssignee(tx: TxSql, projectId: string, targetId: string, sources: string[], by: By) {
+  const [taken] = await tx<{ assignee_id: string }[]>`
+    update error_groups t set assignee_id = s.assignee_id
+    from (select assignee_id from error_groups where project_id = ${projectId} and id = any(${sources}::uuid[]) and assignee_id is not null
+          order by count desc, id limit 1) s
+    where t.project_id = ${projectId} and t.id = ${targetId} and t.assignee_id is null
+    returning t.assignee_id`;
+  if (taken) await recordActivity(tx, projectId, { ...by, via: "merge" }, [{ groupId: targetId, kind: "assigned", details: { to: taken.assignee_id, from: null } }]);
 }
 
 /** A member row of a merged issue; `own` marks the one holding the target's own fingerprint and counters (`merged_own`). */

@@ -47,10 +47,10 @@ export async function getShareLink(sql: Sql, projectId: string, id: string): Pro
   return s;
 }
 
-/** Revokes an active link; false when there was none with that id in the project. */
-export async function revokeShareLink(sql: Sql, projectId: string, id: string): Promise<boolean> {
+/** Revokes an active link (by whom: the issue's timeline names them); false when there was none with that id in the project. */
+export async function revokeShareLink(sql: Sql, projectId: string, id: string, revokedBy: string | null = null): Promise<boolean> {
   const rows = await sql`
-    update share_links set revoked_at = now()
+    update share_links set revoked_at = now(), revoked_by = ${revokedBy}
     where project_id = ${projectId} and id = ${id} and revoked_at is null returning id`;
   return rows.length > 0;
 }

@@ -97,7 +97,7 @@ async function learnLocked(sql: Sql, projectId: string): Promise<LearnResult> {
 /** Merges what may be merged: a source holding merged issues (merged by hand) is left as it is. */
 async function mergeInto(sql: Sql, projectId: string, issue: string, sources: string[]): Promise<string[]> {
   try {
-    return await mergeGroups(sql, projectId, issue, sources);
+    return await mergeGroups(sql, projectId, issue, sources, { actorId: null, via: "learned_template" });
   } catch (err) {
     if (!(err instanceof MergeRefused)) throw err;
     const refused = "ids" in err.refusal ? new Set(err.refusal.ids) : new Set<string>();

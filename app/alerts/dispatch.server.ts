@@ -70,6 +70,7 @@ const toAlert = (kind: Alert["kind"], project: Alert["project"], rule: RuleRow |
     last_seen: g.last_seen,
     stack_trace: stack,
     window_count: windowCount,
+    assignee: g.assignee ?? null,
   },
   url,
   at: new Date(),
@@ -233,6 +234,7 @@ export async function sendTestAlert(deps: AlertDeps, channel: ChannelRow): Promi
     last_seen: now,
     created_at: now,
     regressed_at: null,
+    assignee: null,
   }, null);
   const r = await deliver(deps, channel, alert);
   await insertDeliveries(deps.sql, [

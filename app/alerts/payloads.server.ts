@@ -29,6 +29,8 @@ export type Alert = {
     stack_trace: string | null;
     /** occurrences in the rule's window (frequency) */
     window_count?: number;
+    /** the email of the member the issue is assigned to; absent or null: nobody */
+    assignee?: string | null;
   };
   /** dashboard link to the group, when the public URL is known */
   url: string | null;
@@ -85,6 +87,7 @@ export function discordPayload(a: Alert) {
     { name: "Occurrences", value: String(a.group.count), inline: true },
     ...(a.group.culprit ? [{ name: "Culprit", value: dcut(a.group.culprit, 500), inline: false }] : []),
     ...(a.rule ? [{ name: "Rule", value: dcut(a.rule.name, 200), inline: true }] : []),
+    ...(a.group.assignee ? [{ name: "Assignee", value: dcut(a.group.assignee, 320), inline: true }] : []),
   ];
   const footer = { text: cut(`fingerprint ${a.group.fingerprint}`, 200) };
   const fixed = len(title) + len(footer.text) + fields.reduce((n, f) => n + len(f.name) + len(f.value), 0);
@@ -151,7 +154,7 @@ export function factsSlackBody(p: { headline: string; description: string; facts
 export function slackPayload(a: Alert) {
   const title = titleOf(a);
   const headline = `${HEADLINE[a.kind]} in ${a.project.name}: ${title.split("\n")[0]}`;
-  const meta = `*Level:* ${a.group.level}  •  *Environment:* ${esc(a.group.environment)}  •  *Occurrences:* ${a.group.count}${a.rule ? `  •  *Rule:* ${esc(a.rule.name)}` : ""}`;
+  const meta = `*Level:* ${a.group.level}  •  *Environment:* ${esc(a.group.environment)}  •  *Occurrences:* ${a.group.count}${a.rule ? `  •  *Rule:* ${esc(a.rule.name)}` : ""}${a.group.assignee ? `  •  *Assignee:* ${esc(a.group.assignee)}` : ""}`;
   const body = `${esc(summary(a))}\n${cut(esc(title), 1500)}`;
   const blocks: object[] = [
     { type: "header", text: { type: "plain_text", text: cut(headline, SLACK.header), emoji: false } },
@@ -187,6 +190,7 @@ export function webhookPayload(a: Alert) {
       first_seen: a.group.first_seen.toISOString(),
       last_seen: a.group.last_seen.toISOString(),
       stack_trace: a.group.stack_trace,
+      assignee: a.group.assignee ? { email: a.group.assignee } : null,
     },
     url: a.url,
     sent_at: a.at.toISOString(),

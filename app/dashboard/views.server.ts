@@ -52,10 +52,11 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
   const filters = issueFilters(q);
   const requested = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
   const page = Math.min(10_000, requested);
-  const [{ data, total }, seenEnvironments, seenVersions] = await Promise.all([
-    listGroups(sql, projectId, { ...matchOf(filters), sort: filters.sort, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }),
+  const [{ data, total }, seenEnvironments, seenVersions, teammates] = await Promise.all([
+    listGroups(sql, projectId, { ...matchOf(filters, actor), sort: filters.sort, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }),
     listEnvironments(sql, projectId),
     listVersionNames(sql, projectId),
+    listMembers(sql, projectId),
   ]);
   const groups = data as unknown as GroupRow[];
   const environmentsOf = await issueEnvironments(sql, projectId, groups.map((g) => g.id));
@@ -73,6 +74,9 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
     environments: withCurrent(seenEnvironments, filters.environment),
     versions: withCurrent(seenVersions, filters.version),
     hourly,
+    /** who issues can be assigned to (and who the assignees are) */
+    teammates: teammates.map((m) => ({ id: m.user_id, email: m.email })),
+    me: actor.id,
   };
 }
 
@@ -86,23 +90,27 @@ export function issueFilters(q: URLSearchParams) {
     sort: pick(q.get("sort"), SORTS, "last_seen"),
     regressed: q.get("regressed") === "1" || q.get("regressed") === "true",
     version: cutText(text(q, "version") ?? "", 256),
+    /** "me", "none", a member's user id, or "" (anyone) */
+    assigned: assignedOf(q.get("assigned")),
   };
 }
+const assignedOf = (v: string | null) => (v === "me" || v === "none" || (v && asUuid(v)) ? (v === "me" || v === "none" ? v : asUuid(v)!) : "");
 export type IssueFilters = ReturnType<typeof issueFilters>;
 
-export const matchOf = (f: IssueFilters) => ({
+export const matchOf = (f: IssueFilters, actor: Actor) => ({
   status: f.status === "all" ? undefined : f.status,
   level: f.level || undefined,
   environment: f.environment || undefined,
   search: f.search || undefined,
   regressed: f.regressed || undefined,
   newInVersion: f.version || undefined,
+  assignee: f.assigned === "" ? undefined : f.assigned === "none" ? null : f.assigned === "me" ? actor.id : f.assigned,
 });
 
 /** The same filter as the Team API's bulk body takes it. */
 export const filterBody = (f: IssueFilters) => {
-  const { newInVersion, ...match } = matchOf(f);
-  return { ...match, new_in_version: newInVersion };
+  const { newInVersion, assignee: _a, ...match } = matchOf(f, { id: "", email: "" });
+  return { ...match, new_in_version: newInVersion, ...(f.assigned ? { assignee: f.assigned } : {}) };
 };
 
 export async function issueData(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined, q = new URLSearchParams()) {

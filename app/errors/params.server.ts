@@ -98,18 +98,30 @@ export function parseListParams(q: URLSearchParams): ListParams {
     const sort = (oneOf(q, "sort", SORTS) ?? "last_seen") as GroupSort;
     const regressed = oneOf(q, "regressed", new Set(["true", "false", "1", "0"]), (s) => s.toLowerCase());
     const newInVersion = text(q, "new_in_version");
+    const assignee = assigneeOf(q);
     return {
       grouped,
-      filter: { level, status, search, environment, regressed: regressed === "true" || regressed === "1", newInVersion, sort, limit, offset },
+      filter: { level, status, search, environment, regressed: regressed === "true" || regressed === "1", newInVersion, assignee, sort, limit, offset },
     };
   }
-  for (const p of ["status", "sort", "regressed", "new_in_version"]) {
+  for (const p of ["status", "sort", "regressed", "new_in_version", "assignee"]) {
     if (q.get(p)) fail(p, "applies to grouped results only; add grouped=true or drop it");
   }
   return {
     grouped,
     filter: { level, search, environment, userId: digits(q, "user_id"), placeId: digits(q, "place_id"), limit, offset },
   };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `assignee`: `none` (unassigned issues) or a member's user id (an API key has no "me"). */
+function assigneeOf(q: URLSearchParams): string | null | undefined {
+  const raw = (q.get("assignee") ?? "").trim().toLowerCase();
+  if (raw === "") return undefined;
+  if (raw === "none") return null;
+  if (!UUID.test(raw)) fail("assignee", "must be none or a user id");
+  return raw;
 }
 
 export function parseTimeframe(q: URLSearchParams): Timeframe {

@@ -13,6 +13,8 @@ import { Ago, At } from "~/components/time";
 import { ActionMessage, dayLabels, EventList, LevelBadge, RegressedBadge, StatusBadge, Submit, useResetOnSuccess } from "~/components/ui";
 import { queryOf } from "~/errors/params.server";
 import { readingAsMember } from "~/services.server";
+import { issueCollaboration, issueCollaborationAct, readIssueNotices } from "~/dashboard/collaboration.server";
+import { AssigneeForm, Timeline } from "~/components/collaboration";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.group.title.slice(0, 60) ?? "Issue"} · Roblox Monitor` }];
 
@@ -22,8 +24,9 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
     readingAsMember(context.services, request, user, params.projectId, async (sql) => ({
       ...(await issueData(sql, user, params.projectId, params.groupId, queryOf(request))),
       ...(await mergedInto(sql, user, params.projectId, params.groupId)),
+      collab: await issueCollaboration(sql, user, params.projectId, params.groupId),
       now: new Date(),
-    })),
+    })).then(async (d) => (await readIssueNotices(context.services.sql, user, params.projectId, params.groupId), d)),
   );
 };
 
@@ -65,13 +68,13 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
         await deleteGroup(sql, user, params.projectId, params.groupId);
         throw redirect(`/projects/${params.projectId}/issues`);
       default:
-        return { ok: false as const, intent, error: "Unknown action." };
+        return (await issueCollaborationAct(sql, user, params.projectId, params.groupId, intent, form)) ?? { ok: false as const, intent, error: "Unknown action." };
     }
   });
 };
 
 export default function Issue() {
-  const { role, group, series, events, newer, older, paged, latestStack, latestMessage, links, environments, versions, players, tags, members, learned, mergedInto, now } = useLoaderData<typeof loader>();
+  const { role, group, series, events, newer, older, paged, latestStack, latestMessage, links, environments, versions, players, tags, members, learned, mergedInto, collab, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const created = result && "url" in result ? result.url : undefined;
   const manager = role === "owner" || role === "admin";
@@ -118,6 +121,8 @@ export default function Issue() {
         ) : null}
         {group.culprit ? <p className="culprit">at <code>{group.culprit}</code></p> : null}
         <ActionMessage data={result} intent="status" />
+        <AssigneeForm teammates={collab.teammates} assigneeId={collab.assigneeId} me={collab.me} disabled={away} />
+        <ActionMessage data={result} intent="assign" />
         <dl className="facts">
           <dt>Occurrences</dt><dd>{num(group.count)}</dd>
           <dt>Players affected</dt><dd>{num(group.user_count)}</dd>
@@ -329,6 +334,8 @@ export default function Issue() {
         </div>
         <EventList events={events} now={now} traceHref={(t) => `${base}/traces/${t}`} playerHref={(u) => `${base}/players/${u}`} />
       </section>
+
+      <Timeline items={collab.timeline} me={collab.me} manager={manager} issueId={group.id} base={base} now={now} result={result} />
 
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Share links</h2>

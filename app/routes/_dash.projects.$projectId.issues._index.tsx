@@ -13,6 +13,8 @@ import { mergeIssues, mergePreview } from "~/team/merge.server";
 import { queryOf } from "~/errors/params.server";
 import { issueTitle } from "~/errors/title.server";
 import { readingAsMember } from "~/services.server";
+import { listAssignAct } from "~/dashboard/collaboration.server";
+import { AssignedFilter, AssigneeTag, BulkAssign } from "~/components/collaboration";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -46,6 +48,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
       return { ok: true as const, message: `${VERBS[r.status][1]} ${plural(updated, "issue")} matching the filters.`, intent: "bulk" };
     }
     if (!Array.isArray(form.ids) || form.ids.length === 0) return { ok: false as const, error: "Tick at least one issue first.", intent: "bulk" };
+    if (form.intent === "assign") return listAssignAct(context.services.sql, user, params.projectId, form);
     if (form.intent === "merge") {
       return { ok: true as const, intent: "bulk", merge: await mergePreview(context.services.sql, user, params.projectId, { ids: form.ids }) };
     }
@@ -60,7 +63,7 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
   });
 
 export default function Issues() {
-  const { filters, page, pageSize, total, groups, environments, versions, hourly, now } = useLoaderData<typeof loader>();
+  const { filters, page, pageSize, total, groups, environments, versions, hourly, teammates, me, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const [params] = useSearchParams();
   const nav = useNavigation();
@@ -131,6 +134,7 @@ export default function Issues() {
             <option value="count">Occurrences</option>
           </select>
         </div>
+        <AssignedFilter value={filters.assigned} teammates={teammates} me={me} />
         <div className="check">
           <input id="regressed" name="regressed" type="checkbox" value="1" defaultChecked={filters.regressed} />
           <label htmlFor="regressed">Regressed only</label>
@@ -201,6 +205,7 @@ export default function Issues() {
             <Submit name="intent" value="ignored" pending="Ignoring…">Ignore</Submit>
             <Submit name="intent" value="open" pending="Reopening…">Reopen</Submit>
             <Submit name="intent" value="merge" pending="Opening…">Merge…</Submit>
+            <BulkAssign teammates={teammates} me={me} />
           </div>
         </div>
         {total > 0 ? (
@@ -259,6 +264,7 @@ export default function Issues() {
                         <Environments list={g.environments.length ? g.environments : [{ environment: g.environment, count: Number(g.count) }]} />
                         {g.last_version ? <span title="The game version of the latest occurrence">last seen in v{g.last_version}</span> : null}
                         {g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}
+                        <AssigneeTag id={g.assignee_id} teammates={teammates} me={me} />
                         <span className="show-narrow"><LevelBadge level={g.level} /> <StatusBadge status={g.status} snooze={g} until /> · <Ago d={g.last_seen} now={now} /></span>
                       </div>
                     </td>

@@ -3,22 +3,25 @@ import { Form, Link, Outlet, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { TimeZoneContext } from "~/components/time";
 import { timeZoneOf } from "~/dashboard/preferences.server";
+import { unreadCount } from "~/team/notices.server";
 
 /** The signed-in frame. Every child loader checks the session itself too (loaders run in parallel). */
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   // the frame also wraps the Account page, where a temporary password is changed
   const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
-  return { user: { id: user.id, email: user.email, mustChangePassword: user.must_change_password }, timeZone: timeZoneOf(request) };
+  const unread = await unreadCount(context.services.sql, user);
+  return { user: { id: user.id, email: user.email, mustChangePassword: user.must_change_password }, timeZone: timeZoneOf(request), unread };
 };
 
 export default function Dashboard() {
-  const { user, timeZone } = useLoaderData<typeof loader>();
+  const { user, timeZone, unread } = useLoaderData<typeof loader>();
   return (
     <TimeZoneContext.Provider value={timeZone}>
       <header className="topbar">
         <Link to="/projects" className="brand">Roblox Monitor</Link>
         <Link to="/projects">Projects</Link>
         <span className="spacer" />
+        <Link to="/notifications" aria-label={`Assigned to you${unread ? `, ${unread} unread` : ""}`}>Assigned{unread ? <span className="nav-count" data-testid="unread-count">{unread}</span> : null}</Link>
         <Link to="/account">{user.email}</Link>
         <Form method="post" action="/logout">
           <button type="submit">Sign out</button>

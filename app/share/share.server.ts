@@ -37,7 +37,7 @@ async function resolve(deps: ShareDeps, clientAddress: string, token: string | u
 
 /** A group as a share view shows it: the group's row and title, without its fingerprint, regression time or triage fields. */
 export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | keyof TriageFields> & { title: string };
-type TriageFields = Pick<GroupRow, "first_version" | "last_version" | "regressed_version" | "snooze_until" | "snooze_count" | "snooze_users" | "environment_count">;
+type TriageFields = Pick<GroupRow, "assignee_id" | "first_version" | "last_version" | "regressed_version" | "snooze_until" | "snooze_count" | "snooze_users" | "environment_count">;
 
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */
 const publicGroup = (g: Record<string, unknown>, scrub: (text: string) => string): SharedGroup => ({
@@ -149,6 +149,6 @@ export async function updateShareStatus(
   if (link.role !== "editor") throw forbidden("This share link can view the issue but not change it; ask for an editor link.");
   // the body is read only once the link is known good: a bad token answers 404 whatever it sends
   const { status } = parseOr400(StatusInput, await readBody());
-  const group = await setStatusOf(deps.sql, link.project_id, link.group_id, status);
+  const group = await setStatusOf(deps.sql, link.project_id, link.group_id, status, undefined, { actorId: null, via: "share_link" });
   return { group: publicGroup(group, await scrubFor(deps, link.project_id, group)) };
 }

@@ -182,7 +182,7 @@ export async function applyGroupingRule(deps: { sql: Sql }, actor: Actor, projec
   const rule = compileRule(row);
   const { scanned, matched, perIssue } = await coverage(deps.sql, projectId, rule);
   if (row.action === "ignore") {
-    const changed = await setGroupStatus(deps.sql, projectId, [...perIssue.keys()], "ignored");
+    const changed = await setGroupStatus(deps.sql, projectId, [...perIssue.keys()], "ignored", undefined, { actorId: actor.id, via: "grouping_rule" });
     return { action: "ignore" as const, scanned, matched, ignored: (changed as { id: string }[]).map((g) => g.id).sort() };
   }
   const existing = await issueOf(deps.sql, projectId, row.fingerprint);
@@ -193,7 +193,7 @@ export async function applyGroupingRule(deps: { sql: Sql }, actor: Actor, projec
   const skipped = sources.filter((s) => s.members > 0).map((s) => ({ id: s.id, reason: "holds merged issues; unmerge it first" }));
   const mergeable = sources.filter((s) => s.members === 0).map((s) => s.id);
   try {
-    if (mergeable.length > 0) await mergeGroups(deps.sql, projectId, target, mergeable);
+    if (mergeable.length > 0) await mergeGroups(deps.sql, projectId, target, mergeable, { actorId: actor.id, via: "grouping_rule" });
   } catch (err) {
     if (err instanceof MergeRefused) throw conflict("The issues changed while the rule was applied (merged or deleted meanwhile); apply it again.");
     throw err;

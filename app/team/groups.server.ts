@@ -7,6 +7,8 @@ import { parseOr400, asUuid } from "~/input.server";
 import { conflict, notFound } from "~/http.server";
 import { isoDateTime } from "~/text.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
+import { assigneeSchema, assignIssue } from "./collaboration.server";
+import type { By } from "../../db/activity.js";
 
 export const STATUSES = ["open", "resolved", "ignored"] as const;
 export const statusSchema = z.enum(STATUSES, { error: "must be open, resolved or ignored" });
@@ -27,7 +29,11 @@ export const snoozeSchema = z
 const StatusBase = z.object({ status: statusSchema, snooze: snoozeSchema.optional() });
 const snoozeOnlyIgnored = (v: { status: string; snooze?: unknown }) => !v.snooze || v.status === "ignored";
 const SNOOZE_RULE = { message: "only goes with status ignored", path: ["snooze"] };
-const StatusInput = StatusBase.refine(snoozeOnlyIgnored, SNOOZE_RULE);
+/** PATCH of one group: its status, its assignee, or both. */
+const GroupInput = z
+  .object({ status: statusSchema.optional(), snooze: snoozeSchema.optional(), assignee_id: assigneeSchema.optional() })
+  .refine((v) => v.status !== undefined || v.assignee_id !== undefined, { message: "is required (or assignee_id)", path: ["status"] })
+  .refine((v) => !v.snooze || v.status === "ignored", SNOOZE_RULE);
 const BulkInput = StatusBase.extend({
   ids: z.array(z.uuid({ error: "must be a group id" }), { error: "is required" }).min(1, "must hold at least one id").max(100, "holds at most 100 ids"),
 }).refine(snoozeOnlyIgnored, SNOOZE_RULE);
@@ -40,6 +46,8 @@ export const filterSchema = z
     environment: z.string({ error: "must be a string" }).max(256, "must be at most 256 characters").optional(),
     regressed: z.boolean({ error: "must be true or false" }).optional(),
     new_in_version: z.string({ error: "must be a string" }).max(256, "must be at most 256 characters").optional(),
+    /** "me", "none" or a member's user id */
+    assignee: z.union([z.enum(["me", "none"]), z.uuid()], { error: "must be me, none or a user id" }).optional(),
   }, { error: "must be an object" })
   .strict();
 const FilterBulkInput = StatusBase.extend({
@@ -52,13 +60,14 @@ const FilterBulkInput = StatusBase.extend({
 
 export type FilterInput = z.input<typeof filterSchema>;
 
-export const toMatch = (f: z.output<typeof filterSchema>): GroupMatch => ({
+export const toMatch = (f: z.output<typeof filterSchema>, actor: Actor): GroupMatch => ({
   status: f.status,
   level: f.level,
   search: f.search || undefined,
   environment: f.environment || undefined,
   regressed: f.regressed || undefined,
   newInVersion: f.new_in_version || undefined,
+  assignee: f.assignee === undefined ? undefined : f.assignee === "none" ? null : f.assignee === "me" ? actor.id : f.assignee.toLowerCase(),
 });
 
 export function snoozeOf(s: z.output<typeof snoozeSchema> | undefined): Snooze | undefined {
@@ -69,21 +78,30 @@ export function snoozeOf(s: z.output<typeof snoozeSchema> | undefined): Snooze |
 
 const noGroup = () => notFound("No error group with that id in this project.");
 
-/** Triage is every member's job: open, resolved (stamps resolved_at) or ignored. */
+/**
+ * Triage is every member's job: open, resolved (stamps resolved_at) or ignored, and who it is
+ * assigned to (a member, or null). Both in one body change the assignee first.
+ */
 export async function updateGroupStatus(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined, input: unknown) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
-  const { status, snooze } = parseOr400(StatusInput, input);
-  return setStatusOf(sql, projectId, groupIdParam, status, snoozeOf(snooze));
+  const { status, snooze, assignee_id } = parseOr400(GroupInput, input);
+  if (assignee_id !== undefined) await assignIssue(sql, actor, projectId, groupIdParam, assignee_id);
+  if (status === undefined) {
+    const group = await getGroup(sql, projectId, asUuid(groupIdParam)!);
+    if (!group) throw noGroup();
+    return group;
+  }
+  return setStatusOf(sql, projectId, groupIdParam, status, snoozeOf(snooze), { actorId: actor.id });
 }
 
 /**
  * Shared with editor share links: the status change of one group, then the group as it now is. A group
  * merged into another has no status of its own (the issue it is in has the live one): 409, naming it.
  */
-export async function setStatusOf(sql: Sql, projectId: string, groupIdParam: string | undefined, status: (typeof STATUSES)[number], snooze?: Snooze) {
+export async function setStatusOf(sql: Sql, projectId: string, groupIdParam: string | undefined, status: (typeof STATUSES)[number], snooze: Snooze | undefined, by: By) {
   const groupId = asUuid(groupIdParam);
   if (!groupId) throw noGroup();
-  const changed = (await setGroupStatus(sql, projectId, [groupId], status, snooze)).length > 0;
+  const changed = (await setGroupStatus(sql, projectId, [groupId], status, snooze, by)).length > 0;
   const group = await getGroup(sql, projectId, groupId);
   if (!group) throw noGroup();
   if (!changed && group.merged_into) {
@@ -96,7 +114,7 @@ export async function setStatusOf(sql: Sql, projectId: string, groupIdParam: str
 export async function bulkGroupStatus(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
   const { ids, status, snooze } = parseOr400(BulkInput, input);
-  const rows = await setGroupStatus(sql, projectId, [...new Set(ids.map((i) => i.toLowerCase()))], status, snoozeOf(snooze));
+  const rows = await setGroupStatus(sql, projectId, [...new Set(ids.map((i) => i.toLowerCase()))], status, snoozeOf(snooze), { actorId: actor.id });
   return { updated: rows.length, ids: rows.map((r) => r.id).sort(), status };
 }
 
@@ -109,9 +127,9 @@ export async function bulkGroupStatusByFilter(sql: Sql, actor: Actor, projectIdP
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
   const { filter, status, snooze, dry_run, as_of } = parseOr400(FilterBulkInput, input);
   const asOf = as_of ? new Date(as_of) : new Date();
-  const match = { ...toMatch(filter), createdBefore: asOf };
+  const match = { ...toMatch(filter, actor), createdBefore: asOf };
   if (dry_run) return { matched: await countGroups(sql, projectId, match), as_of: asOf.toISOString(), status };
-  const rows = await setStatusWhere(sql, projectId, match, status, snoozeOf(snooze));
+  const rows = await setStatusWhere(sql, projectId, match, status, snoozeOf(snooze), { actorId: actor.id });
   return { updated: rows.length, as_of: asOf.toISOString(), status };
 }
 

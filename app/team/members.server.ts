@@ -58,7 +58,7 @@ async function change(sql: Sql, actor: Actor, projectIdParam: string | undefined
   const current = userId ? (await dbList(sql, projectId)).find((m) => m.user_id === userId) : undefined;
   if (!userId || !current) throw notFound("No member with that user id in this project.");
   if (!(removing && self)) onlyOwnersTouchOwners(actorRole, current.role, newRole ?? undefined);
-  const r = await changeMember(sql, projectId, userId, newRole);
+  const r = await changeMember(sql, projectId, userId, newRole, actor.id);
   if (!r.ok && r.reason === "last_owner") throw conflict("A project keeps at least one owner; make someone else owner first.");
   if (!r.ok) throw notFound("No member with that user id in this project.");
   return r.member;

@@ -54,7 +54,7 @@ export async function mergeIssues(sql: Sql, actor: Actor, projectIdParam: string
   const all = target_id ? [target_id, ...ids.filter((i) => i !== target_id)] : ids;
   if (all.length < 2) throw invalidPayload("Select at least two different issues to merge.");
   const target = target_id ?? (await pickMergeTarget(sql, projectId, all));
-  const merged = await refusalsAsErrors(() => mergeGroups(sql, projectId, target, all));
+  const merged = await refusalsAsErrors(() => mergeGroups(sql, projectId, target, all, { actorId: actor.id }));
   return { group: await getGroup(sql, projectId, target), merged: merged.sort() };
 }
 
@@ -78,7 +78,7 @@ export async function unmergeIssues(sql: Sql, actor: Actor, projectIdParam: stri
   const groupId = asUuid(groupIdParam);
   if (!groupId) throw noGroup();
   const { ids } = parseOr400(UnmergeInput, input);
-  const unmerged = await refusalsAsErrors(() => unmergeGroups(sql, projectId, groupId, ids));
+  const unmerged = await refusalsAsErrors(() => unmergeGroups(sql, projectId, groupId, ids, { actorId: actor.id }));
   return { group: await getGroup(sql, projectId, groupId), unmerged: unmerged.sort() };
 }
 

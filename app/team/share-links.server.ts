@@ -54,5 +54,5 @@ export async function revokeShare(sql: Sql, actor: Actor, projectIdParam: string
   if (!MANAGERS.includes(role) && link.created_by !== actor.id) {
     throw forbidden("Only the link's creator, an owner or an admin can revoke this share link.");
   }
-  if (!(await revokeShareLink(sql, projectId, linkId))) throw notFound("That share link is already revoked.");
+  if (!(await revokeShareLink(sql, projectId, linkId, actor.id))) throw notFound("That share link is already revoked.");
 }

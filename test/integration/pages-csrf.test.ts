@@ -22,6 +22,10 @@ describe("dashboard form posts from another site", () => {
       expect(res.status).toBe(403);
       expect(await res.json()).toMatchObject({ error: "forbidden" });
     }
+    // the issue page's forms (status, assign, comment, edit and delete a comment) the same way
+    const issuePage = await post("/projects/00000000-0000-4000-8000-000000000001/issues/00000000-0000-4000-8000-000000000002", { origin: "http://evil.example" });
+    expect(issuePage.status).toBe(403);
+    expect(await issuePage.json()).toMatchObject({ error: "forbidden" });
     const res = await post("/login", { "sec-fetch-site": "cross-site" });
     expect(res.status).toBe(403);
   });

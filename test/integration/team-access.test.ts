@@ -14,6 +14,7 @@ let groupId: string;
 let linkId: string;
 let channelId: string;
 let ruleId: string;
+let commentId: string;
 const users: Record<"owner" | "admin" | "member" | "outsider", { id: string; email: string; cookie: string }> = {} as never;
 
 type Need = "any" | "manager" | "owner";
@@ -48,6 +49,15 @@ const routes: Route[] = [
   { method: "POST", path: () => `${P()}/rules`, body: () => ({ name: "Another", trigger: "regression", channel_ids: [channelId] }), need: "manager" },
   { method: "PATCH", path: () => `${P()}/rules/${ruleId}`, body: () => ({ name: "Edited", trigger: "frequency", threshold_count: 5, window_minutes: 5, environments: ["production"], channel_ids: [channelId] }), need: "manager" },
   { method: "GET", path: () => `${P()}/deliveries`, need: "any" },
+  { method: "PATCH", path: () => `${P()}/groups/${groupId}`, body: () => ({ assignee_id: users.member.id }), need: "any" },
+  { method: "POST", path: () => `${P()}/groups/assign`, body: () => ({ ids: [groupId], assignee_id: users.member.id }), need: "any" },
+  { method: "GET", path: () => `${P()}/groups/${groupId}/activity`, need: "any" },
+  { method: "GET", path: () => `${P()}/groups/${groupId}/comments`, need: "any" },
+  { method: "POST", path: () => `${P()}/groups/${groupId}/comments`, body: () => ({ body: "a note" }), need: "any" },
+  // this comment is the owner's: only its author edits it (so admins and members get 403, as on owner-only routes)
+  { method: "PATCH", path: () => `${P()}/groups/${groupId}/comments/${commentId}`, body: () => ({ body: "edited" }), need: "owner" },
+  // its author, an owner or an admin deletes it
+  { method: "DELETE", path: () => `${P()}/groups/${groupId}/comments/${commentId}`, need: "manager" },
 ];
 const label = (r: Route) => `${r.method} ${r.path().replace(/[0-9a-f-]{36}/g, ":id")}`;
 
@@ -55,12 +65,13 @@ async function snapshot() {
   const [project] = await app.sql`select name, two_factor_required from projects where id = ${projectId}`;
   const keys = await app.sql`select id, revoked_at from api_keys where project_id = ${projectId} order by id`;
   const members = await app.sql`select user_id, role from project_members where project_id = ${projectId} order by user_id`;
-  const groups = await app.sql`select id, status from error_groups where project_id = ${projectId} order by id`;
+  const groups = await app.sql`select id, status, assignee_id from error_groups where project_id = ${projectId} order by id`;
+  const comments = await app.sql`select id, body from issue_comments where project_id = ${projectId} order by id`;
   const links = await app.sql`select id, revoked_at from share_links where project_id = ${projectId} order by id`;
   const events = await app.sql`select count(*)::int as n from events where project_id = ${projectId}`;
   const channels = await app.sql`select id, name, enabled, recipients from alert_channels where project_id = ${projectId} order by id`;
   const rules = await app.sql`select id, name, trigger, environments, updated_at from alert_rules where project_id = ${projectId} order by id`;
-  return JSON.stringify({ project, keys, members, groups, links, events, channels, rules });
+  return JSON.stringify({ project, keys, members, groups, links, events, channels, rules, comments });
 }
 
 beforeAll(async () => {
@@ -87,6 +98,9 @@ beforeAll(async () => {
   const rule = await call(app, "POST", `${P()}/rules`, { cookie: users.owner.cookie, body: { name: "New", trigger: "new_group", channel_ids: [channelId] } });
   expect(rule.status).toBe(201);
   ruleId = rule.body.rule.id;
+  const comment = await call(app, "POST", `${P()}/groups/${groupId}/comments`, { cookie: users.owner.cookie, body: { body: "owner's note" } });
+  expect(comment.status).toBe(201);
+  commentId = comment.body.comment.id;
 });
 afterAll(() => app?.close());
 
