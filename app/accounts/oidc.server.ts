@@ -94,19 +94,19 @@ const stateHash = (state: string) => createHash("sha256").update(state).digest()
 /** The callback's expectations, from the flow row its state named. */
 type Expected = { state: string; nonce: string; callbackUrl: URL };
 
-const verified = new WeakMap<Request, OidcClaims>();
+/** Where the strategy leaves what it verified, for its verify function to return. */
+type Verified = { claims?: OidcClaims };
 
 /** remix-auth-oauth2's strategy with a nonce, and with the code exchanged and checked by oauth4webapi. */
 class OidcStrategy extends OAuth2Strategy<OidcClaims> {
-  name = "oidc";
-  started?: { state: string; nonce: string };
-  private readonly provider: OidcProviderConfig;
-  private readonly as: oauth.AuthorizationServer;
-  private readonly redirect: string;
-  private readonly expected?: Expected;
-  private readonly request: Request;
+  declare started?: { state: string; nonce: string };
+  private declare readonly provider: OidcProviderConfig;
+  private declare readonly as: oauth.AuthorizationServer;
+  private declare readonly redirect: string;
+  private declare readonly expected?: Expected;
+  private declare readonly box: Verified;
 
-  constructor(p: OidcProviderConfig, as: oauth.AuthorizationServer, request: Request, redirect: string, expected?: Expected) {
+  constructor(p: OidcProviderConfig, as: oauth.AuthorizationServer, request: Request, redirect: string, expected?: Expected, box: Verified = {}) {
     super(
       {
         clientId: p.clientId,
@@ -118,17 +118,17 @@ class OidcStrategy extends OAuth2Strategy<OidcClaims> {
         codeChallengeMethod: CodeChallengeMethod.S256,
         cookie: { name: FLOW_COOKIE, path: FLOW_COOKIE_PATH, httpOnly: true, sameSite: "Lax", ...(isHttps(request) ? { secure: true as const } : {}), maxAge: FLOW_SECONDS },
       },
-      async ({ request }) => {
-        const claims = verified.get(request);
-        if (!claims) throw new Error("no verified claims");
-        return claims;
+      async () => {
+        if (!box.claims) throw new Error("no verified claims");
+        return box.claims;
       },
     );
+    this.name = "oidc";
     this.provider = p;
     this.as = as;
     this.redirect = redirect;
     this.expected = expected;
-    this.request = request;
+    this.box = box;
   }
 
   protected authorizationParams(params: URLSearchParams): URLSearchParams {
@@ -158,12 +158,12 @@ class OidcStrategy extends OAuth2Strategy<OidcClaims> {
     }
     const text = (v: unknown, max: number) => (typeof v === "string" && v.trim() ? v.trim().slice(0, max) : null);
     const email = text(claims.email, 320)?.toLowerCase() ?? null;
-    verified.set(this.request, {
+    this.box.claims = {
       issuer: id.iss,
       subject: id.sub,
       verifiedEmail: email && claims.email_verified === true && /^[^\s@]+@[^\s@]+$/.test(email) ? email : null,
       username: text(claims.preferred_username, 320) ?? text(claims.name, 320) ?? email,
-    });
+    };
     return new OAuth2Tokens(result);
   }
 }
@@ -237,7 +237,7 @@ export type OidcOutcome = { headers: Headers; location: string };
  * The provider's callback: takes the flow its state names, lets the strategy check everything,
  * then signs in (or links) by the rules in docs/sign-in.md. Refusals are ApiErrors.
  */
-export async function completeOidc(deps: Deps & { clientAddress: string }, request: Request, providerId: string): Promise<OidcOutcome> {
+export async function completeOidc(deps: Deps, clientAddress: string, request: Request, providerId: string): Promise<OidcOutcome> {
   const p = providerById(deps.config, providerId);
   if (!p) throw notFound(`No sign-in provider named ${providerId}.`);
   const headers = new Headers();
@@ -250,7 +250,7 @@ export async function completeOidc(deps: Deps & { clientAddress: string }, reque
     throw refused(400, "This sign-in was already used, has expired or was not started here. Start again from the sign-in page.");
   }
   const as = await metadata(p);
-  const strategy = new OidcStrategy(p, as, request, redirectUri(deps.config, request, p), { state, nonce: flow.nonce, callbackUrl });
+  const strategy = new OidcStrategy(p, as, request, redirectUri(deps.config, request, p), { state, nonce: flow.nonce, callbackUrl }, {});
   let claims: OidcClaims;
   try {
     claims = await new Authenticator<OidcClaims>().use(strategy).authenticate("oidc", request);
@@ -281,7 +281,7 @@ export async function completeOidc(deps: Deps & { clientAddress: string }, reque
   if (!user) throw refused(403, `That ${label} is not linked to an account here.`);
   headers.append("Set-Cookie", await startSession(deps, request, user.id));
   headers.append("Set-Cookie", deviceCookie(request, deps.config.appSecret, user.id));
-  await rememberAddress(deps.sql, user.id, deps.clientAddress);
+  await rememberAddress(deps.sql, user.id, clientAddress);
   return { headers, location: flow.next };
 }
 

@@ -55,7 +55,7 @@ export function LinkedIdentities({
       {providers.map((p) => (
         <Form key={p.id} method="post" action={`/auth/oidc/${p.id}/start`}>
           <input type="hidden" name="intent" value="link" />
-          <button type="submit">Link a {p.name} account</button>
+          <button type="submit">{`Link a ${p.name} account`}</button>
         </Form>
       ))}
     </section>

@@ -12,7 +12,7 @@ export function SignInProviders({ providers, next }: { providers: ProviderButton
         <Form key={p.id} method="post" action={`/auth/oidc/${p.id}/start`}>
           <input type="hidden" name="intent" value="login" />
           {next ? <input type="hidden" name="next" value={next} /> : null}
-          <button type="submit" style={{ width: "100%" }}>Sign in with {p.name}</button>
+          <button type="submit" style={{ width: "100%" }}>{`Sign in with ${p.name}`}</button>
         </Form>
       ))}
     </div>

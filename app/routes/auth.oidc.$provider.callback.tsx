@@ -10,7 +10,7 @@ export const meta: MetaFunction = () => [{ title: "Sign in · Roblox Monitor" }]
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const cleared = clearFlowCookies(request);
   try {
-    const { headers, location } = await completeOidc({ ...context.services, clientAddress: context.clientAddress }, request, params.provider ?? "");
+    const { headers, location } = await completeOidc(context.services, context.clientAddress, request, params.provider ?? "");
     throw redirect(location, { headers });
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

@@ -1,4 +1,4 @@
-import { redirect, type ActionFunctionArgs, type MetaFunction } from "@remix-run/node";
+import { type ActionFunctionArgs, type MetaFunction } from "@remix-run/node";
 import { useActionData } from "@remix-run/react";
 import { assertSameOrigin } from "~/accounts/csrf.server";
 import { startOidc } from "~/accounts/oidc.server";
@@ -7,13 +7,14 @@ import { SignInRefused } from "~/components/sign-in-providers";
 
 export const meta: MetaFunction = () => [{ title: "Sign in · Roblox Monitor" }];
 
-export const loader = () => redirect("/login");
+// opened directly (not through a button): the page says where to start
+export const loader = () => null;
 
 /** The sign-in page's and Account page's provider buttons: off to the provider (see docs/sign-in.md). */
 export const action = ({ request, params, context }: ActionFunctionArgs) =>
   pageAct("oidc", async () => {
     assertSameOrigin(request, context.services.config.publicUrl);
-    const form = formObject(await request.formData());
+    const form = formObject(await request.clone().formData());
     const intent = form.intent === "link" ? "link" : "login";
     const next = intent === "link" ? "/account" : safeNext(typeof form.next === "string" ? form.next : null);
     return startOidc(context.services, request, params.provider ?? "", { intent, next });
