@@ -168,15 +168,17 @@ function oidcProviders(env: NodeJS.ProcessEnv, list: string): { providers: OidcP
   const providers: OidcProviderConfig[] = [];
   const problems: string[] = [];
   const ids = list.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const seen = new Set<string>();
   for (const id of ids) {
     if (!/^[a-z][a-z0-9-]{0,30}$/.test(id)) {
       problems.push(`OIDC_PROVIDERS: "${id}" must be a lowercase letter then letters, digits or "-" (at most 31)`);
       continue;
     }
-    if (providers.some((p) => p.id === id)) {
+    if (seen.has(id)) {
       problems.push(`OIDC_PROVIDERS: "${id}" is listed twice`);
       continue;
     }
+    seen.add(id);
     const v = (name: string) => env[`OIDC_${id.toUpperCase().replace(/-/g, "_")}_${name}`]?.trim() || undefined;
     const key = (name: string) => `OIDC_${id.toUpperCase().replace(/-/g, "_")}_${name}`;
     const preset = id === "roblox" ? ROBLOX_PRESET : undefined;
