@@ -24,6 +24,7 @@ import type { Config, OidcProviderConfig } from "~/env.server";
 import { ApiError, conflict, notFound } from "~/http.server";
 import { currentUser, isHttps, requirePageUser, startSession } from "./sessions.server";
 import { pageAct } from "~/dashboard/page.server";
+import { queryOf } from "~/errors/params.server";
 import { deviceCookie } from "./device-cookies.server";
 import { hashPassword } from "./passwords.server";
 import { setupNeeded } from "./users.server";
@@ -243,7 +244,7 @@ export async function completeOidc(deps: Deps, clientAddress: string, request: R
   const headers = new Headers();
   for (const c of clearFlowCookies(request)) headers.append("Set-Cookie", c);
   const callbackUrl = new URL(request.url);
-  const state = callbackUrl.searchParams.get("state");
+  const state = queryOf(request).get("state");
   if (!state || state.length > 512) throw refused(400, "The answer from the provider has no state. Start again from the sign-in page.");
   const flow = await takeFlow(deps.sql, stateHash(state));
   if (!flow || flow.provider !== p.id) {

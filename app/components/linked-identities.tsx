@@ -29,7 +29,7 @@ export function LinkedIdentities({
       <ActionMessage data={result} intent="unlink-identity" />
       <p className="muted small">{has_password ? "Password, and the accounts below." : "This account has no password of its own: it signs in only through the accounts below."}</p>
       {identities.length > 0 ? (
-        <ul className="plain stack">
+        <ul className="stack" style={{ listStyle: "none", padding: 0, margin: 0 }}>
           {identities.map((i) => (
             <li key={i.id} style={{ display: "flex", flexWrap: "wrap", gap: "0.5rem", alignItems: "center", justifyContent: "space-between" }}>
               <span style={{ overflowWrap: "anywhere" }}>
@@ -52,12 +52,14 @@ export function LinkedIdentities({
       ) : (
         <p className="muted">No provider account is linked.</p>
       )}
-      {providers.map((p) => (
-        <Form key={p.id} method="post" action={`/auth/oidc/${p.id}/start`}>
-          <input type="hidden" name="intent" value="link" />
-          <button type="submit">{`Link a ${p.name} account`}</button>
-        </Form>
-      ))}
+      <div style={{ display: "flex", flexWrap: "wrap", gap: "0.5rem" }}>
+        {providers.map((p) => (
+          <Form key={p.id} method="post" action={`/auth/oidc/${p.id}/start`}>
+            <input type="hidden" name="intent" value="link" />
+            <button type="submit">{`Link a ${p.name} account`}</button>
+          </Form>
+        ))}
+      </div>
     </section>
   );
 }
