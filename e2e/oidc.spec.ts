@@ -96,6 +96,7 @@ runs.forEach(({ width, colorScheme }, i) => {
 
       // signed out here and at the provider: the Roblox identity signs the same account in
       await page.getByRole("button", { name: /sign out/i }).first().click();
+      await expect(page).toHaveURL(/\/login/);
       await signOutAtProvider(context);
       await page.goto(`${server.url}/login`);
       await page.getByRole("button", { name: "Sign in with Roblox" }).click();
@@ -106,6 +107,7 @@ runs.forEach(({ width, colorScheme }, i) => {
 
       // someone from a domain nobody allowed is refused, with the reason
       await page.getByRole("button", { name: /sign out/i }).first().click();
+      await expect(page).toHaveURL(/\/login/);
       await signOutAtProvider(context);
       await page.goto(`${server.url}/login`);
       await page.getByRole("button", { name: "Sign in with Studio SSO" }).click();

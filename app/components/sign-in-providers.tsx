@@ -6,8 +6,8 @@ export type ProviderButton = { id: string; name: string };
 export function SignInProviders({ providers, next }: { providers: ProviderButton[]; next: string | null }) {
   if (providers.length === 0) return null;
   return (
-    <div className="stack" data-testid="sign-in-providers">
-      <p className="muted small" style={{ textAlign: "center" }}>or</p>
+    <div style={{ display: "flex", flexDirection: "column", gap: "0.5rem" }} data-testid="sign-in-providers">
+      <p className="muted small" style={{ textAlign: "center", margin: 0 }}>or</p>
       {providers.map((p) => (
         <Form key={p.id} method="post" action={`/auth/oidc/${p.id}/start`}>
           <input type="hidden" name="intent" value="login" />
