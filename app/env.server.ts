@@ -78,6 +78,11 @@ const EnvSchema = z.object({
   LOGIN_WINDOW_SECONDS: int(900, 1, 86400),
   SHARE_RATE_LIMIT: int(120, 1, 1000000),
   SHARE_RATE_WINDOW_SECONDS: int(60, 1, 86400),
+  // sign-in with OpenID Connect (docs/sign-in.md): provider ids, comma-separated ("roblox,google");
+  // each id then reads OIDC_<ID>_ISSUER, _CLIENT_ID, _CLIENT_SECRET, _NAME, _SCOPES, _TRUST_EMAIL
+  OIDC_PROVIDERS: z.string().default(""),
+  // email domains whose verified addresses may create an account at their first OIDC sign-in
+  OIDC_ALLOWED_DOMAINS: z.string().default(""),
 });
 
 export type Config = {
@@ -135,7 +140,95 @@ export type Config = {
   loginWindowSeconds: number;
   shareRateLimit: number;
   shareRateWindowSeconds: number;
+  /** OpenID Connect providers offered on the sign-in page, in the order given */
+  oidcProviders: OidcProviderConfig[];
+  /** lowercased email domains whose verified addresses may create an account at a first OIDC sign-in */
+  oidcAllowedDomains: string[];
 };
+
+/**
+ * One OpenID Connect provider, from OIDC_<ID>_* (ID is the provider's id in upper case):
+ * - OIDC_<ID>_ISSUER: the issuer URL; discovery reads `<issuer>/.well-known/openid-configuration`
+ *   and the document must name this same issuer. https, or http on a loopback address only.
+ * - OIDC_<ID>_CLIENT_ID, OIDC_<ID>_CLIENT_SECRET: the app registered at the provider (required).
+ * - OIDC_<ID>_NAME: the button's label ("Sign in with <name>").
+ * - OIDC_<ID>_SCOPES: space-separated scopes; "openid" is always requested.
+ * - OIDC_<ID>_TRUST_EMAIL: "true" when the provider's verified emails may create or claim an
+ *   account (OIDC_ALLOWED_DOMAINS, invitations); "false" means its identities sign in only once linked.
+ * The id `roblox` is a preset for "Sign in with Roblox": issuer https://apis.roblox.com/oauth/,
+ * scopes "openid profile", name "Roblox", emails never trusted (Roblox gives none); only the
+ * client id and secret are needed.
+ */
+export type OidcProviderConfig = {
+  id: string;
+  name: string;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+  trustEmail: boolean;
+};
+
+export const ROBLOX_PRESET = {
+  issuer: "https://apis.roblox.com/oauth/",
+  name: "Roblox",
+  scopes: ["openid", "profile"],
+  trustEmail: false,
+} as const;
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+function oidcProviders(env: NodeJS.ProcessEnv, list: string): { providers: OidcProviderConfig[]; problems: string[] } {
+  const providers: OidcProviderConfig[] = [];
+  const problems: string[] = [];
+  const ids = list.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (!/^[a-z][a-z0-9-]{0,30}$/.test(id)) {
+      problems.push(`OIDC_PROVIDERS: "${id}" must be a lowercase letter then letters, digits or "-" (at most 31)`);
+      continue;
+    }
+    if (seen.has(id)) {
+      problems.push(`OIDC_PROVIDERS: "${id}" is listed twice`);
+      continue;
+    }
+    seen.add(id);
+    const v = (name: string) => env[`OIDC_${id.toUpperCase().replace(/-/g, "_")}_${name}`]?.trim() || undefined;
+    const key = (name: string) => `OIDC_${id.toUpperCase().replace(/-/g, "_")}_${name}`;
+    const preset = id === "roblox" ? ROBLOX_PRESET : undefined;
+    const issuer = v("ISSUER") ?? preset?.issuer;
+    const clientId = v("CLIENT_ID");
+    const clientSecret = v("CLIENT_SECRET");
+    if (!issuer) problems.push(`${key("ISSUER")}: is required for the provider "${id}"`);
+    else {
+      let url: URL | undefined;
+      try {
+        url = new URL(issuer);
+      } catch {
+        problems.push(`${key("ISSUER")}: must be a URL`);
+      }
+      if (url && !(url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.has(url.hostname)))) {
+        problems.push(`${key("ISSUER")}: must be https (http only on a loopback address)`);
+      }
+    }
+    if (!clientId) problems.push(`${key("CLIENT_ID")}: is required for the provider "${id}"`);
+    if (!clientSecret) problems.push(`${key("CLIENT_SECRET")}: is required for the provider "${id}"`);
+    const trust = v("TRUST_EMAIL");
+    if (trust !== undefined && !["true", "false"].includes(trust)) problems.push(`${key("TRUST_EMAIL")}: must be true or false`);
+    const scopes = (v("SCOPES") ?? preset?.scopes.join(" ") ?? "openid profile email").split(/\s+/).filter(Boolean);
+    if (!issuer || !clientId || !clientSecret) continue;
+    providers.push({
+      id,
+      name: (v("NAME") ?? preset?.name ?? id).slice(0, 60),
+      issuer,
+      clientId,
+      clientSecret,
+      scopes: scopes.includes("openid") ? scopes : ["openid", ...scopes],
+      trustEmail: trust === undefined ? (preset?.trustEmail ?? true) : trust === "true",
+    });
+  }
+  return { providers, problems };
+}
 
 export class ConfigError extends Error {}
 
@@ -147,6 +240,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid environment:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
+  const oidc = oidcProviders(env, e.OIDC_PROVIDERS);
+  const domains = e.OIDC_ALLOWED_DOMAINS.split(",").map((d) => d.trim().toLowerCase().replace(/^@/, "")).filter(Boolean);
+  const badDomain = domains.find((d) => !/^[a-z0-9.-]+\.[a-z0-9-]+$/.test(d));
+  if (badDomain) oidc.problems.push(`OIDC_ALLOWED_DOMAINS: "${badDomain}" is not a domain`);
+  if (oidc.problems.length > 0) throw new ConfigError(`Invalid environment:\n${oidc.problems.map((p) => `  ${p}`).join("\n")}`);
   // the embedded server has no replica to stream to
   if (e.DATABASE_REPLICA_URL && !e.DATABASE_URL) {
     throw new ConfigError("Invalid environment:\n  DATABASE_REPLICA_URL: needs DATABASE_URL (the primary it replicates)");
@@ -207,6 +305,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginWindowSeconds: e.LOGIN_WINDOW_SECONDS,
     shareRateLimit: e.SHARE_RATE_LIMIT,
     shareRateWindowSeconds: e.SHARE_RATE_WINDOW_SECONDS,
+    oidcProviders: oidc.providers,
+    oidcAllowedDomains: domains,
   };
 }
 

@@ -9,17 +9,26 @@ import { formObject, pageAct } from "~/dashboard/page.server";
 import { timeZoneCookie, timeZoneOf } from "~/dashboard/preferences.server";
 import { validZone } from "~/components/time";
 import { ActionMessage, Submit, useResetOnSuccess } from "~/components/ui";
+import { signInMethods, unlinkAction } from "~/accounts/oidc.server";
+import { LinkedIdentities } from "~/components/linked-identities";
 
 export const meta: MetaFunction = () => [{ title: "Account · Roblox Monitor" }];
 
 // the one page a user on a temporary password may open: here they choose their own
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
-  return { email: user.email, mustChange: user.must_change_password, timeZone: timeZoneOf(request), twoFactor: await twoFactorStatus(context.services.sql, user.id) };
+  return {
+    email: user.email,
+    mustChange: user.must_change_password,
+    timeZone: timeZoneOf(request),
+    twoFactor: await twoFactorStatus(context.services.sql, user.id),
+    signIn: await signInMethods(context.services, user.id),
+  };
 };
 
 export const action = async ({ request, context }: ActionFunctionArgs) => {
   const form = formObject(await request.clone().formData());
+  if (form.intent === "unlink-identity") return unlinkAction(context.services, request, form);
   if (form.intent === "time-zone") {
     await requirePageUser(context.services, request, { beforePasswordChange: true });
     const local = form.mode === "local";
@@ -41,7 +50,7 @@ export const action = async ({ request, context }: ActionFunctionArgs) => {
 };
 
 export default function Account() {
-  const { email, mustChange, timeZone, twoFactor } = useLoaderData<typeof loader>();
+  const { email, mustChange, timeZone, twoFactor, signIn } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const passwordForm = useResetOnSuccess("password");
   // the browser's zone is only known in the browser; without JavaScript the choice stays UTC
@@ -70,6 +79,7 @@ export default function Account() {
         <p className="muted small">Kept in this browser. Relative times (“5 min ago”) show the exact time on hover.</p>
         <p><Submit pending="Saving…">Save</Submit></p>
       </Form>
+      <LinkedIdentities {...signIn} result={result} />
       <h2>Change password</h2>
       <ActionMessage data={result} intent="password" />
       <Form method="post" ref={passwordForm}>

@@ -1,7 +1,9 @@
 import { redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
-import { Form, useActionData, useSearchParams } from "@remix-run/react";
+import { Form, useActionData, useLoaderData, useSearchParams } from "@remix-run/react";
 import { assertSameOrigin } from "~/accounts/csrf.server";
 import { authenticator } from "~/accounts/login.server";
+import { publicProviders } from "~/accounts/oidc.server";
+import { SignInProviders } from "~/components/sign-in-providers";
 import { currentUser, startSession } from "~/accounts/sessions.server";
 import { setupNeeded } from "~/accounts/users.server";
 import { pageAct, pageLoad, safeNext } from "~/dashboard/page.server";
@@ -16,7 +18,7 @@ export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   if (await setupNeeded(services.sql)) throw redirect("/setup");
   const next = await pageLoad(async () => safeNext(queryOf(request).get("next")));
   if (await currentUser(services, request)) throw redirect(next);
-  return null;
+  return { providers: publicProviders(services.config) };
 };
 
 /** remix-auth's form strategy over the same credential check (and failed-login limit) as the Team API. */
@@ -37,6 +39,7 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
 
 export default function Login() {
   const result = useActionData<typeof action>();
+  const { providers } = useLoaderData<typeof loader>();
   const [params] = useSearchParams();
   return (
     <main className="narrow">
@@ -52,6 +55,7 @@ export default function Login() {
             <Submit className="primary" pending="Signing in…">Sign in</Submit>
           </p>
         </Form>
+        <SignInProviders providers={providers} next={params.get("next")} />
       </div>
     </main>
   );

@@ -17,7 +17,7 @@ const post = (path: string, headers: Record<string, string>) =>
 
 describe("dashboard form posts from another site", () => {
   it("answer 403 with the error body, not a 500", async () => {
-    for (const path of ["/login", "/setup", "/login/two-factor"]) {
+    for (const path of ["/login", "/setup", "/login/two-factor", "/auth/oidc/roblox/start"]) {
       const res = await post(path, { origin: "http://evil.example" });
       expect(res.status).toBe(403);
       expect(await res.json()).toMatchObject({ error: "forbidden" });

@@ -186,4 +186,20 @@ describe("every project-scoped Team API route", () => {
     expect((await call(app, "GET", "/api/auth/me")).status).toBe(401);
     expect((await call(app, "POST", "/api/auth/logout")).status).toBe(401);
   });
+
+  it("keeps sign-in identities to their own account", async () => {
+    const [mine] = await app.sql`
+      insert into user_identities (user_id, provider, issuer, subject) values (${users.member.id}, 'roblox', 'https://apis.roblox.com/oauth/', 'access-1') returning id`;
+    expect((await call(app, "GET", "/api/auth/identities")).status).toBe(401);
+    expect((await call(app, "DELETE", `/api/auth/identities/${mine.id}`)).status).toBe(401);
+    const listed = await call(app, "GET", "/api/auth/identities", { cookie: users.member.cookie });
+    expect(listed.body.identities.map((i: { id: string }) => i.id)).toEqual([mine.id]);
+    expect((await call(app, "GET", "/api/auth/identities", { cookie: users.owner.cookie })).body.identities).toEqual([]);
+    // another user's identity does not exist for them, whatever their role in a shared project
+    expect((await call(app, "DELETE", `/api/auth/identities/${mine.id}`, { cookie: users.owner.cookie })).status).toBe(404);
+    expect((await call(app, "DELETE", `/api/auth/identities/${mine.id}`, { cookie: users.member.cookie, headers: { origin: "http://evil.example" } })).status).toBe(403);
+    expect((await app.sql`select 1 from user_identities where id = ${mine.id}`).length).toBe(1);
+    expect((await call(app, "DELETE", `/api/auth/identities/${mine.id}`, { cookie: users.member.cookie })).status).toBe(200);
+    expect((await app.sql`select 1 from user_identities where id = ${mine.id}`).length).toBe(0);
+  });
 });
