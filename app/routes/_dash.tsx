@@ -3,12 +3,14 @@ import { Form, Link, Outlet, useLoaderData } from "@remix-run/react";
 import { requirePageUser } from "~/accounts/sessions.server";
 import { TimeZoneContext } from "~/components/time";
 import { timeZoneOf } from "~/dashboard/preferences.server";
+import { isInstanceAdmin } from "../../db/audit.js";
 
 /** The signed-in frame. Every child loader checks the session itself too (loaders run in parallel). */
 export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   // the frame also wraps the Account page, where a temporary password is changed
   const user = await requirePageUser(context.services, request, { beforePasswordChange: true });
-  return { user: { id: user.id, email: user.email, mustChangePassword: user.must_change_password }, timeZone: timeZoneOf(request) };
+  const instanceAdmin = await isInstanceAdmin(context.services.sql, user.id);
+  return { user: { id: user.id, email: user.email, mustChangePassword: user.must_change_password, instanceAdmin }, timeZone: timeZoneOf(request) };
 };
 
 export default function Dashboard() {
@@ -18,6 +20,7 @@ export default function Dashboard() {
       <header className="topbar">
         <Link to="/projects" className="brand">Roblox Monitor</Link>
         <Link to="/projects">Projects</Link>
+        {user.instanceAdmin ? <Link to="/instance/audit">Instance audit</Link> : null}
         <span className="spacer" />
         <Link to="/account">{user.email}</Link>
         <Form method="post" action="/logout">
