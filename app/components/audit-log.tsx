@@ -99,7 +99,10 @@ export function AuditLog({
               </div>
               {Object.keys(r.details).length > 0 ? (
                 <ul className="audit-details small">
-                  {Object.entries(r.details).map(([k, v]) => (
+                  {"from" in r.details && "to" in r.details ? (
+                    <li><span className="muted">changed:</span> {cut(detailValue({ from: r.details.from, to: r.details.to }))}</li>
+                  ) : null}
+                  {Object.entries(r.details).filter(([k]) => !(k === "from" || k === "to") || !("from" in r.details && "to" in r.details)).map(([k, v]) => (
                     <li key={k}><span className="muted">{k.replaceAll("_", " ")}:</span> {cut(detailValue(v))}</li>
                   ))}
                 </ul>
