@@ -152,6 +152,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     boss = await withSetupLock(db.sql, async () => {
       const b = await startJobs(db.url, db.sql, {
         retentionDays: config.retentionDays,
+        auditRetentionDays: config.auditRetentionDays,
         economy: {
           appSecret: config.appSecret,
           openCloudBaseUrl: config.openCloudBaseUrl,

@@ -32,6 +32,8 @@ const EnvSchema = z.object({
   APP_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   NOTIFICATION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   RETENTION_DAYS: int(30, 1, 3650),
+  // the audit log's own retention (docs/audit.md), pruned by the same hourly job
+  AUDIT_RETENTION_DAYS: int(365, 1, 36500),
   MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   // a push of 100 whole profiles (inventories included) easily passes 1 MiB
   ECONOMY_MAX_BODY_BYTES: int(8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -102,6 +104,8 @@ export type Config = {
   appSecret: string;
   notificationSecret: string;
   retentionDays: number;
+  /** days the audit log keeps a row */
+  auditRetentionDays: number;
   maxBodyBytes: number;
   economyMaxBodyBytes: number;
   /** request-body bytes held at once by the whole process, as sent and decoded */
@@ -275,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appSecret: e.APP_SECRET ?? generated!.appSecret,
     notificationSecret: e.NOTIFICATION_SECRET ?? generated!.notificationSecret,
     retentionDays: e.RETENTION_DAYS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     economyMaxBodyBytes: e.ECONOMY_MAX_BODY_BYTES,
     bodyMemoryBytes: e.BODY_MEMORY_BYTES,

@@ -1,5 +1,6 @@
 import type { Sql, TxSql } from "./client.js";
 import { unassignMember } from "./assignment.js";
+import { recordAudit } from "./audit.js";
 
 export type Role = "owner" | "admin" | "member";
 export type Member = { project_id: string; user_id: string; email: string; role: Role; created_at: Date };
@@ -48,8 +49,9 @@ export type MemberChange = { ok: true; member?: Member } | { ok: false; reason: 
 export async function changeMember(sql: Sql, projectId: string, userId: string, role: Role | null, actorId: string | null = null): Promise<MemberChange> {
   return sql.begin(async (tx) => {
     await tx`select 1 from projects where id = ${projectId} for update`;
-    const [current] = await tx<{ role: Role }[]>`
-      select role from project_members where project_id = ${projectId} and user_id = ${userId}`;
+    const [current] = await tx<{ role: Role; email: string }[]>`
+      select m.role, u.email from project_members m join users u on u.id = m.user_id
+      where m.project_id = ${projectId} and m.user_id = ${userId}`;
     if (!current) return { ok: false, reason: "not_found" } as const;
     if (current.role === "owner" && role !== "owner") {
       const [{ n }] = await tx<{ n: number }[]>`
@@ -63,6 +65,7 @@ export async function changeMember(sql: Sql, projectId: string, userId: string, 
       await tx`
         update share_links set revoked_at = now()
         where project_id = ${projectId} and created_by = ${userId} and revoked_at is null`;
+      await recordAudit(tx, { projectId, actorId, action: "member.removed", target: current.email, details: { user_id: userId, role: current.role } });
       return { ok: true } as const;
     }
     const [member] = await tx<Member[]>`
@@ -71,6 +74,9 @@ export async function changeMember(sql: Sql, projectId: string, userId: string, 
         returning project_id, user_id, role, created_at
       )
       select upd.*, u.email from upd join users u on u.id = upd.user_id`;
+    if (current.role !== role) {
+      await recordAudit(tx, { projectId, actorId, action: "member.role_changed", target: current.email, details: { user_id: userId, from: current.role, to: role } });
+    }
     return { ok: true, member } as const;
   });
 }

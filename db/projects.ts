@@ -1,6 +1,7 @@
 import type { Sql } from "./client.js";
 import { ROLLUP_TABLES } from "./stats.js";
 import { announceKeysChanged } from "./key-events.js";
+import { recordAudit } from "./audit.js";
 import { discardPendingOf } from "./counter-deltas.js";
 
 export type Project = { id: string; name: string; created_at: Date };
@@ -86,6 +87,8 @@ export async function insertProjectWithOwner(
     if (economyMap !== null) {
       await tx`insert into economy_maps (project_id, map, updated_by) values (${project.id}, ${tx.json(economyMap as never)}, ${ownerId})`;
     }
+    await recordAudit(tx, { projectId: project.id, actorId: ownerId, action: "project.created", target: project.name });
+    await recordAudit(tx, { projectId: project.id, actorId: ownerId, action: "api_key.created", target: k.id, details: { name: k.name, prefix: k.prefix } });
     return { project, key: k };
   });
 }
@@ -103,13 +106,15 @@ export async function renameProject(sql: Sql, id: string, name: string): Promise
  * a new group holds a key-share lock on it through the foreign key). So no event lands after the
  * delete has read the events table.
  */
-export async function deleteProject(sql: Sql, id: string): Promise<boolean> {
+export async function deleteProject(sql: Sql, id: string, actorId: string | null = null): Promise<boolean> {
   const deleted = await sql.begin(async (tx) => {
     // first, before any row lock (db/counter-deltas.ts): no drain then writes the project's counters back
     await discardPendingOf(tx, id);
     await tx`select 1 from error_groups where project_id = ${id} order by fingerprint for update`;
-    const [p] = await tx`select id from projects where id = ${id} for update`;
+    const [p] = await tx<{ id: string; name: string }[]>`select id, name from projects where id = ${id} for update`;
     if (!p) return false;
+    // the project's own audit rows go with it; this one is the instance's
+    await recordAudit(tx, { projectId: null, actorId, action: "project.deleted", target: p.name, details: { project_id: id } });
     await tx`delete from events where project_id = ${id}`;
     await tx`delete from event_messages where project_id = ${id}`;
     await tx`delete from group_users where project_id = ${id}`;

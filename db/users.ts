@@ -1,4 +1,5 @@
 import type { Sql } from "./client.js";
+import { recordAudit } from "./audit.js";
 
 export type User = {
   id: string;
@@ -20,16 +21,18 @@ export async function insertUser(sql: Sql, email: string, passwordHash: string, 
 }
 
 /**
- * Creates the first account, and only while none exists: the lock serializes concurrent set-up
+ * Creates the first account (an instance admin), and only while none exists: the lock serializes concurrent set-up
  * requests so two browsers racing through the setup page cannot both become the first user.
  */
 export async function insertFirstUser(sql: Sql, email: string, passwordHash: string): Promise<User | undefined> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(727275)`;
+    // the first account is the instance's admin: it reads the instance's audit log
     const [u] = await tx<User[]>`
-      insert into users (email, password_hash)
-      select ${normalize(email)}, ${passwordHash} where not exists (select 1 from users)
+      insert into users (email, password_hash, instance_admin)
+      select ${normalize(email)}, ${passwordHash}, true where not exists (select 1 from users)
       returning id, email, created_at, must_change_password`;
+    if (u) await recordAudit(tx, { projectId: null, actorId: u.id, action: "account.created", target: u.email, details: { via: "setup", instance_admin: true } });
     return u;
   });
 }

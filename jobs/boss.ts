@@ -1,6 +1,7 @@
 import PgBoss from "pg-boss";
 import type { Sql } from "../db/client.js";
 import { runHealthRetention, runRetention } from "./retention.js";
+import { pruneAudit } from "../db/audit.js";
 import { pruneEventIds } from "../db/sentry.js";
 import { pruneIngestWindows } from "../db/ingest-limits.js";
 import { pruneIdempotencyKeys } from "../db/idempotency.js";
@@ -30,7 +31,7 @@ export const QUEUES = {
 export async function startJobs(
   databaseUrl: string,
   sql: Sql,
-  opts: { retentionDays: number; economy?: EconomySyncOptions },
+  opts: { retentionDays: number; auditRetentionDays?: number; economy?: EconomySyncOptions },
 ): Promise<PgBoss> {
   const boss = new PgBoss({ connectionString: databaseUrl, max: 4, schema: "pgboss" });
   // one line per error: the error object carries the whole database client
@@ -51,6 +52,8 @@ export async function startJobs(
     await pruneIdempotencyKeys(sql);
     await pruneClientReports(sql, SDK_HEALTH_MAX_DAYS);
     await pruneEconomyAlertClaims(sql);
+    const audit = await pruneAudit(sql, opts.auditRetentionDays ?? 365);
+    if (audit) console.log(`[jobs] retention deleted ${audit} audit log rows`);
   });
   // daily partitions of events and minute rollups, kept a week ahead; also once at start, so a
   // process that was down for days catches up before the current day runs out

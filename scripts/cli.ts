@@ -9,6 +9,7 @@ import { startEmbeddedPostgres } from "../db/embedded.js";
 import { BackupError, backupDatabase, restoreDatabase } from "../db/backup.js";
 import { getProject, revokeApiKey } from "../db/projects.js";
 import { findUserByEmail } from "../db/users.js";
+import { recordAudit, setInstanceAdmin } from "../db/audit.js";
 import { loadConfig } from "../app/env.server.js";
 import { createApiKey } from "../app/auth/api-keys.server.js";
 import { createUser, resetPassword } from "../app/accounts/users.server.js";
@@ -24,6 +25,7 @@ const USAGE = `Usage: npm run cli -- <command>
                                          -> {"project_id", "api_key", "economy_layout"}
   key:create --project PROJECT_ID        -> {"key_id", "api_key"}
   key:revoke --key-id KEY_ID             -> {"revoked": true}
+  user:admin --email E [--revoke]        -> {"user_id", "instance_admin"}  (reads the instance's audit log)
   backup --out FILE                      -> {"file", "bytes", "server_version", "pg_dump_version", "migration"}
   restore --in FILE                      -> {"file", "server_version", "pg_restore_version", "tables"}
                                             (into an empty database; the service migrates it at its next start)`;
@@ -44,6 +46,7 @@ async function main() {
       password: { type: "string" },
       out: { type: "string" },
       in: { type: "string" },
+      revoke: { type: "boolean" },
     },
     strict: true,
   });
@@ -53,7 +56,7 @@ async function main() {
     return v.trim();
   };
   const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
-  const COMMANDS = ["user:create", "user:password", "user:two-factor-off", "project:create", "key:create", "key:revoke", "backup", "restore"];
+  const COMMANDS = ["user:create", "user:password", "user:two-factor-off", "user:admin", "project:create", "key:create", "key:revoke", "backup", "restore"];
   if (!COMMANDS.includes(command ?? "")) throw new UsageError(`Unknown command ${command ?? "(none)"}`);
 
   const config = loadConfig();
@@ -103,10 +106,19 @@ async function main() {
         const { project, api_key } = await createProject(db.sql, owner ? { id: owner.id, email: owner.email } : null, input);
         return { project_id: project.id, api_key, economy_layout: project.economy_layout };
       }
+      case "user:admin": {
+        const email = need("email");
+        const admin = !values.revoke;
+        const userId = await setInstanceAdmin(db.sql, email, admin);
+        if (!userId) throw new UsageError(`No user with the email ${email}`);
+        await recordAudit(db.sql, { projectId: null, actorId: null, action: admin ? "instance_admin.granted" : "instance_admin.revoked", target: email.toLowerCase(), details: { user_id: userId, via: "cli" } });
+        return { user_id: userId, instance_admin: admin };
+      }
       case "key:create": {
         const projectId = need("project");
         if (!isUuid(projectId) || !(await getProject(db.sql, projectId))) throw new UsageError(`No project ${projectId}`);
         const { key, apiKey } = await createApiKey(db.sql, projectId);
+        await recordAudit(db.sql, { projectId, actorId: null, action: "api_key.created", target: key.id, details: { name: key.name, prefix: key.prefix, via: "cli" } });
         return { key_id: key.id, api_key: apiKey };
       }
       default: {

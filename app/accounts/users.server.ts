@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { findUserByEmail, getPasswordHash, hasUsers, insertFirstUser, insertUser, updatePasswordHash, type User } from "../../db/users.js";
+import { recordAudit } from "../../db/audit.js";
 import { deleteOtherSessions } from "../../db/sessions.js";
 import { conflict, invalidPayload, notFound, ApiError } from "~/http.server";
 import { parseOr400 } from "~/input.server";
@@ -27,12 +28,13 @@ export function assertPasswordAllowed(password: string, email: string, field = "
 
 export const toPublicUser = (u: User) => ({ id: u.id, email: u.email, created_at: u.created_at, must_change_password: u.must_change_password });
 
-/** A new account (CLI, or an owner adding a teammate); 409 when the email is taken. */
+/** A new account (the CLI); 409 when the email is taken. */
 export async function createUser(sql: Sql, input: unknown): Promise<User> {
   const { email, password } = parseOr400(NewUser, input);
   assertPasswordAllowed(password, email);
   const user = await insertUser(sql, email, await hashPassword(password));
   if (!user) throw conflict(`An account with the email ${email} already exists.`);
+  await recordAudit(sql, { projectId: null, actorId: null, action: "account.created", target: user.email, details: { via: "cli" } });
   return user;
 }
 
@@ -69,6 +71,7 @@ export async function changePassword(sql: Sql, user: Pick<User, "id" | "email">,
   }
   await updatePasswordHash(sql, userId, await hashPassword(new_password));
   await deleteOtherSessions(sql, userId, keepSession);
+  await recordAudit(sql, { projectId: null, actorId: userId, action: "account.password_changed", target: user.email });
 }
 
 /**
@@ -82,6 +85,7 @@ export async function resetPassword(sql: Sql, email: string, password?: string):
   const temporaryPassword = password ?? generatedPassword();
   await updatePasswordHash(sql, user.id, await hashPassword(temporaryPassword), true);
   await deleteOtherSessions(sql, user.id, null);
+  await recordAudit(sql, { projectId: null, actorId: null, action: "account.password_reset", target: user.email, details: { via: "cli" } });
   return { user: { id: user.id, email: user.email, created_at: user.created_at, must_change_password: true }, temporaryPassword };
 }
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { deleteChannel, findChannel, getChannel, insertChannel, listChannels, updateChannel, type ChannelRow } from "../../db/alerts.js";
 import type { Actor } from "~/team/access.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
+import { recordAudit } from "../../db/audit.js";
 import type { Sql } from "../../db/client.js";
 import type { Config } from "~/env.server";
 import type { AlertSetupDeps } from "./rules.server";
@@ -133,6 +134,8 @@ export async function createChannel(deps: SealingDeps, actor: Actor, projectIdPa
     secretSealed: secret ? seal(appSecret, projectId, secret) : null,
     enabled: c.enabled ?? true,
   });
+  // a channel is named by kind and name: its URL (a Discord webhook's carries its token) and secret never
+  await recordAudit(deps.sql, { projectId, actorId: actor.id, action: "alert_channel.created", target: row.id, details: { name: row.name, kind: row.kind, enabled: row.enabled } });
   return { channel: publicChannel(row), ...(secret && !c.secret ? { secret } : {}) };
 }
 
@@ -161,13 +164,30 @@ export async function editChannel(deps: SealingDeps, actor: Actor, projectIdPara
     recipients: p.recipients,
   });
   if (!row) throw notFound("No alert channel with that id in this project.");
+  const onlyEnabled = p.enabled !== undefined && p.enabled !== current.enabled && p.name === undefined && url === undefined && !p.secret;
+  await recordAudit(deps.sql, {
+    projectId,
+    actorId: actor.id,
+    action: onlyEnabled ? (row.enabled ? "alert_channel.enabled" : "alert_channel.disabled") : "alert_channel.changed",
+    target: row.id,
+    details: {
+      name: row.name,
+      kind: row.kind,
+      ...(p.name !== undefined && p.name !== current.name ? { renamed_from: current.name } : {}),
+      ...(p.enabled !== undefined && p.enabled !== current.enabled ? { enabled: row.enabled } : {}),
+      ...(url !== undefined ? { address_changed: true } : {}),
+      ...(p.secret ? { signing_changed: true } : {}),
+    },
+  });
   return { channel: publicChannel(row) };
 }
 
 export async function removeChannel(deps: AlertSetupDeps, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {
   const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "delete alert channels");
   const id = asUuid(idParam);
+  const current = id ? await getChannel(deps.sql, projectId, id) : undefined;
   if (!id || !(await deleteChannel(deps.sql, projectId, id))) throw notFound("No alert channel with that id in this project.");
+  await recordAudit(deps.sql, { projectId, actorId: actor.id, action: "alert_channel.deleted", target: id, details: { name: current?.name ?? null, kind: current?.kind ?? null } });
   deps.alerts.forget(projectId);
   deps.economyAlerts?.forget(projectId);
 }

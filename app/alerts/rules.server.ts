@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { countChannels, deleteRule, getRule, insertRule, listChannels, listRules, replaceRule, type RuleFields, type RuleRow } from "../../db/alerts.js";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "~/team/access.server";
+import { recordAudit } from "../../db/audit.js";
 import type { Sql } from "../../db/client.js";
 import type { AlertEnqueuer } from "./enqueue.server";
 import type { EconomyAlertEnqueuer } from "./economy-enqueue.server";
@@ -280,6 +281,7 @@ export async function createRule(deps: AlertSetupDeps, actor: Actor, projectIdPa
   });
   const row = await insertRule(deps.sql, projectId, fields);
   forget(deps, projectId);
+  await recordAudit(deps.sql, { projectId, actorId: actor.id, action: "alert_rule.created", target: row.id, details: { name: row.name, trigger: row.trigger, enabled: row.enabled } });
   return { rule: publicRule(row, await activeChannelIds(deps.sql, projectId)) };
 }
 
@@ -298,12 +300,25 @@ export async function editRule(deps: AlertSetupDeps, actor: Actor, projectIdPara
   const row = await replaceRule(deps.sql, projectId, current.id, fields);
   if (!row) throw notFound("No alert rule with that id in this project.");
   forget(deps, projectId);
+  await recordRuleChange(deps.sql, actor, current, row);
   return { rule: publicRule(row, await activeChannelIds(deps.sql, projectId)) };
 }
 
 export async function removeRule(deps: AlertSetupDeps, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {
   const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "delete alert rules");
   const id = asUuid(idParam);
+  const current = id ? await getRule(deps.sql, projectId, id) : undefined;
   if (!id || !(await deleteRule(deps.sql, projectId, id))) throw notFound("No alert rule with that id in this project.");
   forget(deps, projectId);
+  await recordAudit(deps.sql, { projectId, actorId: actor.id, action: "alert_rule.deleted", target: id, details: { name: current?.name ?? null, trigger: current?.trigger ?? null } });
+}
+
+/** `alert_rule.enabled`/`disabled` when only that changed, else `alert_rule.changed` naming the fields that did. */
+async function recordRuleChange(sql: Sql, actor: Actor, before: RuleRow, after: RuleRow) {
+  const a = fieldsOf(before) as Record<string, unknown>;
+  const b = fieldsOf(after) as Record<string, unknown>;
+  const fields = Object.keys(b).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+  if (fields.length === 0) return;
+  const action = fields.length === 1 && fields[0] === "enabled" ? (after.enabled ? "alert_rule.enabled" : "alert_rule.disabled") : "alert_rule.changed";
+  await recordAudit(sql, { projectId: after.project_id, actorId: actor.id, action, target: after.id, details: { name: after.name, trigger: after.trigger, fields } });
 }

@@ -14,13 +14,18 @@ import { requireProject } from "./sync.server";
  * the Team gate, with its CSRF rule for mutations), or, where `internal` is set, a caller presenting
  * `x-internal-key` (cron). Returns the normalized project id.
  */
-export async function economyAccess(
+export async function economyAccess(...args: Parameters<typeof economyActor>): Promise<string> {
+  return (await economyActor(...args)).projectId;
+}
+
+/** economyAccess, also naming the signed-in user who acts (null for an x-internal-key caller), for the audit log. */
+export async function economyActor(
   deps: { sql: Sql; config: Pick<Config, "notificationSecret" | "publicUrl"> },
   request: Request,
   /** read after the credentials are checked, so an anonymous caller gets 401 before any body error */
   projectIdOf: () => unknown,
   opts: { allowed: readonly Role[]; internal: boolean; action: string },
-): Promise<string> {
+): Promise<{ projectId: string; actorId: string | null }> {
   const read = async () => {
     const v = await projectIdOf();
     return typeof v === "string" ? v : undefined;
@@ -31,9 +36,9 @@ export async function economyAccess(
     const projectId = asUuid(await read());
     if (!projectId) throw notFound("No project with that id.");
     await requireProject(deps, projectId);
-    return projectId;
+    return { projectId, actorId: null };
   }
   const user = await requireApiUser(deps, request);
   if (isMutation(request)) assertJsonMutation(request, deps.config.publicUrl);
-  return (await authorize(deps.sql, user, await read(), opts.allowed, opts.action)).projectId;
+  return { projectId: (await authorize(deps.sql, user, await read(), opts.allowed, opts.action)).projectId, actorId: user.id };
 }

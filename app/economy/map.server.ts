@@ -3,6 +3,7 @@
  * reset (owner/admin), and preview a map against a profile before saving it.
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { recordAudit } from "../../db/audit.js";
 import type { Sql } from "../../db/client.js";
 import { deleteEconomyMap, getEconomyMap, putEconomyMap } from "../../db/economy-maps.js";
 import { getProfileSample } from "../../db/economy-samples.js";
@@ -70,6 +71,7 @@ export async function saveMapFor(sql: Sql, user: Actor, projectIdParam: string |
   const warnings = await warningsFor(sql, projectId, map);
   if (warnings.length > 0 && opts.holdOnWarning) return { saved: false as const, map, warnings };
   const updatedAt = await putEconomyMap(sql, projectId, map, user.id);
+  await recordAudit(sql, { projectId, actorId: user.id, action: "economy_map.saved", target: null, details: { currencies: map.currencies.map((c) => c.key), layout: layoutOf(map) } });
   return { saved: true as const, map, is_default: false, updated_at: updatedAt, layout: layoutOf(map), warnings };
 }
 
@@ -77,6 +79,7 @@ export async function saveMapFor(sql: Sql, user: Actor, projectIdParam: string |
 export async function resetMapFor(sql: Sql, user: Actor, projectIdParam: string | undefined) {
   const { projectId } = await authorize(sql, user, projectIdParam, MANAGERS, "change the currency map");
   await deleteEconomyMap(sql, projectId);
+  await recordAudit(sql, { projectId, actorId: user.id, action: "economy_map.reset", target: null });
   const m = await loadMap(sql, projectId);
   return { ...mapView(m), warnings: await warningsFor(sql, projectId, m.map) };
 }

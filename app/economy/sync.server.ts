@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import { getProject } from "../../db/projects.js";
+import { recordAudit } from "../../db/audit.js";
 import {
   claimSync,
   deleteOpenCloudKey,
@@ -91,7 +92,7 @@ const KeyBody = z.object({
   key_prefix: z.string().max(50).optional().nullable(),
 });
 
-export async function putKey(deps: { sql: Sql; config: Pick<Config, "appSecret"> }, projectId: string, body: unknown) {
+export async function putKey(deps: { sql: Sql; config: Pick<Config, "appSecret"> }, projectId: string, body: unknown, actorId: string | null = null) {
   const parsed = KeyBody.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message }));
@@ -111,6 +112,11 @@ export async function putKey(deps: { sql: Sql; config: Pick<Config, "appSecret">
     scope: k.scope ?? "global",
     keyPrefix: k.key_prefix || null,
   });
+  // where the key points, never the key (nor its last characters)
+  await recordAudit(deps.sql, {
+    projectId, actorId, action: "open_cloud_key.saved", target: null,
+    details: { universe_id: k.universe_id, datastore_name: k.datastore_name, scope: k.scope ?? "global", key_prefix: k.key_prefix || null },
+  });
   return keyStatus(deps, projectId);
 }
 
@@ -129,8 +135,9 @@ export async function keyStatus(deps: { sql: Sql }, projectId: string) {
   };
 }
 
-export async function deleteKey(deps: { sql: Sql }, projectId: string) {
+export async function deleteKey(deps: { sql: Sql }, projectId: string, actorId: string | null = null) {
   if (!(await deleteOpenCloudKey(deps.sql, projectId))) throw notFound("No Open Cloud key is stored for this project.");
+  await recordAudit(deps.sql, { projectId, actorId, action: "open_cloud_key.deleted", target: null });
   return { deleted: true };
 }
 

@@ -3,6 +3,7 @@
  * any member reads them, owners and admins change them.
  */
 import { data } from "@remix-run/node";
+import { recordAudit } from "../../db/audit.js";
 import type { Sql } from "../../db/client.js";
 import { deleteThresholdOverride, putThresholdOverride } from "../../db/economy-thresholds.js";
 import type { Config } from "~/env.server";
@@ -73,6 +74,7 @@ export async function putThresholdFor(sql: Sql, config: Defaults, user: Actor, p
   const { map, key } = await currencyOf(sql, projectId, currency);
   const input = parseOverride(body);
   await putThresholdOverride(sql, projectId, key, input, user.id);
+  await recordAudit(sql, { projectId, actorId: user.id, action: "economy_threshold.set", target: key, details: { ...input } });
   return (await thresholdViews(sql, projectId, map, config)).find((v) => v.key === key)!;
 }
 
@@ -81,6 +83,7 @@ export async function deleteThresholdFor(sql: Sql, config: Defaults, user: Actor
   const { projectId } = await authorize(sql, user, projectIdParam, MANAGERS, "change the anomaly thresholds");
   const { map, key } = await currencyOf(sql, projectId, currency);
   await deleteThresholdOverride(sql, projectId, key);
+  await recordAudit(sql, { projectId, actorId: user.id, action: "economy_threshold.reset", target: key });
   return (await thresholdViews(sql, projectId, map, config)).find((v) => v.key === key)!;
 }
 

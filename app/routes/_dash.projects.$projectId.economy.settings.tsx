@@ -74,10 +74,10 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
           datastore_name: field("datastore_name"),
           scope: field("scope"),
           key_prefix: field("key_prefix") ?? null,
-        });
+        }, user.id);
         return { ok: true as const, message: "The Open Cloud key is saved (encrypted)." };
       case "delete-key":
-        await deleteKey(services, projectId);
+        await deleteKey(services, projectId, user.id);
         return { ok: true as const, message: "The Open Cloud key is deleted." };
       case "start-scan": {
         const { job_id } = await startSync(services, projectId, { project_id: projectId, restart: form.get("restart") === "on" });

@@ -129,6 +129,12 @@ export default function Settings() {
   const temp = result && "temporaryPassword" in result ? result.temporaryPassword : undefined;
   return (
     <>
+      {manager ? (
+        <p className="row" data-testid="audit-link">
+          <Link to={`${base}/audit`}>Audit log</Link>
+          <span className="muted small">who changed keys, members, alerts and settings, and when</span>
+        </p>
+      ) : null}
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>API keys</h2>
         {manager ? (

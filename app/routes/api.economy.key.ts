@@ -1,5 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { economyAccess } from "~/economy/access.server";
+import { economyAccess, economyActor } from "~/economy/access.server";
 import { deleteKey, keyStatus, putKey } from "~/economy/sync.server";
 import { handle, json, methodNotAllowed, readJson } from "~/http.server";
 import { MANAGERS } from "~/team/access.server";
@@ -21,15 +21,15 @@ export const action = ({ request, context }: ActionFunctionArgs) =>
     const { services } = context;
     if (request.method === "PUT") {
       let body: unknown;
-      const projectId = await economyAccess(services, request, async () => {
+      const { projectId, actorId } = await economyActor(services, request, async () => {
         body = await readJson(request, services.config.maxBodyBytes, services.bodies);
         return (body as { project_id?: unknown } | null)?.project_id;
       }, access);
-      return json(await putKey(services, projectId, body));
+      return json(await putKey(services, projectId, body, actorId));
     }
     if (request.method === "DELETE") {
-      const projectId = await economyAccess(services, request, () => queryOf(request).get("project_id"), access);
-      return json(await deleteKey(services, projectId));
+      const { projectId, actorId } = await economyActor(services, request, () => queryOf(request).get("project_id"), access);
+      return json(await deleteKey(services, projectId, actorId));
     }
     throw methodNotAllowed(["GET", "PUT", "DELETE"]);
   });

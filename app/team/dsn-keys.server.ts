@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { insertDsnKey, listDsnKeys, projectDsnId, revokeDsnKey, updateDsnKey, type DsnKeyRow } from "../../db/sentry.js";
+import { recordAudit } from "../../db/audit.js";
 import { parseOr400, asUuid } from "~/input.server";
 import { notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
@@ -63,6 +64,7 @@ export async function createDsnKey(sql: Sql, actor: Actor, projectIdParam: strin
   const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "create DSN keys");
   const { name, rate_limit_per_minute } = parseOr400(KeyInput, input);
   const [key, dsnId] = await Promise.all([insertDsnKey(sql, projectId, newPublicKey(), name || null, rate_limit_per_minute), projectDsnId(sql, projectId)]);
+  await recordAudit(sql, { projectId, actorId: actor.id, action: "dsn_key.created", target: key.id, details: { name: key.name, rate_limit_per_minute: key.rate_limit_per_minute } });
   return view(key, base, dsnId!);
 }
 
@@ -71,8 +73,18 @@ export async function updateDsnKeyFor(sql: Sql, actor: Actor, projectIdParam: st
   const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "change DSN keys");
   const keyId = asUuid(keyIdParam);
   const change = parseOr400(KeyChange, input);
+  const before = keyId ? (await listDsnKeys(sql, projectId)).find((k) => k.id === keyId) : undefined;
   const key = keyId && (await updateDsnKey(sql, projectId, keyId, { name: change.name === undefined ? undefined : change.name || null, rateLimit: change.rate_limit_per_minute }));
   if (!key) throw notFound("No active DSN key with that id in this project.");
+  const changed: Record<string, unknown> = {};
+  if (change.name !== undefined && before?.name !== key.name) changed.renamed_from = before?.name ?? null;
+  if (change.rate_limit_per_minute !== undefined && before?.rate_limit_per_minute !== key.rate_limit_per_minute) {
+    changed.rate_limit_per_minute = { from: before?.rate_limit_per_minute ?? null, to: key.rate_limit_per_minute };
+  }
+  if (Object.keys(changed).length > 0) {
+    const action = "rate_limit_per_minute" in changed ? "dsn_key.limit_changed" : "dsn_key.renamed";
+    await recordAudit(sql, { projectId, actorId: actor.id, action, target: key.id, details: { name: key.name, ...changed } });
+  }
   return view(key, base, (await projectDsnId(sql, projectId))!);
 }
 
@@ -80,4 +92,6 @@ export async function revokeDsnKeyFor(sql: Sql, actor: Actor, projectIdParam: st
   const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "revoke DSN keys");
   const keyId = asUuid(keyIdParam);
   if (!keyId || !(await revokeDsnKey(sql, projectId, keyId))) throw notFound("No active DSN key with that id in this project.");
+  const key = (await listDsnKeys(sql, projectId)).find((k) => k.id === keyId);
+  await recordAudit(sql, { projectId, actorId: actor.id, action: "dsn_key.revoked", target: keyId, details: { name: key?.name ?? null } });
 }

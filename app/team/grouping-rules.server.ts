@@ -16,6 +16,7 @@ import {
   updateRule,
   type RuleRow,
 } from "../../db/grouping-rules.js";
+import { recordAudit } from "../../db/audit.js";
 import { mergeGroups, MergeRefused } from "../../db/merge.js";
 import { setGroupStatus } from "../../db/groups.js";
 import { asUuid, parseOr400 } from "~/input.server";
@@ -85,6 +86,7 @@ export async function createGroupingRule(deps: GroupingRuleDeps, actor: Actor, p
   try {
     const row = await insertRule(deps.sql, projectId, { id, name, match: r.match, action: r.action, fingerprint: ruleFingerprint(id), position: r.position }, MAX_RULES);
     deps.groupingRules.forget(projectId);
+    await recordAudit(deps.sql, { projectId, actorId: actor.id, action: "grouping_rule.created", target: row.id, details: { name: row.name, action: row.action, match: row.match } });
     return { rule: publicRule(row) };
   } catch (err) {
     if (err instanceof TooManyRules) throw tooMany();
@@ -101,6 +103,10 @@ export async function editGroupingRule(deps: GroupingRuleDeps, actor: Actor, pro
   const row = await updateRule(deps.sql, projectId, current.id, { ...next, position: patch.position });
   if (!row) throw noRule();
   deps.groupingRules.forget(projectId);
+  await recordAudit(deps.sql, {
+    projectId, actorId: actor.id, action: "grouping_rule.changed", target: row.id,
+    details: { name: row.name, action: row.action, match: row.match, ...(patch.position !== undefined ? { position: row.position } : {}) },
+  });
   if (row.action === "group" && row.name !== current.name) await titleRuleIssue(deps.sql, projectId, row.fingerprint, row.name);
   return { rule: publicRule(row) };
 }
@@ -108,8 +114,10 @@ export async function editGroupingRule(deps: GroupingRuleDeps, actor: Actor, pro
 export async function removeGroupingRule(deps: GroupingRuleDeps, actor: Actor, projectIdParam: string | undefined, idParam: string | undefined) {
   const { projectId } = await authorize(deps.sql, actor, projectIdParam, MANAGERS, "delete grouping rules");
   const id = asUuid(idParam);
+  const current = id ? await ruleIn(deps.sql, projectId, id) : undefined;
   if (!id || !(await deleteRule(deps.sql, projectId, id))) throw noRule();
   deps.groupingRules.forget(projectId);
+  await recordAudit(deps.sql, { projectId, actorId: actor.id, action: "grouping_rule.deleted", target: id, details: { name: current?.name ?? null, action: current?.action ?? null } });
 }
 
 const OrderInput = z
@@ -124,6 +132,7 @@ export async function reorderGroupingRules(deps: GroupingRuleDeps, actor: Actor,
     throw invalidPayload("order must name every grouping rule of the project exactly once.", [{ path: "order", message: "must name every rule of the project exactly once" }]);
   }
   deps.groupingRules.forget(projectId);
+  await recordAudit(deps.sql, { projectId, actorId: actor.id, action: "grouping_rule.reordered", target: null, details: { order } });
   return { data: (await listRules(deps.sql, projectId)).map(publicRule) };
 }
 

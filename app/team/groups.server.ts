@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
+import { recordAudit } from "../../db/audit.js";
 import { getGroup } from "../../db/errors.js";
 import { countGroups, type GroupMatch } from "../../db/errors.js";
 import { deleteGroup as dbDelete, setGroupStatus, setStatusWhere, type Snooze } from "../../db/groups.js";
@@ -138,4 +139,5 @@ export async function deleteGroup(sql: Sql, actor: Actor, projectIdParam: string
   const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "delete error groups");
   const groupId = asUuid(groupIdParam);
   if (!groupId || !(await dbDelete(sql, projectId, groupId))) throw noGroup();
+  await recordAudit(sql, { projectId, actorId: actor.id, action: "issue.deleted", target: groupId });
 }

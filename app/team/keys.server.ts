@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { listApiKeys, revokeApiKey, type ApiKeyRow } from "../../db/projects.js";
+import { recordAudit } from "../../db/audit.js";
 import { createApiKey } from "~/auth/api-keys.server";
 import { parseOr400, asUuid } from "~/input.server";
 import { notFound } from "~/http.server";
@@ -23,6 +24,7 @@ export async function createKey(sql: Sql, actor: Actor, projectIdParam: string |
   const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "create API keys");
   const { name } = parseOr400(KeyInput, input);
   const { key, apiKey } = await createApiKey(sql, projectId, name || null);
+  await recordAudit(sql, { projectId, actorId: actor.id, action: "api_key.created", target: key.id, details: { name: key.name, prefix: key.prefix } });
   return { key: publicKey(key), api_key: apiKey };
 }
 
@@ -31,4 +33,6 @@ export async function revokeKey(sql: Sql, actor: Actor, projectIdParam: string |
   const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "revoke API keys");
   const keyId = asUuid(keyIdParam);
   if (!keyId || !(await revokeApiKey(sql, keyId, projectId))) throw notFound("No active API key with that id in this project.");
+  const key = (await listApiKeys(sql, projectId)).find((k) => k.id === keyId);
+  await recordAudit(sql, { projectId, actorId: actor.id, action: "api_key.revoked", target: keyId, details: { name: key?.name ?? null, prefix: key?.prefix ?? null } });
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { changeMember, insertMember, listMembers as dbList, type Role } from "../../db/members.js";
 import { findUserByEmail, insertUser } from "../../db/users.js";
+import { recordAudit } from "../../db/audit.js";
 import { parseOr400, asUuid } from "~/input.server";
 import { conflict, forbidden, notFound } from "~/http.server";
 import { hashPassword } from "~/accounts/passwords.server";
@@ -39,9 +40,13 @@ export async function addMember(sql: Sql, actor: Actor, projectIdParam: string |
     if (!created) temporaryPassword = undefined;
     user = await findUserByEmail(sql, email);
     if (!user) throw conflict("That account changed while it was being added; try again.");
+    if (created) {
+      await recordAudit(sql, { projectId: null, actorId: actor.id, action: "account.created", target: user.email, details: { via: "member_added", project_id: projectId, temporary: true } });
+    }
   }
   const member = await insertMember(sql, projectId, user.id, role);
   if (!member) throw conflict(`${email} is already a member of this project; change their role instead.`);
+  await recordAudit(sql, { projectId, actorId: actor.id, action: "member.added", target: member.email, details: { user_id: member.user_id, role, new_account: temporaryPassword !== undefined } });
   return { member, ...(temporaryPassword ? { temporary_password: temporaryPassword } : {}) };
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { listProjectsForUser } from "../../db/members.js";
 import { deleteProject as dbDeleteProject, getProject, insertProjectWithOwner, renameProject as dbRename } from "../../db/projects.js";
+import { recordAudit } from "../../db/audit.js";
 import { hashApiKey, newApiKey } from "~/auth/api-keys.server";
 import { notFound } from "~/http.server";
 import { parseOr400 } from "~/input.server";
@@ -46,13 +47,17 @@ export async function getProjectFor(sql: Sql, actor: Actor, projectIdParam: stri
 export async function renameProject(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown) {
   const { projectId, role } = await authorize(sql, actor, projectIdParam, MANAGERS, "rename the project");
   const { name } = parseOr400(ProjectInput, input);
+  const before = await getProject(sql, projectId);
   const project = await dbRename(sql, projectId, name);
   if (!project) throw notFound("No project with that id among your projects.");
+  if (before?.name !== project.name) {
+    await recordAudit(sql, { projectId, actorId: actor.id, action: "project.renamed", target: project.name, details: { from: before?.name ?? null, to: project.name } });
+  }
   return { ...project, role };
 }
 
 /** Owners only: the project and all its data go, in one transaction. */
 export async function deleteProject(sql: Sql, actor: Actor, projectIdParam: string | undefined) {
   const { projectId } = await authorize(sql, actor, projectIdParam, ["owner"], "delete the project");
-  if (!(await dbDeleteProject(sql, projectId))) throw notFound("No project with that id among your projects.");
+  if (!(await dbDeleteProject(sql, projectId, actor.id))) throw notFound("No project with that id among your projects.");
 }

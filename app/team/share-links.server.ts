@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { getShareLink, insertShareLink, listShareLinks as dbList, revokeShareLink, type ShareLink } from "../../db/share-links.js";
+import { recordAudit } from "../../db/audit.js";
 import { parseOr400, asUuid } from "~/input.server";
 import { forbidden, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
@@ -35,6 +36,7 @@ export async function createShareLink(sql: Sql, actor: Actor, projectIdParam: st
     expiresAt: expires_in_days ? new Date(Date.now() + expires_in_days * 86_400_000) : null,
   });
   if (!link) throw notFound("No error group with that id in this project.");
+  await recordAudit(sql, { projectId, actorId: actor.id, action: "share_link.created", target: link.id, details: { group_id: link.group_id, role: link.role, expires_at: link.expires_at } });
   return { ...withState(link), token, url: `${baseUrl}/share/${token}` };
 }
 
@@ -55,4 +57,5 @@ export async function revokeShare(sql: Sql, actor: Actor, projectIdParam: string
     throw forbidden("Only the link's creator, an owner or an admin can revoke this share link.");
   }
   if (!(await revokeShareLink(sql, projectId, linkId, actor.id))) throw notFound("That share link is already revoked.");
+  await recordAudit(sql, { projectId, actorId: actor.id, action: "share_link.revoked", target: linkId, details: { group_id: link.group_id, role: link.role } });
 }

@@ -58,6 +58,8 @@ const routes: Route[] = [
   { method: "PATCH", path: () => `${P()}/groups/${groupId}/comments/${commentId}`, body: () => ({ body: "edited" }), need: "owner" },
   // its author, an owner or an admin deletes it
   { method: "DELETE", path: () => `${P()}/groups/${groupId}/comments/${commentId}`, need: "manager" },
+  { method: "GET", path: () => `${P()}/audit`, need: "manager" },
+  { method: "GET", path: () => `${P()}/audit?format=csv`, need: "manager" },
 ];
 const label = (r: Route) => `${r.method} ${r.path().replace(/[0-9a-f-]{36}/g, ":id")}`;
 
@@ -166,6 +168,23 @@ describe("every project-scoped Team API route", () => {
     const status = await call(app, "PATCH", `${P()}/groups/${groupId}`, { cookie: users.member.cookie, body: { status: "resolved" } });
     expect(status.status).toBe(200);
     expect(status.body.group.status).toBe("resolved");
+  });
+
+  it("the instance's audit log: 401 signed out, 403 to anyone not an instance admin, whatever their project role", async () => {
+    for (const path of ["/api/team/instance/audit", "/api/team/instance/audit?format=csv"]) {
+      expect((await call(app, "GET", path)).status, path).toBe(401);
+      for (const who of Object.keys(users) as (keyof typeof users)[]) {
+        const res = await call(app, "GET", path, { cookie: users[who].cookie });
+        expect(res.status, `${who} ${path}`).toBe(403);
+        expect(res.body.error).toBe("forbidden");
+      }
+    }
+    await app.sql`update users set instance_admin = true where id = ${users.member.id}`;
+    try {
+      expect((await call(app, "GET", "/api/team/instance/audit", { cookie: users.member.cookie })).status).toBe(200);
+    } finally {
+      await app.sql`update users set instance_admin = false where id = ${users.member.id}`;
+    }
   });
 
   it("answers 404 for ids that are not UUIDs", async () => {
