@@ -1,3 +1,4 @@
+import { compareVersions } from "~/components/version-order";
 import type { Sql } from "../../db/client.js";
 import { groupMessages, hasGroups, issueEnvironments, listEnvironments, projectSeries } from "../../db/dashboard.js";
 import { getGroup, listGroups, type EventRow, type GroupRow, type GroupSort } from "../../db/errors.js";
@@ -44,6 +45,7 @@ export const SDK_HEALTH_PANEL_DAYS = 14;
 
 export const PAGE_SIZE = 25;
 const STATUS_FILTERS = ["open", "resolved", "ignored", "all"] as const;
+const ORIGIN_FILTERS = ["", "client", "server"] as const;
 const LEVELS = ["", "error", "warn", "info"] as const;
 const SORTS: GroupSort[] = ["last_seen", "first_seen", "count"];
 
@@ -71,7 +73,7 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
     total,
     groups: groups.map((g) => ({ ...withTitle(g), environments: environmentsOf[g.id] ?? [] })),
     environments: withCurrent(seenEnvironments, filters.environment),
-    versions: withCurrent(seenVersions, filters.version),
+    versions: withCurrent([...seenVersions].sort((a, b) => compareVersions(b, a)), filters.version),
     hourly,
   };
 }
@@ -86,6 +88,7 @@ export function issueFilters(q: URLSearchParams) {
     sort: pick(q.get("sort"), SORTS, "last_seen"),
     regressed: q.get("regressed") === "1" || q.get("regressed") === "true",
     version: cutText(text(q, "version") ?? "", 256),
+    origin: pick(q.get("origin"), ORIGIN_FILTERS, ""),
   };
 }
 export type IssueFilters = ReturnType<typeof issueFilters>;
@@ -97,6 +100,7 @@ export const matchOf = (f: IssueFilters) => ({
   search: f.search || undefined,
   regressed: f.regressed || undefined,
   newInVersion: f.version || undefined,
+  origin: f.origin || undefined,
 });
 
 /** The same filter as the Team API's bulk body takes it. */

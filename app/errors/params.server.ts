@@ -7,6 +7,7 @@ const LEVELS = new Set(["error", "warn", "info"]);
 const STATUSES = new Set(["open", "resolved", "ignored"]);
 const SORTS = new Set(["last_seen", "first_seen", "count"]);
 const TIMEFRAMES = new Set(["1h", "24h", "7d", "30d"]);
+const ORIGINS = new Set(["client", "server"]);
 
 export function fail(param: string, message: string): never {
   throw invalidQuery(`${param} ${message}.`, [{ path: param, message }]);
@@ -98,12 +99,13 @@ export function parseListParams(q: URLSearchParams): ListParams {
     const sort = (oneOf(q, "sort", SORTS) ?? "last_seen") as GroupSort;
     const regressed = oneOf(q, "regressed", new Set(["true", "false", "1", "0"]), (s) => s.toLowerCase());
     const newInVersion = text(q, "new_in_version");
+    const origin = oneOf(q, "origin", ORIGINS) as GroupFilter["origin"];
     return {
       grouped,
-      filter: { level, status, search, environment, regressed: regressed === "true" || regressed === "1", newInVersion, sort, limit, offset },
+      filter: { level, status, search, environment, regressed: regressed === "true" || regressed === "1", newInVersion, origin, sort, limit, offset },
     };
   }
-  for (const p of ["status", "sort", "regressed", "new_in_version"]) {
+  for (const p of ["status", "sort", "regressed", "new_in_version", "origin"]) {
     if (q.get(p)) fail(p, "applies to grouped results only; add grouped=true or drop it");
   }
   return {

@@ -40,6 +40,7 @@ export const filterSchema = z
     environment: z.string({ error: "must be a string" }).max(256, "must be at most 256 characters").optional(),
     regressed: z.boolean({ error: "must be true or false" }).optional(),
     new_in_version: z.string({ error: "must be a string" }).max(256, "must be at most 256 characters").optional(),
+    origin: z.enum(["client", "server"], { error: "must be client or server" }).optional(),
   }, { error: "must be an object" })
   .strict();
 const FilterBulkInput = StatusBase.extend({
@@ -59,6 +60,7 @@ export const toMatch = (f: z.output<typeof filterSchema>): GroupMatch => ({
   environment: f.environment || undefined,
   regressed: f.regressed || undefined,
   newInVersion: f.new_in_version || undefined,
+  origin: f.origin,
 });
 
 export function snoozeOf(s: z.output<typeof snoozeSchema> | undefined): Snooze | undefined {
