@@ -65,7 +65,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
         await revokeKey(sql, user, p, String(form.key_id ?? ""));
         return { ok: true as const, intent, message: "Key revoked; games using it are refused from now on." };
       case "dsn-create":
-        await createDsnKey(sql, user, p, { name: form.name || undefined, rate_limit_per_minute: rateLimitFromForm(form.rate_limit_per_minute) }, baseUrl(context.services, request));
+        await createDsnKey(sql, user, p, { name: form.name || undefined, rate_limit_per_minute: form.rate_limit_per_minute === undefined ? undefined : rateLimitFromForm(form.rate_limit_per_minute) }, baseUrl(context.services, request));
         return { ok: true as const, intent, message: "DSN created; copy it into your Sentry SDK's configuration." };
       case "dsn-revoke":
         await revokeDsnKeyFor(sql, user, p, String(form.key_id ?? ""));
