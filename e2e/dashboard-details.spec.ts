@@ -222,8 +222,14 @@ test("screenshots", async ({ browser }) => {
       await shot(page, "player", width, colorScheme);
       await page.goto(`/projects/${projectId}/issues/${ids[COMBAT]}`);
       await shot(page, "issue", width, colorScheme);
+      // the header and the versions at their own size, to read them
+      await page.locator(".panel").first().screenshot({ path: `${SCREENS}/details-issue-head-${width}-${colorScheme}.png` });
+      await page.locator("section", { has: page.getByTestId("versions") }).screenshot({ path: `${SCREENS}/details-versions-${width}-${colorScheme}.png` });
+      await page.getByRole("button", { name: "Create share link" }).click();
+      await page.getByTestId("share-created").locator("..").screenshot({ path: `${SCREENS}/details-share-${width}-${colorScheme}.png` });
       await page.goto(`/projects/${projectId}/settings`);
       await shot(page, "settings", width, colorScheme);
+      await page.locator("section", { has: page.getByRole("heading", { name: "Sentry DSN" }) }).screenshot({ path: `${SCREENS}/details-dsn-${width}-${colorScheme}.png` });
       await context.close();
     }
   }

@@ -12,7 +12,7 @@ export function IssueVersions({ versions, firstVersion, now }: { versions: Versi
   const fmt = useTimeFormat();
   if (versions.length === 0) return <p className="muted small">No event of this issue carried a <code>game_version</code>.</p>;
   return (
-    <table className="compact" data-testid="versions">
+    <table className="compact versions" data-testid="versions">
       <thead><tr><th>Version</th><th className="num">Occurrences</th><th>First seen</th><th className="hide-narrow">Last seen</th></tr></thead>
       <tbody>
         {versions.map((v) => (

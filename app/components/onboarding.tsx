@@ -47,8 +47,8 @@ export function UrlWarning({ url, problem, who = "a Roblox game server" }: { url
         </>
       ) : (
         <>
-          <code>{url}</code> is a {problem === "loopback" ? "loopback" : "private network"} address, which {who}
-          cannot reach. Set <code>PUBLIC_URL</code> to the service's public https address (behind a proxy or a tunnel).
+          <code>{url}</code> is a {problem === "loopback" ? "loopback" : "private network"} address, which {who} cannot
+          reach. Set <code>PUBLIC_URL</code> to the service's public https address (behind a proxy or a tunnel).
         </>
       )}
     </p>

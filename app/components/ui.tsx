@@ -99,7 +99,7 @@ export function EventList({
             {e.player_name || e.user_id ? (
               <span className="small">
                 Player: {playerHref && e.user_id ? <a href={playerHref(String(e.user_id))}><strong>{e.player_name ?? "unknown"}</strong></a> : <strong>{e.player_name ?? "unknown"}</strong>}
-                {e.user_id ? <span className="muted"> (<UserId id={e.user_id} />)</span> : null}
+                {e.user_id ? <>{" "}<span className="muted keep-together">(<UserId id={e.user_id} />)</span></> : null}
               </span>
             ) : null}
             {e.count && e.count > 1 ? <span className="small muted">×{e.count}</span> : null}

@@ -118,10 +118,10 @@ export default function Issue() {
         <h2 className="msg" data-testid="issue-message" style={{ fontSize: "1.25rem" }}><Breakable text={group.title} /></h2>
         {latestMessage !== null ? (
           <p className="latest-message small" data-testid="latest-message">
-            <span className="muted">Latest message: </span><span className="msg">{latestMessage}</span>
+            <span className="muted">Latest message: </span><span className="msg"><Breakable text={latestMessage} /></span>
           </p>
         ) : null}
-        {group.culprit ? <p className="culprit">at <code>{group.culprit}</code></p> : null}
+        {group.culprit ? <p className="culprit">at <code><Breakable text={group.culprit} /></code></p> : null}
         <ActionMessage data={result} intent="status" />
         <dl className="facts">
           <dt>Occurrences</dt><dd>{num(group.count)}</dd>

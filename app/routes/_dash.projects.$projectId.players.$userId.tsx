@@ -33,7 +33,7 @@ export default function Player() {
       </div>
       <section className="panel">
         <h2 style={{ marginTop: 0 }}>Issues ({num(issues.length)})</h2>
-        <table data-testid="player-issues">
+        <table data-testid="player-issues" className="player-issues">
           <thead><tr><th>Issue</th><th className="hide-narrow">Status</th><th className="num">Occurrences <span className="hide-narrow">(all players)</span></th><th className="hide-narrow">Last seen</th></tr></thead>
           <tbody>
             {issues.map((g) => (
@@ -43,7 +43,7 @@ export default function Player() {
                   <div className="small row tight"><LevelBadge level={g.level} />{g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}</div>
                 </td>
                 <td className="hide-narrow"><StatusBadge status={g.status} /></td>
-                <td className="num">{num(g.count)}</td>
+                <td className="num" data-label={`${Number(g.count) === 1 ? "occurrence" : "occurrences"} (all players)`}>{num(g.count)}</td>
                 <td className="small hide-narrow"><Ago d={g.last_seen} now={now} /></td>
               </tr>
             ))}
