@@ -89,7 +89,9 @@ describe("origin filter", () => {
   });
 
   it("filters the issues page and bulk changes by filter the same way", async () => {
-    const html = (await (await app.request(`/projects/${projectId}/issues?origin=client`, { headers: { cookie } })).text()).replaceAll("<!-- -->", "");
+    const res = await app.request(`/projects/${projectId}/issues?origin=client`, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    const html = (await res.text()).replaceAll("<!-- -->", "");
     expect(html).toContain("2 issues");
     expect(html).toContain('data-testid="client-only"');
     expect(html).not.toContain("raised on both sides");
