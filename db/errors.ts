@@ -14,6 +14,11 @@ export type GroupMatch = {
   regressed?: boolean;
   /** groups whose first occurrence carried this game version */
   newInVersion?: string;
+  /**
+   * client: client-only groups (every event tagged `origin:client`); server: the rest, a mixed
+   * group included (one event the server raised makes a group server-origin, docs/api.md)
+   */
+  origin?: "client" | "server";
   /** groups created at or before this time (a bulk action confirmed for a counted set) */
   createdBefore?: Date;
   /** groups assigned to this user, or (null) to nobody */
@@ -38,7 +43,7 @@ export type EventFilter = {
 const groupColumns = (sql: Sql) => sql`
   g.id, g.fingerprint, g.message, g.level, g.status, g.count, g.user_count, g.first_seen, g.last_seen, g.culprit,
   g.environment, g.regressed_at, g.resolved_at, g.first_version, g.last_version, g.regressed_version, g.snooze_until,
-  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into, g.title, g.assignee_id`;
+  g.snooze_count, g.snooze_users, g.grouping_version, g.merged_into, g.title, g.assignee_id, g.client_only`;
 
 /** A row of error_groups as the group reads return it (groupColumns). */
 export type GroupRow = {
@@ -69,6 +74,8 @@ export type GroupRow = {
   title: string | null;
   /** the member the issue is assigned to, if any */
   assignee_id: string | null;
+  /** every event was reported by a game client (tagged `origin:client`): its text may be made up */
+  client_only: boolean;
 };
 
 /** A stored event as the event reads return it. */
@@ -132,6 +139,7 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = 
     ${f.search ? searchWhere(sql, projectId, f.search) : sql``}
     ${f.regressed ? sql`and g.regressed_at is not null` : sql``}
     ${f.newInVersion ? sql`and g.first_version = ${f.newInVersion}` : sql``}
+    ${f.origin ? sql`and g.client_only = ${f.origin === "client"}` : sql``}
     ${f.createdBefore ? sql`and g.created_at <= ${f.createdBefore}` : sql``}
     ${f.assignee === undefined ? sql`` : f.assignee === null ? sql`and g.assignee_id is null` : sql`and g.assignee_id = ${f.assignee}`}`;
 }

@@ -219,7 +219,7 @@ test("snooze until N more occurrences, from the issue page", async ({ page, requ
   await page.getByRole("link", { name: /Infinite yield/ }).click();
   await page.getByText("Snooze: ignore until…").click();
   await page.getByLabel("Ignore").selectOption("occurrences");
-  await page.getByLabel("N", { exact: true }).fill("2");
+  await page.getByLabel("N (more occurrences or players)").fill("2");
   await page.getByRole("button", { name: "Snooze" }).click();
   await expect(page.getByTestId("snooze")).toContainText("2 more");
   for (let i = 0; i < 2; i++) {

@@ -1,5 +1,5 @@
 import { Form } from "@remix-run/react";
-import { ActionMessage } from "./ui";
+import { ActionMessage, useResetOnSuccess } from "./ui";
 import { CopyButton } from "./copy-button";
 import { ago, plural, utc } from "./format";
 import type { UrlProblem } from "~/sdk/onboarding.server";
@@ -20,9 +20,19 @@ export type DsnKeyView = {
  * `problem` is the service address's reachability (urlProblem): a DSN holds that address, so a
  * loopback or private one is flagged, as the SDK onboarding flags it.
  */
-export function DsnKeysPanel({ keys, manager, result, now, problem = null }: { keys: DsnKeyView[]; manager: boolean; result: unknown; now: Date | string; problem?: UrlProblem }) {
+export function DsnKeysPanel({ keys, manager, result, now, problem = null, defaultLimit = 6000 }: {
+  keys: DsnKeyView[];
+  manager: boolean;
+  result: unknown;
+  now: Date | string;
+  problem?: UrlProblem;
+  /** the create form's rate limit to start with: a new key's default (db/migrations/093_ingest_limits.sql) */
+  defaultLimit?: number;
+}) {
   const active = keys.filter((k) => !k.revoked_at);
   const revoked = keys.filter((k) => k.revoked_at);
+  // after a DSN is made the form empties (and its limit goes back to the default) for the next one
+  const createForm = useResetOnSuccess("dsn-create");
   return (
     <section className="panel" aria-labelledby="dsn-keys-title">
       <h2 id="dsn-keys-title" style={{ marginTop: 0 }}>Sentry DSN</h2>
@@ -90,9 +100,16 @@ export function DsnKeysPanel({ keys, manager, result, now, problem = null }: { k
       </ul>
       {revoked.length ? <p className="muted small">{plural(revoked.length, "revoked DSN key")} (refused at once).</p> : null}
       {manager ? (
-        <Form method="post" className="row" style={{ marginTop: 12 }}>
+        <Form method="post" className="row dsn-create" style={{ marginTop: 12 }} ref={createForm}>
           <input type="hidden" name="intent" value="dsn-create" />
-          <input name="name" placeholder="DSN name (optional)" maxLength={100} aria-label="DSN name" />
+          <label>
+            DSN name <span className="muted small">(optional)</span>
+            <input name="name" maxLength={100} />
+          </label>
+          <label>
+            Rate limit <span className="muted small">(events per minute; empty: none)</span>
+            <input name="rate_limit_per_minute" inputMode="numeric" defaultValue={defaultLimit} size={10} />
+          </label>
           <button type="submit">Create DSN</button>
         </Form>
       ) : null}

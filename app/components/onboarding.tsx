@@ -32,8 +32,11 @@ const CLIENT_SCRIPT = `-- StarterPlayer > StarterPlayerScripts > LocalScript
 local ReplicatedStorage = game:GetService("ReplicatedStorage")
 require(ReplicatedStorage:WaitForChild("RobloxMonitor")).startClient()`;
 
-/** Why Roblox servers may not reach the service address in a script or DSN, or nothing when they can. */
-export function UrlWarning({ url, problem }: { url: string; problem: Props["problem"] }) {
+/**
+ * Why Roblox servers (or `who` else: a teammate opening a share link) may not reach the service
+ * address in a script, DSN or link, or nothing when they can.
+ */
+export function UrlWarning({ url, problem, who = "a Roblox game server" }: { url: string; problem: Props["problem"]; who?: string }) {
   if (!problem) return null;
   return (
     <p className="alert error" role="note" data-testid="url-warning">
@@ -44,8 +47,8 @@ export function UrlWarning({ url, problem }: { url: string; problem: Props["prob
         </>
       ) : (
         <>
-          <code>{url}</code> is a {problem === "loopback" ? "loopback" : "private network"} address, which a Roblox game server
-          cannot reach. Set <code>PUBLIC_URL</code> to the service's public https address (behind a proxy or a tunnel).
+          <code>{url}</code> is a {problem === "loopback" ? "loopback" : "private network"} address, which {who} cannot
+          reach. Set <code>PUBLIC_URL</code> to the service's public https address (behind a proxy or a tunnel).
         </>
       )}
     </p>

@@ -3,6 +3,7 @@ import { useEffect, useRef } from "react";
 import { num, plural } from "./format";
 import { Ago, At } from "./time";
 import { Breadcrumbs, contextWithoutBreadcrumbs } from "./breadcrumbs";
+import { UserId } from "./issue-text";
 
 export function LevelBadge({ level }: { level: string }) {
   return <span className={`badge level-${level}`}>{level}</span>;
@@ -98,7 +99,7 @@ export function EventList({
             {e.player_name || e.user_id ? (
               <span className="small">
                 Player: {playerHref && e.user_id ? <a href={playerHref(String(e.user_id))}><strong>{e.player_name ?? "unknown"}</strong></a> : <strong>{e.player_name ?? "unknown"}</strong>}
-                {e.user_id ? <span className="muted"> ({String(e.user_id)})</span> : null}
+                {e.user_id ? <>{" "}<span className="muted keep-together">(<UserId id={e.user_id} />)</span></> : null}
               </span>
             ) : null}
             {e.count && e.count > 1 ? <span className="small muted">×{e.count}</span> : null}

@@ -1,3 +1,4 @@
+import { compareVersions } from "~/components/version-order";
 import type { Sql } from "../../db/client.js";
 import { groupMessages, hasGroups, issueEnvironments, listEnvironments, projectSeries } from "../../db/dashboard.js";
 import { getGroup, listGroups, type EventRow, type GroupRow, type GroupSort } from "../../db/errors.js";
@@ -44,6 +45,7 @@ export const SDK_HEALTH_PANEL_DAYS = 14;
 
 export const PAGE_SIZE = 25;
 const STATUS_FILTERS = ["open", "resolved", "ignored", "all"] as const;
+const ORIGIN_FILTERS = ["", "client", "server"] as const;
 const LEVELS = ["", "error", "warn", "info"] as const;
 const SORTS: GroupSort[] = ["last_seen", "first_seen", "count"];
 
@@ -72,7 +74,7 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
     total,
     groups: groups.map((g) => ({ ...withTitle(g), environments: environmentsOf[g.id] ?? [] })),
     environments: withCurrent(seenEnvironments, filters.environment),
-    versions: withCurrent(seenVersions, filters.version),
+    versions: withCurrent([...seenVersions].sort((a, b) => compareVersions(b, a)), filters.version),
     hourly,
     /** who issues can be assigned to (and who the assignees are) */
     teammates: teammates.map((m) => ({ id: m.user_id, email: m.email })),
@@ -92,6 +94,7 @@ export function issueFilters(q: URLSearchParams) {
     version: cutText(text(q, "version") ?? "", 256),
     /** "me", "none", a member's user id, or "" (anyone) */
     assigned: assignedOf(q.get("assigned")),
+    origin: pick(q.get("origin"), ORIGIN_FILTERS, ""),
   };
 }
 const assignedOf = (v: string | null) => (v === "me" || v === "none" || (v && asUuid(v)) ? (v === "me" || v === "none" ? v : asUuid(v)!) : "");
@@ -105,6 +108,7 @@ export const matchOf = (f: IssueFilters, actor: Actor) => ({
   regressed: f.regressed || undefined,
   newInVersion: f.version || undefined,
   assignee: f.assigned === "" ? undefined : f.assigned === "none" ? null : f.assigned === "me" ? actor.id : f.assigned,
+  origin: f.origin || undefined,
 });
 
 /** The same filter as the Team API's bulk body takes it. */

@@ -7,6 +7,7 @@ const LEVELS = new Set(["error", "warn", "info"]);
 const STATUSES = new Set(["open", "resolved", "ignored"]);
 const SORTS = new Set(["last_seen", "first_seen", "count"]);
 const TIMEFRAMES = new Set(["1h", "24h", "7d", "30d"]);
+const ORIGINS = new Set(["client", "server"]);
 
 export function fail(param: string, message: string): never {
   throw invalidQuery(`${param} ${message}.`, [{ path: param, message }]);
@@ -99,12 +100,13 @@ export function parseListParams(q: URLSearchParams): ListParams {
     const regressed = oneOf(q, "regressed", new Set(["true", "false", "1", "0"]), (s) => s.toLowerCase());
     const newInVersion = text(q, "new_in_version");
     const assignee = assigneeOf(q);
+    const origin = oneOf(q, "origin", ORIGINS) as GroupFilter["origin"];
     return {
       grouped,
-      filter: { level, status, search, environment, regressed: regressed === "true" || regressed === "1", newInVersion, assignee, sort, limit, offset },
+      filter: { level, status, search, environment, regressed: regressed === "true" || regressed === "1", newInVersion, assignee, origin, sort, limit, offset },
     };
   }
-  for (const p of ["status", "sort", "regressed", "new_in_version", "assignee"]) {
+  for (const p of ["status", "sort", "regressed", "new_in_version", "assignee", "origin"]) {
     if (q.get(p)) fail(p, "applies to grouped results only; add grouped=true or drop it");
   }
   return {

@@ -1,3 +1,4 @@
+import { byVersionDesc } from "~/components/version-order";
 import type { Sql } from "../../db/client.js";
 import { getGroup, listEvents } from "../../db/errors.js";
 import { groupEventPage, groupTagBreakdown } from "../../db/group-reads.js";
@@ -47,7 +48,8 @@ export async function groupFacets(sql: Sql, projectId: string, groupId: string) 
   ]);
   return {
     environments: environments.map((e) => ({ ...e, count: Number(e.count) })),
-    versions: versions.map((v) => ({ ...v, count: Number(v.count) })),
+    // newest version first by version order (not by when each was first seen: a hotfix of an older line comes later)
+    versions: byVersionDesc(versions.map((v) => ({ ...v, count: Number(v.count) }))),
     players,
   };
 }

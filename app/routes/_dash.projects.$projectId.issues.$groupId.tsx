@@ -15,6 +15,10 @@ import { queryOf } from "~/errors/params.server";
 import { readingAsMember } from "~/services.server";
 import { issueCollaboration, issueCollaborationAct, readIssueNotices } from "~/dashboard/collaboration.server";
 import { AssigneeForm, Timeline } from "~/components/collaboration";
+import { urlProblem } from "~/sdk/onboarding.server";
+import { Breakable, EnvironmentBadges, OriginBadge, UserId } from "~/components/issue-text";
+import { IssueVersions } from "~/components/issue-versions";
+import { ShareLinkCreated } from "~/components/share-link-created";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.group.title.slice(0, 60) ?? "Issue"} · Roblox Monitor` }];
 
@@ -55,7 +59,7 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
       case "share-create": {
         const days = form.expires_in_days ? Number(form.expires_in_days) : null;
         const link = await createShareLink(sql, user, params.projectId, { group_id: params.groupId, role: form.role, expires_in_days: days }, baseUrl(services, request));
-        return { ok: true as const, intent, message: `New ${link.role} link created.`, url: link.url };
+        return { ok: true as const, intent, message: `New ${link.role} link created.`, url: link.url, problem: urlProblem(link.url, Boolean(services.config.publicUrl)) };
       }
       case "unmerge": {
         const u = await unmergeIssues(sql, user, params.projectId, params.groupId, { ids: [form.member_id] });
@@ -100,7 +104,8 @@ export default function Issue() {
             <LevelBadge level={group.level} />
             {away ? <span className="badge status-ignored">merged</span> : <StatusBadge status={group.status} snooze={group} />}
             {!away && group.regressed_at && group.status === "open" ? <RegressedBadge /> : null}
-            <span className="muted small">{group.environment}</span>
+            <OriginBadge clientOnly={group.client_only} />
+            <EnvironmentBadges list={environments.length ? environments : [{ environment: group.environment, count: group.count }]} max={4} />
           </div>
           {away ? (
             <Link to={`${base}/issues/${group.merged_into}`}>Go to the issue it is in →</Link>
@@ -113,13 +118,13 @@ export default function Issue() {
             </Form>
           )}
         </div>
-        <h2 className="msg" data-testid="issue-message" style={{ fontSize: "1.25rem" }}>{group.title}</h2>
+        <h2 className="msg" data-testid="issue-message" style={{ fontSize: "1.25rem" }}><Breakable text={group.title} /></h2>
         {latestMessage !== null ? (
           <p className="latest-message small" data-testid="latest-message">
-            <span className="muted">Latest message: </span><span className="msg">{latestMessage}</span>
+            <span className="muted">Latest message: </span><span className="msg"><Breakable text={latestMessage} /></span>
           </p>
         ) : null}
-        {group.culprit ? <p className="culprit">at <code>{group.culprit}</code></p> : null}
+        {group.culprit ? <p className="culprit">at <code><Breakable text={group.culprit} /></code></p> : null}
         <ActionMessage data={result} intent="status" />
         <AssigneeForm teammates={collab.teammates} assigneeId={collab.assigneeId} me={collab.me} disabled={away} />
         <ActionMessage data={result} intent="assign" />
@@ -190,7 +195,7 @@ export default function Issue() {
                 <option value="users">until N more players</option>
                 <option value="forever">until I reopen it</option>
               </select>
-              <label htmlFor="snooze-n" style={{ margin: 0 }}>N</label>
+              <label htmlFor="snooze-n" style={{ margin: 0 }}>N (more occurrences or players)</label>
               <input id="snooze-n" name="n" type="number" min={1} step={1} inputMode="numeric" style={{ width: 110 }} placeholder="100" />
               <Submit pending="Snoozing…">Snooze</Submit>
             </Form>
@@ -258,22 +263,7 @@ export default function Issue() {
         </section>
         <section className="panel" aria-labelledby="versions-title">
           <h2 id="versions-title" style={{ marginTop: 0 }}>Versions</h2>
-          {versions.length === 0 ? (
-            <p className="muted small">No event of this issue carried a <code>game_version</code>.</p>
-          ) : (
-            <table className="compact" data-testid="versions">
-              <thead><tr><th>Version</th><th className="num">Occurrences</th><th>First seen</th></tr></thead>
-              <tbody>
-                {versions.map((v) => (
-                  <tr key={v.version}>
-                    <td>{v.version}{v.version === group.first_version ? <span className="small muted"> · first</span> : null}</td>
-                    <td className="num">{num(v.count)}</td>
-                    <td className="small"><Ago d={v.first_seen} now={now} /></td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <IssueVersions versions={versions} firstVersion={group.first_version} now={now} />
         </section>
       </div>
 
@@ -285,7 +275,7 @@ export default function Issue() {
           <ul className="chips" data-testid="affected-players">
             {players.map((p) => (
               <li key={p.user_id}>
-                <Link to={`${base}/players/${p.user_id}`}>{p.player_name ?? "unknown name"}</Link> <span className="muted small">{p.user_id}</span>
+                <Link to={`${base}/players/${p.user_id}`}>{p.player_name ?? "unknown name"}</Link> <span className="muted small"><UserId id={p.user_id} /></span>
               </li>
             ))}
           </ul>
@@ -342,11 +332,7 @@ export default function Issue() {
         <p className="muted small">Anyone with a link sees this issue without signing in (never player names or user ids). Editors can also change its status.</p>
         <ActionMessage data={result} intent="share-create" />
         <ActionMessage data={result} intent="share-revoke" />
-        {created ? (
-          <p>
-            Copy it now, it is shown only once: <code className="secret" data-testid="share-url">{created}</code>
-          </p>
-        ) : null}
+        {created ? <ShareLinkCreated url={created} problem={result && "problem" in result ? result.problem : undefined} /> : null}
         <Form method="post" className="row" ref={shareForm}>
           <input type="hidden" name="intent" value="share-create" />
           <label htmlFor="share-role" style={{ margin: 0 }}>Role</label>

@@ -15,6 +15,7 @@ import { issueTitle } from "~/errors/title.server";
 import { readingAsMember } from "~/services.server";
 import { listAssignAct } from "~/dashboard/collaboration.server";
 import { AssignedFilter, AssigneeTag, BulkAssign } from "~/components/collaboration";
+import { Breakable, EnvironmentBadges, OriginBadge, OriginFilter } from "~/components/issue-text";
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
@@ -126,6 +127,7 @@ export default function Issues() {
             {versions.map((v) => <option key={v} value={v}>{v}</option>)}
           </select>
         </div>
+        <OriginFilter value={filters.origin} />
         <div>
           <label htmlFor="sort">Sort by</label>
           <select id="sort" name="sort" defaultValue={filters.sort}>
@@ -258,10 +260,11 @@ export default function Issues() {
                   <tr key={g.id}>
                     <td><input type="checkbox" name="ids" value={g.id} aria-label={`Select ${g.title}`} /></td>
                     <td>
-                      <Link className="msg" to={`${base}/${g.id}`}>{g.title}</Link>
-                      {g.culprit ? <div className="culprit">{g.culprit}</div> : null}
+                      <Link className="msg" to={`${base}/${g.id}`}><Breakable text={g.title} /></Link>
+                      {g.culprit ? <div className="culprit"><Breakable text={g.culprit} /></div> : null}
                       <div className="small muted row tight">
-                        <Environments list={g.environments.length ? g.environments : [{ environment: g.environment, count: Number(g.count) }]} />
+                        <OriginBadge clientOnly={g.client_only} />
+                        <EnvironmentBadges list={g.environments.length ? g.environments : [{ environment: g.environment, count: Number(g.count) }]} />
                         {g.last_version ? <span title="The game version of the latest occurrence">last seen in v{g.last_version}</span> : null}
                         {g.regressed_at && g.status === "open" ? <RegressedBadge /> : null}
                         <AssigneeTag id={g.assignee_id} teammates={teammates} me={me} />
@@ -271,11 +274,11 @@ export default function Issues() {
                     <td className="hide-narrow"><Sparkline counts={hourly[g.id] ?? []} label="Occurrences per hour, last 24 hours" /></td>
                     <td className="hide-narrow"><LevelBadge level={g.level} /></td>
                     <td className="hide-narrow"><StatusBadge status={g.status} snooze={g} until /></td>
-                    <td className="num">
+                    <td className="num" data-label={filters.environment ? `in ${filters.environment}` : Number(g.count) === 1 ? "occurrence" : "occurrences"}>
                       {num(filters.environment ? g.environment_count ?? 0 : g.count)}
                       {filters.environment ? <div className="small muted">of {num(g.count)}</div> : null}
                     </td>
-                    <td className="num">{num(g.user_count)}</td>
+                    <td className="num" data-label={Number(g.user_count) === 1 ? "player" : "players"}>{num(g.user_count)}</td>
                     <td className="muted small hide-narrow"><Ago d={g.last_seen} now={now} /></td>
                   </tr>
                 ))}
@@ -286,19 +289,6 @@ export default function Issues() {
       </Form>
       <Pager page={page} total={total} pageSize={pageSize} href={(p) => withParams({ page: String(p), confirm: null })} noun="issue" />
     </>
-  );
-}
-
-/** The environments an issue occurred in, most occurrences first: three chips, then "+N" for the rest. */
-function Environments({ list }: { list: { environment: string; count: number }[] }) {
-  if (list.length === 0) return null;
-  const shown = list.slice(0, 3);
-  const all = list.map((e) => `${e.environment} (${num(e.count)})`).join(", ");
-  return (
-    <span className="envs" title={`Occurred in ${all}`}>
-      {shown.map((e) => <span key={e.environment} className="tag">{e.environment}</span>)}
-      {list.length > shown.length ? <span className="tag">+{list.length - shown.length}</span> : null}
-    </span>
   );
 }
 

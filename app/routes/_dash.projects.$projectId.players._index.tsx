@@ -7,6 +7,7 @@ import { num } from "~/components/format";
 import { Ago } from "~/components/time";
 import { queryOf } from "~/errors/params.server";
 import { readingAsMember } from "~/services.server";
+import { UserId } from "~/components/issue-text";
 
 export const meta: MetaFunction = () => [{ title: "Players · Roblox Monitor" }];
 
@@ -39,7 +40,7 @@ export default function Players() {
             {data.map((p) => (
               <tr key={p.user_id}>
                 <td><Link to={`${base}/players/${p.user_id}`}>{p.player_name ?? "unknown name"}</Link></td>
-                <td className="small"><code>{p.user_id}</code></td>
+                <td className="small"><UserId id={p.user_id} code /></td>
                 <td className="num">{num(p.issues)}</td>
                 <td className="small"><Ago d={p.last_seen} now={now} /></td>
               </tr>

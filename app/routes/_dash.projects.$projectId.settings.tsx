@@ -11,7 +11,7 @@ import { revokeShare } from "~/team/share-links.server";
 import { Ago, At } from "~/components/time";
 import { Submit, ActionMessage, useResetOnSuccess } from "~/components/ui";
 import { DsnKeysPanel } from "~/components/dsn-keys";
-import { createDsnKey, listDsnKeysFor, revokeDsnKeyFor, updateDsnKeyFor } from "~/team/dsn-keys.server";
+import { createDsnKey, listDsnKeysFor, rateLimitFromForm, revokeDsnKeyFor, updateDsnKeyFor } from "~/team/dsn-keys.server";
 import { baseUrl } from "~/team/api.server";
 import { urlProblem } from "~/sdk/onboarding.server";
 import { plural } from "~/components/format";
@@ -68,15 +68,13 @@ export const action = async ({ request, params, context }: ActionFunctionArgs) =
         await revokeKey(sql, user, p, String(form.key_id ?? ""));
         return { ok: true as const, intent, message: "Key revoked; games using it are refused from now on." };
       case "dsn-create":
-        await createDsnKey(sql, user, p, { name: form.name || undefined }, baseUrl(context.services, request));
+        await createDsnKey(sql, user, p, { name: form.name || undefined, rate_limit_per_minute: form.rate_limit_per_minute === undefined ? undefined : rateLimitFromForm(form.rate_limit_per_minute) }, baseUrl(context.services, request));
         return { ok: true as const, intent, message: "DSN created; copy it into your Sentry SDK's configuration." };
       case "dsn-revoke":
         await revokeDsnKeyFor(sql, user, p, String(form.key_id ?? ""));
         return { ok: true as const, intent, message: "DSN revoked; clients using it are refused from now on." };
       case "dsn-limit": {
-        // an empty field lifts the limit; anything else goes to the Team API's check as a number
-        const text = String(form.rate_limit_per_minute ?? "").trim().replace(/[,_\s]/g, "");
-        const key = await updateDsnKeyFor(sql, user, p, String(form.key_id ?? ""), { rate_limit_per_minute: text === "" ? null : Number(text) }, baseUrl(context.services, request));
+        const key = await updateDsnKeyFor(sql, user, p, String(form.key_id ?? ""), { rate_limit_per_minute: rateLimitFromForm(form.rate_limit_per_minute) }, baseUrl(context.services, request));
         const limit = key.rate_limit_per_minute;
         return { ok: true as const, intent, message: limit === null ? "The DSN now has no rate limit." : `The DSN may now post ${plural(limit, "event")} per minute.` };
       }

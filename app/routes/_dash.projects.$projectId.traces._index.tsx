@@ -8,6 +8,7 @@ import { Ago, At } from "~/components/time";
 import { Pager } from "~/components/ui";
 import { queryOf } from "~/errors/params.server";
 import { readingAsMember } from "~/services.server";
+import { Breakable } from "~/components/issue-text";
 
 export const meta: MetaFunction = () => [{ title: "Traces · Roblox Monitor" }];
 
@@ -31,8 +32,8 @@ export default function Traces() {
             <tbody>
               {traces.map((t) => (
                 <tr key={t.trace_id}>
-                  <td><Link to={`${base}/traces/${t.trace_id}`}><code>{t.trace_id.slice(0, 8)}</code></Link><div className="small muted show-narrow"><Ago d={t.first_seen} now={now} /></div></td>
-                  <td className="msg small">{t.first_title ?? "—"}</td>
+                  <td><Link to={`${base}/traces/${t.trace_id}`}><code className="trace-id" title={t.trace_id}>{t.trace_id.slice(0, 8)}</code></Link><div className="small muted show-narrow"><Ago d={t.first_seen} now={now} /></div></td>
+                  <td className="small"><span className="msg">{t.first_title ? <Breakable text={t.first_title} /> : "—"}</span></td>
                   <td className="num">{num(t.event_count)}</td>
                   <td className="num hide-narrow">{num(t.group_ids.length)}</td>
                   <td className="small hide-narrow"><At d={t.first_seen} /> <span className="muted">(<Ago d={t.first_seen} now={now} />)</span></td>

@@ -2,7 +2,7 @@ import { json, readJson } from "~/http.server";
 import { createDsnKey, listDsnKeysFor } from "~/team/dsn-keys.server";
 import { baseUrl, teamRoute } from "~/team/api.server";
 
-/** GET: DSN keys with their copy-ready DSN (every member); POST {name?}: a new DSN key (owner/admin). */
+/** GET: DSN keys with their copy-ready DSN (every member); POST {name?, rate_limit_per_minute?}: a new DSN key (owner/admin). */
 const route = teamRoute({
   GET: async ({ services, user, params, request }) =>
     json({ data: await listDsnKeysFor(services.sql, user, params.projectId, baseUrl(services, request)) }),

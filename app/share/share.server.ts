@@ -36,7 +36,7 @@ async function resolve(deps: ShareDeps, clientAddress: string, token: string | u
 }
 
 /** A group as a share view shows it: the group's row and title, without its fingerprint, regression time or triage fields. */
-export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | keyof TriageFields> & { title: string };
+export type SharedGroup = Omit<GroupRow, "fingerprint" | "regressed_at" | "grouping_version" | "merged_into" | "client_only" | keyof TriageFields> & { title: string };
 type TriageFields = Pick<GroupRow, "assignee_id" | "first_version" | "last_version" | "regressed_version" | "snooze_until" | "snooze_count" | "snooze_users" | "environment_count">;
 
 /** What a share view shows of a group: no user ids, player names or internal fingerprints. */

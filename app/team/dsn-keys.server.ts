@@ -15,6 +15,16 @@ const RateLimit = z
   .max(100_000_000, "must be at most 100,000,000")
   .nullable();
 
+/**
+ * A rate limit typed into a settings form, for the Team API's check: empty lifts the limit (null),
+ * digit separators are dropped, anything else goes on as a number (a non-number fails the check
+ * with the API's message).
+ */
+export function rateLimitFromForm(v: unknown): number | null {
+  const text = String(v ?? "").trim().replace(/[,_\s]/g, "");
+  return text === "" ? null : Number(text);
+}
+
 const Name = z.string().trim().max(100, "must be at most 100 characters");
 
 const KeyInput = z

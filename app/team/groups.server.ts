@@ -49,6 +49,7 @@ export const filterSchema = z
     new_in_version: z.string({ error: "must be a string" }).max(256, "must be at most 256 characters").optional(),
     /** "me", "none" or a member's user id */
     assignee: z.union([z.enum(["me", "none"]), z.uuid()], { error: "must be me, none or a user id" }).optional(),
+    origin: z.enum(["client", "server"], { error: "must be client or server" }).optional(),
   }, { error: "must be an object" })
   .strict();
 const FilterBulkInput = StatusBase.extend({
@@ -69,6 +70,7 @@ export const toMatch = (f: z.output<typeof filterSchema>, actor: Actor): GroupMa
   regressed: f.regressed || undefined,
   newInVersion: f.new_in_version || undefined,
   assignee: f.assignee === undefined ? undefined : f.assignee === "none" ? null : f.assignee === "me" ? actor.id : f.assignee.toLowerCase(),
+  origin: f.origin,
 });
 
 export function snoozeOf(s: z.output<typeof snoozeSchema> | undefined): Snooze | undefined {
