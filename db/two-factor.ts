@@ -94,7 +94,9 @@ export async function setTwoFactorRequirement(sql: Sql, projectId: string, value
 
 /**
  * The user's role in the project, and whether the project's requirement covers that role while the
- * user has no second factor turned on: one read, made by every project-scoped request.
+ * user has no second factor turned on: one read, made by every project-scoped request. An account
+ * without a password (it signs in only through an OpenID Connect provider) meets the requirement
+ * there: its second factor is the provider's (docs/two-factor.md).
  */
 export async function getRoleAndTwoFactor(
   sql: Sql,
@@ -104,8 +106,9 @@ export async function getRoleAndTwoFactor(
   const [r] = await sql<{ role: "owner" | "admin" | "member"; missing: boolean }[]>`
     select m.role,
       (p.two_factor_required = 'everyone' or (p.two_factor_required = 'owners_admins' and m.role in ('owner', 'admin')))
+        and u.has_password
         and not exists (select 1 from user_two_factor t where t.user_id = m.user_id and t.enabled_at is not null) as missing
-    from project_members m join projects p on p.id = m.project_id
+    from project_members m join projects p on p.id = m.project_id join users u on u.id = m.user_id
     where m.project_id = ${projectId} and m.user_id = ${userId}`;
   return r && { role: r.role, missingTwoFactor: r.missing };
 }

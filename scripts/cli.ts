@@ -94,6 +94,7 @@ async function main() {
         const user = await findUserByEmail(db.sql, email);
         if (!user) throw new UsageError(`No user with the email ${email}`);
         await deleteTwoFactor(db.sql, user.id);
+        await recordAudit(db.sql, { projectId: null, actorId: null, action: "account.two_factor_reset", target: user.email, details: { via: "cli" } });
         return { user_id: user.id, two_factor: false };
       }
       case "project:create": {

@@ -7,6 +7,7 @@ import { CodeChallengeMethod, OAuth2RequestError, OAuth2Strategy } from "remix-a
 import type { Sql } from "../../db/client.js";
 import { findUserByEmail, type User } from "../../db/users.js";
 import { rememberAddress } from "../../db/login-addresses.js";
+import { recordAudit } from "../../db/audit.js";
 import {
   acceptInvitation,
   deleteIdentity,
@@ -269,6 +270,9 @@ export async function completeOidc(deps: Deps, clientAddress: string, request: R
     else if (!(await insertIdentity(deps.sql, { userId: user.id, provider: p.id, issuer: claims.issuer, subject: claims.subject, username: claims.username, email: claims.verifiedEmail }))) {
       throw conflict(`That ${label} is already linked to another account here.`);
     }
+    if (!existing) {
+      await recordAudit(deps.sql, { projectId: null, actorId: user.id, action: "account.identity_linked", target: user.email, details: { provider: p.id, username: claims.username } });
+    }
     return { headers, location: "/account?linked=" + encodeURIComponent(p.id) };
   }
 
@@ -302,7 +306,10 @@ async function firstSignIn(deps: Deps, p: OidcProviderConfig, claims: OidcClaims
     // an invited teammate who never signed in: the invitation is accepted through the provider
     if (holder.must_change_password) {
       const accepted = await acceptInvitation(deps.sql, holder.id, await unusable(), { ...identity, email });
-      if (accepted) return accepted;
+      if (accepted) {
+        await recordAudit(deps.sql, { projectId: null, actorId: accepted.id, action: "account.identity_linked", target: accepted.email, details: { provider: p.id, via: "invitation" } });
+        return accepted;
+      }
     }
     throw refused(403, `An account with ${email} already exists here. ${linkHint}`);
   }
@@ -312,6 +319,7 @@ async function firstSignIn(deps: Deps, p: OidcProviderConfig, claims: OidcClaims
   }
   const created = await insertUserWithIdentity(deps.sql, email, await unusable(), identity);
   if (!created) throw refused(403, `An account with ${email} already exists here. ${linkHint}`);
+  await recordAudit(deps.sql, { projectId: null, actorId: created.id, action: "account.created", target: created.email, details: { via: "oidc", provider: p.id } });
   return created;
 }
 
@@ -344,6 +352,8 @@ export async function unlinkIdentity(deps: Deps, userId: string, identityId: str
   const r = await deleteIdentity(deps.sql, userId, identityId);
   if (r === "not_found") throw notFound("No such linked sign-in.");
   if (r === "last_way_in") throw conflict("This is the account's only way to sign in; it has no password of its own. Link another provider first.");
+  const [u] = await deps.sql<{ email: string }[]>`select email from users where id = ${userId}`;
+  await recordAudit(deps.sql, { projectId: null, actorId: userId, action: "account.identity_unlinked", target: u?.email ?? null, details: { identity_id: identityId } });
 }
 
 

@@ -14,6 +14,7 @@ import {
   type TwoFactorRow,
 } from "../../db/two-factor.js";
 import { getPasswordHash, type User } from "../../db/users.js";
+import { recordAudit } from "../../db/audit.js";
 import { pacedHit, clearRateLimit } from "../../db/rate-limits.js";
 import type { Config } from "~/env.server";
 import { ApiError, conflict, forbidden, invalidPayload } from "~/http.server";
@@ -170,6 +171,7 @@ export async function confirmEnrollment(deps: ManageDeps, user: Pick<User, "id">
     const step = c?.kind === "totp" ? matchStep(openSecret(deps, user.id, row), c.code) : null;
     return step !== null && (await acceptStep(deps.sql, user.id, step, { enable: { recoveryHashes: hashes } })) ? true : null;
   }, wrongCode);
+  await recordAudit(deps.sql, { projectId: null, actorId: user.id, action: "account.two_factor_enabled", target: await emailOf(deps.sql, user.id) });
   return { enabled: true, recovery_codes: codes };
 }
 
@@ -180,6 +182,7 @@ export async function regenerateRecoveryCodes(deps: ManageDeps, user: Pick<User,
   await paced(deps, user.id, () => verifySecondFactor(deps, user.id, code, { allowRecovery: false }), wrongCode);
   const { codes, hashes } = await freshRecoveryCodes(deps, user.id);
   await replaceRecoveryCodes(deps.sql, user.id, hashes);
+  await recordAudit(deps.sql, { projectId: null, actorId: user.id, action: "account.recovery_codes_replaced", target: await emailOf(deps.sql, user.id) });
   return { recovery_codes: codes };
 }
 
@@ -193,7 +196,14 @@ export async function disableTwoFactor(deps: ManageDeps, user: Pick<User, "id">,
     return verifySecondFactor(deps, user.id, code);
   }, () => forbidden("The password or the code is wrong."));
   await deleteTwoFactor(deps.sql, user.id);
+  await recordAudit(deps.sql, { projectId: null, actorId: user.id, action: "account.two_factor_disabled", target: await emailOf(deps.sql, user.id) });
   return { enabled: false };
+}
+
+/** The account's email, as the instance's audit log names accounts. */
+async function emailOf(sql: Sql, userId: string): Promise<string | null> {
+  const [u] = await sql<{ email: string }[]>`select email from users where id = ${userId}`;
+  return u?.email ?? null;
 }
 
 const enrollmentView = async (secret: string, email: string) => {

@@ -38,12 +38,19 @@ export const PROJECT_ACTIONS = {
   "grouping_rule.deleted": "Grouping rule deleted",
   "grouping_rule.reordered": "Grouping rules reordered",
   "issue.deleted": "Issue deleted",
+  "project.two_factor_requirement_changed": "Two-factor requirement changed",
 } as const;
 
 export const INSTANCE_ACTIONS = {
   "account.created": "Account created",
   "account.password_changed": "Password changed",
   "account.password_reset": "Password reset by an operator",
+  "account.two_factor_enabled": "Two-factor authentication turned on",
+  "account.two_factor_disabled": "Two-factor authentication turned off",
+  "account.two_factor_reset": "Two-factor authentication removed by an operator",
+  "account.recovery_codes_replaced": "Recovery codes replaced",
+  "account.identity_linked": "Sign-in provider linked",
+  "account.identity_unlinked": "Sign-in provider unlinked",
   "instance_admin.granted": "Instance admin granted",
   "instance_admin.revoked": "Instance admin taken back",
   "project.deleted": "Project deleted",

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Sql } from "../../db/client.js";
 import { getTwoFactorRequirement, setTwoFactorRequirement, type TwoFactorRequirement } from "../../db/two-factor.js";
 import type { Role } from "../../db/members.js";
+import { recordAudit } from "../../db/audit.js";
 import { hasSecondFactor } from "~/accounts/two-factor.server";
 import { conflict, notFound } from "~/http.server";
 import { parseOr400 } from "~/input.server";
@@ -39,6 +40,10 @@ export async function setRequirementFor(sql: Sql, actor: Actor, projectIdParam: 
   if (requirementCovers(two_factor_required, role) && !(await hasSecondFactor(sql, actor.id))) {
     throw conflict("Turn on two-factor authentication for your own account first: this requirement would cover your role.");
   }
+  const before = await getTwoFactorRequirement(sql, projectId);
   if (!(await setTwoFactorRequirement(sql, projectId, two_factor_required))) throw notFound("No project with that id among your projects.");
+  if (before !== two_factor_required) {
+    await recordAudit(sql, { projectId, actorId: actor.id, action: "project.two_factor_requirement_changed", target: projectId, details: { from: before, to: two_factor_required } });
+  }
   return { two_factor_required };
 }

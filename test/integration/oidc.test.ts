@@ -117,6 +117,8 @@ describe("sign-in with OpenID Connect", () => {
     expect(row).toEqual({ has_password: false, must_change_password: false });
     const [identity] = await app.sql`select provider, subject, username, email from user_identities where user_id = ${user!.id}`;
     expect(identity).toEqual({ provider: "studio", subject: "alice", username: "Alice", email: "alice@studio.test" });
+    const [created] = await app.sql`select actor_id, details from audit_log where action = 'account.created' and target = 'alice@studio.test'`;
+    expect(created).toEqual({ actor_id: user!.id, details: { via: "oidc", provider: "studio" } });
 
     const again = new Browser();
     expect((await signIn(again, "studio", "alice")).res.status).toBe(302);
@@ -186,6 +188,11 @@ describe("sign-in with OpenID Connect", () => {
     const revoked = await signIn(new Browser(), "roblox", "1516563360");
     expect(revoked.res.status).toBe(403);
     expect(await refusal(revoked.res)).toContain("not linked");
+    const audit = await app.sql`select action, details from audit_log where project_id is null and actor_id = ${owner.id} and action like 'account.identity%' order by id`;
+    expect(audit).toEqual([
+      { action: "account.identity_linked", details: { provider: "roblox", username: "builder" } },
+      { action: "account.identity_unlinked", details: { identity_id: identity.id } },
+    ]);
   });
 
   it("keeps the last way in: an account without a password cannot unlink its only identity", async () => {

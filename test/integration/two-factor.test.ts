@@ -302,6 +302,13 @@ describe("turning two-factor off", () => {
     expect((await call(app, "GET", "/api/auth/two-factor", { cookie: u.cookie })).body).toMatchObject({ enabled: false, recovery_codes_left: 0 });
     expect((await app.sql`select 1 from user_recovery_codes where user_id = ${u.id}`).length).toBe(0);
     expect((await password(u.email)).status).toBe(200);
+    // the instance's audit log names the account's own changes, never a code or the secret
+    const audit = await app.sql<{ action: string; actor_id: string; target: string; details: unknown }[]>`
+      select action, actor_id, target, details from audit_log where project_id is null and actor_id = ${u.id} order by id`;
+    expect(audit.map((a) => a.action)).toEqual(["account.two_factor_enabled", "account.two_factor_disabled"]);
+    expect(audit.every((a) => a.target === u.email)).toBe(true);
+    expect(JSON.stringify(audit)).not.toContain(u.secret);
+    expect(JSON.stringify(audit)).not.toContain(u.recovery[0]);
   });
 });
 
@@ -310,6 +317,8 @@ describe("an operator's recovery", () => {
     const u = await enrolledUser();
     const off = await runCli(app.databaseUrl, "user:two-factor-off", "--email", u.email.toUpperCase());
     expect(off).toMatchObject({ code: 0, out: { user_id: u.id, two_factor: false } });
+    const [reset] = await app.sql`select actor_id, details from audit_log where action = 'account.two_factor_reset' and target = ${u.email}`;
+    expect(reset).toEqual({ actor_id: null, details: { via: "cli" } });
     expect((await password(u.email, "198.51.100.7")).status).toBe(200);
     const unknown = await runCli(app.databaseUrl, "user:two-factor-off", "--email", "nobody@example.test");
     expect(unknown, JSON.stringify(unknown)).toMatchObject({ code: 2, out: { error: "usage" } });
@@ -331,6 +340,8 @@ describe("a project's requirement per role", () => {
     const set = await call(app, "PUT", `${P}/two-factor`, { cookie: owner.cookie, body: { two_factor_required: "owners_admins" } });
     expect(set.status).toBe(200);
     expect(set.body).toEqual({ two_factor_required: "owners_admins" });
+    const [changed] = await app.sql`select actor_id, details from audit_log where action = 'project.two_factor_requirement_changed' and project_id = ${projectId}`;
+    expect(changed).toEqual({ actor_id: owner.id, details: { from: "off", to: "owners_admins" } });
 
     const refused = await call(app, "GET", P, { cookie: adminCookie });
     expect(refused.status).toBe(403);
@@ -377,5 +388,18 @@ describe("a project's requirement per role", () => {
     // the project still shows in the list (with its name), so the member knows where to go
     const list = await call(app, "GET", "/api/team/projects", { cookie: memberCookie });
     expect(list.body.data.map((p: { id: string }) => p.id)).toContain(projectId);
+  });
+
+  it("an account that signs in only through a provider meets it: its second factor is the provider's", async () => {
+    const owner = await enrolledUser();
+    const viaProvider = await makeUser(app.sql);
+    const { projectId } = await makeProject(app.sql, owner.id, [{ userId: viaProvider.id, role: "member" }]);
+    const cookie = await login(app, viaProvider.email);
+    const P = `/api/team/projects/${projectId}`;
+    expect((await call(app, "PUT", `${P}/two-factor`, { cookie: owner.cookie, body: { two_factor_required: "everyone" } })).status).toBe(200);
+    expect((await call(app, "GET", P, { cookie })).status).toBe(403);
+    // as an account made by a first OpenID Connect sign-in is
+    await app.sql`update users set has_password = false where id = ${viaProvider.id}`;
+    expect((await call(app, "GET", P, { cookie })).status).toBe(200);
   });
 });
