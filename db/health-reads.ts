@@ -131,13 +131,15 @@ export async function histogram(sql: Sql, projectId: string, versions: string[],
     group by 1, 2, 3 order by 1, 2, 3`;
 }
 
-/** Error-level occurrences of stored events per version over the window (per hour when `hourly`). */
+/**
+ * Error-level occurrences per version over the window (per hour when `hourly`): every occurrence
+ * received, throttled ones included, from the drain's per-version hour cells (migration 120).
+ */
 export async function errorOccurrences(sql: Sql, projectId: string, versions: string[], f: HealthFilter, hourly = false) {
   return sql<{ place_version: string; hour: Date | null; errors: number }[]>`
-    select game_version as place_version, ${hourly ? sql`date_trunc('hour', "timestamp")` : sql`null::timestamptz`} as hour,
-      sum(count)::float8 as errors
-    from events
-    where project_id = ${projectId} and "timestamp" >= ${f.from} and level = 'error' and game_version = any(${versions}::text[])
+    select version as place_version, ${hourly ? sql`bucket` : sql`null::timestamptz`} as hour, sum(count)::float8 as errors
+    from rollup_version_hour
+    where project_id = ${projectId} and version = any(${versions}::text[]) and bucket >= ${f.from} and level = 'error'
       ${envFilter(sql, "environment", f.environment)}
     group by 1, 2`;
 }
