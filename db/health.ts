@@ -552,6 +552,10 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
   await batched("minutes", () =>
     sql`delete from health_minute h using (select ctid from health_minute where minute < ${cutoff} limit ${batchSize}) x where h.ctid = x.ctid`,
   );
+  await batched("version_hours", () =>
+    sql`delete from rollup_version_hour h using (select ctid from rollup_version_hour where bucket < ${cutoff}::timestamptz - interval '1 hour' limit ${batchSize}) x
+        where h.ctid = x.ctid`,
+  );
   await batched("player_days", () =>
     sql`delete from health_player_days h using (select ctid from health_player_days where day < (${cutoff}::timestamptz at time zone 'UTC')::date - 1 limit ${batchSize}) x
         where h.ctid = x.ctid`,
@@ -582,3 +586,86 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
 }
 
 export { AGE_BUCKETS };
+
+// ---- shard compaction ---------------------------------------------------------------------------
+
+type Compacted = { table: "health_hour" | "health_hist_hour" | "health_hist_day"; time: "hour" | "day"; key: string[]; sums: string[] };
+const COMPACTED: Compacted[] = [
+  {
+    table: "health_hour",
+    time: "hour",
+    key: ["project_id", "place_version", "hour", "environment"],
+    sums: ["samples", "player_minutes", "servers_started", "servers_ended", "servers_oom", "servers_abnormal", "sessions_started", "sessions_ended", "sessions_error_free"],
+  },
+  { table: "health_hist_hour", time: "hour", key: ["project_id", "place_version", "hour", "metric", "age_bucket", "bin", "environment"], sums: ["n"] },
+  { table: "health_hist_day", time: "day", key: ["project_id", "place_version", "day", "metric", "age_bucket", "bin", "environment"], sums: ["n"] },
+];
+/** Late writes this far behind the last compaction are compacted again (older ones stay as they are: still exact). */
+const RECOMPACT_MS = 86_400_000;
+
+/**
+ * Merges the shard rows of each closed cell (an hour before the current one, a UTC day before today)
+ * of the hour rollup and the histograms into one row, the cell's lowest shard: the sums stay what they
+ * were (rows deleted and added in one statement), and a 30-day read sums one row per cell instead of
+ * up to SHARDS. Writers still add to their shard (a late report makes a cell's row again; the next run
+ * merges it when it is within a day of the last compaction).
+ *
+ * Locks: per table, one transaction per day of cells, taking the rows in key order as writers do
+ * (`for update`, ordered by the primary key); it inserts no row, so it never waits on a writer's
+ * insert: no deadlock with the writers. Returns the rows deleted.
+ */
+export async function compactHealthShards(sql: Sql, now = new Date()): Promise<number> {
+  let deleted = 0;
+  for (const t of COMPACTED) {
+    const unit = t.time === "hour" ? 3_600_000 : 86_400_000;
+    const until = new Date(Math.floor(now.getTime() / unit) * unit);
+    const [mark] = await sql<{ through: Date }[]>`select through from health_compaction where rollup = ${t.table}`;
+    let from: Date;
+    if (mark) from = new Date(Math.min(mark.through.getTime(), until.getTime()) - RECOMPACT_MS);
+    else {
+      const [{ oldest }] = await sql<{ oldest: Date | null }[]>`select min(${sql(t.time)})::timestamptz as oldest from ${sql(t.table)}`;
+      from = oldest ?? until;
+    }
+    // the column names are this module's constants
+    const keys = (alias?: string) => sql.unsafe(t.key.map((k) => (alias ? `${alias}.${k}` : k)).join(", "));
+    const on = (a: string, b: string) => sql.unsafe(t.key.map((k) => `${a}.${k} = ${b}.${k}`).join(" and "));
+    for (let start = from; start < until; start = new Date(start.getTime() + 86_400_000)) {
+      const end = new Date(Math.min(start.getTime() + 86_400_000, until.getTime()));
+      const range = (alias: string) =>
+        t.time === "hour"
+          ? sql`${sql.unsafe(alias)}.hour >= ${start}::timestamptz and ${sql.unsafe(alias)}.hour < ${end}::timestamptz`
+          : sql`${sql.unsafe(alias)}.day >= (${start}::timestamptz at time zone 'UTC')::date and ${sql.unsafe(alias)}.day < (${end}::timestamptz at time zone 'UTC')::date`;
+      // every join is on a cell's key (and shard) through the primary key: the CTEs' row estimates
+      // (one) must not turn a join of two of them into a nested loop over both
+      const [{ n }] = await sql.begin(async (tx) => {
+        await tx`select set_config('jit', 'off', true)`;
+        return tx<{ n: number }[]>`
+          with cells as (
+            select ${keys()}, min(shard) as keep from ${tx(t.table)} x where ${range("x")} group by ${keys()} having count(*) > 1
+          ), locked as materialized (
+            select h.shard, c.keep, ${keys("h")} from ${tx(t.table)} h join cells c on ${on("h", "c")}
+            where ${range("h")}
+            order by ${keys("h")}, h.shard
+            for update of h
+          ), gone as (
+            delete from ${tx(t.table)} h using locked l
+            where ${on("h", "l")} and h.shard = l.shard and l.shard <> l.keep
+            returning l.keep, ${sql.unsafe([...t.key, ...t.sums].map((c) => `h.${c}`).join(", "))}
+          ), sums as (
+            select ${keys()}, keep, ${sql.unsafe(t.sums.map((c) => `sum(${c}) as ${c}`).join(", "))} from gone group by ${keys()}, keep
+          ), merged as (
+            update ${tx(t.table)} h set ${sql.unsafe(t.sums.map((c) => `${c} = h.${c} + s.${c}`).join(", "))}
+            from sums s
+            where ${on("h", "s")} and h.shard = s.keep
+            returning 1
+          )
+          select (select count(*) from gone)::int as n, (select count(*) from merged)::int as m`;
+      });
+      deleted += n;
+    }
+    await sql`
+      insert into health_compaction (rollup, through) values (${t.table}, ${until})
+      on conflict (rollup) do update set through = greatest(health_compaction.through, excluded.through)`;
+  }
+  return deleted;
+}
