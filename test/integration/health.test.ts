@@ -136,6 +136,9 @@ describe("release health figures", () => {
     const d = await getJson(app, "/api/v1/releases/41", apiKey);
     expect(d.body.health).toEqual(h41);
     expect(d.body.errors_per_1000_player_minutes.reduce((s: number, p: any) => s + p.errors, 0)).toBe(40);
+    // a server's errors of the last 10 minutes are its stored events' (5 errors and 5 warnings kept), one read for the page
+    const servers = await getJson(app, "/api/v1/servers", apiKey);
+    expect(Object.fromEntries(servers.body.data.map((x: any) => [x.job_id, x.errors_10m]))).toEqual({ A: 10, B: 0, C: 0 });
   });
 
   it("lists servers live first with their latest sample, and filters by state and version", async () => {
