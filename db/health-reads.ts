@@ -84,11 +84,11 @@ export async function liveByVersion(sql: Sql, projectId: string, environment?: s
     group by place_version`;
 }
 
-/** Player sessions open now per version of `versions`. */
+/** Player sessions open now per version of `versions` (the kept count, migration 120). */
 export async function openSessions(sql: Sql, projectId: string, versions: string[], environment?: string) {
   return sql<{ place_version: string; open: number }[]>`
-    select place_version, count(*)::float8 as open from health_sessions
-    where project_id = ${projectId} and ended_at is null and place_version = any(${versions}::text[]) ${envFilter(sql, "environment", environment)}
+    select place_version, sum(n)::float8 as open from health_open
+    where project_id = ${projectId} and place_version = any(${versions}::text[]) ${envFilter(sql, "environment", environment)}
     group by place_version`;
 }
 

@@ -336,6 +336,15 @@ export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Pr
         sessions_started = h.sessions_started + excluded.sessions_started, sessions_ended = h.sessions_ended + excluded.sessions_ended,
         sessions_error_free = h.sessions_error_free + excluded.sessions_error_free`;
   }
+  const open = cells.openCells();
+  if (open.length > 0) {
+    await tx`
+      insert into health_open as o (project_id, environment, place_version, shard, n)
+      select ${projectId}, environment, place_version, pg_backend_pid() % ${SHARDS}, n
+      from jsonb_to_recordset(${asJson(tx, open)}::jsonb) as x(environment text, place_version text, n bigint)
+      order by place_version, environment
+      on conflict (project_id, place_version, environment, shard) do update set n = o.n + excluded.n`;
+  }
   const players = cells.playerCells();
   if (players.length > 0) {
     // the players' summaries are recomputed from their days: one writer at a time per player (in
@@ -534,11 +543,23 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
     sql`delete from health_samples_default d using (select project_id, job_id, at from health_samples_default where at < ${cutoff} limit ${batchSize}) x
         where d.project_id = x.project_id and d.job_id = x.job_id and d.at = x.at`,
   );
-  await batched("sessions", () =>
-    sql`delete from health_sessions s using (
+  // an open session deleted (started before the period, never ended) leaves the open count with it
+  await batched("sessions", async () => {
+    const [{ n }] = await sql<{ n: number }[]>`
+      with gone as (
+        delete from health_sessions s using (
           select project_id, session_id from health_sessions where coalesce(ended_at, started_at) < ${cutoff} limit ${batchSize}) x
-        where s.project_id = x.project_id and s.session_id = x.session_id`,
-  );
+        where s.project_id = x.project_id and s.session_id = x.session_id
+        returning s.project_id, s.environment, s.place_version, s.ended_at is null as open
+      ), closed as (
+        insert into health_open as o (project_id, environment, place_version, shard, n)
+        select project_id, environment, place_version, pg_backend_pid() % ${SHARDS}, -count(*) from gone where open
+        group by 1, 2, 3 order by 1, 3, 2
+        on conflict (project_id, place_version, environment, shard) do update set n = o.n + excluded.n
+      )
+      select count(*)::int as n from gone`;
+    return { count: n };
+  });
   await batched("servers", () =>
     sql`delete from health_servers s using (select project_id, job_id from health_servers where last_seen < ${cutoff} limit ${batchSize}) x
         where s.project_id = x.project_id and s.job_id = x.job_id`,

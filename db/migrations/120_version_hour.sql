@@ -32,3 +32,18 @@ create table health_compaction (
   rollup text primary key,
   through timestamptz not null
 );
+
+-- Open player sessions per version and environment, kept like the hour rollup (db/health-cells.ts:
+-- a write adds what its changed session rows count for after minus before, in its transaction), so
+-- `sessions.open` reads a few rows instead of counting every open session. Retention subtracts the
+-- open sessions it deletes (db/health.ts pruneHealth).
+create table health_open (
+  project_id uuid not null,
+  environment text not null,
+  place_version text not null,
+  shard smallint not null,
+  n bigint not null,
+  primary key (project_id, place_version, environment, shard)
+) with (fillfactor = 80);
+insert into health_open (project_id, environment, place_version, shard, n)
+select project_id, environment, place_version, 0, count(*) from health_sessions where ended_at is null group by 1, 2, 3;

@@ -260,6 +260,9 @@ export async function generateHealth(sql: Sql, projectId: string) {
     insert into health_sessions (project_id, session_id, job_id, user_id, place_version, environment, started_at)
     select ${projectId}::uuid, 'live-' || k || '/' || p, 'live-' || k, k * 10 + p, ${current}, 'production', now() - make_interval(mins => (k + p) % 60)
     from generate_series(1, ${SERVERS}) k cross join generate_series(1, ${PLAYERS_PER_SERVER}) p`;
+  await sql`
+    insert into health_open (project_id, environment, place_version, shard, n)
+    select project_id, environment, place_version, 0, count(*) from health_sessions where project_id = ${projectId} and ended_at is null group by 1, 2, 3`;
   // error events: spread over the 30 days, on the version live then
   await sql`select ensure_day_partitions('events', 'timestamp', (now() at time zone 'UTC')::date - ${DAYS + 1}::int, (now() at time zone 'UTC')::date)`;
   await sql`
