@@ -3,8 +3,9 @@
  *
  * An ingest batch (db/events.ts) writes its group rows, events and traces, and appends one row per
  * project to `counter_deltas` with everything else it adds: distinct users per group row and per
- * project, counts per environment and per version, the minute, hour and day rollup cells, and the
- * stored events per group row and text (db/event-messages.ts). The
+ * project, counts per environment and per version, the minute, hour and day rollup cells, the
+ * occurrences per game version and hour (every one, throttled or stored: rollup_version_hour), and
+ * the stored events per group row and text (db/event-messages.ts). The
  * drain deletes pending rows in id order (`returning` them), sums them in SQL and applies the sums
  * with upserts, all in one statement: a drain that fails or rolls back applies nothing and leaves
  * the rows pending, and a committed one has removed exactly what it applied, so nothing applies twice
@@ -218,6 +219,15 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from minutes
       group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
       on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), by_version_hour as (
+      -- every occurrence per game version, environment, hour and level (migration 120): the release
+      -- health error rate's numerator, throttled occurrences included
+      insert into rollup_version_hour as r (project_id, version, environment, bucket, level, count)
+      select taken.project_id, x->>0, x->>1, to_timestamp((x->>2)::float8 / 1000), x->>3, sum((x->>4)::bigint)
+      from taken cross join lateral jsonb_array_elements(taken.payload->'h') x
+      group by 1, 2, 3, 4, 5
+      order by 1, 2, 4, 3, 5
+      on conflict (project_id, version, bucket, environment, level) do update set count = r.count + excluded.count
     ), windows as (
       -- all four windows at once from the minute cells: a 7d or 30d window starts on the hour, so a
       -- minute cell is in it iff its hour cell is

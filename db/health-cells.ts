@@ -59,6 +59,8 @@ export const errorFree = (s: SessionState) => s.ended_at !== null && s.errors ==
 export class Cells {
   readonly hours = new Map<string, HourCell>();
   readonly players = new Map<string, PlayerDayCell>();
+  /** open sessions per [version, environment] (health_open) */
+  readonly open = new Map<string, { environment: string; place_version: string; n: number }>();
 
   addHour(environment: string, place_version: string, at: Date, field: HourField, n: number) {
     if (n === 0) return;
@@ -97,6 +99,12 @@ export class Cells {
 
   session(s: SessionState | null, sign: 1 | -1) {
     if (!s) return;
+    if (!s.ended_at) {
+      const key = JSON.stringify([s.place_version, s.environment]);
+      const c = this.open.get(key) ?? { environment: s.environment, place_version: s.place_version, n: 0 };
+      c.n += sign;
+      this.open.set(key, c);
+    }
     this.addHour(s.environment, s.place_version, s.started_at, "sessions_started", sign);
     if (s.user_id) this.addPlayer(s.environment, s.place_version, s.started_at, s.user_id, "sessions_started", sign);
     if (!s.ended_at) return;
@@ -112,6 +120,13 @@ export class Cells {
   hourCells(): HourCell[] {
     return [...this.hours.entries()]
       .filter(([, c]) => HOUR_FIELDS.some((f) => c[f] !== 0))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, c]) => c);
+  }
+
+  openCells(): { environment: string; place_version: string; n: number }[] {
+    return [...this.open.entries()]
+      .filter(([, c]) => c.n !== 0)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, c]) => c);
   }

@@ -84,11 +84,11 @@ export async function liveByVersion(sql: Sql, projectId: string, environment?: s
     group by place_version`;
 }
 
-/** Player sessions open now per version of `versions`. */
+/** Player sessions open now per version of `versions` (the kept count, migration 120). */
 export async function openSessions(sql: Sql, projectId: string, versions: string[], environment?: string) {
   return sql<{ place_version: string; open: number }[]>`
-    select place_version, count(*)::float8 as open from health_sessions
-    where project_id = ${projectId} and ended_at is null and place_version = any(${versions}::text[]) ${envFilter(sql, "environment", environment)}
+    select place_version, sum(n)::float8 as open from health_open
+    where project_id = ${projectId} and place_version = any(${versions}::text[]) ${envFilter(sql, "environment", environment)}
     group by place_version`;
 }
 
@@ -131,13 +131,15 @@ export async function histogram(sql: Sql, projectId: string, versions: string[],
     group by 1, 2, 3 order by 1, 2, 3`;
 }
 
-/** Error-level occurrences of stored events per version over the window (per hour when `hourly`). */
+/**
+ * Error-level occurrences per version over the window (per hour when `hourly`): every occurrence
+ * received, throttled ones included, from the drain's per-version hour cells (migration 120).
+ */
 export async function errorOccurrences(sql: Sql, projectId: string, versions: string[], f: HealthFilter, hourly = false) {
   return sql<{ place_version: string; hour: Date | null; errors: number }[]>`
-    select game_version as place_version, ${hourly ? sql`date_trunc('hour', "timestamp")` : sql`null::timestamptz`} as hour,
-      sum(count)::float8 as errors
-    from events
-    where project_id = ${projectId} and "timestamp" >= ${f.from} and level = 'error' and game_version = any(${versions}::text[])
+    select version as place_version, ${hourly ? sql`bucket` : sql`null::timestamptz`} as hour, sum(count)::float8 as errors
+    from rollup_version_hour
+    where project_id = ${projectId} and version = any(${versions}::text[]) and bucket >= ${f.from} and level = 'error'
       ${envFilter(sql, "environment", f.environment)}
     group by 1, 2`;
 }
@@ -198,16 +200,20 @@ export async function listServers(sql: Sql, projectId: string, f: ServerFilter) 
         select * from health_servers where ${where}
         order by (ended_at is null and lost_at is null) desc, last_seen desc, job_id
         limit ${f.limit} offset ${f.offset}
+      ), errors as (
+        -- one read of the last 10 minutes' events for the whole page (by the events' time index)
+        select e.job_id, sum(e.count) as n from events e
+        where e.project_id = ${projectId} and e."timestamp" >= now() - interval '10 minutes' and e.job_id in (select job_id from page)
+        group by e.job_id
       )
       select p.job_id, p.place_version, p.place_id::text as place_id, p.environment,
         case when p.ended_at is not null then 'ended' when p.lost_at is not null then 'abnormal' else 'live' end as state,
         p.started_at, p.ended_at, p.lost_at, p.close_reason,
         greatest(0, floor(extract(epoch from coalesce(p.ended_at, case when p.lost_at is not null then p.last_seen end, now()) - p.started_at)))::float8 as uptime_s,
         p.players, p.memory_mb, p.heartbeat_ms,
-        coalesce((select sum(e.count) from events e
-          where e.project_id = ${projectId} and e."timestamp" >= now() - interval '10 minutes' and e.job_id = p.job_id), 0)::float8 as errors_10m,
+        coalesce(x.n, 0)::float8 as errors_10m,
         p.last_seen
-      from page p
+      from page p left join errors x on x.job_id = p.job_id
       order by (p.ended_at is null and p.lost_at is null) desc, p.last_seen desc, p.job_id`,
     sql<{ total: number }[]>`select count(*)::float8 as total from health_servers where ${where}`,
   ]);

@@ -336,6 +336,15 @@ export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Pr
         sessions_started = h.sessions_started + excluded.sessions_started, sessions_ended = h.sessions_ended + excluded.sessions_ended,
         sessions_error_free = h.sessions_error_free + excluded.sessions_error_free`;
   }
+  const open = cells.openCells();
+  if (open.length > 0) {
+    await tx`
+      insert into health_open as o (project_id, environment, place_version, shard, n)
+      select ${projectId}, environment, place_version, pg_backend_pid() % ${SHARDS}, n
+      from jsonb_to_recordset(${asJson(tx, open)}::jsonb) as x(environment text, place_version text, n bigint)
+      order by place_version, environment
+      on conflict (project_id, place_version, environment, shard) do update set n = o.n + excluded.n`;
+  }
   const players = cells.playerCells();
   if (players.length > 0) {
     // the players' summaries are recomputed from their days: one writer at a time per player (in
@@ -534,11 +543,23 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
     sql`delete from health_samples_default d using (select project_id, job_id, at from health_samples_default where at < ${cutoff} limit ${batchSize}) x
         where d.project_id = x.project_id and d.job_id = x.job_id and d.at = x.at`,
   );
-  await batched("sessions", () =>
-    sql`delete from health_sessions s using (
+  // an open session deleted (started before the period, never ended) leaves the open count with it
+  await batched("sessions", async () => {
+    const [{ n }] = await sql<{ n: number }[]>`
+      with gone as (
+        delete from health_sessions s using (
           select project_id, session_id from health_sessions where coalesce(ended_at, started_at) < ${cutoff} limit ${batchSize}) x
-        where s.project_id = x.project_id and s.session_id = x.session_id`,
-  );
+        where s.project_id = x.project_id and s.session_id = x.session_id
+        returning s.project_id, s.environment, s.place_version, s.ended_at is null as open
+      ), closed as (
+        insert into health_open as o (project_id, environment, place_version, shard, n)
+        select project_id, environment, place_version, pg_backend_pid() % ${SHARDS}, -count(*) from gone where open
+        group by 1, 2, 3 order by 1, 3, 2
+        on conflict (project_id, place_version, environment, shard) do update set n = o.n + excluded.n
+      )
+      select count(*)::int as n from gone`;
+    return { count: n };
+  });
   await batched("servers", () =>
     sql`delete from health_servers s using (select project_id, job_id from health_servers where last_seen < ${cutoff} limit ${batchSize}) x
         where s.project_id = x.project_id and s.job_id = x.job_id`,
@@ -551,6 +572,10 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
   );
   await batched("minutes", () =>
     sql`delete from health_minute h using (select ctid from health_minute where minute < ${cutoff} limit ${batchSize}) x where h.ctid = x.ctid`,
+  );
+  await batched("version_hours", () =>
+    sql`delete from rollup_version_hour h using (select ctid from rollup_version_hour where bucket < ${cutoff}::timestamptz - interval '1 hour' limit ${batchSize}) x
+        where h.ctid = x.ctid`,
   );
   await batched("player_days", () =>
     sql`delete from health_player_days h using (select ctid from health_player_days where day < (${cutoff}::timestamptz at time zone 'UTC')::date - 1 limit ${batchSize}) x
@@ -590,3 +615,86 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
 }
 
 export { AGE_BUCKETS };
+
+// ---- shard compaction ---------------------------------------------------------------------------
+
+type Compacted = { table: "health_hour" | "health_hist_hour" | "health_hist_day"; time: "hour" | "day"; key: string[]; sums: string[] };
+const COMPACTED: Compacted[] = [
+  {
+    table: "health_hour",
+    time: "hour",
+    key: ["project_id", "place_version", "hour", "environment"],
+    sums: ["samples", "player_minutes", "servers_started", "servers_ended", "servers_oom", "servers_abnormal", "sessions_started", "sessions_ended", "sessions_error_free"],
+  },
+  { table: "health_hist_hour", time: "hour", key: ["project_id", "place_version", "hour", "metric", "age_bucket", "bin", "environment"], sums: ["n"] },
+  { table: "health_hist_day", time: "day", key: ["project_id", "place_version", "day", "metric", "age_bucket", "bin", "environment"], sums: ["n"] },
+];
+/** Late writes this far behind the last compaction are compacted again (older ones stay as they are: still exact). */
+const RECOMPACT_MS = 86_400_000;
+
+/**
+ * Merges the shard rows of each closed cell (an hour before the current one, a UTC day before today)
+ * of the hour rollup and the histograms into one row, the cell's lowest shard: the sums stay what they
+ * were (rows deleted and added in one statement), and a 30-day read sums one row per cell instead of
+ * up to SHARDS. Writers still add to their shard (a late report makes a cell's row again; the next run
+ * merges it when it is within a day of the last compaction).
+ *
+ * Locks: per table, one transaction per day of cells, taking the rows in key order as writers do
+ * (`for update`, ordered by the primary key); it inserts no row, so it never waits on a writer's
+ * insert: no deadlock with the writers. Returns the rows deleted.
+ */
+export async function compactHealthShards(sql: Sql, now = new Date()): Promise<number> {
+  let deleted = 0;
+  for (const t of COMPACTED) {
+    const unit = t.time === "hour" ? 3_600_000 : 86_400_000;
+    const until = new Date(Math.floor(now.getTime() / unit) * unit);
+    const [mark] = await sql<{ through: Date }[]>`select through from health_compaction where rollup = ${t.table}`;
+    let from: Date;
+    if (mark) from = new Date(Math.min(mark.through.getTime(), until.getTime()) - RECOMPACT_MS);
+    else {
+      const [{ oldest }] = await sql<{ oldest: Date | null }[]>`select min(${sql(t.time)})::timestamptz as oldest from ${sql(t.table)}`;
+      from = oldest ?? until;
+    }
+    // the column names are this module's constants
+    const keys = (alias?: string) => sql.unsafe(t.key.map((k) => (alias ? `${alias}.${k}` : k)).join(", "));
+    const on = (a: string, b: string) => sql.unsafe(t.key.map((k) => `${a}.${k} = ${b}.${k}`).join(" and "));
+    for (let start = from; start < until; start = new Date(start.getTime() + 86_400_000)) {
+      const end = new Date(Math.min(start.getTime() + 86_400_000, until.getTime()));
+      const range = (alias: string) =>
+        t.time === "hour"
+          ? sql`${sql.unsafe(alias)}.hour >= ${start}::timestamptz and ${sql.unsafe(alias)}.hour < ${end}::timestamptz`
+          : sql`${sql.unsafe(alias)}.day >= (${start}::timestamptz at time zone 'UTC')::date and ${sql.unsafe(alias)}.day < (${end}::timestamptz at time zone 'UTC')::date`;
+      // every join is on a cell's key (and shard) through the primary key: the CTEs' row estimates
+      // (one) must not turn a join of two of them into a nested loop over both
+      const [{ n }] = await sql.begin(async (tx) => {
+        await tx`select set_config('jit', 'off', true)`;
+        return tx<{ n: number }[]>`
+          with cells as (
+            select ${keys()}, min(shard) as keep from ${tx(t.table)} x where ${range("x")} group by ${keys()} having count(*) > 1
+          ), locked as materialized (
+            select h.shard, c.keep, ${keys("h")} from ${tx(t.table)} h join cells c on ${on("h", "c")}
+            where ${range("h")}
+            order by ${keys("h")}, h.shard
+            for update of h
+          ), gone as (
+            delete from ${tx(t.table)} h using locked l
+            where ${on("h", "l")} and h.shard = l.shard and l.shard <> l.keep
+            returning l.keep, ${sql.unsafe([...t.key, ...t.sums].map((c) => `h.${c}`).join(", "))}
+          ), sums as (
+            select ${keys()}, keep, ${sql.unsafe(t.sums.map((c) => `sum(${c}) as ${c}`).join(", "))} from gone group by ${keys()}, keep
+          ), merged as (
+            update ${tx(t.table)} h set ${sql.unsafe(t.sums.map((c) => `${c} = h.${c} + s.${c}`).join(", "))}
+            from sums s
+            where ${on("h", "s")} and h.shard = s.keep
+            returning 1
+          )
+          select (select count(*) from gone)::int as n, (select count(*) from merged)::int as m`;
+      });
+      deleted += n;
+    }
+    await sql`
+      insert into health_compaction (rollup, through) values (${t.table}, ${until})
+      on conflict (rollup) do update set through = greatest(health_compaction.through, excluded.through)`;
+  }
+  return deleted;
+}

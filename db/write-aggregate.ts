@@ -179,6 +179,8 @@ export type ProjectDelta = {
     r: RowDelta[];
     /** per user: [user id, last seen (ms), player name] */
     s: unknown[][];
+    /** occurrences per game version: [version, environment, hour (ms), level, count] (rollup_version_hour) */
+    h?: (string | number)[][];
   };
 };
 
@@ -229,6 +231,8 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
   const events: object[] = [];
   const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
   const traces = new Map<string, TraceAgg>();
+  // per project, version, environment, hour and level: every occurrence, kept or throttled
+  const versionHours = new Map<string, { p: string; cell: [string, string, number, string, number] }>();
   for (let i = 0; i < rows.length; i++) {
     const e = rows[i];
     const { group, origin, family } = placeOf(slotOf[i]);
@@ -279,6 +283,13 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
     const m = origin.minutes.get(cell);
     if (m) m.count += e.count;
     else origin.minutes.set(cell, { bucket, level: e.level, count: e.count });
+    if (e.gameVersion !== null) {
+      const hour = ts - (ts % 3_600_000);
+      const k = `${e.projectId}\u0000${e.gameVersion}\u0000${e.environment}\u0000${hour}\u0000${e.level}`;
+      const vh = versionHours.get(k);
+      if (vh) vh.cell[4] += e.count;
+      else versionHours.set(k, { p: e.projectId, cell: [e.gameVersion, e.environment, hour, e.level, e.count] });
+    }
   }
   // one entry per group row with everything of it (ids once, not per user or cell; times in ms)
   const spanList = (m: Map<string, Span>) => (m.size === 0 ? undefined : [...m.values()].map((x) => [x.key, x.count, x.first, x.last]));
@@ -304,5 +315,6 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
     });
   }
   for (const u of users.values()) deltaOf(u.project_id).s.push([u.user_id, u.last_seen, u.player_name]);
+  for (const { p, cell } of versionHours.values()) (deltaOf(p).h ??= []).push(cell);
   return { storedRows, events, traces, moved, deltas: [...deltas.values()] };
 }

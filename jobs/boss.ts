@@ -14,7 +14,7 @@ import { fillGroupFrames } from "./group-frames.js";
 import { fillGroupingTemplates, GROUPING_LEARN_QUEUE, learnProject } from "./grouping-learn.js";
 import { projectsWithNewGroups } from "../db/grouping-templates.js";
 import { ensurePartitions } from "./partitions.js";
-import { runHealthJob } from "./health.js";
+import { runHealthCompaction, runHealthJob } from "./health.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
 
 export const QUEUES = {
@@ -105,6 +105,8 @@ export async function startJobs(
   await boss.work(QUEUES.health, async () => {
     const lost = await runHealthJob(sql);
     if (lost) console.log(`[jobs] ${lost} game servers ended abnormally (silent)`);
+    // the closed hours' and days' shard rows merged into one per cell: reads over 30 days stay fast
+    await runHealthCompaction(sql);
   });
   if (opts.economy) stoppers.set(boss, (await registerEconomySync(boss, sql, opts.economy)).abort);
   return boss;

@@ -61,7 +61,8 @@ export async function releaseHealthData(sql: Sql, actor: Actor, projectIdParam: 
   const detail = async (v: string): Promise<ReleaseDetail | null> => {
     if (!v) return null;
     try {
-      return await releaseDetail(sql, projectId, v, hq);
+      // a version of the list shown: its health is read already (same window and environment)
+      return await releaseDetail(sql, projectId, v, hq, list.data.find((r) => r.version === v)?.health);
     } catch (err) {
       // a version named in the address that the project does not know compares as absent
       if (ApiError.is(err) && err.status === 404) return null;

@@ -186,19 +186,22 @@ export async function releasesWithHealth(sql: Sql, projectId: string, q: URLSear
   };
 }
 
-/** GET /api/v1/releases/:version: one version's health and its series over the window. */
-export async function releaseDetail(sql: Sql, projectId: string, version: string | undefined, q: URLSearchParams): Promise<ReleaseDetail> {
+/**
+ * GET /api/v1/releases/:version: one version's health and its series over the window. `known`: its
+ * health over the same window and environment, already read (the page's list has it).
+ */
+export async function releaseDetail(sql: Sql, projectId: string, version: string | undefined, q: URLSearchParams, known?: ReleaseHealth): Promise<ReleaseDetail> {
   const v = (version ?? "").trim();
   // a NUL can name no stored version (and PostgreSQL refuses it in a query)
   if (!v || v.length > 256 || v.includes("\u0000")) throw notFound("No release with that version in this project.");
   const hq = healthQuery(q);
   const f: HealthFilter = { from: hq.from, environment: hq.environment };
-  const [known] = await sql`
+  const [exists] = await sql`
     select 1 from health_versions where project_id = ${projectId} and place_version = ${v}
     union all select 1 from group_versions where project_id = ${projectId} and version = ${v} limit 1`;
-  if (!known) throw notFound("No release with that version in this project.");
+  if (!exists) throw notFound("No release with that version in this project.");
   const [health, hours, byAge, errors] = await Promise.all([
-    healthOf(sql, projectId, [v], hq),
+    known ? new Map([[v, known]]) : healthOf(sql, projectId, [v], hq),
     hourSeries(sql, projectId, v, f),
     histogram(sql, projectId, [v], METRIC.memory_mb, f, true),
     errorOccurrences(sql, projectId, [v], f, true),

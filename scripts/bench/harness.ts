@@ -150,9 +150,18 @@ export const startHand = (databaseUrl: string, key: string) =>
 export type Project = { project_id: string; api_key: string };
 
 /** A project and its API key, made by the CLI as an operator would. */
-export async function createProject(b: Pick<Bench, "databaseUrl" | "workDir">, name: string): Promise<Project> {
-  const { stdout } = await promisify(execFile)(tsx, ["scripts/cli.ts", "project:create", "--name", name], { cwd: root, env: serviceEnv(b.databaseUrl, b.workDir) });
+export async function createProject(b: Pick<Bench, "databaseUrl" | "workDir">, name: string, owner?: string): Promise<Project> {
+  const args = ["scripts/cli.ts", "project:create", "--name", name, ...(owner ? ["--owner", owner] : [])];
+  const { stdout } = await promisify(execFile)(tsx, args, { cwd: root, env: serviceEnv(b.databaseUrl, b.workDir) });
   return JSON.parse(stdout.trim().split("\n").pop()!);
+}
+
+/** A user (through the CLI) signed in: the session cookie a page's data is read with. */
+export async function signedInUser(b: Pick<Bench, "databaseUrl" | "workDir" | "url">, email: string, password: string): Promise<string> {
+  await promisify(execFile)(tsx, ["scripts/cli.ts", "user:create", "--email", email, "--password", password], { cwd: root, env: serviceEnv(b.databaseUrl, b.workDir) });
+  const login = await fetch(`${b.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+  if (!login.ok) throw new Error(`sign-in failed: ${login.status}`);
+  return (login.headers.get("set-cookie") ?? "").split(";")[0];
 }
 
 /**
@@ -179,8 +188,12 @@ function percentile(sorted: number[], p: number) {
 }
 
 /** Runs autocannon; latencies are taken (in float ms) from each 2xx response, not autocannon's 1 ms histogram. */
-export function cannon(opts: { url: string; path: string; key?: string; body?: () => string; seconds: number; connections: number }): Promise<Measured> {
-  const headers: Record<string, string> = { "content-type": "application/json", ...(opts.key ? { "x-api-key": opts.key } : {}) };
+export function cannon(opts: { url: string; path: string; key?: string; cookie?: string; body?: () => string; seconds: number; connections: number }): Promise<Measured> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...(opts.key ? { "x-api-key": opts.key } : {}),
+    ...(opts.cookie ? { cookie: opts.cookie } : {}),
+  };
   const request = opts.body
     ? { method: "POST" as const, path: opts.path, headers, setupRequest: (r: autocannon.Request) => ({ ...r, body: opts.body!() }) }
     : { method: "GET" as const, path: opts.path, headers };
@@ -203,11 +216,12 @@ export function cannon(opts: { url: string; path: string; key?: string; body?: (
 }
 
 /** Each GET of `queries` in turn, on a quiet database, for QUERY_DURATION seconds over 10 connections. */
-export async function measureQueries(b: Bench, key: string, queries: { name: string; path: string }[]) {
+export async function measureQueries(b: Bench, key: string, queries: { name: string; path: string; cookie?: string }[]) {
   const out: Record<string, Measured> = {};
   for (const q of queries) {
     await quiesce(b.sql, b.log);
-    out[q.name] = await cannon({ url: b.url, path: q.path, key, seconds: QUERY_DURATION, connections: 10 });
+    // a page's data is read signed in (its session cookie), an API route with the project's key
+    out[q.name] = await cannon({ url: b.url, path: q.path, ...(q.cookie ? { cookie: q.cookie } : { key }), seconds: QUERY_DURATION, connections: 10 });
     b.log(`  ${q.name}: p50 ${out[q.name].p50.toFixed(2)} ms, p99 ${out[q.name].p99.toFixed(2)} ms, ${out[q.name].rps.toFixed(0)} req/s`);
   }
   return out;

@@ -13,11 +13,12 @@
  * 1% histogram bins), 10 players a server (100,000 concurrent, open sessions), BENCH_HEALTH_DAU
  * distinct players a day (default 100,000) in the player days, a new version every 3 days with a
  * 2-hour rollout, and BENCH_HEALTH_EVENTS error events (default 300,000) over the 30 days; then the
- * p50 of /api/v1/releases (24h and 30d), the detail of the current version (30d) and
- * /api/v1/servers. Target: < 200 ms p50.
+ * p50 of /api/v1/releases and of the detail of the current version (24h, 7d, 30d), /api/v1/servers,
+ * and the Release health page's data signed in (24h, 7d, 30d). Target: < 200 ms p50.
  */
 import type { Sql } from "../../db/client.js";
-import { cannon, createProject, envInt, fmt, measureQueries, verdict, withCpu, type Bench, type Row } from "./harness.js";
+import { compactHealthShards } from "../../db/health.js";
+import { cannon, createProject, envInt, fmt, measureQueries, signedInUser, verdict, withCpu, type Bench, type Row } from "./harness.js";
 
 const SERVERS = envInt("BENCH_HEALTH_SERVERS", 10_000);
 const DAU = envInt("BENCH_HEALTH_DAU", 100_000);
@@ -120,7 +121,9 @@ export async function runHealthBench(b: Bench) {
     result: verdict(sessions.rps * SESSION_EVENTS_PER_REPORT >= neededEvents && sessions.non2xx === 0),
   });
 
-  const reads = await createProject(b, "bench-health-reads");
+  const email = "health-reader@example.test";
+  const cookie = await signedInUser(b, email, "bench health reader password");
+  const reads = await createProject(b, "bench-health-reads", email);
   const size = await b.step(`(health) generating ${DAYS} days of health data: ${fmt(SERVERS)} servers, ${fmt(DAU)} players a day, ${fmt(EVENTS)} events`, async () => {
     const made = await generateHealth(b.sql, reads.project_id);
     await b.sql`vacuum analyze`;
@@ -133,7 +136,15 @@ export async function runHealthBench(b: Bench) {
     { name: "releases with health, 30d", path: "/api/v1/releases?window=30d" },
     { name: "release detail, 30d", path: `/api/v1/releases/${current}?window=30d` },
     { name: "release detail, 24h", path: `/api/v1/releases/${current}?window=24h` },
+    { name: "releases with health, 7d", path: "/api/v1/releases?window=7d" },
+    { name: "release detail, 7d", path: `/api/v1/releases/${current}?window=7d` },
     { name: "live servers", path: "/api/v1/servers?state=live" },
+    // the Release health page's data (its loader: 20 versions' health and the newest two compared), signed in
+    ...(["24h", "7d", "30d"] as const).map((w) => ({
+      name: `Release health page, ${w}`,
+      path: `/projects/${reads.project_id}/releases?window=${w}&_data=${encodeURIComponent("routes/_dash.projects.$projectId.releases")}`,
+      cookie,
+    })),
   ];
   const measured = await b.step("(health) release health reads", () => measureQueries(b, reads.api_key, QUERIES));
   for (const q of QUERIES) {
@@ -151,8 +162,9 @@ export async function runHealthBench(b: Bench) {
 }
 
 /**
- * 30 days of one project's health as the ingest leaves it (db/health.ts): per hour and version, 8
- * shards of the hour rollup and of 1% histogram bins (memory by age bucket, heartbeat); a minute
+ * 30 days of one project's health as the ingest and the health job leave it (db/health.ts): per hour
+ * and version, the hour rollup and 1% histogram bins in 8 shards, merged into one row per cell for
+ * the closed hours and days (memory by age bucket, heartbeat); a minute
  * rollup of the last day; player days; the live servers and their open sessions, and the servers of
  * the past; error events per version. Version v = 100 + day / 3 (the last two hours of its three
  * days shared with the next one: the rollout).
@@ -248,6 +260,9 @@ export async function generateHealth(sql: Sql, projectId: string) {
     insert into health_sessions (project_id, session_id, job_id, user_id, place_version, environment, started_at)
     select ${projectId}::uuid, 'live-' || k || '/' || p, 'live-' || k, k * 10 + p, ${current}, 'production', now() - make_interval(mins => (k + p) % 60)
     from generate_series(1, ${SERVERS}) k cross join generate_series(1, ${PLAYERS_PER_SERVER}) p`;
+  await sql`
+    insert into health_open (project_id, environment, place_version, shard, n)
+    select project_id, environment, place_version, 0, count(*) from health_sessions where project_id = ${projectId} and ended_at is null group by 1, 2, 3`;
   // error events: spread over the 30 days, on the version live then
   await sql`select ensure_day_partitions('events', 'timestamp', (now() at time zone 'UTC')::date - ${DAYS + 1}::int, (now() at time zone 'UTC')::date)`;
   await sql`
@@ -256,6 +271,13 @@ export async function generateHealth(sql: Sql, projectId: string) {
       'live-' || (g % ${SERVERS}), (100 + ((${hours} * 3600 - 1 - (g::bigint * ${hours} * 3600 / ${EVENTS})) / 3600) / (${VERSION_DAYS} * 24))::text, 'production', 1,
       now() - make_interval(secs => (g::bigint * ${hours} * 3600 / ${EVENTS})::double precision)
     from generate_series(1, ${EVENTS}) g`;
+  // what the counter drain keeps of them: occurrences per version, environment, hour and level
+  await sql`
+    insert into rollup_version_hour (project_id, version, environment, bucket, level, count)
+    select project_id, game_version, environment, date_trunc('hour', "timestamp", 'UTC'), level, sum(count)
+    from events where project_id = ${projectId} group by 1, 2, 3, 4, 5`;
+  // the closed hours and days as the health job leaves them: one row per cell (the current hour and day keep their shards)
+  await compactHealthShards(sql);
   const [{ n: sessions }] = await sql<{ n: number }[]>`select count(*)::int as n from health_sessions where project_id = ${projectId}`;
   await sql`drop table bench_health_hours`;
   return { hours, histogramRows: hist, playerDays: players, sessions, servers: SERVERS + SERVERS * 4 * DAYS, events: EVENTS };

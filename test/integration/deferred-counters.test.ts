@@ -57,6 +57,12 @@ async function figures(projectId: string, fingerprint: string, db: Sql = sql) {
   return { count: g.count, user_count: g.user_count, status: g.status, ...r };
 }
 
+/** The occurrences per game version (migration 120), summed over hours. */
+const versionHours = (projectId: string) =>
+  sql<{ version: string; environment: string; level: string; n: number }[]>`
+    select version, environment, level, sum(count)::int as n from rollup_version_hour where project_id = ${projectId}
+    group by 1, 2, 3 order by 1, 2, 3`;
+
 describe("the pending row", () => {
   it("holds a batch's counters until a drain applies them, once: a drain that rolls back applies nothing", async () => {
     const p = (await insertProject(sql, "pending")).id;
@@ -75,12 +81,16 @@ describe("the pending row", () => {
     expect((await pendingDeltas(sql)).rows).toBe(1);
     expect((await figures(p, "a")).hour).toBe(0);
 
+    expect(await versionHours(p)).toEqual([]);
+
     await drainAll();
     const applied = { count: 3, user_count: 2, status: "open", users: 2, env: 3, ver: 1, minute: 3, hour: 3, day: 3 };
     expect(await figures(p, "a")).toEqual(applied);
+    expect(await versionHours(p)).toEqual([{ version: "1.0", environment: "production", level: "error", n: 1 }]);
     // nothing left: another drain changes nothing
     expect(await drainOnce(sql)).toBe(0);
     expect(await figures(p, "a")).toEqual(applied);
+    expect(await versionHours(p)).toEqual([{ version: "1.0", environment: "production", level: "error", n: 1 }]);
   });
 
   it("pending rows left by a process that stopped are applied by the next start", async () => {
@@ -112,7 +122,9 @@ describe("exact once caught up", () => {
         for (let b = 0; b < batches; b++) {
           await writeEvents(sql, [
             row(p, `fp${b % 4}`, { userId: String((w * 7 + b) % 23), environment: b % 2 ? "staging" : "production", gameVersion: `v${w % 3}` }),
-            row(p, `fp${(b + 1) % 4}`, { userId: String(b % 5), count: 2, timestamp: Date.now() - (b % 3) * 61 * MINUTE }),
+            row(p, `fp${(b + 1) % 4}`, {
+              userId: String(b % 5), count: 2, timestamp: Date.now() - (b % 3) * 61 * MINUTE, gameVersion: `v${b % 2}`, level: b % 3 === 0 ? "warn" : "error",
+            }),
           ], THROTTLE);
         }
       }));
@@ -134,6 +146,13 @@ describe("exact once caught up", () => {
         fp: t.fingerprint, count: t.n, user_count: t.users, status: "open", users: t.users, env: t.n, ver: t.versions, minute: t.n, hour: t.n, day: t.n,
       });
     }
+    // occurrences per version, environment, hour and level: the stored events' (none throttled here)
+    const byVersionHour = await sql<{ version: string; environment: string; level: string; bucket: Date; n: number }[]>`
+      select game_version as version, environment, level, date_trunc('hour', "timestamp", 'UTC') as bucket, sum(count)::int as n
+      from events where project_id = ${p} and game_version is not null group by 1, 2, 3, 4 order by 1, 2, 3, 4`;
+    expect(byVersionHour.length).toBeGreaterThan(0);
+    expect(await sql`select version, environment, level, bucket, count::int as n from rollup_version_hour where project_id = ${p} order by 1, 2, 3, 4`)
+      .toEqual(byVersionHour);
     const [{ players }] = await sql<{ players: number }[]>`select count(*)::int as players from project_users where project_id = ${p}`;
     const [{ distinct }] = await sql<{ distinct: number }[]>`select count(distinct user_id)::int as distinct from events where project_id = ${p}`;
     expect(players).toBe(distinct);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runHealthRetention } from "../../jobs/retention.js";
 import { ensurePartitions } from "../../jobs/partitions.js";
 import { createProject, postJson, startTestApp, type TestApp } from "../support/server.js";
-import { healthState, script, scriptBase } from "../support/health.js";
+import { healthState, playersExact, script, scriptBase } from "../support/health.js";
 
 /** Health samples, sessions, servers and rollups follow RETENTION_DAYS like raw events. */
 let app: TestApp;
@@ -62,6 +62,8 @@ describe("health retention", () => {
     for (const p of [old, late]) {
       const s = await healthState(app.sql, p);
       expect(Object.entries(s).filter(([, rows]) => rows.length > 0).map(([k]) => k)).toEqual([]);
+      // the open sessions it deleted left the kept open count with them
+      expect((await playersExact(app.sql, p)).counted.open).toEqual([]);
       for (const table of ["health_versions", "health_hist_day", "health_player_summary", "health_player_counts"]) {
         expect(await app.sql`select 1 from ${app.sql(table)} where project_id = ${p}`, table).toHaveLength(0);
       }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runHealthJob } from "../../jobs/health.js";
+import { writeEvents, type EventRow } from "../../db/events.js";
 import { createProject, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { countersApplied } from "../support/counters.js";
 import { healthState, MIN, playersExact, recount, sample, script, scriptBase, server, session } from "../support/health.js";
@@ -111,6 +112,33 @@ describe("release health figures", () => {
     expect(d.body.memory_by_age[6]).toMatchObject({ age_minutes_from: 480, age_minutes_to: null, samples: 0, memory_mb_p50: null });
     expect(d.body.errors_per_1000_player_minutes.reduce((s: number, p: any) => s + p.player_minutes, 0)).toBe(5);
     expect((await getJson(app, "/api/v1/releases/99", apiKey)).status).toBe(404);
+  });
+
+  it("count every error occurrence of a version, those the throttle kept out of the stored events too", async () => {
+    await runScript();
+    // a burst of 40 error events (and 6 warnings) on 41 in one batch: a throttle of 5 a minute stores a few
+    const event = (level: "error" | "warn"): EventRow => ({
+      projectId, fingerprint: `burst-${level}`, olderFingerprints: [], message: `burst ${level}`, level, stackTrace: null, userId: null,
+      playerName: null, traceId: null, jobId: "A", placeId: null, gameVersion: "41", environment: "production", context: null, tags: null,
+      timestamp: Date.now(), count: 1, culprit: null,
+    });
+    const burst = [...Array.from({ length: 40 }, () => event("error")), ...Array.from({ length: 6 }, () => event("warn"))];
+    await writeEvents(app.sql, burst, { limit: 5, windowSeconds: 60 });
+    await countersApplied(app.sql);
+    const [{ stored }] = await app.sql<{ stored: number }[]>`
+      select coalesce(sum(count), 0)::int as stored from events where project_id = ${projectId} and level = 'error'`;
+    expect(stored).toBe(5);
+    const r = await getJson(app, "/api/v1/releases", apiKey);
+    const h41 = r.body.data.find((v: any) => v.version === "41").health;
+    // 40 errors in 8 player-minutes; warnings are not errors
+    expect(h41.player_minutes).toBe(8);
+    expect(h41.errors_per_1000_player_minutes).toBe(5000);
+    const d = await getJson(app, "/api/v1/releases/41", apiKey);
+    expect(d.body.health).toEqual(h41);
+    expect(d.body.errors_per_1000_player_minutes.reduce((s: number, p: any) => s + p.errors, 0)).toBe(40);
+    // a server's errors of the last 10 minutes are its stored events' (5 errors and 5 warnings kept), one read for the page
+    const servers = await getJson(app, "/api/v1/servers", apiKey);
+    expect(Object.fromEntries(servers.body.data.map((x: any) => [x.job_id, x.errors_10m]))).toEqual({ A: 10, B: 0, C: 0 });
   });
 
   it("lists servers live first with their latest sample, and filters by state and version", async () => {

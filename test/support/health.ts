@@ -124,7 +124,7 @@ export async function recount(sql: Sql, projectId: string) {
   return hours;
 }
 
-/** The per-version player counts equal a recount from the player days (and the summaries agree). */
+/** The per-version player counts equal a recount from the player days, and the open-session counts the open rows. */
 export async function playersExact(sql: Sql, projectId: string) {
   const counted = await sql`
     select place_version, active_day::text, ended_day::text, errored_day::text, sum(n)::int as n from health_player_counts
@@ -137,5 +137,10 @@ export async function playersExact(sql: Sql, projectId: string) {
         coalesce(max(day) filter (where sessions_errored > 0), '-infinity') as errored_day
       from health_player_days where project_id = ${projectId} group by 1, 2) u
     group by 1, 2, 3, 4 order by 1, 2, 3, 4`;
-  return { counted, recounted };
+  // and the kept open-session counts equal the open session rows
+  const open = await sql`
+    select place_version, environment, sum(n)::int as n from health_open where project_id = ${projectId} group by 1, 2 having sum(n) <> 0 order by 1, 2`;
+  const openRows = await sql`
+    select place_version, environment, count(*)::int as n from health_sessions where project_id = ${projectId} and ended_at is null group by 1, 2 order by 1, 2`;
+  return { counted: { players: counted, open }, recounted: { players: recounted, open: openRows } };
 }
