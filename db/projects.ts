@@ -106,6 +106,22 @@ export async function renameProject(sql: Sql, id: string, name: string): Promise
  * a new group holds a key-share lock on it through the foreign key). So no event lands after the
  * delete has read the events table.
  */
+/** Release health's rows of a project (migration 118 and after); none has a foreign key to it. */
+const HEALTH_TABLES = [
+  "health_samples",
+  "health_sessions",
+  "health_servers",
+  "health_versions",
+  "health_hour",
+  "health_minute",
+  "health_hist_hour",
+  "health_hist_day",
+  "health_player_days",
+  "health_player_summary",
+  "health_player_counts",
+  "health_open",
+] as const;
+
 export async function deleteProject(sql: Sql, id: string, actorId: string | null = null): Promise<boolean> {
   const deleted = await sql.begin(async (tx) => {
     // first, before any row lock (db/counter-deltas.ts): no drain then writes the project's counters back
@@ -127,6 +143,7 @@ export async function deleteProject(sql: Sql, id: string, actorId: string | null
     await tx`delete from client_report_keys where project_id = ${id}`;
     for (const t of ROLLUP_TABLES) await tx`delete from ${tx(t)} where project_id = ${id}`;
     await tx`delete from rollup_version_hour where project_id = ${id}`;
+    for (const t of HEALTH_TABLES) await tx`delete from ${tx(t)} where project_id = ${id}`;
     await tx`delete from projects where id = ${id}`;
     return true;
   });
