@@ -4,8 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../../db/client.js";
 import { migrate } from "../../db/migrate.js";
-import { freshDatabaseUrl, startTestApp, type TestApp } from "../support/server.js";
-import { makeProject, makeUser } from "../support/team.js";
+import { createProject, freshDatabaseUrl, startTestApp, type TestApp } from "../support/server.js";
 import { list } from "../support/query-fixtures.js";
 import { sleep } from "../support/wait.js";
 
@@ -33,8 +32,8 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "rbx-migrations-"));
   for (const f of readdirSync(dir)) if (f < "115") cpSync(path.join(dir, f), path.join(tmp, f));
   await migrate(sql, tmp);
-  const owner = await makeUser(sql);
-  ({ projectId, apiKey } = await makeProject(sql, owner.id));
+  // the schema of that time: nothing of what later releases record (the audit log) exists yet
+  ({ projectId, apiKey } = await createProject(sql, "Frames"));
   const groups: [string, string, string, string | null][] = [
     [combat, "fc", "attempt to index nil with 'Humanoid'", "ServerScriptService.Combat"],
     [sentry, "fs", "Error: Backpack is full", "ReplicatedStorage.Modules.Inventory"],
