@@ -24,6 +24,12 @@ const REFERENCE_TABLES: Record<string, string> = {
   share_links: "a share link is opened by its token before its project is known",
   alert_channels: "a channel is addressed by id from the alert worker's jobs; a few rows per project",
   alert_rules: "rules are addressed by id from the alert worker's jobs; a few rows per project",
+  audit_log: "one row per admin change; the instance's rows (accounts, deleted projects) have no project",
+  user_identities: "sign-in identities belong to users, looked up by the provider's subject before any project",
+  oidc_flows: "a sign-in in progress, before any project is known",
+  user_two_factor: "a second factor belongs to a user",
+  user_recovery_codes: "recovery codes belong to a user",
+  health_compaction: "how far the shard compaction has gone, one row per rollup table",
 };
 
 /**

@@ -108,10 +108,10 @@ describe("issues list filters", () => {
   it("name the environments each issue occurred in, most occurrences first", async () => {
     const html = await page("");
     const row = html.slice(html.indexOf(`/issues/${spawn}"`));
-    const chips = row.match(/<span class="envs" title="([^"]*)">((?:<span class="tag">[^<]*<\/span>)*)<\/span>/);
+    const chips = row.match(/<span class="envs" title="([^"]*)"[^>]*>((?:<span class="tag(?: env)?">[^<]*<\/span>)*)<\/span>/);
     expect(chips).not.toBeNull();
     expect(chips![1]).toBe("Occurred in production (1), studio (1)");
-    expect([...chips![2].matchAll(/<span class="tag">([^<]*)<\/span>/g)].map((m) => m[1])).toEqual(["production", "studio"]);
+    expect([...chips![2].matchAll(/<span class="tag(?: env)?">([^<]*)<\/span>/g)].map((m) => m[1])).toEqual(["production", "studio"]);
   });
 
   it("bound the environment chips to three and count the rest", async () => {
@@ -120,8 +120,8 @@ describe("issues list filters", () => {
     await ingest(app, key, envs.map((environment) => ({ message: "Everywhere failure", environment, trace_id: crypto.randomUUID() })));
     const html = (await (await app.request(`/projects/${pid}/issues`, { headers: { cookie } })).text()).replaceAll("<!-- -->", "");
 
-    const chips = html.match(/<span class="envs" title="([^"]*)">((?:<span class="tag">[^<]*<\/span>)*)<\/span>/)!;
-    expect([...chips[2].matchAll(/<span class="tag">([^<]*)<\/span>/g)].map((m) => m[1])).toEqual(["production", "dev", "qa", "+2"]);
+    const chips = html.match(/<span class="envs" title="([^"]*)"[^>]*>((?:<span class="tag(?: env)?">[^<]*<\/span>)*)<\/span>/)!;
+    expect([...chips[2].matchAll(/<span class="tag(?: env)?">([^<]*)<\/span>/g)].map((m) => m[1])).toEqual(["production", "dev", "qa", "+2"]);
   });
 });
 

@@ -36,7 +36,7 @@ const page = async (path: string) => {
   expect(r.status, path).toBe(200);
   return (await r.text())
     .replace(/<script\b[^>]*>.*?<\/script>/gs, "")
-    .replaceAll("<!-- -->", "").replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&#x27;", "'");
+    .replaceAll("<!-- -->", "").replaceAll("<wbr/>", "").replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&#x27;", "'");
 };
 const api = (path: string) => call(app, "GET", path, { headers: { "x-api-key": apiKey } });
 const noneOf = (text: string, what: string) => {
