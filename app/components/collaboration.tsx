@@ -80,7 +80,7 @@ export function AssigneeTag({ id, teammates, me }: { id: string | null | undefin
 /** "Assign ticked to …": part of the issues list's bulk form (its ticked ids go with it). */
 export function BulkAssign({ teammates, me }: { teammates: Teammate[]; me: string }) {
   return (
-    <span className="row tight">
+    <span className="row tight assign-bulk">
       <label htmlFor="bulk-assignee" className="small muted" style={{ margin: 0 }}>Assign to</label>
       <select id="bulk-assignee" name="assignee_id" defaultValue={me}>
         <option value="none">Nobody (unassign)</option>
