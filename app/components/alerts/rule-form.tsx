@@ -1,4 +1,5 @@
 import { useState } from "react";
+import type { HealthRuleFields, RuleFields } from "../../../db/alerts.js";
 import { TRIGGER_NAME, isEconomyTrigger } from "~/alerts/triggers";
 
 /**
@@ -7,22 +8,8 @@ import { TRIGGER_NAME, isEconomyTrigger } from "~/alerts/triggers";
  * form into the Team API's rule fields, the same for both.
  */
 
-export type FormRule = {
-  name: string;
-  trigger: string;
-  threshold_count: number | null;
-  window_minutes: number | null;
-  levels: string[];
-  environments: string[];
-  message_contains: string | null;
-  channel_ids: string[];
-  cooldown_minutes: number;
-  server_only: boolean;
-  min_players: number;
-  currency: string | null;
-  min_amount: string | null;
-  growth_pct: number | null;
-};
+/** A rule as the page holds it: the stored fields of an issue or economy rule (JSON numbers for growth). */
+export type FormRule = Omit<RuleFields, "trigger" | "enabled" | "growth_pct" | keyof HealthRuleFields> & { trigger: string; growth_pct: number | null };
 
 const num = (v: FormDataEntryValue | null) => (v === null || String(v).trim() === "" ? null : Number(v));
 const list = (v: FormDataEntryValue | null) =>
