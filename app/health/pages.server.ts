@@ -13,6 +13,12 @@ import { authorize, EVERYONE, type Actor } from "~/team/access.server";
  */
 
 export const RELEASES_PAGE_SIZE = 20;
+/**
+ * The compared versions' series step by window, as the dashboard's charts step (an hour over 24 hours,
+ * 6 hours over 7 days, a day over 30 days): a chart's width shows no more, and a 30-day page sends 30
+ * points a series instead of 720. `/api/v1/releases/:version` keeps every hour.
+ */
+export const SERIES_STEP_HOURS: Record<HealthWindow, number> = { "24h": 1, "7d": 6, "30d": 24 };
 export const WINDOWS = Object.keys(HEALTH_WINDOWS) as HealthWindow[];
 
 export type ReleaseHealthChoices = { window: HealthWindow; environment: string; page: number; a: string; b: string };
@@ -62,7 +68,7 @@ export async function releaseHealthData(sql: Sql, actor: Actor, projectIdParam: 
     if (!v) return null;
     try {
       // a version of the list shown: its health is read already (same window and environment)
-      return await releaseDetail(sql, projectId, v, hq, list.data.find((r) => r.version === v)?.health);
+      return await releaseDetail(sql, projectId, v, hq, list.data.find((r) => r.version === v)?.health, SERIES_STEP_HOURS[c.window]);
     } catch (err) {
       // a version named in the address that the project does not know compares as absent
       if (ApiError.is(err) && err.status === 404) return null;

@@ -190,7 +190,14 @@ export async function releasesWithHealth(sql: Sql, projectId: string, q: URLSear
  * GET /api/v1/releases/:version: one version's health and its series over the window. `known`: its
  * health over the same window and environment, already read (the page's list has it).
  */
-export async function releaseDetail(sql: Sql, projectId: string, version: string | undefined, q: URLSearchParams, known?: ReleaseHealth): Promise<ReleaseDetail> {
+export async function releaseDetail(
+  sql: Sql,
+  projectId: string,
+  version: string | undefined,
+  q: URLSearchParams,
+  known?: ReleaseHealth,
+  stepHours = 1,
+): Promise<ReleaseDetail> {
   const v = (version ?? "").trim();
   // a NUL can name no stored version (and PostgreSQL refuses it in a query)
   if (!v || v.length > 256 || v.includes("\u0000")) throw notFound("No release with that version in this project.");
@@ -207,26 +214,43 @@ export async function releaseDetail(sql: Sql, projectId: string, version: string
     errorOccurrences(sql, projectId, [v], f, true),
   ]);
   const errorsAt = new Map(errors.map((e) => [e.hour!.getTime(), e.errors]));
+  // the series in steps of `stepHours` from the window's start: each point sums its hours (a share of
+  // the sums, a rate of the sums), so a coarser step loses resolution, never exactness
+  const step = stepHours * 3_600_000;
+  const points = new Map<number, { at: Date; samples: number; all_samples: number; player_minutes: number; all_player_minutes: number; errors: number; reported: boolean }>();
+  for (const h of hours) {
+    const at = hq.from.getTime() + Math.floor((h.hour.getTime() - hq.from.getTime()) / step) * step;
+    const p = points.get(at) ?? { at: new Date(at), samples: 0, all_samples: 0, player_minutes: 0, all_player_minutes: 0, errors: 0, reported: false };
+    p.samples += h.samples ?? 0;
+    p.all_samples += h.all_samples;
+    p.player_minutes += h.player_minutes ?? 0;
+    p.all_player_minutes += h.all_player_minutes;
+    p.errors += errorsAt.get(h.hour.getTime()) ?? 0;
+    p.reported ||= (h.samples ?? 0) > 0 || errorsAt.has(h.hour.getTime());
+    points.set(at, p);
+  }
+  const series = [...points.values()];
   return {
     version: v,
     window: hq.window,
     environment: hq.environment ?? null,
     health: health.get(v)!,
-    adoption: hours.map((h) => ({
-      at: h.hour,
-      servers_share: rate(h.samples ?? 0, h.all_samples),
-      players_share: rate(h.player_minutes ?? 0, h.all_player_minutes),
+    adoption: series.map((h) => ({
+      at: h.at,
+      servers_share: rate(h.samples, h.all_samples),
+      players_share: rate(h.player_minutes, h.all_player_minutes),
     })),
     memory_by_age: AGE_BUCKETS.map(([from, to], i) => {
       const bins = byAge.filter((r) => r.age_bucket === i);
       return { age_minutes_from: from, age_minutes_to: to, memory_mb_p50: percentiles(bins, [0.5])[0], samples: bins.reduce((s, b) => s + b.n, 0) };
     }),
-    errors_per_1000_player_minutes: hours
-      .filter((h) => (h.samples ?? 0) > 0 || errorsAt.has(h.hour.getTime()))
-      .map((h) => {
-        const pm = h.player_minutes ?? 0;
-        const n = errorsAt.get(h.hour.getTime()) ?? 0;
-        return { at: h.hour, errors: n, player_minutes: pm, errors_per_1000_player_minutes: pm > 0 ? round((n / pm) * 1000, 3) : null };
-      }),
+    errors_per_1000_player_minutes: series
+      .filter((h) => h.reported)
+      .map((h) => ({
+        at: h.at,
+        errors: h.errors,
+        player_minutes: h.player_minutes,
+        errors_per_1000_player_minutes: h.player_minutes > 0 ? round((h.errors / h.player_minutes) * 1000, 3) : null,
+      })),
   };
 }

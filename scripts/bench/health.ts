@@ -87,6 +87,46 @@ function sessionReport(base: number, n: number) {
 
 export async function runHealthBench(b: Bench) {
   const rows: Row[] = [];
+  // the reads first: the ingest runs below leave 10,000 servers that the health job declares lost
+  // 3 minutes after they go silent, work that would otherwise be measured as read latency
+  const email = "health-reader@example.test";
+  const cookie = await signedInUser(b, email, "bench health reader password");
+  const reads = await createProject(b, "bench-health-reads", email);
+  const size = await b.step(`(health) generating ${DAYS} days of health data: ${fmt(SERVERS)} servers, ${fmt(DAU)} players a day, ${fmt(EVENTS)} events`, async () => {
+    const made = await generateHealth(b.sql, reads.project_id);
+    await b.sql`vacuum analyze`;
+    return made;
+  });
+  b.log(`  generated ${JSON.stringify(size)}`);
+  const current = currentVersion();
+  const QUERIES = [
+    { name: "releases with health, 24h", path: "/api/v1/releases?window=24h" },
+    { name: "releases with health, 30d", path: "/api/v1/releases?window=30d" },
+    { name: "release detail, 30d", path: `/api/v1/releases/${current}?window=30d` },
+    { name: "release detail, 24h", path: `/api/v1/releases/${current}?window=24h` },
+    { name: "releases with health, 7d", path: "/api/v1/releases?window=7d" },
+    { name: "release detail, 7d", path: `/api/v1/releases/${current}?window=7d` },
+    { name: "live servers", path: "/api/v1/servers?state=live" },
+    // the Release health page's data (its loader: 20 versions' health and the newest two compared), signed in
+    ...(["24h", "7d", "30d"] as const).map((w) => ({
+      name: `Release health page, ${w}`,
+      path: `/projects/${reads.project_id}/releases.data?window=${w}`,
+      cookie,
+    })),
+  ];
+  const measured = await b.step("(health) release health reads", () => measureQueries(b, reads.api_key, QUERIES));
+  for (const q of QUERIES) {
+    const m = measured[q.name];
+    rows.push({
+      scenario: `(health) ${q.name}, ${DAYS} days of ${fmt(SERVERS)} servers`,
+      figure: `p50 ${fmt(m.p50, 1)} ms`,
+      detail: `p99 ${fmt(m.p99, 1)} ms, ${fmt(m.rps)} req/s, non2xx ${m.non2xx}`,
+      ratio: "",
+      target: "p50 < 200 ms",
+      result: verdict(m.p50 < 200 && m.non2xx === 0 && m.errors === 0),
+    });
+  }
+
   const ingest = await createProject(b, "bench-health-ingest");
   const base = Date.now() - 3 * 3_600_000;
   const needed = 10_000 / 60;
@@ -121,43 +161,6 @@ export async function runHealthBench(b: Bench) {
     result: verdict(sessions.rps * SESSION_EVENTS_PER_REPORT >= neededEvents && sessions.non2xx === 0),
   });
 
-  const email = "health-reader@example.test";
-  const cookie = await signedInUser(b, email, "bench health reader password");
-  const reads = await createProject(b, "bench-health-reads", email);
-  const size = await b.step(`(health) generating ${DAYS} days of health data: ${fmt(SERVERS)} servers, ${fmt(DAU)} players a day, ${fmt(EVENTS)} events`, async () => {
-    const made = await generateHealth(b.sql, reads.project_id);
-    await b.sql`vacuum analyze`;
-    return made;
-  });
-  b.log(`  generated ${JSON.stringify(size)}`);
-  const current = currentVersion();
-  const QUERIES = [
-    { name: "releases with health, 24h", path: "/api/v1/releases?window=24h" },
-    { name: "releases with health, 30d", path: "/api/v1/releases?window=30d" },
-    { name: "release detail, 30d", path: `/api/v1/releases/${current}?window=30d` },
-    { name: "release detail, 24h", path: `/api/v1/releases/${current}?window=24h` },
-    { name: "releases with health, 7d", path: "/api/v1/releases?window=7d" },
-    { name: "release detail, 7d", path: `/api/v1/releases/${current}?window=7d` },
-    { name: "live servers", path: "/api/v1/servers?state=live" },
-    // the Release health page's data (its loader: 20 versions' health and the newest two compared), signed in
-    ...(["24h", "7d", "30d"] as const).map((w) => ({
-      name: `Release health page, ${w}`,
-      path: `/projects/${reads.project_id}/releases?window=${w}&_data=${encodeURIComponent("routes/_dash.projects.$projectId.releases")}`,
-      cookie,
-    })),
-  ];
-  const measured = await b.step("(health) release health reads", () => measureQueries(b, reads.api_key, QUERIES));
-  for (const q of QUERIES) {
-    const m = measured[q.name];
-    rows.push({
-      scenario: `(health) ${q.name}, ${DAYS} days of ${fmt(SERVERS)} servers`,
-      figure: `p50 ${fmt(m.p50, 1)} ms`,
-      detail: `p99 ${fmt(m.p99, 1)} ms, ${fmt(m.rps)} req/s, non2xx ${m.non2xx}`,
-      ratio: "",
-      target: "p50 < 200 ms",
-      result: verdict(m.p50 < 200 && m.non2xx === 0 && m.errors === 0),
-    });
-  }
   return { rows, results: { healthSamples: { ...samples, perSampleUs: perSample }, healthSessions: { ...sessions, perEventUs: perEvent }, healthReads: measured, healthSize: size } };
 }
 

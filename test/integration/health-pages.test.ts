@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../support/server.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
-import { releaseHealthChoices, serverErrors } from "~/health/pages.server";
+import { releaseHealthChoices, releaseHealthData, serverErrors, SERIES_STEP_HOURS } from "~/health/pages.server";
 
 /**
  * The Release health and Live servers pages' own reads (app/health/pages.server.ts): a server's
@@ -14,6 +14,8 @@ let projectId = "";
 let otherProjectId = "";
 let cookie = "";
 let outsiderCookie = "";
+let owner: { id: string; email: string };
+let apiKeyOf = "";
 let shareToken = "";
 const JOB = "job-pages-4c1e-live";
 const ENDED = "job-pages-77aa-ended";
@@ -31,10 +33,12 @@ async function health(apiKey: string, body: unknown) {
 beforeAll(async () => {
   app = await startTestApp();
   const u = await makeUser(app.sql);
+  owner = u;
   const outsider = await makeUser(app.sql);
   const p = await makeProject(app.sql, u.id, [], "Pages Game");
   const other = await makeProject(app.sql, u.id, [], "Other Game");
   projectId = p.projectId;
+  apiKeyOf = p.apiKey;
   otherProjectId = other.projectId;
   cookie = await login(app, u.email);
   outsiderCookie = await login(app, outsider.email);
@@ -103,6 +107,24 @@ describe("the page's choices", () => {
   it("an unknown window, a page out of range or an over-long environment are the defaults", () => {
     expect(releaseHealthChoices(new URLSearchParams("window=1y&page=-3&environment=" + "x".repeat(300)))).toEqual({ window: "24h", environment: "", page: 1, a: "", b: "" });
     expect(releaseHealthChoices(new URLSearchParams("window=30d&page=2&environment=%20staging%20&a=7&b=8"))).toEqual({ window: "30d", environment: "staging", page: 2, a: "7", b: "8" });
+  });
+});
+
+describe("the compared versions' series", () => {
+  it("step by the window (an hour, 6 hours, a day) and sum to the API's hourly figures", async () => {
+    const hourly = await call(app, "GET", `/api/v1/releases/7?window=30d`, { headers: { "x-api-key": apiKeyOf } });
+    expect(hourly.status).toBe(200);
+    const sum = (xs: { errors: number; player_minutes: number }[]) => xs.reduce((a, x) => ({ errors: a.errors + x.errors, player_minutes: a.player_minutes + x.player_minutes }), { errors: 0, player_minutes: 0 });
+    for (const window of ["24h", "7d", "30d"] as const) {
+      const data = await releaseHealthData(app.sql, owner, projectId, new URLSearchParams({ window, a: "7" }));
+      const [detail] = data.compare;
+      const step = SERIES_STEP_HOURS[window] * 3_600_000;
+      const from = new Date(detail.adoption[0].at).getTime();
+      for (const p of detail.adoption) expect((new Date(p.at).getTime() - from) % step).toBe(0);
+      expect(detail.adoption.length).toBeLessThanOrEqual({ "24h": 25, "7d": 29, "30d": 31 }[window]);
+      // every occurrence and player-minute of the hours is in a point
+      expect(sum(detail.errors_per_1000_player_minutes)).toEqual(sum(hourly.body.errors_per_1000_player_minutes));
+    }
   });
 });
 
