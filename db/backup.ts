@@ -26,6 +26,17 @@ export class BackupError extends Error {
 
 const tool = (name: "pg_dump" | "pg_restore", binDir = process.env.PG_BIN_DIR) => (binDir ? path.join(binDir, name) : name);
 
+/**
+ * The tools' connection: the URL without its password, which goes in PGPASSWORD instead, so it is not
+ * on a command line other local users can list.
+ */
+function connection(url: string): { dbname: string; env: NodeJS.ProcessEnv } {
+  const u = new URL(url);
+  const password = decodeURIComponent(u.password);
+  u.password = "";
+  return { dbname: u.toString(), env: { ...process.env, ...(password ? { PGPASSWORD: password } : {}) } };
+}
+
 /** A tool's major version, or null when it cannot be run. */
 export async function toolMajor(name: "pg_dump" | "pg_restore", binDir?: string): Promise<number | null> {
   try {
@@ -76,7 +87,8 @@ export async function backupDatabase(url: string, file: string, binDir?: string)
     await sql.end();
   }
   try {
-    await run(tool("pg_dump", binDir), ["--format=custom", "--no-owner", "--no-privileges", `--file=${file}`, `--dbname=${url}`], { maxBuffer: 16 * 1024 * 1024 });
+    const c = connection(url);
+    await run(tool("pg_dump", binDir), ["--format=custom", "--no-owner", "--no-privileges", `--file=${file}`, `--dbname=${c.dbname}`], { maxBuffer: 16 * 1024 * 1024, env: c.env });
   } catch (err) {
     throw new BackupError(`pg_dump failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`, false);
   }
@@ -105,8 +117,10 @@ export async function restoreDatabase(url: string, file: string, binDir?: string
       );
     }
     try {
-      await run(tool("pg_restore", binDir), ["--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction", `--dbname=${url}`, file], {
+      const c = connection(url);
+      await run(tool("pg_restore", binDir), ["--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction", `--dbname=${c.dbname}`, file], {
         maxBuffer: 16 * 1024 * 1024,
+        env: c.env,
       });
     } catch (err) {
       throw new BackupError(`pg_restore failed (nothing was restored): ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`, false);
