@@ -112,10 +112,3 @@ export async function getRoleAndTwoFactor(
     where m.project_id = ${projectId} and m.user_id = ${userId}`;
   return r && { role: r.role, missingTwoFactor: r.missing };
 }
-
-/** The account a sign-in challenge names (it may have been deleted since). */
-export async function findUserById(sql: Sql, userId: string): Promise<{ id: string; email: string; created_at: Date; must_change_password: boolean } | undefined> {
-  const [u] = await sql<{ id: string; email: string; created_at: Date; must_change_password: boolean }[]>`
-    select id, email, created_at, must_change_password from users where id = ${userId}`;
-  return u;
-}

@@ -48,6 +48,12 @@ export async function findUserByEmail(sql: Sql, email: string): Promise<(User & 
   return u;
 }
 
+/** An account by its id (it may have been deleted since the id was handed out). */
+export async function findUserById(sql: Sql, userId: string): Promise<User | undefined> {
+  const [u] = await sql<User[]>`select id, email, created_at, must_change_password from users where id = ${userId}`;
+  return u;
+}
+
 export async function getPasswordHash(sql: Sql, userId: string): Promise<string | undefined> {
   const [u] = await sql<{ password_hash: string }[]>`select password_hash from users where id = ${userId}`;
   return u?.password_hash;

@@ -3,7 +3,7 @@ import { Strategy } from "remix-auth/strategy";
 import { FormStrategy } from "remix-auth-form";
 import { z } from "zod";
 import { clearRateLimit, hit, pacedHit, pruneRateLimits, unhit } from "../../db/rate-limits.js";
-import { findUserByEmail, type User } from "../../db/users.js";
+import { findUserByEmail, findUserById, type User } from "../../db/users.js";
 import { isKnownAddress, pruneKnownAddresses, rememberAddress } from "../../db/login-addresses.js";
 import type { Sql } from "../../db/client.js";
 import type { Config } from "~/env.server";
@@ -13,7 +13,6 @@ import { dummyHash, verifyPassword } from "./passwords.server";
 import { deviceCookie, deviceTokenFor } from "./device-cookies.server";
 import { parseOr400 } from "~/input.server";
 import { hasSecondFactor, newChallenge, openChallenge, verifySecondFactor } from "./two-factor.server";
-import { findUserById } from "../../db/two-factor.js";
 
 const Credentials = z.object({
   email: z.string({ error: "is required" }).trim().toLowerCase().min(1, "is required").max(320),

@@ -5,7 +5,7 @@ import { OAuth2Tokens } from "arctic";
 import { Authenticator } from "remix-auth";
 import { CodeChallengeMethod, OAuth2RequestError, OAuth2Strategy } from "remix-auth-oauth2";
 import type { Sql } from "../../db/client.js";
-import { findUserByEmail, type User } from "../../db/users.js";
+import { findUserByEmail, findUserById, type User } from "../../db/users.js";
 import { rememberAddress } from "../../db/login-addresses.js";
 import { recordAudit } from "../../db/audit.js";
 import {
@@ -278,7 +278,7 @@ export async function completeOidc(deps: Deps, clientAddress: string, request: R
 
   let user: User | undefined;
   if (existing) {
-    user = await userById(deps.sql, existing.user_id);
+    user = await findUserById(deps.sql, existing.user_id);
     await touchIdentity(deps.sql, existing.id, claims.username, claims.verifiedEmail);
   } else {
     user = await firstSignIn(deps, p, claims, label);
@@ -323,11 +323,6 @@ async function firstSignIn(deps: Deps, p: OidcProviderConfig, claims: OidcClaims
   return created;
 }
 
-async function userById(sql: Sql, id: string): Promise<User | undefined> {
-  const [u] = await sql<User[]>`select id, email, created_at, must_change_password from users where id = ${id}`;
-  return u;
-}
-
 export type LinkedIdentity = { id: string; provider: string; provider_name: string; username: string | null; email: string | null; created_at: Date; last_sign_in_at: Date | null };
 
 const toLinked = (config: Pick<Config, "oidcProviders">, i: SignInIdentity): LinkedIdentity => ({
@@ -352,7 +347,7 @@ export async function unlinkIdentity(deps: Deps, userId: string, identityId: str
   const r = await deleteIdentity(deps.sql, userId, identityId);
   if (r === "not_found") throw notFound("No such linked sign-in.");
   if (r === "last_way_in") throw conflict("This is the account's only way to sign in; it has no password of its own. Link another provider first.");
-  const [u] = await deps.sql<{ email: string }[]>`select email from users where id = ${userId}`;
+  const u = await findUserById(deps.sql, userId);
   await recordAudit(deps.sql, { projectId: null, actorId: userId, action: "account.identity_unlinked", target: u?.email ?? null, details: { identity_id: identityId } });
 }
 

@@ -13,7 +13,7 @@ import {
   useRecoveryCode,
   type TwoFactorRow,
 } from "../../db/two-factor.js";
-import { getPasswordHash, type User } from "../../db/users.js";
+import { findUserById, getPasswordHash, type User } from "../../db/users.js";
 import { recordAudit } from "../../db/audit.js";
 import { pacedHit, clearRateLimit } from "../../db/rate-limits.js";
 import type { Config } from "~/env.server";
@@ -201,10 +201,7 @@ export async function disableTwoFactor(deps: ManageDeps, user: Pick<User, "id">,
 }
 
 /** The account's email, as the instance's audit log names accounts. */
-async function emailOf(sql: Sql, userId: string): Promise<string | null> {
-  const [u] = await sql<{ email: string }[]>`select email from users where id = ${userId}`;
-  return u?.email ?? null;
-}
+const emailOf = async (sql: Sql, userId: string) => (await findUserById(sql, userId))?.email ?? null;
 
 const enrollmentView = async (secret: string, email: string) => {
   const uri = totpOf(secret, email).toString();
