@@ -1,12 +1,12 @@
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { gunzipSync } from "node:zlib";
 import postgres from "postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { toolMajor } from "../../db/backup.js";
 import { freshDatabaseUrl, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { runCli } from "../support/cli.js";
+import { latestFixture, restoreFixture } from "../support/upgrade-fixtures.js";
 
 /**
  * `npm run cli -- backup` and `restore` (docs/operations.md#backups): a populated database (an
@@ -15,9 +15,7 @@ import { runCli } from "../support/cli.js";
  * than the server is refused with what to install, before anything is written; a restore into a
  * database that holds tables is refused.
  */
-const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/upgrade");
-const fixtureFile = readdirSync(FIXTURES).filter((f) => f.endsWith(".json")).sort().at(-1)!;
-const fixture = JSON.parse(readFileSync(path.join(FIXTURES, fixtureFile), "utf8")) as { release_migration: string; api_key: string };
+const fixture = latestFixture();
 
 let source: string;
 let serverMajor: number;
@@ -47,8 +45,8 @@ const figures = async (app: TestApp) => ({
 
 beforeAll(async () => {
   source = await freshDatabaseUrl();
+  await restoreFixture(source, fixture);
   const one = postgres(source, { max: 1, onnotice: () => {} });
-  await one.unsafe(gunzipSync(readFileSync(path.join(FIXTURES, `${fixture.release_migration}.sql.gz`))).toString("utf8"));
   const [{ v }] = await one<{ v: string }[]>`select current_setting('server_version_num') as v`;
   await one.end();
   serverMajor = Math.floor(Number(v) / 10_000);

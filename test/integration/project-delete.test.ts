@@ -1,10 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
-import { gunzipSync } from "node:zlib";
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabaseUrl, startTestApp, type TestApp } from "../support/server.js";
 import { call, login } from "../support/team.js";
+import { latestFixture, restoreFixture } from "../support/upgrade-fixtures.js";
 
 /**
  * Deleting a project leaves nothing of it in any table: a project populated by a release through its
@@ -12,17 +9,13 @@ import { call, login } from "../support/team.js";
  * fixture), then used by this one (a comment, an assignment), is deleted by its owner, and every
  * table with a `project_id` column holds no row of it.
  */
-const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/upgrade");
-const file = readdirSync(FIXTURES).filter((f) => f.endsWith(".json")).sort().at(-1)!;
-const fixture = JSON.parse(readFileSync(path.join(FIXTURES, file), "utf8")) as { release_migration: string; project_id: string; email: string; password: string };
+const fixture = latestFixture();
 
 let app: TestApp;
 
 beforeAll(async () => {
   const url = await freshDatabaseUrl();
-  const one = postgres(url, { max: 1, onnotice: () => {} });
-  await one.unsafe(gunzipSync(readFileSync(path.join(FIXTURES, `${fixture.release_migration}.sql.gz`))).toString("utf8"));
-  await one.end();
+  await restoreFixture(url, fixture);
   app = await startTestApp({}, url);
 });
 afterAll(() => app?.close());
@@ -47,7 +40,7 @@ describe("deleting a project", () => {
   it("removes its rows from every table that has a project_id", async () => {
     const cookie = await login(app, fixture.email, fixture.password);
     const P = `/api/team/projects/${fixture.project_id}`;
-    const groups = await call(app, "GET", `/api/v1/errors?grouped=true&limit=10`, { headers: { "x-api-key": JSON.parse(readFileSync(path.join(FIXTURES, file), "utf8")).api_key } });
+    const groups = await call(app, "GET", `/api/v1/errors?grouped=true&limit=10`, { headers: { "x-api-key": fixture.api_key } });
     const groupId = groups.body.data[0].id;
     expect((await call(app, "POST", `${P}/groups/${groupId}/comments`, { cookie, body: { body: "looking" } })).status).toBe(201);
     const me = await call(app, "GET", "/api/auth/me", { cookie });

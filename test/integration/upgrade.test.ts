@@ -1,12 +1,12 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { gunzipSync } from "node:zlib";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate, NewerSchemaError } from "../../db/migrate.js";
 import { freshDatabaseUrl, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { call, login } from "../support/team.js";
+import { fixtureFiles, readFixture, restoreFixture } from "../support/upgrade-fixtures.js";
 
 /**
  * Upgrades: a database an earlier release populated through its API (test/fixtures/upgrade, made by
@@ -15,29 +15,7 @@ import { call, login } from "../support/team.js";
  * economy's balances, the team's settings, sign-in, share links. New fields may appear; none may go
  * or change. A database a newer release migrated is refused.
  */
-const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/upgrade");
 const MIGRATIONS = path.resolve(import.meta.dirname, "../../db/migrations");
-const releases = readdirSync(FIXTURES).filter((f) => f.endsWith(".json")).sort();
-
-type Fixture = {
-  release_migration: string;
-  project_id: string;
-  email: string;
-  password: string;
-  api_key: string;
-  share_token: string;
-  answers: Record<string, any>;
-};
-
-/** Loads a plain SQL dump on one connection of its own (it sets the session's search_path). */
-async function restore(url: string, file: string) {
-  const one = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await one.unsafe(gunzipSync(readFileSync(file)).toString("utf8"));
-  } finally {
-    await one.end();
-  }
-}
 
 /**
  * An answer without what depends on when and where it is read: uptime, a key's last use (this test
@@ -48,14 +26,14 @@ const steady = (answer: any) =>
     k === "uptime_s" || k === "last_used_at" ? undefined : typeof v === "string" ? v.replace(/(http:\/\/(?:[^@/]+@)?)127\.0\.0\.1:\d+/g, "$1ORIGIN") : v,
   );
 
-describe.each(releases)("upgrading the database of release %s", (file) => {
-  const fixture = JSON.parse(readFileSync(path.join(FIXTURES, file), "utf8")) as Fixture;
+describe.each(fixtureFiles())("upgrading the database of release %s", (file) => {
+  const fixture = readFixture(file);
   let app: TestApp;
   let cookie: string;
 
   beforeAll(async () => {
     const url = await freshDatabaseUrl();
-    await restore(url, path.join(FIXTURES, `${fixture.release_migration}.sql.gz`));
+    await restoreFixture(url, fixture);
     app = await startTestApp({}, url);
     cookie = await login(app, fixture.email, fixture.password);
   });
