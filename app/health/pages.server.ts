@@ -2,6 +2,9 @@ import type { Sql } from "../../db/client.js";
 import { HEALTH_WINDOWS, releaseDetail, releasesWithHealth, type HealthWindow, type ReleaseDetail } from "./releases.server";
 import { servers } from "./servers.server";
 import { issueTitle } from "~/errors/title.server";
+import { SERIES_STEP_HOURS } from "~/components/health/format";
+
+export { SERIES_STEP_HOURS };
 import { ApiError } from "~/http.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 
@@ -13,12 +16,7 @@ import { authorize, EVERYONE, type Actor } from "~/team/access.server";
  */
 
 export const RELEASES_PAGE_SIZE = 20;
-/**
- * The compared versions' series step by window, as the dashboard's charts step (an hour over 24 hours,
- * 6 hours over 7 days, a day over 30 days): a chart's width shows no more, and a 30-day page sends 30
- * points a series instead of 720. `/api/v1/releases/:version` keeps every hour.
- */
-export const SERIES_STEP_HOURS: Record<HealthWindow, number> = { "24h": 1, "7d": 6, "30d": 24 };
+
 export const WINDOWS = Object.keys(HEALTH_WINDOWS) as HealthWindow[];
 
 export type ReleaseHealthChoices = { window: HealthWindow; environment: string; page: number; a: string; b: string };

@@ -7,7 +7,7 @@ import { pageLoad } from "~/dashboard/page.server";
 import { num } from "~/components/format";
 import { Ago, At } from "~/components/time";
 import { Pager } from "~/components/ui";
-import { ageBucket, measure, pct, perThousand, WINDOW_CHOICES } from "~/components/health/format";
+import { ageBucket, measure, pct, perThousand, SERIES_STEP_HOURS, WINDOW_CHOICES } from "~/components/health/format";
 import { LineChart, type LineSeries } from "~/components/health/line-chart";
 import { readingAsMember } from "~/services.server";
 
@@ -206,7 +206,11 @@ function HealthEmpty() {
 
 const HOUR = 3_600_000;
 
-function Compare({ compare, window, now }: { compare: Detail[]; window: string; now: string | Date }) {
+/** What one point of the compared series spans (SERIES_STEP_HOURS). */
+const STEP_WORDS: Record<number, string> = { 1: "per hour", 6: "per 6 hours", 24: "per day" };
+
+function Compare({ compare, window, now }: { compare: Detail[]; window: keyof typeof SERIES_STEP_HOURS; now: string | Date }) {
+  const per = STEP_WORDS[SERIES_STEP_HOURS[window]];
   const [a, b] = compare;
   const tone = (i: number) => (i === 0 ? "a" : "b") as "a" | "b";
   const end = new Date(now).getTime();
@@ -272,12 +276,12 @@ function Compare({ compare, window, now }: { compare: Detail[]; window: string; 
         </div>
         <div>
           <div className="panel">
-            <h3 className="chart-title">Adoption per hour <span className="muted small">share of server-minutes (solid) and player-minutes (dashed)</span></h3>
-            <LineChart testId="adoption-chart" series={adoption} xTicks={hourTicks} xMin={start} xMax={end} yMax={1} yFormat={(v) => `${Math.round(v * 100)}%`} label={`Adoption per hour of ${compare.map((v) => `v${v.version}`).join(" and ")}`} />
+            <h3 className="chart-title">Adoption {per} <span className="muted small">share of server-minutes (solid) and player-minutes (dashed)</span></h3>
+            <LineChart testId="adoption-chart" series={adoption} xTicks={hourTicks} xMin={start} xMax={end} yMax={1} yFormat={(v) => `${Math.round(v * 100)}%`} label={`Adoption ${per} of ${compare.map((v) => `v${v.version}`).join(" and ")}`} />
           </div>
           <div className="panel">
-            <h3 className="chart-title">Errors per 1,000 player-minutes, per hour</h3>
-            <LineChart testId="errors-chart" series={errors} xTicks={hourTicks} xMin={start} xMax={end} yFormat={(v) => perThousand(v)} label="Errors per 1,000 player-minutes per hour" />
+            <h3 className="chart-title">Errors per 1,000 player-minutes, {per}</h3>
+            <LineChart testId="errors-chart" series={errors} xTicks={hourTicks} xMin={start} xMax={end} yFormat={(v) => perThousand(v)} label={`Errors per 1,000 player-minutes ${per}`} />
           </div>
           <div className="panel">
             <h3 className="chart-title">Memory by server age <span className="muted small">p50 MB by minutes since start; a rising line is a leak</span></h3>

@@ -125,6 +125,12 @@ describe("the compared versions' series", () => {
       // every occurrence and player-minute of the hours is in a point
       expect(sum(detail.errors_per_1000_player_minutes)).toEqual(sum(hourly.body.errors_per_1000_player_minutes));
     }
+    // the charts say what a point spans
+    for (const [window, per] of [["24h", "per hour"], ["7d", "per 6 hours"], ["30d", "per day"]]) {
+      const r = await call(app, "GET", `/projects/${projectId}/releases?window=${window}&a=7`, { cookie });
+      expect(text(r.body)).toContain(`Errors per 1,000 player-minutes, ${per}`);
+      expect(text(r.body)).toContain(`Adoption ${per}`);
+    }
   });
 });
 

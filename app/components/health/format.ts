@@ -27,3 +27,10 @@ export const ageBucket = (from: number, to: number | null) => (to === null ? `${
 
 /** The release health windows, in the order the form offers them (the service's HEALTH_WINDOWS). */
 export const WINDOW_CHOICES = ["24h", "7d", "30d"] as const;
+
+/**
+ * The Release health page's compared series step by window, as the dashboard's charts step (an hour
+ * over 24 hours, 6 hours over 7 days, a day over 30 days): a chart's width shows no more, and a 30-day
+ * page sends 30 points a series instead of 720. `/api/v1/releases/:version` keeps every hour.
+ */
+export const SERIES_STEP_HOURS = { "24h": 1, "7d": 6, "30d": 24 } as const satisfies Record<string, number>;
