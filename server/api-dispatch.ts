@@ -146,6 +146,8 @@ export function apiDispatch(build: ServerBuild, face: FetchFace, getLoadContext:
     const found = match(pathname);
     const fn = found && (isMutation ? found.module.action : found.module.loader);
     if (!found || !fn) return next();
+    // the route's id names the request in logs and metrics (the path would name every project)
+    res.locals.route = found.id;
     try {
       const request = toRequest(req, res);
       let response: Response;
