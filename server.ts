@@ -21,6 +21,7 @@ import type * as App from "./app/process.server.js";
 import type { Services } from "./app/process.server.js";
 import { forwardedHeaders, redactUrl, requestOrigin, securityHeaders } from "./server/web.js";
 import { apiDispatch } from "./server/api-dispatch.js";
+import { metricsEndpoint, requestMetrics } from "./server/metrics.js";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
@@ -175,6 +176,11 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   if (config.trustProxy > 0) app.set("trust proxy", config.trustProxy);
   app.use(forwardedHeaders(config.trustProxy));
   app.use(securityHeaders({ dev: opts.dev }));
+  // Prometheus metrics only with METRICS_TOKEN (docs/operations.md, "Metrics"): every request timed from here
+  if (config.metricsToken) {
+    app.use(requestMetrics());
+    app.get("/metrics", metricsEndpoint(config.metricsToken, { sql: db.sql, writer: services.writer }));
+  }
   if (vite) {
     app.use(vite.middlewares);
   } else {

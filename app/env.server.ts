@@ -71,6 +71,12 @@ const EnvSchema = z.object({
     .or(z.literal("").transform(() => undefined)),
   JOBS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
   LOG_REQUESTS: bool,
+  // GET /metrics (Prometheus) answers a scraper sending `Authorization: Bearer <token>`; unset: not served
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,}$/, "must be at least 16 characters, printable ASCII without spaces (e.g. openssl rand -hex 32)")
+    .optional()
+    .or(z.literal("").transform(() => undefined)),
   // accounts and share links
   TRUST_PROXY: int(0, 0, 10),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional().or(z.literal("").transform(() => undefined)),
@@ -132,6 +138,8 @@ export type Config = {
   smtpFrom: string | undefined;
   jobsEnabled: boolean;
   logRequests: boolean;
+  /** the bearer token GET /metrics requires; undefined: /metrics is not served */
+  metricsToken: string | undefined;
   /** proxy hops whose X-Forwarded-For / X-Forwarded-Proto are believed (0: none) */
   trustProxy: number;
   /** base URL for links the service hands out (share links); else the request's own origin */
@@ -302,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpFrom: e.SMTP_FROM,
     jobsEnabled: e.JOBS_ENABLED,
     logRequests: e.LOG_REQUESTS,
+    metricsToken: e.METRICS_TOKEN,
     trustProxy: e.TRUST_PROXY,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     sessionDays: e.SESSION_DAYS,

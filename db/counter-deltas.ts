@@ -25,6 +25,7 @@
  */
 import { asJson, type Sql, type TxSql } from "./client.js";
 import { addToMessages } from "./event-messages.js";
+import { observeDrain } from "./metrics.js";
 
 /** A read sees every event committed this long ago or earlier, while the drain keeps up (docs/operations.md). */
 export const STALENESS_BOUND_MS = 2000;
@@ -362,6 +363,7 @@ export class CounterDrainer {
     const started = performance.now();
     try {
       const n = await drainOnce(this.sql, limit);
+      observeDrain(n, performance.now() - started);
       this.limit = nextDrainLimit(limit, this.maxLimit, { n, ms: performance.now() - started });
       return { n, limit };
     } catch (err) {

@@ -15,6 +15,7 @@ import {
   type RuleRow,
 } from "../../db/alerts.js";
 import { hit } from "../../db/rate-limits.js";
+import { countAlertDelivery } from "../../db/metrics.js";
 import type { Config } from "~/env.server";
 import { matchesFilters, triggerHolds } from "./evaluate.server";
 import { buildRequest, type Alert, type AlertKind } from "./payloads.server";
@@ -197,6 +198,7 @@ export async function sendAll(deps: AlertDeps, projectId: string, channels: Map<
   const jobs = alerts.flatMap((a) => a.rule.channel_ids.filter((id) => channels.has(id)).map((id) => ({ ...a, channel: channels.get(id)! })));
   const log: NewDelivery[] = await pool(jobs, 8, async (j) => {
     const r = await deliver(deps, j.channel, j.alert);
+    countAlertDelivery(j.channel.kind, r.ok);
     return {
       projectId,
       ruleId: j.rule.id,
@@ -237,6 +239,7 @@ export async function sendTestAlert(deps: AlertDeps, channel: ChannelRow): Promi
     assignee: null,
   }, null);
   const r = await deliver(deps, channel, alert);
+  countAlertDelivery(channel.kind, r.ok);
   await insertDeliveries(deps.sql, [
     {
       projectId: channel.project_id,

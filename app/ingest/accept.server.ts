@@ -11,6 +11,7 @@ import { frameEntries } from "./frames.server.js";
 import type { Sql } from "../../db/client.js";
 import type { EventRow } from "../../db/events.js";
 import { DeadlineError } from "../../db/deadline.js";
+import { countIngest } from "../../db/metrics.js";
 import type { Config } from "~/env.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
 import { storable } from "~/text.server";
@@ -211,5 +212,6 @@ export async function accept(deps: AcceptDeps, projectId: string, events: Incomi
   const throttled = await withinWriteDeadline(deps, write());
   for (const r of rows) deps.known.add(projectId, r.fingerprint);
   const ignored = rules.empty ? 0 : await recordRuleHits(deps.sql, projectId, rules, made, rows, receivedAt);
+  countIngest({ count: made.length, throttled, ignored });
   return { count: made.length, occurrences: rows.reduce((n, r) => n + r.count, 0), throttled, ...(ignored > 0 ? { ignored } : {}) };
 }

@@ -3,6 +3,7 @@ import { writeEvents, type EventRow, type ThrottleRule, type TouchedGroup } from
 import { DeadlineError } from "../../db/transaction.js";
 import { IdempotencyClash, recordParts, type PartRecord } from "../../db/idempotency.js";
 import { GROUPING_VERSION } from "./fingerprint.server.js";
+import { observeWriterTransaction } from "../../db/metrics.js";
 
 export type SubmitResult = { stored: number; throttled: number };
 
@@ -223,7 +224,9 @@ class Shard {
     };
     // writeEvents writes again itself what is known not to have committed (db/transaction.ts)
     const deadline = Math.min(...batch.map((p) => p.deadline));
+    const started = performance.now();
     const result = await writeEvents(this.sql, rows, this.opts.throttle, GROUPING_VERSION, keyed ? record : undefined, deadline);
+    observeWriterTransaction(performance.now() - started);
     this.opts.afterCommit?.(result.groups, result.pending);
     return result;
   }

@@ -11,6 +11,7 @@ import { EventTooLarge, MalformedEnvelope, parseEnvelope } from "./envelope.serv
 import { mapSentryEvent, normalizeEventId, NotAnEvent } from "./event.server";
 import { mapSentrySessions, writeSentrySessions } from "./sessions.server";
 import type { ExternalSession } from "../../db/health.js";
+import { countIngestRefusal } from "../../db/metrics.js";
 import type { SentryLimits } from "./limits.server";
 
 /** What the Sentry endpoints use (the process's Services hold all of it). */
@@ -142,6 +143,7 @@ export async function sentryIngest(deps: SentryDeps, request: Request, pathProje
     if (request.method !== "POST") throw methodNotAllowed(["POST", "OPTIONS"]);
     res = await ingest(deps, request, pathProject, endpoint);
   } catch (err) {
+    countIngestRefusal("sentry", err);
     res = errorResponse(err);
     if (ApiError.is(err)) res.headers.set("X-Sentry-Error", err.message.replace(/[^\x20-\x7e]/g, "?"));
   }
