@@ -4,6 +4,8 @@ import { metricsScraper } from "../../db/metrics.js";
 import { loadConfig, ConfigError } from "../../app/env.server.js";
 import { createProject, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { sleep } from "../support/wait.js";
+import { call, login, makeProject, makeUser } from "../support/team.js";
+import { startReceiver } from "../support/webhook-receiver.js";
 
 /**
  * Prometheus metrics (docs/operations.md, "Metrics"): GET /metrics is not served without
@@ -239,10 +241,10 @@ describe("metrics on", () => {
   });
 });
 
-describe("pg-boss queues", () => {
+describe("jobs and alerts", () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ METRICS_TOKEN: TOKEN, JOBS_ENABLED: "true" });
+    app = await startTestApp({ METRICS_TOKEN: TOKEN, JOBS_ENABLED: "true", WEBHOOK_ALLOW_PRIVATE: "true" });
   });
   afterAll(() => app?.close());
 
@@ -256,5 +258,27 @@ describe("pg-boss queues", () => {
     expect(value(samples, "roblox_monitor_jobs", { queue: "retention", state: "failed" })).toBe(2);
     // and the endpoint serves the same series
     expect(value(await scrape(app), "roblox_monitor_jobs", { queue: "retention", state: "failed" })).toBe(2);
+  });
+
+  it("counts alert deliveries by channel kind and outcome", async () => {
+    const owner = await makeUser(app.sql);
+    const cookie = await login(app, owner.email);
+    const { projectId } = await makeProject(app.sql, owner.id);
+    const receiver = await startReceiver();
+    const gone = await startReceiver();
+    gone.close();
+    const channel = async (url: string) =>
+      (await call(app, "POST", `/api/team/projects/${projectId}/channels`, { cookie, body: { name: "Hook", kind: "webhook", url } })).body.channel.id as string;
+    const up = await channel(receiver.url);
+    const down = await channel(gone.url);
+    const before = await scrape(app);
+    for (const id of [up, up, down]) await call(app, "POST", "/api/notifications/test", { cookie, body: { channel_id: id } });
+    receiver.close();
+    expect(receiver.got.length).toBe(2);
+    const after = await scrape(app);
+    const delta = (outcome: string) =>
+      value(after, "roblox_monitor_alert_deliveries_total", { channel: "webhook", outcome }) - value(before, "roblox_monitor_alert_deliveries_total", { channel: "webhook", outcome });
+    expect(delta("sent")).toBe(2);
+    expect(delta("failed")).toBe(1);
   });
 });
