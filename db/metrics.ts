@@ -131,7 +131,7 @@ export const dbPoolMax = metric(
 
 export const databaseUp = metric(
   `${PREFIX}database_up`,
-  () => new client.Gauge({ name: `${PREFIX}database_up`, help: "1 when the last scrape read the database figures, 0 when it could not (they are then left out)" }),
+  () => new client.Gauge({ name: `${PREFIX}database_up`, help: "1 when the last scrape read the database figures, 0 when it could not (the drain lag is then NaN, jobs and connections left out)" }),
 );
 
 // ---- the calls the working code makes (one line each)
@@ -230,7 +230,7 @@ async function readDatabaseFigures(sql: Sql): Promise<DatabaseFigures> {
 /**
  * The exposition for one scrape of `source`'s process. Database figures are read at most every
  * DATABASE_FIGURES_MAX_AGE_MS (concurrent scrapes share one read); when the database does not
- * answer they are left out and `database_up` says so. Scrapes of one process run one at a time,
+ * answer, the drain lag is NaN, the labelled series are left out and `database_up` says so. Scrapes of one process run one at a time,
  * since the gauges they set are the process's.
  */
 export function metricsScraper(source: MetricsSource, opts: { maxAgeMs?: number } = {}) {
@@ -248,7 +248,8 @@ export function metricsScraper(source: MetricsSource, opts: { maxAgeMs?: number 
       const f = await figures();
       writerPendingEvents.set(source.writer.pendingEvents);
       dbPoolMax.set(source.sql.options.max);
-      counterDrainLag.reset();
+      // unknown, not 0: an alert on the lag must not see a database it cannot read as caught up
+      counterDrainLag.set(NaN);
       jobs.reset();
       dbConnections.reset();
       databaseUp.set(f ? 1 : 0);

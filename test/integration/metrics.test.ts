@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holdDrainLock } from "../../db/counter-deltas.js";
 import { metricsScraper } from "../../db/metrics.js";
+import { createSql } from "../../db/client.js";
 import { loadConfig, ConfigError } from "../../app/env.server.js";
 import { createProject, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { sleep } from "../support/wait.js";
@@ -237,6 +238,23 @@ describe("metrics on", () => {
     } finally {
       release();
       await blocker;
+    }
+  });
+});
+
+describe("a database that does not answer", () => {
+  it("gives no figure it could not read, says so, and still serves the process's own", async () => {
+    // nothing listens on port 1: every connection is refused at once
+    const sql = createSql("postgres://postgres@127.0.0.1:1/none", 1, { connectTimeoutSeconds: 1 });
+    try {
+      const samples = parse(await metricsScraper({ sql, writer: { pendingEvents: 7 } }, { maxAgeMs: 0 })());
+      expect(value(samples, "roblox_monitor_database_up")).toBe(0);
+      expect(value(samples, "roblox_monitor_counter_drain_lag_seconds")).toBeNaN();
+      expect(samples.some((s) => s.name === "roblox_monitor_db_connections")).toBe(false);
+      expect(value(samples, "roblox_monitor_writer_pending_events")).toBe(7);
+      expect(value(samples, "roblox_monitor_db_pool_max_connections")).toBe(1);
+    } finally {
+      await sql.end({ timeout: 0 });
     }
   });
 });
