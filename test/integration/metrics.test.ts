@@ -83,10 +83,14 @@ describe("metrics off", () => {
     }
   });
 
-  it("refuses a token too short to be a secret, naming the variable", () => {
-    expect(() => loadConfig({ METRICS_TOKEN: "short", DATA_DIR: "/tmp/unused-metrics-config" })).toThrow(ConfigError);
-    expect(() => loadConfig({ METRICS_TOKEN: "short", DATA_DIR: "/tmp/unused-metrics-config" })).toThrow(/METRICS_TOKEN: must be at least 16 characters/);
-    expect(loadConfig({ METRICS_TOKEN: "", APP_SECRET: "x".repeat(32), NOTIFICATION_SECRET: "y".repeat(16) }).metricsToken).toBeUndefined();
+  it("refuses a token too short to be a secret or holding spaces, naming the variable; empty is unset", () => {
+    const base = { NODE_ENV: "test", APP_SECRET: "x".repeat(32), NOTIFICATION_SECRET: "y".repeat(16), DATA_DIR: "/tmp/rbx-monitor-metrics-config" } as const;
+    for (const METRICS_TOKEN of ["short", "sixteen chars but spaces"]) {
+      expect(() => loadConfig({ ...base, METRICS_TOKEN })).toThrow(ConfigError);
+      expect(() => loadConfig({ ...base, METRICS_TOKEN })).toThrow(/METRICS_TOKEN: must be at least 16 characters/);
+    }
+    expect(loadConfig({ ...base, METRICS_TOKEN: "" }).metricsToken).toBeUndefined();
+    expect(loadConfig({ ...base, METRICS_TOKEN: TOKEN }).metricsToken).toBe(TOKEN);
   });
 });
 
