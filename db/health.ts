@@ -357,8 +357,8 @@ export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Pr
       select ${projectId}, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored
       from jsonb_to_recordset(${asJson(tx, players)}::jsonb) as x(environment text, place_version text, day date, user_id bigint,
         sessions_started integer, sessions_ended integer, sessions_errored integer)
-      order by place_version, day, environment, user_id
-      on conflict (project_id, place_version, day, environment, user_id) do update set
+      order by place_version, environment, user_id, day
+      on conflict (project_id, place_version, environment, user_id, day) do update set
         sessions_started = p.sessions_started + excluded.sessions_started, sessions_ended = p.sessions_ended + excluded.sessions_ended,
         sessions_errored = p.sessions_errored + excluded.sessions_errored`;
     await summarizePlayers(tx, projectId, players);

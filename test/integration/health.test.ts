@@ -213,3 +213,25 @@ describe("release health figures", () => {
     expect(players.counted).toEqual(players.recounted);
   });
 });
+
+describe("player summaries", () => {
+  it("read the touched player's own days of the version, not every player's", async () => {
+    // a version with 20,000 player days (2,000 players over 10 days) and one player to summarize
+    await app.sql`
+      insert into health_player_days (project_id, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored)
+      select ${projectId}, 'production', '41', date '2026-01-01' + d, u, 1, 1, 0
+      from generate_series(0, 9) d cross join generate_series(1, 2000) u`;
+    await app.sql`analyze health_player_days`;
+    // the look-up of summarizePlayers (db/health.ts): one player's days of one version
+    const [{ "QUERY PLAN": [plan] }] = await app.sql<any[]>`
+      explain (analyze, buffers, costs off, timing off, format json)
+      select max(day) from health_player_days
+      where project_id = ${projectId} and place_version = '41' and environment = 'production' and user_id = 1234`;
+    const nodes = (p: any): any[] => [p, ...(p.Plans ?? []).flatMap(nodes)];
+    const buffers = (p: any): number => p["Shared Hit Blocks"] + p["Shared Read Blocks"];
+    expect(nodes(plan.Plan).filter((n) => n["Relation Name"] === "health_player_days").map((n) => n["Index Name"])).toEqual(["health_player_days_pkey"]);
+    // the index's descent and the player's ten entries: a handful of pages (the version's whole range
+    // of the index is over a hundred)
+    expect(buffers(plan.Plan)).toBeLessThan(10);
+  });
+});
