@@ -281,7 +281,10 @@ async function addSamples(
     minutes.set(minute, m);
     const hour = minute.slice(0, 13) + ":00:00.000Z";
     const age = ageBucket((s.at.getTime() - server.started_at.getTime()) / 60_000);
-    if (s.memory_mb !== null) bump(hour, METRIC.memory_mb, age, binOf(s.memory_mb));
+    if (s.memory_mb !== null) {
+      bump(hour, METRIC.memory_mb, age, binOf(s.memory_mb));
+      bump(hour, METRIC.memory_mb_any_age, 0, binOf(s.memory_mb));
+    }
     if (s.heartbeat_ms !== null) bump(hour, METRIC.heartbeat_ms, 0, binOf(s.heartbeat_ms));
   }
   const env = server.environment;

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runHealthJob } from "../../jobs/health.js";
 import { writeEvents, type EventRow } from "../../db/events.js";
@@ -112,6 +113,31 @@ describe("release health figures", () => {
     expect(d.body.memory_by_age[6]).toMatchObject({ age_minutes_from: 480, age_minutes_to: null, samples: 0, memory_mb_p50: null });
     expect(d.body.errors_per_1000_player_minutes.reduce((s: number, p: any) => s + p.player_minutes, 0)).toBe(5);
     expect((await getJson(app, "/api/v1/releases/99", apiKey)).status).toBe(404);
+  });
+
+  it("keep the memory bins without the age split equal to those by age, summed (migration 131 fills them alike)", async () => {
+    await runScript();
+    const bins = async () => {
+      const rows = [];
+      for (const [table, time] of [["health_hist_hour", "hour"], ["health_hist_day", "day"]] as const) {
+        const [byAge, anyAge] = await Promise.all(
+          [1, 3].map((metric) => app.sql<any[]>`
+            select place_version, ${app.sql(time)}::text as at, bin, sum(n)::int as n from ${app.sql(table)}
+            where project_id = ${projectId} and metric = ${metric} group by 1, 2, 3 order by 1, 2, 3`),
+        );
+        expect(byAge.length).toBeGreaterThan(0);
+        expect(anyAge).toEqual(byAge);
+        rows.push(anyAge);
+      }
+      return rows;
+    };
+    const written = await bins();
+    // the migration's backfill, over the same stored bins by age, makes the same rows
+    // (every project's: the backfill is over the whole table, as at the upgrade)
+    await app.sql`delete from health_hist_hour where metric = 3`;
+    await app.sql`delete from health_hist_day where metric = 3`;
+    await app.sql.unsafe(readFileSync(new URL("../../db/migrations/131_health_memory_any_age.sql", import.meta.url), "utf8"));
+    expect(await bins()).toEqual(written);
   });
 
   it("count every error occurrence of a version, those the throttle kept out of the stored events too", async () => {
