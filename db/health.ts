@@ -281,7 +281,10 @@ async function addSamples(
     minutes.set(minute, m);
     const hour = minute.slice(0, 13) + ":00:00.000Z";
     const age = ageBucket((s.at.getTime() - server.started_at.getTime()) / 60_000);
-    if (s.memory_mb !== null) bump(hour, METRIC.memory_mb, age, binOf(s.memory_mb));
+    if (s.memory_mb !== null) {
+      bump(hour, METRIC.memory_mb, age, binOf(s.memory_mb));
+      bump(hour, METRIC.memory_mb_any_age, 0, binOf(s.memory_mb));
+    }
     if (s.heartbeat_ms !== null) bump(hour, METRIC.heartbeat_ms, 0, binOf(s.heartbeat_ms));
   }
   const env = server.environment;
@@ -357,8 +360,8 @@ export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Pr
       select ${projectId}, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored
       from jsonb_to_recordset(${asJson(tx, players)}::jsonb) as x(environment text, place_version text, day date, user_id bigint,
         sessions_started integer, sessions_ended integer, sessions_errored integer)
-      order by place_version, day, environment, user_id
-      on conflict (project_id, place_version, day, environment, user_id) do update set
+      order by place_version, environment, user_id, day
+      on conflict (project_id, place_version, environment, user_id, day) do update set
         sessions_started = p.sessions_started + excluded.sessions_started, sessions_ended = p.sessions_ended + excluded.sessions_ended,
         sessions_errored = p.sessions_errored + excluded.sessions_errored`;
     await summarizePlayers(tx, projectId, players);

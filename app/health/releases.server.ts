@@ -110,7 +110,7 @@ export async function healthOf(sql: Sql, projectId: string, versions: string[], 
     liveByVersion(sql, projectId, q.environment),
     openSessions(sql, projectId, versions, q.environment),
     playerCounts(sql, projectId, versions, f),
-    histogram(sql, projectId, versions, METRIC.memory_mb, f),
+    histogram(sql, projectId, versions, METRIC.memory_mb_any_age, f),
     histogram(sql, projectId, versions, METRIC.heartbeat_ms, f),
     errorOccurrences(sql, projectId, versions, f),
   ]);

@@ -13,7 +13,6 @@ async function main() {
   const [{ id }] = await sql`insert into projects (name) values ('scratch') returning id`;
   const t = Date.now();
   console.log(id, await generateHealth(sql, id), (Date.now() - t) / 1000, "s");
-  await sql`vacuum analyze`;
   await sql.end();
 }
 main();

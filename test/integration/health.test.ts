@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runHealthJob } from "../../jobs/health.js";
 import { writeEvents, type EventRow } from "../../db/events.js";
@@ -114,6 +115,31 @@ describe("release health figures", () => {
     expect((await getJson(app, "/api/v1/releases/99", apiKey)).status).toBe(404);
   });
 
+  it("keep the memory bins without the age split equal to those by age, summed (migration 131 fills them alike)", async () => {
+    await runScript();
+    const bins = async () => {
+      const rows = [];
+      for (const [table, time] of [["health_hist_hour", "hour"], ["health_hist_day", "day"]] as const) {
+        const [byAge, anyAge] = await Promise.all(
+          [1, 3].map((metric) => app.sql<any[]>`
+            select place_version, ${app.sql(time)}::text as at, bin, sum(n)::int as n from ${app.sql(table)}
+            where project_id = ${projectId} and metric = ${metric} group by 1, 2, 3 order by 1, 2, 3`),
+        );
+        expect(byAge.length).toBeGreaterThan(0);
+        expect(anyAge).toEqual(byAge);
+        rows.push(anyAge);
+      }
+      return rows;
+    };
+    const written = await bins();
+    // the migration's backfill, over the same stored bins by age, makes the same rows
+    // (every project's: the backfill is over the whole table, as at the upgrade)
+    await app.sql`delete from health_hist_hour where metric = 3`;
+    await app.sql`delete from health_hist_day where metric = 3`;
+    await app.sql.unsafe(readFileSync(new URL("../../db/migrations/131_health_memory_any_age.sql", import.meta.url), "utf8"));
+    expect(await bins()).toEqual(written);
+  });
+
   it("count every error occurrence of a version, those the throttle kept out of the stored events too", async () => {
     await runScript();
     // a burst of 40 error events (and 6 warnings) on 41 in one batch: a throttle of 5 a minute stores a few
@@ -211,5 +237,27 @@ describe("release health figures", () => {
     expect(nonZero((await healthState(app.sql, projectId)).hours)).toEqual(nonZero(await recount(app.sql, projectId)));
     const players = await playersExact(app.sql, projectId);
     expect(players.counted).toEqual(players.recounted);
+  });
+});
+
+describe("player summaries", () => {
+  it("read the touched player's own days of the version, not every player's", async () => {
+    // a version with 20,000 player days (2,000 players over 10 days) and one player to summarize
+    await app.sql`
+      insert into health_player_days (project_id, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored)
+      select ${projectId}, 'production', '41', date '2026-01-01' + d, u, 1, 1, 0
+      from generate_series(0, 9) d cross join generate_series(1, 2000) u`;
+    await app.sql`analyze health_player_days`;
+    // the look-up of summarizePlayers (db/health.ts): one player's days of one version
+    const [{ "QUERY PLAN": [plan] }] = await app.sql<any[]>`
+      explain (analyze, buffers, costs off, timing off, format json)
+      select max(day) from health_player_days
+      where project_id = ${projectId} and place_version = '41' and environment = 'production' and user_id = 1234`;
+    const nodes = (p: any): any[] => [p, ...(p.Plans ?? []).flatMap(nodes)];
+    const buffers = (p: any): number => p["Shared Hit Blocks"] + p["Shared Read Blocks"];
+    expect(nodes(plan.Plan).filter((n) => n["Relation Name"] === "health_player_days").map((n) => n["Index Name"])).toEqual(["health_player_days_pkey"]);
+    // the index's descent and the player's ten entries: a handful of pages (the version's whole range
+    // of the index is over a hundred)
+    expect(buffers(plan.Plan)).toBeLessThan(10);
   });
 });
