@@ -192,7 +192,12 @@ export type ListTotal = { total: number; totalExact: boolean };
 /** A count of matches as a list answers it: exact up to TOTAL_CAP, else TOTAL_CAP and not exact. */
 export const cappedTotal = (matches: number): ListTotal => ({ total: Math.min(matches, TOTAL_CAP), totalExact: matches <= TOTAL_CAP });
 
-/** The count of a select's rows, reading at most TOTAL_CAP + 1 of them (cappedTotal makes it a list's total). */
+/**
+ * The count of a select's rows, reading at most TOTAL_CAP + 1 of them (cappedTotal makes it a list's
+ * total). `rows` is ordered as its list's page is, by the index that page reads: without an order, a
+ * prepared statement's generic plan (which assumes a project holds its average share of the table)
+ * takes the limit for a reason to scan the whole table, every project's rows, from its start.
+ */
 export const countUpTo = (sql: Sql, rows: PendingQuery<Row[]>) =>
   sql<{ n: string }[]>`select count(*)::bigint as n from (${rows} limit ${TOTAL_CAP + 1}) capped`.then(([r]) => Number(r.n));
 
@@ -234,10 +239,13 @@ export async function listGroups(sql: Sql, projectId: string, f: GroupFilter): P
   if (f.search) return searchGroups(sql, projectId, f, { where, env, envColumns, key, direction });
   // Unsearched, the two statements run side by side and the page's scan may go parallel: one pass
   // through a materialized list of every group of the project measured slower (it spills to disk).
-  const [data, matches] = await Promise.all([
+  // The count reads the project's groups through its index and counts them all: a capped count
+  // (countUpTo) has no index in the page's order to stop early on, and the page reads them all anyway.
+  const [data, [{ n }]] = await Promise.all([
     sql`select ${groupColumns(sql)} ${envColumns} from error_groups g ${env} where ${where} order by ${key} ${direction}, g.id desc limit ${f.limit} offset ${f.offset}`,
-    countUpTo(sql, sql`select 1 from error_groups g where ${where}`),
+    sql<{ n: string }[]>`select count(*)::bigint as n from error_groups g where ${where}`,
   ]);
+  const matches = Number(n);
   return { data, ...cappedTotal(matches) };
 }
 
@@ -307,7 +315,7 @@ export async function listEvents(
   const [data, matches] = await Promise.all([
     sql`select ${EVENT_COLUMNS(sql)} from events e where ${where} order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`,
     filtered
-      ? countUpTo(sql, sql`select 1 from events e where ${where}`)
+      ? countUpTo(sql, sql`select 1 from events e where ${where} order by e."timestamp" desc, e.id desc`)
       : sql<{ n: string }[]>`select coalesce(sum(stored_count), 0)::bigint as n from error_groups where project_id = ${projectId}`.then(([r]) => Number(r.n)),
   ]);
   return { data, ...cappedTotal(matches) };

@@ -21,7 +21,7 @@ export async function listTraces(sql: Sql, projectId: string, limit: number, off
         ) fe on true
         left join error_groups g on g.project_id = t.project_id and g.id = fe.group_id
         order by t.first_seen desc, t.trace_id desc`,
-    countUpTo(sql, sql`select 1 from traces where project_id = ${projectId}`),
+    countUpTo(sql, sql`select 1 from traces where project_id = ${projectId} order by first_seen desc, trace_id desc`),
   ]);
   return { data, ...cappedTotal(matches) };
 }
