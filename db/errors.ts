@@ -178,6 +178,29 @@ function searchWhere(sql: Sql, projectId: string, search: string) {
   )))`;
 }
 
+/**
+ * A list's total counts its matches exactly up to TOTAL_CAP; past that it answers TOTAL_CAP and says
+ * the figure is a floor (`totalExact: false`; the API's `total_exact`, the dashboard's "10,000+"), as
+ * counting every match of a common term among millions of rows costs more than the page itself.
+ * Counts that are not a list's total (occurrences, players, stats, a bulk action's count) stay exact.
+ */
+export const TOTAL_CAP = 10_000;
+
+/** A list's page with its total (see TOTAL_CAP). */
+export type ListTotal = { total: number; totalExact: boolean };
+
+/** A count of matches as a list answers it: exact up to TOTAL_CAP, else TOTAL_CAP and not exact. */
+export const cappedTotal = (matches: number): ListTotal => ({ total: Math.min(matches, TOTAL_CAP), totalExact: matches <= TOTAL_CAP });
+
+/**
+ * The count of a select's rows, reading at most TOTAL_CAP + 1 of them (cappedTotal makes it a list's
+ * total). `rows` is ordered as its list's page is, by the index that page reads: without an order, a
+ * prepared statement's generic plan (which assumes a project holds its average share of the table)
+ * takes the limit for a reason to scan the whole table, every project's rows, from its start.
+ */
+export const countUpTo = (sql: Sql, rows: PendingQuery<Row[]>) =>
+  sql<{ n: string }[]>`select count(*)::bigint as n from (${rows} limit ${TOTAL_CAP + 1}) capped`.then(([r]) => Number(r.n));
+
 export async function countGroups(sql: Sql, projectId: string, f: GroupMatch): Promise<number> {
   const merges = f.environment ? await holdsMerges(sql, projectId) : false;
   const [{ total }] = await sql<{ total: number }[]>`select count(*)::bigint as total from error_groups g where ${groupWhere(sql, projectId, f, merges)}`;
@@ -195,7 +218,7 @@ export const PAGE_COLUMNS = (sql: Sql) => sql`${EVENT_COLUMNS(sql)}, e.breadcrum
 /** `%` and `_` in a search are literal characters, not patterns. */
 export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
+export async function listGroups(sql: Sql, projectId: string, f: GroupFilter): Promise<{ data: Row[] } & ListTotal> {
   // members of a merged issue are listed through it, not on their own (groupWhere leaves them out)
   const merges = f.environment ? await holdsMerges(sql, projectId) : false;
   const where = groupWhere(sql, projectId, f, merges);
@@ -216,11 +239,14 @@ export async function listGroups(sql: Sql, projectId: string, f: GroupFilter) {
   if (f.search) return searchGroups(sql, projectId, f, { where, env, envColumns, key, direction });
   // Unsearched, the two statements run side by side and the page's scan may go parallel: one pass
   // through a materialized list of every group of the project measured slower (it spills to disk).
-  const [data, [{ total }]] = await Promise.all([
+  // The count reads the project's groups through its index and counts them all: a capped count
+  // (countUpTo) has no index in the page's order to stop early on, and the page reads them all anyway.
+  const [data, [{ n }]] = await Promise.all([
     sql`select ${groupColumns(sql)} ${envColumns} from error_groups g ${env} where ${where} order by ${key} ${direction}, g.id desc limit ${f.limit} offset ${f.offset}`,
-    sql<{ total: number }[]>`select count(*)::bigint as total from error_groups g where ${where}`,
+    sql<{ n: string }[]>`select count(*)::bigint as n from error_groups g where ${where}`,
   ]);
-  return { data, total: Number(total) };
+  const matches = Number(n);
+  return { data, ...cappedTotal(matches) };
 }
 
 type GroupQueryParts = { where: Fragment; env: Fragment; envColumns: Fragment; key: Fragment; direction: Fragment };
@@ -230,25 +256,26 @@ type Fragment = PendingQuery<Row[]>;
  * A searched group list in one statement. The trigram index finds the candidates cheaply, but every
  * one of them is read from the heap and its message rechecked with ILIKE, which is most of the cost;
  * the matches (id and sort key only) are kept once and both the total and the page are taken from
- * them, so the recheck runs once instead of once for the page and once for the count. The one-row
- * count left-joined to the page keeps the total when the offset is past the last match.
+ * them, so the recheck runs once instead of once for the page and once for the count. The total
+ * counts at most TOTAL_CAP + 1 of them (cappedTotal). The one-row count left-joined to the page keeps
+ * the total when the offset is past the last match.
  */
-async function searchGroups(sql: Sql, projectId: string, f: GroupFilter, q: GroupQueryParts) {
-  const rows = await sql<({ total: number } & Record<string, unknown>)[]>`
+async function searchGroups(sql: Sql, projectId: string, f: GroupFilter, q: GroupQueryParts): Promise<{ data: Row[] } & ListTotal> {
+  const rows = await sql<({ matches: string } & Record<string, unknown>)[]>`
     with matched as materialized (
       select g.id, ${q.key} as sort_key from error_groups g ${q.env} where ${q.where}
     ), page as (
       select id, sort_key from matched order by sort_key ${q.direction}, id desc limit ${f.limit} offset ${f.offset}
     )
-    select c.total, ${groupColumns(sql)} ${q.envColumns}
-    from (select count(*)::bigint as total from matched) c
+    select c.matches, ${groupColumns(sql)} ${q.envColumns}
+    from (select count(*)::bigint as matches from (select 1 from matched limit ${TOTAL_CAP + 1}) m) c
     left join page p on true
     left join error_groups g on g.project_id = ${projectId} and g.id = p.id
     ${q.env}
     order by p.sort_key ${q.direction}, p.id desc`;
-  const total = Number(rows[0]?.total ?? 0);
-  const data = rows.filter((r) => r.id !== null).map(({ total: _t, ...group }) => group);
-  return { data, total };
+  const matches = Number(rows[0]?.matches ?? 0);
+  const data = rows.filter((r) => r.id !== null).map(({ matches: _m, ...group }) => group);
+  return { data, ...cappedTotal(matches) };
 }
 
 /**
@@ -256,11 +283,12 @@ async function searchGroups(sql: Sql, projectId: string, f: GroupFilter, q: Grou
  * reads (alone, it reads every stored event through their texts: db/event-messages.ts). The texts do
  * not know the events' levels, environments or players, so a filtered search matches the message
  * event by event; bounded, it costs the same at a million rows as at a hundred thousand. `total` then
- * counts matches among those events, and `search_window_full` says that older events were not searched.
+ * counts matches among those events (up to TOTAL_CAP), and `search_window_full` says that older events
+ * were not searched.
  */
 export const RAW_SEARCH_WINDOW = 100_000;
 
-export type EventPage = { data: Record<string, unknown>[]; total: number; searchWindowFull?: true };
+export type EventPage = { data: Record<string, unknown>[]; searchWindowFull?: true } & ListTotal;
 
 export async function listEvents(
   sql: Sql,
@@ -277,19 +305,20 @@ export async function listEvents(
     ${f.placeId ? sql`and e.place_id = ${f.placeId}` : sql``}`;
   // a search alone reads every stored event through their distinct texts; with other filters, a window
   if (f.search && !f.level && !f.environment && !f.userId && !f.placeId) {
-    return searchByMessage(sql, projectId, likePattern(f.search), f, EVENT_COLUMNS(sql), opts.searchRead);
+    const found = await searchByMessage(sql, projectId, likePattern(f.search), f, EVENT_COLUMNS(sql), opts.searchRead);
+    return { data: found.data, ...cappedTotal(found.total) };
   }
   if (f.search) return searchEvents(sql, where, f, opts.searchWindow ?? RAW_SEARCH_WINDOW);
   // Unfiltered, the total is the sum of the per-group stored-row counters kept at ingest and
-  // retention, so the first page stays as fast at a million rows as at ten thousand.
-  const totalQuery = filtered
-    ? sql<{ total: number }[]>`select count(*)::bigint as total from events e where ${where}`
-    : sql<{ total: number }[]>`select coalesce(sum(stored_count), 0)::bigint as total from error_groups where project_id = ${projectId}`;
-  const [data, [{ total }]] = await Promise.all([
+  // retention, so the first page stays as fast at a million rows as at ten thousand; filtered, the
+  // matches are counted up to TOTAL_CAP + 1.
+  const [data, matches] = await Promise.all([
     sql`select ${EVENT_COLUMNS(sql)} from events e where ${where} order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`,
-    totalQuery,
+    filtered
+      ? countUpTo(sql, sql`select 1 from events e where ${where} order by e."timestamp" desc, e.id desc`)
+      : sql<{ n: string }[]>`select coalesce(sum(stored_count), 0)::bigint as n from error_groups where project_id = ${projectId}`.then(([r]) => Number(r.n)),
   ]);
-  return { data, total: Number(total) };
+  return { data, ...cappedTotal(matches) };
 }
 
 /**
@@ -314,7 +343,7 @@ async function searchEvents(sql: Sql, where: PendingQuery<Row[]>, f: EventFilter
       order by e."timestamp" desc, e.id desc limit ${f.limit} offset ${f.offset}`,
   ]);
   const windowFull = Number(counts.window_rows) >= window;
-  return { data, total: Number(counts.total), ...(windowFull ? { searchWindowFull: true as const } : {}) };
+  return { data, ...cappedTotal(Number(counts.total)), ...(windowFull ? { searchWindowFull: true as const } : {}) };
 }
 
 export async function getGroup(sql: Sql, projectId: string, groupId: string) {

@@ -1,14 +1,15 @@
 /** Traces: the events that share a trace id, across issues. */
 import type { Sql } from "./client.js";
-import { EVENT_COLUMNS } from "./errors.js";
+import { EVENT_COLUMNS, cappedTotal, countUpTo, type ListTotal } from "./errors.js";
 
 /**
  * The project's traces, newest first (by first event), paged. `first_message` is the issue of the
  * trace's earliest stored event, by event time and then id as the trace's page orders them
- * (`group_ids` is a set, in id order); null once the trace's events have expired.
+ * (`group_ids` is a set, in id order); null once the trace's events have expired. The total counts
+ * traces up to TOTAL_CAP (db/errors.ts).
  */
-export async function listTraces(sql: Sql, projectId: string, limit: number, offset: number) {
-  const [data, [{ total }]] = await Promise.all([
+export async function listTraces(sql: Sql, projectId: string, limit: number, offset: number): Promise<{ data: Record<string, unknown>[] } & ListTotal> {
+  const [data, matches] = await Promise.all([
     sql`select t.trace_id, t.first_seen, t.last_seen, t.event_count, t.group_ids, g.message as first_message
         from (
           select * from traces where project_id = ${projectId}
@@ -20,9 +21,9 @@ export async function listTraces(sql: Sql, projectId: string, limit: number, off
         ) fe on true
         left join error_groups g on g.project_id = t.project_id and g.id = fe.group_id
         order by t.first_seen desc, t.trace_id desc`,
-    sql<{ total: number }[]>`select count(*)::bigint as total from traces where project_id = ${projectId}`,
+    countUpTo(sql, sql`select 1 from traces where project_id = ${projectId} order by first_seen desc, trace_id desc`),
   ]);
-  return { data, total: Number(total) };
+  return { data, ...cappedTotal(matches) };
 }
 
 export async function getTrace(sql: Sql, projectId: string, traceId: string) {

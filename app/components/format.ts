@@ -35,6 +35,11 @@ export function plural(n: number | string, noun: string, nouns = `${noun}s`): st
   return `${num(n)} ${Number(n) === 1 ? noun : nouns}`;
 }
 
+/** A list's total as counted (exact up to 10,000 matches): "10,000+ issues" when more match. */
+export function pluralTotal(n: number, exact: boolean, noun: string, nouns = `${noun}s`): string {
+  return exact ? plural(n, noun, nouns) : `${num(n)}+ ${nouns}`;
+}
+
 /**
  * "all N things" that reads right for small N: allOf(1, "issue") is "the 1 issue", allOf(2, "issue")
  * "both issues", allOf(30, "issue") "all 30 issues".

@@ -199,23 +199,29 @@ export function RegressedBadge() {
 }
 
 /** Page links, or a clear note when the page asked for is past the last one. */
-export function Pager({ page, total, pageSize, href, noun }: { page: number; total: number; pageSize: number; href: (p: number) => string; noun: string }) {
+/**
+ * Previous / next links and "Page N of M". A total that is not exact (more than 10,000 matches, only
+ * 10,000 counted) reads "of M+": then a page past M is shown while it holds `rows`, and the next page
+ * is offered while this one is full.
+ */
+export function Pager({ page, total, pageSize, href, noun, exact = true, rows = 0 }: { page: number; total: number; pageSize: number; href: (p: number) => string; noun: string; exact?: boolean; rows?: number }) {
   const pages = Math.max(1, Math.ceil(total / pageSize));
-  if (page > pages) {
+  if (page > pages && (exact || rows === 0)) {
     return (
       <div className="panel" role="status" data-testid="no-such-page">
         <p style={{ margin: 0 }}>
-          There is no page {num(page)}: {total === 0 ? `no ${noun}s match.` : `${plural(total, noun)} fit on ${plural(pages, "page")}.`}{" "}
-          <Link to={href(total === 0 ? 1 : pages)}>{total === 0 ? "Go to the first page" : "Go to the last page"}</Link>
+          There is no page {num(page)}: {total === 0 ? `no ${noun}s match.` : exact ? `${plural(total, noun)} fit on ${plural(pages, "page")}.` : `no ${noun}s are left this far.`}{" "}
+          <Link to={href(total === 0 || !exact ? 1 : pages)}>{total === 0 || !exact ? "Go to the first page" : "Go to the last page"}</Link>
         </p>
       </div>
     );
   }
+  const more = exact ? page < pages : rows >= pageSize;
   return (
     <nav className="pager" aria-label="Pages">
       {page > 1 ? <Link to={href(page - 1)}>← Previous</Link> : null}
-      <span className="muted small">Page {num(page)} of {num(pages)}</span>
-      {page < pages ? <Link to={href(page + 1)}>Next →</Link> : null}
+      <span className="muted small">Page {num(page)} of {num(Math.max(page, pages))}{exact ? "" : "+"}</span>
+      {more ? <Link to={href(page + 1)}>Next →</Link> : null}
     </nav>
   );
 }

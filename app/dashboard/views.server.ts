@@ -54,7 +54,7 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
   const filters = issueFilters(q);
   const requested = Math.max(1, Number.parseInt(q.get("page") ?? "1", 10) || 1);
   const page = Math.min(10_000, requested);
-  const [{ data, total }, seenEnvironments, seenVersions, teammates] = await Promise.all([
+  const [{ data, total, totalExact }, seenEnvironments, seenVersions, teammates] = await Promise.all([
     listGroups(sql, projectId, { ...matchOf(filters, actor), sort: filters.sort, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }),
     listEnvironments(sql, projectId),
     listVersionNames(sql, projectId),
@@ -72,6 +72,8 @@ export async function issuesData(sql: Sql, actor: Actor, projectIdParam: string 
     page: requested,
     pageSize: PAGE_SIZE,
     total,
+    /** false: more than `total` (10,000) issues match; the page shows "10,000+" */
+    totalExact,
     groups: groups.map((g) => ({ ...withTitle(g), environments: environmentsOf[g.id] ?? [] })),
     environments: withCurrent(seenEnvironments, filters.environment),
     versions: withCurrent([...seenVersions].sort((a, b) => compareVersions(b, a)), filters.version),
@@ -178,6 +180,7 @@ export async function tracesData(sql: Sql, actor: Actor, projectIdParam: string 
     page,
     pageSize: PAGE_SIZE,
     total: r.total,
+    totalExact: r.total_exact,
     traces: (r.data as unknown as { trace_id: string; first_seen: Date; last_seen: Date; event_count: number; group_ids: string[]; first_message: string | null }[]).map((t) => ({
       ...t,
       first_title: t.first_message === null ? null : issueTitle(t.first_message),

@@ -82,5 +82,6 @@ export async function player(sql: Sql, projectId: string, userIdParam: string | 
 export async function traces(sql: Sql, projectId: string, q: URLSearchParams) {
   const limit = Math.min(100, integer(q, "limit", 50, 1));
   const offset = integer(q, "offset", 0, 0, 1_000_000);
-  return { ...(await listTraces(sql, projectId, limit, offset)), limit, offset };
+  const { data, total, totalExact } = await listTraces(sql, projectId, limit, offset);
+  return { data, total, total_exact: totalExact, limit, offset };
 }

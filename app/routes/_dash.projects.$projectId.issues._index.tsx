@@ -5,7 +5,7 @@ import { requirePageUser } from "~/accounts/sessions.server";
 import { filterBody, issueFilters, issuesData } from "~/dashboard/views.server";
 import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
 import { bulkGroupStatus, bulkGroupStatusByFilter } from "~/team/groups.server";
-import { allOf, capitalize, num, plural } from "~/components/format";
+import { allOf, capitalize, num, plural, pluralTotal } from "~/components/format";
 import { Ago } from "~/components/time";
 import { Sparkline } from "~/components/sparkline";
 import { ActionMessage, LevelBadge, Pager, RegressedBadge, StatusBadge, Submit } from "~/components/ui";
@@ -64,11 +64,13 @@ export const action = ({ request, params, context }: ActionFunctionArgs) =>
   });
 
 export default function Issues() {
-  const { filters, page, pageSize, total, groups, environments, versions, hourly, teammates, me, now } = useLoaderData<typeof loader>();
+  const { filters, page, pageSize, total, totalExact, groups, environments, versions, hourly, teammates, me, now } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const [params] = useSearchParams();
   const nav = useNavigation();
   const base = `/projects/${useParams().projectId}/issues`;
+  // "all 30 issues", or "all 10,000+ issues" past the counted 10,000
+  const allMatching = totalExact ? allOf(total, "issue") : `all ${num(total)}+ issues`;
   const withParams = (set: Record<string, string | null>) => {
     const q = new URLSearchParams(params);
     for (const [k, v] of Object.entries(set)) {
@@ -153,7 +155,7 @@ export default function Issues() {
       {confirming && VERBS[confirming] && total > 0 ? (
         <div className="panel confirm" role="alertdialog" aria-labelledby="confirm-title">
           <p id="confirm-title" style={{ marginTop: 0 }}>
-            <strong>{VERBS[confirming][0]} {allOf(total, "issue")} matching these filters?</strong>{" "}
+            <strong>{VERBS[confirming][0]} {allMatching} matching these filters?</strong>{" "}
             <span className="muted small">Not only this page. Issues that appear after now are left alone.</span>
           </p>
           <Form method="post" className="row" action={`${base}?index&${filterQuery}`}>
@@ -161,7 +163,7 @@ export default function Issues() {
             <input type="hidden" name="filter" value={filterQuery} />
             <input type="hidden" name="as_of" value={new Date(now).toISOString()} />
             <Submit className="primary" name="intent" value={confirming} pending="Working…">
-              {VERBS[confirming][0]} {plural(total, "issue")}
+              {VERBS[confirming][0]} {pluralTotal(total, totalExact, "issue")}
             </Submit>
             <Link to={withParams({ confirm: null })}>Cancel</Link>
           </Form>
@@ -200,7 +202,7 @@ export default function Issues() {
       ) : null}
       <Form method="post" ref={ticks.form} onChange={ticks.recount}>
         <div className="row between bulkbar">
-          <span className="muted small" data-testid="issue-total">{plural(total, "issue")}</span>
+          <span className="muted small" data-testid="issue-total">{pluralTotal(total, totalExact, "issue")}</span>
           <div className="row">
             <span className="small muted">With ticked:</span>
             <Submit name="intent" value="resolved" pending="Resolving…">Resolve</Submit>
@@ -212,7 +214,7 @@ export default function Issues() {
         </div>
         {total > 0 ? (
           <div className="row small bulkbar">
-            <span className="muted">{capitalize(allOf(total, "issue"))} matching:</span>
+            <span className="muted">{capitalize(allMatching)} matching:</span>
             {filters.status !== "resolved" ? <Link to={withParams({ confirm: "resolved" })}>Resolve all…</Link> : null}
             {filters.status !== "ignored" ? <Link to={withParams({ confirm: "ignored" })}>Ignore all…</Link> : null}
             {filters.status !== "open" ? <Link to={withParams({ confirm: "open" })}>Reopen all…</Link> : null}
@@ -220,7 +222,7 @@ export default function Issues() {
         ) : null}
         {groups.length > 0 && ticks.count === groups.length && total > groups.length ? (
           <p className="small muted" role="status" data-testid="page-ticked">
-            All {num(groups.length)} issues on this page are ticked. To change all {num(total)} matching, use the links above.
+            All {num(groups.length)} issues on this page are ticked. To change all {totalExact ? num(total) : `${num(total)}+`} matching, use the links above.
           </p>
         ) : null}
         {groups.length === 0 ? (
@@ -287,7 +289,7 @@ export default function Issues() {
           </div>
         )}
       </Form>
-      <Pager page={page} total={total} pageSize={pageSize} href={(p) => withParams({ page: String(p), confirm: null })} noun="issue" />
+      <Pager page={page} total={total} exact={totalExact} rows={groups.length} pageSize={pageSize} href={(p) => withParams({ page: String(p), confirm: null })} noun="issue" />
     </>
   );
 }

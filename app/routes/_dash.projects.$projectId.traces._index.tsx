@@ -19,7 +19,7 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
 
 /** Traces (events linked by trace_id across servers and issues), newest first. */
 export default function Traces() {
-  const { traces, total, page, pageSize, now } = useLoaderData<typeof loader>();
+  const { traces, total, totalExact, page, pageSize, now } = useLoaderData<typeof loader>();
   const base = `/projects/${useParams().projectId}`;
   return (
     <>
@@ -43,7 +43,7 @@ export default function Traces() {
           </table>
         </div>
       ) : null}
-      {total > 0 ? <Pager page={page} total={total} pageSize={pageSize} href={(p) => `?page=${p}`} noun="trace" /> : null}
+      {total > 0 ? <Pager page={page} total={total} exact={totalExact} rows={traces.length} pageSize={pageSize} href={(p) => `?page=${p}`} noun="trace" /> : null}
     </>
   );
 }

@@ -12,12 +12,13 @@ export const loader = ({ request, context }: LoaderFunctionArgs) =>
     return reading(context.services, request, async (sql) => {
       const params = parseListParams(queryOf(request));
       const result = params.grouped ? await listGroups(sql, projectId, params.filter) : await listEvents(sql, projectId, params.filter);
-      const { total } = result;
+      // exact up to 10,000 matches, then 10,000 and not exact (TOTAL_CAP, docs/api.md)
+      const { total, totalExact } = result;
       // an issue's title (its message in the grouping's form) beside its message
       const data = params.grouped ? result.data.map(withTitle) : result.data;
       // a raw search with other filters reads the newest events only (see RAW_SEARCH_WINDOW); say so when older ones were left out
       const windowFull = "searchWindowFull" in result ? { search_window_full: true } : {};
-      return json({ data, total, limit: params.filter.limit, offset: params.filter.offset, grouped: params.grouped, ...windowFull });
+      return json({ data, total, total_exact: totalExact, limit: params.filter.limit, offset: params.filter.offset, grouped: params.grouped, ...windowFull });
     });
   });
 

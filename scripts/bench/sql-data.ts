@@ -2,7 +2,7 @@
  * Events for the benchmark's query scenarios, generated inside PostgreSQL (not through HTTP), so tens
  * of millions of rows take minutes instead of hours. The rows look like what ingest writes (groups
  * with their counters, raw events over the last 30 days in their daily partitions, minute/hour/day
- * rollups, per-group users, environments and versions, per-user last-seen times), so the read paths
+ * rollups, per-group users, environments and versions, per-user last-seen times, traces), so the read paths
  * see the same shapes as in production. The economy's generated data is in economy.ts.
  */
 import type { Sql } from "../../db/client.js";
@@ -82,6 +82,11 @@ export async function generateEvents(sql: Sql, projectId: string, events: number
     where project_id = ${projectId} group by 1, 2, 3`;
   // the stored events' texts raw search reads (db/event-messages.ts)
   await sql`${addToMessages(sql, sql`select project_id, coalesce(origin_group_id, group_id) as group_id, message, 1 as n from events where project_id = ${projectId}`)}`;
+  // the traces list reads these: one a traced event (every tenth), as ingest upserts them
+  await sql`
+    insert into traces (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
+    select project_id, trace_id, min("timestamp"), max("timestamp"), count(*), array_agg(distinct group_id)
+    from events where project_id = ${projectId} and trace_id is not null group by 1, 2`;
   await sql`
     insert into project_users (project_id, user_id, last_seen)
     select project_id, user_id, date_trunc('minute', max("timestamp")) from events
