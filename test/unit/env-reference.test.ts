@@ -96,6 +96,9 @@ export function documentedVariables(markdown: string): Documented[] {
   return out;
 }
 
+/** loadConfig of exactly these variables (no NODE_ENV unless given: its default is checked too). */
+const configOf = (env: Record<string, string>) => loadConfig(env as NodeJS.ProcessEnv);
+
 const envSource = parse("app/env.server.ts");
 const schema = schemaVariables(envSource);
 const oidc = oidcVariables(envSource);
@@ -126,13 +129,13 @@ describe("the configuration reference (docs/operations.md)", () => {
   it("gives the defaults loadConfig applies", () => {
     // secrets given, so no secrets file is written; the variable under test is the only other one set
     const base = { APP_SECRET: "x".repeat(32), NOTIFICATION_SECRET: "y".repeat(16) };
-    const without = loadConfig({ ...base });
+    const without = configOf({ ...base });
     const checked: string[] = [];
     for (const d of documented) {
       if (!schema.includes(d.name) || d.name in base) continue;
       // a literal default must change nothing when set; "unset" and "empty" mean the empty value does the same
-      if (d.literal) expect(loadConfig({ ...base, [d.name]: d.default }), `${d.name}=${d.default}`).toEqual(without);
-      else if (["unset", "empty"].includes(d.default)) expect(loadConfig({ ...base, [d.name]: "" }), `${d.name} empty`).toEqual(without);
+      if (d.literal) expect(configOf({ ...base, [d.name]: d.default }), `${d.name}=${d.default}`).toEqual(without);
+      else if (["unset", "empty"].includes(d.default)) expect(configOf({ ...base, [d.name]: "" }), `${d.name} empty`).toEqual(without);
       else throw new Error(`${d.name}: default "${d.default}" is neither a value nor unset or empty`);
       checked.push(d.name);
     }
@@ -141,7 +144,7 @@ describe("the configuration reference (docs/operations.md)", () => {
 
   it("notices a default the table gets wrong", () => {
     const base = { APP_SECRET: "x".repeat(32), NOTIFICATION_SECRET: "y".repeat(16) };
-    expect(loadConfig({ ...base, DB_POOL_SIZE: "21" })).not.toEqual(loadConfig({ ...base }));
+    expect(configOf({ ...base, DB_POOL_SIZE: "21" })).not.toEqual(configOf({ ...base }));
     const table = (row: string) => `## Configuration\n\n| Variable | Default | Meaning |\n| --- | --- | --- |\n${row}\n`;
     expect(() => documentedVariables(table("| `PORT`, `HOST` | `3000` | HTTP. |"))).toThrow("2 variables, 1 defaults");
     expect(documentedVariables(table("| `PORT`, `HOST` | `3000`, `0.0.0.0` | HTTP. |"))).toEqual([
