@@ -19,7 +19,7 @@
  * 10,000,000 takes tens of minutes on a small machine), BENCH_ECONOMY_HISTORY (history rows for (h),
  * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy, instances, health, sdk, capacity; default all),
  * BENCH_HEALTH_SERVERS, BENCH_HEALTH_DAU, BENCH_HEALTH_EVENTS (the size of the release health reads' 30 days, see health.ts),
- * BENCH_SDK_BASE, BENCH_SDK_ROUNDS (see sdk.ts), BENCH_CAPACITY_EVENTS (events of each disk shape of capacity.ts, default 100,000),
+ * BENCH_SDK_BASE, BENCH_SDK_ROUNDS (see sdk.ts), BENCH_CAPACITY_EVENTS (events of each disk shape of capacity.ts, default 30,000),
  * BENCH_INSTANCES (service instances on the one database for (i), default 2),
  * BENCH_CPU_PROF=<dir> (the service writes a V8 CPU profile there when it stops), BENCH_SENTRY_NEW_ISSUES
  * (the service's SENTRY_MAX_NEW_ISSUES_PER_MINUTE, default 1,000,000: (s) measures issues that exist).
