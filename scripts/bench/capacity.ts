@@ -290,8 +290,10 @@ export function serversPerInstance(o: {
 }): Servers {
   const node = batchModel(o.single.node, o.batched.node);
   const pg = batchModel(o.single.postgres, o.batched.postgres);
-  // requests a minute carrying the errors: one a flush while it holds at most a batch, else one per 100 events
-  const requests = o.eventsPerMinute === 0 ? 0 : Math.min(SDK.maxRequestsPerMinute, Math.max(60 / SDK.flushIntervalS, Math.ceil(o.eventsPerMinute / SDK.maxBatchSize)));
+  // requests a minute carrying the errors: one a flush that has any (6 flushes a minute; fewer events
+  // than flushes make a request each), one per 100 events past that, at most 60
+  const flushes = 60 / SDK.flushIntervalS;
+  const requests = Math.min(SDK.maxRequestsPerMinute, Math.max(Math.min(flushes, Math.ceil(o.eventsPerMinute)), Math.ceil(o.eventsPerMinute / SDK.maxBatchSize)));
   const eventsPerMinute = Math.min(o.eventsPerMinute, SDK.maxRequestsPerMinute * SDK.maxBatchSize);
   const perRequest = requests ? eventsPerMinute / requests : 0;
   const sessionEventsPerMinute = (PLAYERS_PER_SERVER * 2) / SESSION_MINUTES;

@@ -36,6 +36,9 @@ describe("the capacity model", () => {
     const unit = (us: number) => ({ node: us, postgres: 0 });
     const model = { single: unit(520), batched: unit(25), sample: unit(0), session: unit(0) };
     expect(serversPerInstance({ name: "busy", eventsPerMinute: 60, ...model }).eventsPerRequest).toBe(10);
+    // fewer events than flushes: a request each; none: only the health report
+    expect(serversPerInstance({ name: "rare", eventsPerMinute: 2, ...model }).requestsPerMinute - 1).toBe(2);
+    expect(serversPerInstance({ name: "none", eventsPerMinute: 0, ...model })).toMatchObject({ requestsPerMinute: 1, cpuPerServerUs: 0 });
     const storm = serversPerInstance({ name: "storm", eventsPerMinute: 1200, ...model });
     expect(storm.requestsPerMinute - 1).toBe(12);
     expect(storm.eventsPerRequest).toBe(100);
