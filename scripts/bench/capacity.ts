@@ -340,8 +340,9 @@ export async function runCapacity(b: Bench) {
   });
   let r = HEALTH_SERVERS;
   const samples = await measureLoad(b, "health reports of one sample (a server's minute)", "sample", 1, post("/api/health", healthProject.api_key, () => sampleReport(base, nth(r++))));
-  let s = HEALTH_SERVERS;
-  // joins, and from the third round on leaves of earlier joins
+  // from the third round on (sessionReport), each report carries 3 joins and 2 leaves of the joins
+  // of two rounds before: the first round's joins were sent above
+  let s = 2 * HEALTH_SERVERS;
   const sessions = await measureLoad(b, "health reports of 5 player-session events", "session event", 5, post("/api/health", healthProject.api_key, () => sessionReport(base, nth(s++))));
   const loads = [single, batched, samples, sessions];
 
