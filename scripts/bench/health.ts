@@ -34,7 +34,7 @@ const currentVersion = () => String(100 + Math.floor((DAYS * 24 - 1) / (VERSION_
 const iso = (t: number) => new Date(t).toISOString();
 
 /** The n-th report of a run: server n % 10,000, minute n / 10,000 after `base`. */
-function sampleReport(base: number, n: number) {
+export function sampleReport(base: number, n: number) {
   const k = n % 10_000;
   const m = Math.floor(n / 10_000);
   const at = base + m * 60_000 + (k % 60) * 1000;
@@ -61,7 +61,7 @@ function sampleReport(base: number, n: number) {
 }
 
 /** The n-th report of the session run: 5 session events (joins, and leaves of the joins 2 reports back). */
-function sessionReport(base: number, n: number) {
+export function sessionReport(base: number, n: number) {
   const k = n % 10_000;
   const r = Math.floor(n / 10_000);
   const sessions = [];

@@ -8,7 +8,8 @@
  *
  * This file is the runner: the options, the order of the scenarios, the table. The scenarios are in
  * ceiling.ts (a, a0), grouping.ts (fp), ingest.ts (b0, b, s, c, d, d2, f) with alerts.ts (c-alerts),
- * http-queries.ts (e), sql-queries.ts (g), economy.ts (h), instances.ts (i), health.ts (release health) and sdk.ts (the Luau SDK's own CPU);
+ * http-queries.ts (e), sql-queries.ts (g), economy.ts (h), instances.ts (i), health.ts (release health), sdk.ts (the Luau SDK's own CPU)
+ * and capacity.ts (the capacity and sizing tables of docs/capacity.md and docs/operations.md);
  * what they share is in harness.ts.
  *
  * Env: BENCH_DATABASE_URL, BENCH_EVENTS (default 1,000,000 raw events for the query phase),
@@ -16,9 +17,9 @@
  * BENCH_KEEP=1 (leave the database on BENCH_DATABASE_URL in place for inspection),
  * BENCH_SQL_EVENTS (raw events generated in SQL for the large query scenario (g), default 1,000,000;
  * 10,000,000 takes tens of minutes on a small machine), BENCH_ECONOMY_HISTORY (history rows for (h),
- * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy, instances, health, sdk; default all),
+ * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy, instances, health, sdk, capacity; default all),
  * BENCH_HEALTH_SERVERS, BENCH_HEALTH_DAU, BENCH_HEALTH_EVENTS (the size of the release health reads' 30 days, see health.ts),
- * BENCH_SDK_BASE, BENCH_SDK_ROUNDS (see sdk.ts),
+ * BENCH_SDK_BASE, BENCH_SDK_ROUNDS (see sdk.ts), BENCH_CAPACITY_EVENTS (events of each disk shape of capacity.ts, default 30,000),
  * BENCH_INSTANCES (service instances on the one database for (i), default 2),
  * BENCH_CPU_PROF=<dir> (the service writes a V8 CPU profile there when it stops), BENCH_SENTRY_NEW_ISSUES
  * (the service's SENTRY_MAX_NEW_ISSUES_PER_MINUTE, default 1,000,000: (s) measures issues that exist).
@@ -28,6 +29,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import path from "node:path";
 import { createSql, type Sql } from "../../db/client.js";
+import { runCapacity } from "./capacity.js";
 import { runCeiling, warmUp } from "./ceiling.js";
 import { runEconomyReads } from "./economy.js";
 import { groupingCost } from "./grouping.js";
@@ -45,7 +47,7 @@ const LOAD_SECONDS = envInt("BENCH_LOAD_SECONDS", 210);
 const SQL_EVENTS = envInt("BENCH_SQL_EVENTS", 1_000_000);
 const ECONOMY_HISTORY = envInt("BENCH_ECONOMY_HISTORY", 1_000_000);
 const INSTANCES = Math.max(2, envInt("BENCH_INSTANCES", 2));
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? "ingest,http-queries,sql-queries,economy,instances,health,sdk").split(",").map((s) => s.trim()));
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? "ingest,http-queries,sql-queries,economy,instances,health,sdk,capacity").split(",").map((s) => s.trim()));
 const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15);
 const outDir = path.join(root, "bench-results");
 const workDir = path.join(root, "data", `bench-${process.pid}`);
@@ -125,6 +127,7 @@ async function main() {
     if (SCENARIOS.has("economy")) collect(await runEconomyReads(b, ECONOMY_HISTORY));
     if (SCENARIOS.has("instances")) collect(await runInstances(b, INSTANCES, serverLog));
     if (SCENARIOS.has("health")) collect(await runHealthBench(b));
+    if (SCENARIOS.has("capacity")) collect(await runCapacity(b));
     if (SCENARIOS.has("sdk")) collect(await b.step("(sdk) the Luau SDK's CPU, this tree against its base", () => runSdkBench()));
 
     console.log(`Server log: ${serverLog}`);
