@@ -153,10 +153,15 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       select distinct i.p as project_id, i.g as group_id, i.id as origin_id, i.f as family, x.user_id
       from input i cross join lateral unnest(i.u) as x(user_id)
     ), new_pairs as (
+      -- a plain insert of the pairs not stored yet: only the drain inserts group_users, one drain at
+      -- a time under the drain lock taken before this statement's snapshot, so none can appear
+      -- meanwhile. ON CONFLICT would insert each row speculatively (a heap record more and a probe
+      -- per row), and nearly every pair of a batch is new to its group
       insert into group_users (project_id, group_id, user_id)
-      select distinct project_id, origin_id, user_id from pairs
+      select distinct p.project_id, p.origin_id, p.user_id from pairs p
+      where not exists (
+        select 1 from group_users x where x.project_id = p.project_id and x.group_id = p.origin_id and x.user_id = p.user_id)
       order by 1, 2, 3
-      on conflict do nothing
       returning project_id, group_id as origin_id, user_id
     ), new_users as (
       -- per group an event lands in: users new to it; per member row: users new to that member
@@ -181,13 +186,24 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       join error_groups m on m.project_id = i.project_id and m.merged_into = i.origin_id and m.merged_own
       group by 1, 2
     ), seen_users as (
+      -- only the users that are new or whose row changes: a conflicting row is locked (a WAL record
+      -- and a dirtied page) even when the update's condition then leaves it alone, and most users of
+      -- a batch were seen within the minute. The drain is the only writer of project_users (a
+      -- project's delete holds the drain lock), so what this reads stays true until the upsert
       insert into project_users as pu (project_id, user_id, last_seen, player_name)
-      select project_id, user_id, max(last_seen), (array_agg(player_name order by last_seen desc) filter (where player_name is not null))[1]
+      select s.project_id, s.user_id, s.last_seen, s.player_name
       from (
-        select taken.project_id, (x->>0)::bigint as user_id, to_timestamp((x->>1)::float8 / 1000) as last_seen, x->>2 as player_name
-        from taken cross join lateral jsonb_array_elements(taken.payload->'s') x
+        select project_id, user_id, max(last_seen) as last_seen,
+          (array_agg(player_name order by last_seen desc) filter (where player_name is not null))[1] as player_name
+        from (
+          select taken.project_id, (x->>0)::bigint as user_id, to_timestamp((x->>1)::float8 / 1000) as last_seen, x->>2 as player_name
+          from taken cross join lateral jsonb_array_elements(taken.payload->'s') x
+        ) s
+        group by 1, 2
       ) s
-      group by 1, 2
+      left join project_users o on o.project_id = s.project_id and o.user_id = s.user_id
+      where o.user_id is null or o.last_seen < s.last_seen - interval '1 minute'
+        or (s.player_name is not null and o.player_name is distinct from s.player_name)
       order by 1, 2
       on conflict (project_id, user_id) do update set
         last_seen = greatest(pu.last_seen, excluded.last_seen),

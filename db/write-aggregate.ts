@@ -229,10 +229,18 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
   };
   const storedRows: boolean[] = [];
   const events: object[] = [];
-  const users = new Map<string, { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number }>();
+  // keyed by project first, then by the parts as they are (no key string built per event)
+  type UserAgg = { project_id: string; user_id: string; last_seen: number; player_name: string | null; named_at: number };
+  const users = new Map<string, Map<string, UserAgg>>();
   const traces = new Map<string, TraceAgg>();
-  // per project, version, environment, hour and level: every occurrence, kept or throttled
-  const versionHours = new Map<string, { p: string; cell: [string, string, number, string, number] }>();
+  // per project, version, environment, then hour and level: every occurrence, kept or throttled
+  type VersionCell = [string, string, number, string, number];
+  const versionHours = new Map<string, Map<string, Map<string, Map<number, VersionCell>>>>();
+  const inner = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
+    let v = m.get(k);
+    if (v === undefined) m.set(k, (v = make()));
+    return v;
+  };
   for (let i = 0; i < rows.length; i++) {
     const e = rows[i];
     const { group, origin, family } = placeOf(slotOf[i]);
@@ -259,9 +267,9 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
     }
     if (e.userId !== null) {
       origin.users.set(e.userId, family);
-      const k = `${e.projectId}\u0000${e.userId}`;
-      let u = users.get(k);
-      if (!u) users.set(k, (u = { project_id: e.projectId, user_id: e.userId, last_seen: ts, player_name: null, named_at: -Infinity }));
+      const byUser = inner(users, e.projectId, () => new Map<string, UserAgg>());
+      let u = byUser.get(e.userId);
+      if (!u) byUser.set(e.userId, (u = { project_id: e.projectId, user_id: e.userId, last_seen: ts, player_name: null, named_at: -Infinity }));
       if (ts > u.last_seen) u.last_seen = ts;
       if (e.playerName !== null && ts >= u.named_at) [u.player_name, u.named_at] = [e.playerName, ts];
     }
@@ -285,10 +293,11 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
     else origin.minutes.set(cell, { bucket, level: e.level, count: e.count });
     if (e.gameVersion !== null) {
       const hour = ts - (ts % 3_600_000);
-      const k = `${e.projectId}\u0000${e.gameVersion}\u0000${e.environment}\u0000${hour}\u0000${e.level}`;
-      const vh = versionHours.get(k);
-      if (vh) vh.cell[4] += e.count;
-      else versionHours.set(k, { p: e.projectId, cell: [e.gameVersion, e.environment, hour, e.level, e.count] });
+      const cells = inner(inner(inner(versionHours, e.projectId, () => new Map()), e.gameVersion, () => new Map()), e.environment, () => new Map<number, VersionCell>());
+      const cellKey = hour * 4 + LEVEL[e.level];
+      const vh = cells.get(cellKey);
+      if (vh) vh[4] += e.count;
+      else cells.set(cellKey, [e.gameVersion, e.environment, hour, e.level, e.count]);
     }
   }
   // one entry per group row with everything of it (ids once, not per user or cell; times in ms)
@@ -314,7 +323,8 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
       w: a.texts.size === 0 ? undefined : [...a.texts],
     });
   }
-  for (const u of users.values()) deltaOf(u.project_id).s.push([u.user_id, u.last_seen, u.player_name]);
-  for (const { p, cell } of versionHours.values()) (deltaOf(p).h ??= []).push(cell);
+  for (const byUser of users.values()) for (const u of byUser.values()) deltaOf(u.project_id).s.push([u.user_id, u.last_seen, u.player_name]);
+  for (const [p, byVersion] of versionHours)
+    for (const byEnv of byVersion.values()) for (const cells of byEnv.values()) for (const cell of cells.values()) (deltaOf(p).h ??= []).push(cell);
   return { storedRows, events, traces, moved, deltas: [...deltas.values()] };
 }

@@ -1,0 +1,15 @@
+-- Room on each page of error_groups for the versions of its rows that cannot be pruned yet.
+--
+-- A batch write updates every group row it touches (db/write-statements.ts upsertGroups), and the
+-- counter drain updates them again (user_count). A row's old version can be pruned only once no
+-- snapshot that could see it is left: while a drain or any other transaction that started before
+-- the previous write is still running, it stays on its page. Under batched load (bench (d): 1,000
+-- groups updated by every write) a page at fillfactor 70 (about 9 rows of ~620 bytes and room for
+-- ~3 more versions) fills up, and the update moves the row to another page: not HOT, so every
+-- index of the table gets an entry, the three trigram GIN indexes included (about a sixth of the
+-- database's CPU under bench:write), and the table bloats. At fillfactor 30 a page starts with
+-- about 4 rows and room for ~9 versions. Measured: docs/benchmarks.md, "The write path, 2026-11-29".
+--
+-- It applies to pages filled from now on (new groups, and rows that move to a new page); existing
+-- pages are not rewritten (VACUUM FULL or pg_repack would, with their own locks).
+alter table error_groups set (fillfactor = 30);
