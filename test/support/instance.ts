@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { inject } from "vitest";
 import { freeLoopbackPort } from "../../db/embedded.js";
+import { runLogDir } from "./log-audit.js";
 
 /** A free TCP port on loopback (closed again before use). */
 export const freePort = freeLoopbackPort;
@@ -47,11 +49,20 @@ export async function spawnInstance(databaseUrl: string, env: Record<string, str
   let out = "";
   let err = "";
   let url = "";
+  // its log lines also go to the run's log directory, which the log audit reads (test/support/log-audit.ts)
+  const logDir = runLogDir(inject("testRunId"));
+  mkdirSync(logDir, { recursive: true });
+  const logFile = createWriteStream(path.join(logDir, `instance-${process.pid}-${child.pid}.log`));
   child.stdout!.on("data", (d) => {
     out += d;
-    url ||= /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? "";
+    logFile.write(d);
+    url ||= /listening on (http:\/\/[^\s"]+)/.exec(out)?.[1] ?? "";
   });
-  child.stderr!.on("data", (d) => (err += d));
+  child.stderr!.on("data", (d) => {
+    err += d;
+    logFile.write(d);
+  });
+  child.once("exit", () => logFile.end());
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
