@@ -22,7 +22,7 @@ import type { Services } from "./app/process.server.js";
 import { forwardedHeaders, requestOrigin, securityHeaders } from "./server/web.js";
 import { apiDispatch } from "./server/api-dispatch.js";
 import { pageRouteLabeler, requestLogging } from "./server/request-log.js";
-import { configureLogging, log } from "./log/logger.js";
+import { captureConsole, configureLogging, log } from "./log/logger.js";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
@@ -327,6 +327,8 @@ async function main() {
     throw err;
   }
   const dev = process.argv.includes("--dev");
+  // what libraries print goes through the logger too, as JSON lines and redacted
+  captureConsole();
   // A driver promise that rejects with a lost connection (a restarted or failed-over database, a
   // terminated backend) and that its library left unhandled must not end the process: requests
   // handle their own errors and later ones reconnect. Anything else still ends it, as by default.

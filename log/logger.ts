@@ -12,6 +12,7 @@
  * middleware enters, see server/request-log.ts), wherever in the app they are logged.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { format } from "node:util";
 import pino, { type Level, type LevelWithSilent, type LogFn, type Logger } from "pino";
 import { redactText } from "./redact.js";
 
@@ -167,3 +168,17 @@ export function logger(bindings?: Record<string, unknown>): Log {
 
 /** The process's logger, for modules that add no fields of their own. */
 export const log = logger();
+
+/**
+ * Sends what libraries print with `console.*` (Remix's "No routes matched location …", which quotes a
+ * URL with its share token; a driver's notice) through the process's logger: one JSON line like every
+ * other, redacted. For the process (server.ts), not for a test runner that reads its own console.
+ */
+export function captureConsole(target: Console = console): void {
+  const to = (level: Level) => (...args: unknown[]) => log[level](format(...args));
+  target.log = to("info");
+  target.info = to("info");
+  target.debug = to("debug");
+  target.warn = to("warn");
+  target.error = to("error");
+}

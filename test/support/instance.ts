@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { inject } from "vitest";
 import { freeLoopbackPort } from "../../db/embedded.js";
 import { runLogDir } from "./log-audit.js";
 
@@ -49,20 +48,21 @@ export async function spawnInstance(databaseUrl: string, env: Record<string, str
   let out = "";
   let err = "";
   let url = "";
-  // its log lines also go to the run's log directory, which the log audit reads (test/support/log-audit.ts)
-  const logDir = runLogDir(inject("testRunId"));
-  mkdirSync(logDir, { recursive: true });
-  const logFile = createWriteStream(path.join(logDir, `instance-${process.pid}-${child.pid}.log`));
+  // in a test run, its log lines also go to the run's log directory, which the log audit reads
+  // (test/support/log-audit.ts); scripts outside vitest use this too
+  const logDir = process.env.VITEST ? runLogDir((await import("vitest")).inject("testRunId")) : undefined;
+  if (logDir) mkdirSync(logDir, { recursive: true });
+  const logFile = logDir ? createWriteStream(path.join(logDir, `instance-${process.pid}-${child.pid}.log`)) : undefined;
   child.stdout!.on("data", (d) => {
     out += d;
-    logFile.write(d);
+    logFile?.write(d);
     url ||= /listening on (http:\/\/[^\s"]+)/.exec(out)?.[1] ?? "";
   });
   child.stderr!.on("data", (d) => {
     err += d;
-    logFile.write(d);
+    logFile?.write(d);
   });
-  child.once("exit", () => logFile.end());
+  child.once("exit", () => logFile?.end());
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
