@@ -15,13 +15,16 @@ export const runLogDir = (runId: string) => path.join(os.tmpdir(), `rbx-monitor-
 /** Shorter values are not recorded: they could appear in a log line by chance. */
 export const MIN_SECRET_LENGTH = 8;
 
+/** Nor is one short lowercase word (a test's deliberately weak password "password" is also a route's name). */
+const chanceWord = (v: string) => v.length < 12 && /^[a-z]+$/.test(v);
+
 const SECRETS_FILE = /^secrets-.*\.jsonl$/;
 const LOG_FILE = /\.log$/;
 
 /** Records secrets (what kind, the value) in `dir`, for the audit at the end of the run. */
 export function recordSecrets(dir: string, kind: string, values: Iterable<string | undefined | null>): void {
   const lines: string[] = [];
-  for (const v of values) if (typeof v === "string" && v.length >= MIN_SECRET_LENGTH) lines.push(JSON.stringify({ kind, value: v }) + "\n");
+  for (const v of values) if (typeof v === "string" && v.length >= MIN_SECRET_LENGTH && !chanceWord(v)) lines.push(JSON.stringify({ kind, value: v }) + "\n");
   if (lines.length === 0) return;
   mkdirSync(dir, { recursive: true });
   appendFileSync(path.join(dir, `secrets-${process.pid}.jsonl`), lines.join(""));
