@@ -78,7 +78,10 @@ const EnvSchema = z.object({
   // format (unset: pretty for the development server, JSON otherwise), and the level of the line
   // each request gets (true: info; unset or false: debug, so written only at LOG_LEVEL=debug)
   LOG_LEVEL: z.enum(LEVELS, { error: `must be one of ${LEVELS.join(", ")}` }).default("info"),
-  LOG_FORMAT: z.enum(["json", "pretty"], { error: "must be json or pretty" }).optional().or(z.literal("").transform(() => undefined)),
+  LOG_FORMAT: z
+    .enum(["json", "pretty", ""], { error: "must be json or pretty" })
+    .optional()
+    .transform((v) => (v === "" ? undefined : v)),
   LOG_REQUESTS: z
     .enum(["true", "false", "1", "0", "", ...REQUEST_LEVELS], { error: `must be true, false or one of ${REQUEST_LEVELS.join(", ")}` })
     .optional()

@@ -30,7 +30,7 @@ export const recordSecret = (kind: string, ...values: (string | undefined | null
 export const logFile = () => path.join(logDir, `server-${process.pid}.log`);
 
 /** Fields of a JSON body that hold secrets (a new key, a share token, a TOTP secret, recovery codes…). */
-const SECRET_FIELDS = new Set(["api_key", "apiKey", "key", "public_key", "secret_key", "token", "secret", "otpauth_url", "recovery_codes", "codes", "password", "new_password", "current_password", "client_secret"]);
+const SECRET_FIELDS = new Set(["api_key", "apiKey", "public_key", "secret_key", "token", "secret", "otpauth_url", "recovery_codes", "codes", "password", "new_password", "current_password", "client_secret"]);
 
 function secretsInJson(value: unknown, found: string[], field?: string): void {
   if (typeof value === "string") {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { captureConsole, configureLogging, log, logger, prettyLine, withRequestContext } from "../../log/logger.js";
 import { redactText, redactUrl } from "../../log/redact.js";
+import { ConfigError, loadConfig } from "../../app/env.server.js";
 
 /** Lines written through the process's logger while `fn` runs, parsed. */
 function capture(fn: () => void, settings: Parameters<typeof configureLogging>[0] = {}): Record<string, any>[] {
@@ -108,5 +109,27 @@ describe("the logger", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} ERROR failed (route=routes\/api\.ingest reqId=r-9|reqId=r-9 route=routes\/api\.ingest)\n {4}Error: boom\n {4}    at /);
     expect(prettyLine("not json")).toBe("not json");
+  });
+});
+
+describe("log settings", () => {
+  const env = (vars: Record<string, string>) => loadConfig({ NODE_ENV: "test", APP_SECRET: "x".repeat(32), NOTIFICATION_SECRET: "y".repeat(16), ...vars });
+
+  it("default to info, the format left to the process, request lines at debug", () => {
+    expect(env({})).toMatchObject({ logLevel: "info", logFormat: undefined, logRequests: "debug" });
+  });
+
+  it("read LOG_LEVEL, LOG_FORMAT and LOG_REQUESTS (true: info; false: debug; or a level)", () => {
+    expect(env({ LOG_LEVEL: "warn", LOG_FORMAT: "pretty", LOG_REQUESTS: "true" })).toMatchObject({ logLevel: "warn", logFormat: "pretty", logRequests: "info" });
+    expect(env({ LOG_REQUESTS: "false" }).logRequests).toBe("debug");
+    expect(env({ LOG_REQUESTS: "1" }).logRequests).toBe("info");
+    expect(env({ LOG_REQUESTS: "warn" }).logRequests).toBe("warn");
+  });
+
+  it("name the variable of a bad value", () => {
+    expect(() => env({ LOG_LEVEL: "loud" })).toThrow(ConfigError);
+    expect(() => env({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL: must be one of trace, debug, info, warn, error, fatal, silent/);
+    expect(() => env({ LOG_FORMAT: "xml" })).toThrow(/LOG_FORMAT: must be json or pretty/);
+    expect(() => env({ LOG_REQUESTS: "yes" })).toThrow(/LOG_REQUESTS: must be true, false or one of/);
   });
 });
