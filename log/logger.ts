@@ -68,7 +68,11 @@ function build(settings: LogSettings, requests: AsyncLocalStorage<RequestContext
       formatters: { level: (label) => ({ level: label }) },
       serializers: { err: serializeError },
       // the request a line was logged in, wherever in the app it was logged
-      mixin: () => requests.getStore() ?? {},
+      // (a fresh object: pino merges the line's fields into what the mixin returns)
+      mixin: () => {
+        const context = requests.getStore();
+        return context ? { reqId: context.reqId } : {};
+      },
       // fields that are secrets by name, in whatever object a call site logs
       redact: {
         paths: ["password", "token", "secret", "apiKey", "api_key", "cookie", "authorization", "headers.authorization", "headers.cookie", 'headers["x-api-key"]', 'headers["x-sentry-auth"]', "clientSecret"],

@@ -82,11 +82,17 @@ describe("the logger", () => {
 
   it("puts the request's id on every line logged while it is served", async () => {
     const lines = capture(() => {
-      withRequestContext({ reqId: "req-1" }, () => log.info("inside"));
+      withRequestContext({ reqId: "req-1" }, () => {
+        log.error({ err: new Error("first") }, "inside");
+        log.info("then");
+      });
       log.info("outside");
     });
-    expect(lines[0]).toMatchObject({ msg: "inside", reqId: "req-1" });
-    expect(lines[1].reqId).toBeUndefined();
+    expect(lines[0]).toMatchObject({ msg: "inside", reqId: "req-1", err: { message: "first" } });
+    // a line's fields stay its own: the next line of the same request has the id, not the error
+    expect(lines[1]).toEqual(expect.objectContaining({ msg: "then", reqId: "req-1" }));
+    expect(lines[1].err).toBeUndefined();
+    expect(lines[2].reqId).toBeUndefined();
   });
 
   it("removes fields that are secrets by name", () => {
