@@ -19,9 +19,11 @@ import { migrationFiles, withSetupLock } from "./db/migrate.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import type * as App from "./app/process.server.js";
 import type { Services } from "./app/process.server.js";
-import { forwardedHeaders, redactUrl, requestOrigin, securityHeaders } from "./server/web.js";
+import { forwardedHeaders, requestOrigin, securityHeaders } from "./server/web.js";
 import { apiDispatch } from "./server/api-dispatch.js";
 import { metricsEndpoint, requestMetrics } from "./server/metrics.js";
+import { pageRouteLabeler, requestLogging } from "./server/request-log.js";
+import { captureConsole, configureLogging, log } from "./log/logger.js";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 
@@ -135,6 +137,8 @@ async function loadApp(dev: boolean | undefined): Promise<LoadedApp> {
 }
 
 export async function startServer(config: Config, opts: { dev?: boolean; database?: Database } = {}): Promise<RunningServer> {
+  // the process's one logger, which the app's and db/'s lines go through too (log/logger.ts)
+  configureLogging({ level: config.logLevel, format: config.logFormat ?? (opts.dev ? "pretty" : "json") });
   const { build, modules, vite } = await loadApp(opts.dev);
   const { createServices, forRequest, ownWritesCookie, startJobs, startAlertWorker, startEconomyAlertWorker, startHealthAlertWorker, stopJobs, assertSameOrigin, isMutation, admitPageForm, ApiError } = modules;
   const db =
@@ -175,6 +179,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   // without TRUST_PROXY those headers are dropped before anything reads them
   if (config.trustProxy > 0) app.set("trust proxy", config.trustProxy);
   app.use(forwardedHeaders(config.trustProxy));
+  const routeOf = pageRouteLabeler(typeof build === "function" ? null : build);
+  app.use(requestLogging({ trustProxy: config.trustProxy, level: config.logRequests, routeOf }));
   app.use(securityHeaders({ dev: opts.dev }));
   // Prometheus metrics only with METRICS_TOKEN (docs/operations.md, "Metrics"): every request timed from here
   if (config.metricsToken) {
@@ -188,13 +194,6 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     // public files never live under /api: skip the file-system lookup on every API request
     const publicFiles = express.static(path.join(root, "build/client"), { maxAge: "1h" });
     app.use((req, res, next) => (req.path.startsWith("/api/") ? next() : publicFiles(req, res, next)));
-  }
-  if (config.logRequests) {
-    app.use((req, res, next) => {
-      const t = performance.now();
-      res.on("finish", () => console.log(`${req.method} ${redactUrl(req.originalUrl)} ${res.statusCode} ${(performance.now() - t).toFixed(1)}ms`));
-      next();
-    });
   }
   // each request's queries spend one database budget (DB_TIMEOUT_MS), from the pool's queue on
   const getLoadContext = (req: express.Request) => ({ services: forRequest(services), clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
@@ -230,7 +229,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   // whatever still reaches Express's own handler gets the one error body, never a stack trace
   app.use((err: { status?: number }, req: express.Request, res: express.Response, _next: express.NextFunction) => {
     const status = typeof err.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;
-    if (status === 500) console.error("[http] unexpected error:", err);
+    if (status === 500) log.error({ err }, "[http] unexpected error");
     if (res.headersSent) return res.destroy();
     res.status(status).json(
       status === 500
@@ -276,7 +275,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
         // none for the next start, and the alerts waiting on them are sent
         await services.counters.drainNow().catch((err) => {
           // what stays pending is applied by the next drain of any instance
-          console.error(`[counters] not applied at shutdown: ${(err as Error).message}`);
+          log.error(`[counters] not applied at shutdown: ${(err as Error).message}`);
         });
         await services.alerts.drain();
         await services.economyAlerts.drain();
@@ -291,7 +290,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
         await settlesWithin(closed, 1_000);
         const cut = inFlight.size;
         server.closeAllConnections();
-        console.error(
+        log.error(
           `[shutdown] gave up waiting after ${SHUTDOWN_DRAIN_MS / 1000} s: ${abandoned.events} events of ${abandoned.submissions} ingest requests not acknowledged ` +
             `(${abandoned.writing} writes still waiting on the database), ${cut} requests cut`,
         );
@@ -315,10 +314,10 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
 async function warnWithoutAutovacuum(sql: Sql) {
   try {
     if (!(await autovacuumOn(sql))) {
-      console.warn("[db] autovacuum is off on this PostgreSQL server: tables get no fresh statistics and queries may be planned badly; turn it on, or run ANALYZE regularly (docs/operations.md)");
+      log.warn("[db] autovacuum is off on this PostgreSQL server: tables get no fresh statistics and queries may be planned badly; turn it on, or run ANALYZE regularly (docs/operations.md)");
     }
   } catch (err) {
-    console.error(`[db] could not read the server's autovacuum setting: ${(err as Error).message}`);
+    log.error(`[db] could not read the server's autovacuum setting: ${(err as Error).message}`);
   }
 }
 
@@ -328,18 +327,20 @@ async function main() {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(err.message);
+      log.fatal(err.message);
       process.exit(1);
     }
     throw err;
   }
   const dev = process.argv.includes("--dev");
+  // what libraries print goes through the logger too, as JSON lines and redacted
+  captureConsole();
   // A driver promise that rejects with a lost connection (a restarted or failed-over database, a
   // terminated backend) and that its library left unhandled must not end the process: requests
   // handle their own errors and later ones reconnect. Anything else still ends it, as by default.
   process.on("unhandledRejection", (err) => {
     if (!isConnectionLoss(err)) throw err;
-    console.error(`[db] connection lost outside a request: ${(err as Error).message ?? err}`);
+    log.error(`[db] connection lost outside a request: ${(err as Error).message ?? err}`);
   });
   try {
     const running = await startServer(config, { dev });
@@ -347,12 +348,12 @@ async function main() {
     const stop = (signal: string) => {
       if (signalled) return;
       signalled = true;
-      console.log(`${signal} received; shutting down`);
+      log.info(`${signal} received; shutting down`);
       running.close().then(
         // past the bound, the exit code says that something was given up (logged above)
         ({ clean }) => process.exit(clean ? 0 : 1),
         (err) => {
-          console.error("Shutdown failed:", err);
+          log.error({ err }, "Shutdown failed");
           process.exit(1);
         },
       );
@@ -362,9 +363,9 @@ async function main() {
     // before the line that says it listens, so that whoever waits for that line has seen the warning
     await warnWithoutAutovacuum(running.services.sql);
     if (signalled) return;
-    console.log(`Roblox Monitor listening on http://${config.host}:${running.port}${config.databaseUrl ? "" : " (embedded PostgreSQL)"}`);
+    log.info(`Roblox Monitor listening on http://${config.host}:${running.port}${config.databaseUrl ? "" : " (embedded PostgreSQL)"}`);
   } catch (err) {
-    console.error("Start-up failed:", err instanceof Error ? err.message : err);
+    log.fatal({ err }, `Start-up failed: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   }
 }

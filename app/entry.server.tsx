@@ -11,6 +11,7 @@ import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { isDatabaseUnavailable } from "../db/client.js";
 import { RETRY_AFTER_SECONDS } from "./http.server";
+import { log } from "../log/logger.js";
 
 export * from "./process.server";
 
@@ -30,7 +31,7 @@ export const handleError: HandleErrorFunction = (error, { request }) => {
     return;
   }
   // an internal error response (a 405, a 404 of no route) carries the error that made it
-  if (!request.signal.aborted) console.error(isRouteErrorResponse(error) && (error as { error?: unknown }).error ? (error as { error?: unknown }).error : error);
+  if (!request.signal.aborted) log.error({ err: isRouteErrorResponse(error) && (error as { error?: unknown }).error ? (error as { error?: unknown }).error : error }, "[page] unexpected error");
 };
 
 /**
@@ -66,7 +67,7 @@ export default function handleRequest(request: Request, responseStatusCode: numb
       onError(error: unknown) {
         responseStatusCode = 500;
         // errors of the shell reject above and are logged by Remix; later ones only here
-        if (shellRendered) console.error(error);
+        if (shellRendered) log.error({ err: error }, "[page] rendering failed");
       },
     });
     setTimeout(abort, ABORT_DELAY);

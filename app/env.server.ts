@@ -15,6 +15,10 @@ const bool = z
 const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(def);
 
+const LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+const REQUEST_LEVELS = ["trace", "debug", "info", "warn", "error"] as const;
+export type RequestLogLevel = (typeof REQUEST_LEVELS)[number];
+
 const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional().or(z.literal("").transform(() => undefined)),
@@ -70,7 +74,18 @@ const EnvSchema = z.object({
     .optional()
     .or(z.literal("").transform(() => undefined)),
   JOBS_ENABLED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
-  LOG_REQUESTS: bool,
+  // logs (docs/operations.md, "Logs"): the least severe level written, JSON lines or a human-readable
+  // format (unset: pretty for the development server, JSON otherwise), and the level of the line
+  // each request gets (true: info; unset or false: debug, so written only at LOG_LEVEL=debug)
+  LOG_LEVEL: z.enum(LEVELS, { error: `must be one of ${LEVELS.join(", ")}` }).default("info"),
+  LOG_FORMAT: z
+    .enum(["json", "pretty", ""], { error: "must be json or pretty" })
+    .optional()
+    .transform((v) => (v === "" ? undefined : v)),
+  LOG_REQUESTS: z
+    .enum(["true", "false", "1", "0", "", ...REQUEST_LEVELS], { error: `must be true, false or one of ${REQUEST_LEVELS.join(", ")}` })
+    .optional()
+    .transform((v): RequestLogLevel => (v === "true" || v === "1" ? "info" : v === undefined || v === "" || v === "false" || v === "0" ? "debug" : v)),
   // GET /metrics (Prometheus) answers a scraper sending `Authorization: Bearer <token>`; unset: not served
   METRICS_TOKEN: z
     .string()
@@ -137,7 +152,12 @@ export type Config = {
   /** the From of alert emails (required with SMTP_URL) */
   smtpFrom: string | undefined;
   jobsEnabled: boolean;
-  logRequests: boolean;
+  /** the least severe level written */
+  logLevel: (typeof LEVELS)[number];
+  /** unset: pretty for the development server, JSON otherwise */
+  logFormat: "json" | "pretty" | undefined;
+  /** the level of each request's line (a 5xx answer's is at least warn) */
+  logRequests: RequestLogLevel;
   /** the bearer token GET /metrics requires; undefined: /metrics is not served */
   metricsToken: string | undefined;
   /** proxy hops whose X-Forwarded-For / X-Forwarded-Proto are believed (0: none) */
@@ -309,6 +329,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,
     jobsEnabled: e.JOBS_ENABLED,
+    logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     logRequests: e.LOG_REQUESTS,
     metricsToken: e.METRICS_TOKEN,
     trustProxy: e.TRUST_PROXY,

@@ -5,6 +5,7 @@
 import zlib from "node:zlib";
 import { isDatabaseUnavailable } from "../db/client.js";
 import type { BodyBudget, BodyHold } from "./body-budget.server";
+import { log } from "../log/logger.js";
 
 export type ErrorDetail = { path: string; message: string };
 
@@ -125,7 +126,7 @@ export function errorResponse(err: unknown): Response {
     if (err.details?.length) body.details = err.details;
     return json(body, { status: err.status, headers: err.headers });
   }
-  console.error("[api] unexpected error:", err);
+  log.error({ err }, "[api] unexpected error");
   return json({ error: "internal", message: "Something went wrong on our side; the request was not completed." }, 500);
 }
 

@@ -17,6 +17,7 @@ import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 import { CounterDrainer } from "../db/counter-deltas.js";
 import { BodyBudget } from "~/body-budget.server";
 import { DatabaseBudget } from "../db/deadline.js";
+import { log } from "../log/logger.js";
 
 /** What every loader and action receives through the Remix load context. */
 export type Services = {
@@ -104,7 +105,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
           try {
             alerts.add(groups);
           } catch (err) {
-            console.error("[alerts] enqueue failed:", err);
+            log.error({ err }, "[alerts] enqueue failed");
           }
         });
       },

@@ -26,6 +26,7 @@
 import { asJson, type Sql, type TxSql } from "./client.js";
 import { addToMessages } from "./event-messages.js";
 import { observeDrain } from "./metrics.js";
+import { log } from "../log/logger.js";
 
 /** A read sees every event committed this long ago or earlier, while the drain keeps up (docs/operations.md). */
 export const STALENESS_BOUND_MS = 2000;
@@ -379,8 +380,10 @@ export class CounterDrainer {
     const started = performance.now();
     try {
       const n = await drainOnce(this.sql, limit);
-      observeDrain(n, performance.now() - started);
-      this.limit = nextDrainLimit(limit, this.maxLimit, { n, ms: performance.now() - started });
+      const ms = performance.now() - started;
+      observeDrain(n, ms);
+      if (n) log.debug({ rows: n, limit, ms: Math.round(ms) }, `[counters] drain applied ${n} pending rows`);
+      this.limit = nextDrainLimit(limit, this.maxLimit, { n, ms });
       return { n, limit };
     } catch (err) {
       if ((err as { code?: string }).code === "57014") this.limit = nextDrainLimit(limit, this.maxLimit, "timeout");
@@ -400,7 +403,7 @@ export class CounterDrainer {
         if (this.stopped || code === "CONNECTION_ENDED" || code === "CONNECTION_DESTROYED") return;
         // a drain that timed out is tried again at once, smaller (see step)
         if (code === "57014") this.again = true;
-        console.error(`[counters] drain failed, pending rows stay for the next one: ${(err as Error).message}`);
+        log.error(`[counters] drain failed, pending rows stay for the next one: ${(err as Error).message}`);
       })
       .finally(() => {
         this.running = null;
@@ -443,7 +446,7 @@ export class CounterDrainer {
       try {
         w.fn();
       } catch (err) {
-        console.error(`[counters] callback failed: ${(err as Error).message}`);
+        log.error(`[counters] callback failed: ${(err as Error).message}`);
       }
     }
   }

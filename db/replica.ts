@@ -1,4 +1,5 @@
 import { isConnectionLoss, type Sql } from "./client.js";
+import { log as processLog } from "../log/logger.js";
 
 /** How often the replica's replay position is compared with the primary's. */
 export const REPLICA_PROBE_MS = 1_000;
@@ -52,7 +53,7 @@ export class Replica {
     /** the replica's pool */
     readonly sql: Sql,
     private readonly maxLagMs: number,
-    private readonly log: (message: string) => void = (m) => console.error(m),
+    private readonly log: (message: string) => void = (m) => processLog.error(m),
   ) {}
 
   /** Probes once (so the first request already knows where to go), then every REPLICA_PROBE_MS. */

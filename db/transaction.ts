@@ -1,5 +1,6 @@
 import { isConnectionLoss, type Sql, type TxSql } from "./client.js";
 import { DeadlineError, unbounded } from "./deadline.js";
+import { log } from "../log/logger.js";
 
 /** The transaction was rolled back, or never reached COMMIT: nothing of it was written. Safe to write again. */
 export class NotCommittedError extends Error {
@@ -127,7 +128,7 @@ async function once<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>, opts: Transactio
     const outcome = await commitOutcome(unbounded(sql), id, opts.outcomeWaitMs ?? 10_000);
     if (outcome === "committed") return value;
     if (outcome === "aborted") throw new NotCommittedError(err);
-    console.error(`[db] commit of transaction ${id.xid} lost its connection and its outcome could not be read: ${(err as Error).message}`);
+    log.error(`[db] commit of transaction ${id.xid} lost its connection and its outcome could not be read: ${(err as Error).message}`);
     throw new CommitUnknownError(err);
   } finally {
     clearTimeout(timer);

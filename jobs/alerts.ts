@@ -1,6 +1,7 @@
 import type PgBoss from "pg-boss";
 import { dispatchAlerts, type AlertDeps } from "../app/alerts/dispatch.server.js";
 import { ALERT_QUEUE, type AlertJob } from "../app/alerts/enqueue.server.js";
+import { log } from "../log/logger.js";
 
 /**
  * The alert worker. pg-boss 10 polls every 2 s and fetches one job per poll by default (measured
@@ -18,7 +19,8 @@ export async function startAlertWorker(boss: PgBoss, deps: AlertDeps): Promise<v
     }
     for (const [projectId, set] of byProject) {
       const r = await dispatchAlerts(deps, projectId, [...set]);
-      if (r.failed) console.warn(`[alerts] project ${projectId}: ${r.sent} sent, ${r.failed} failed`);
+      if (r.failed) log.warn(`[alerts] project ${projectId}: ${r.sent} sent, ${r.failed} failed`);
+      else if (r.sent) log.info(`[alerts] project ${projectId}: ${r.sent} sent`);
     }
   });
 }

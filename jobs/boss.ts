@@ -16,6 +16,7 @@ import { projectsWithNewGroups } from "../db/grouping-templates.js";
 import { ensurePartitions } from "./partitions.js";
 import { runHealthCompaction, runHealthJob } from "./health.js";
 import { registerEconomySync, type EconomySyncOptions } from "./economy-sync.js";
+import { log } from "../log/logger.js";
 
 export const QUEUES = {
   retention: "retention",
@@ -35,25 +36,25 @@ export async function startJobs(
 ): Promise<PgBoss> {
   const boss = new PgBoss({ connectionString: databaseUrl, max: 4, schema: "pgboss" });
   // one line per error: the error object carries the whole database client
-  boss.on("error", (err) => console.error(`[jobs] pg-boss error: ${describeError(err)}`));
+  boss.on("error", (err) => log.error(`[jobs] pg-boss error: ${describeError(err)}`));
   await boss.start();
   await boss.createQueue(QUEUES.retention);
   // hourly; pg-boss makes sure only one instance runs a scheduled job per slot
   await boss.schedule(QUEUES.retention, "17 * * * *");
   await boss.work(QUEUES.retention, async () => {
     const r = await runRetention(sql, opts.retentionDays);
-    if (r.events) console.log(`[jobs] retention deleted ${r.events} raw events`);
+    if (r.events) log.info(`[jobs] retention deleted ${r.events} raw events`);
     const health = await runHealthRetention(sql, opts.retentionDays);
-    if (Object.values(health).some((n) => n > 0)) console.log(`[jobs] retention deleted health data ${JSON.stringify(health)}`);
+    if (Object.values(health).some((n) => n > 0)) log.info(`[jobs] retention deleted health data ${JSON.stringify(health)}`);
     const flows = await pruneFlows(sql, opts.retentionDays);
-    if (flows) console.log(`[jobs] retention deleted ${flows} economy flows`);
+    if (flows) log.info(`[jobs] retention deleted ${flows} economy flows`);
     await pruneEventIds(sql);
     await pruneIngestWindows(sql);
     await pruneIdempotencyKeys(sql);
     await pruneClientReports(sql, SDK_HEALTH_MAX_DAYS);
     await pruneEconomyAlertClaims(sql);
     const audit = await pruneAudit(sql, opts.auditRetentionDays ?? 365);
-    if (audit) console.log(`[jobs] retention deleted ${audit} audit log rows`);
+    if (audit) log.info(`[jobs] retention deleted ${audit} audit log rows`);
   });
   // daily partitions of events and minute rollups, kept a week ahead; also once at start, so a
   // process that was down for days catches up before the current day runs out
@@ -61,7 +62,7 @@ export async function startJobs(
   await boss.schedule(QUEUES.partitions, "7 * * * *");
   await boss.work(QUEUES.partitions, async () => {
     const made = await ensurePartitions(sql);
-    if (made) console.log(`[jobs] created ${made} daily partitions`);
+    if (made) log.info(`[jobs] created ${made} daily partitions`);
   });
   await boss.send(QUEUES.partitions, {}, { singletonKey: "start", singletonSeconds: 60 });
   // snoozes that end at a time reopen within a minute of it, even when the error has stopped
@@ -82,7 +83,7 @@ export async function startJobs(
   await boss.schedule(QUEUES.groupFrames, "37 * * * *");
   await boss.work(QUEUES.groupFrames, async () => {
     const filled = await fillGroupFrames(sql);
-    if (filled) console.log(`[jobs] filled the stack frames of ${filled} issues`);
+    if (filled) log.info(`[jobs] filled the stack frames of ${filled} issues`);
   });
   await boss.send(QUEUES.groupFrames, {}, { singletonKey: "start", singletonSeconds: 60 });
   // learned templates (jobs/grouping-learn.ts): a project's pass after writes that made issues
@@ -95,7 +96,7 @@ export async function startJobs(
     if (!job?.data?.project_id) for (const p of await projectsWithNewGroups(sql, 15 * 60)) projects.add(p);
     for (const p of projects) {
       const r = await learnProject(sql, p);
-      if (r?.merged) console.log(`[jobs] learned templates: ${r.merged} issue(s) merged into their template's issue`);
+      if (r?.merged) log.info(`[jobs] learned templates: ${r.merged} issue(s) merged into their template's issue`);
     }
   });
   await boss.send(QUEUES.groupingLearn, {}, { singletonKey: "start", singletonSeconds: 60 });
@@ -104,7 +105,7 @@ export async function startJobs(
   await boss.schedule(QUEUES.health, "* * * * *");
   await boss.work(QUEUES.health, async () => {
     const lost = await runHealthJob(sql);
-    if (lost) console.log(`[jobs] ${lost} game servers ended abnormally (silent)`);
+    if (lost) log.info(`[jobs] ${lost} game servers ended abnormally (silent)`);
     // the closed hours' and days' shard rows merged into one per cell: reads over 30 days stay fast
     await runHealthCompaction(sql);
   });

@@ -1,6 +1,7 @@
 import type PgBoss from "pg-boss";
 import { dispatchEconomyAlerts, type EconomyAlertDeps } from "../app/alerts/economy.server.js";
 import { ECONOMY_ALERT_QUEUE, type EconomyAlertJob } from "../app/alerts/economy-enqueue.server.js";
+import { log } from "../log/logger.js";
 
 /** a project with more to read than one pass reads gets this many passes per job */
 const MAX_PASSES = 5;
@@ -16,7 +17,8 @@ export async function startEconomyAlertWorker(boss: PgBoss, deps: EconomyAlertDe
     for (const projectId of new Set(jobs.map((j) => j.data.project_id))) {
       for (let pass = 0; pass < MAX_PASSES; pass++) {
         const r = await dispatchEconomyAlerts(deps, projectId);
-        if (r.failed) console.warn(`[alerts] project ${projectId}: ${r.sent} economy alert(s) sent, ${r.failed} failed`);
+        if (r.failed) log.warn(`[alerts] project ${projectId}: ${r.sent} economy alert(s) sent, ${r.failed} failed`);
+        else if (r.sent) log.info(`[alerts] project ${projectId}: ${r.sent} economy alert(s) sent`);
         if (!r.more) break;
       }
     }

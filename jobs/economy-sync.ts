@@ -4,6 +4,7 @@ import { finishSync } from "../db/economy-sync.js";
 import { runScanSlice } from "../app/economy/scan.server.js";
 import { EconomyAlertEnqueuer } from "../app/alerts/economy-enqueue.server.js";
 import { enqueueSlice, SLICE_MS, SYNC_JOB_OPTIONS, SYNC_QUEUE, type SliceJob } from "../app/economy/sync.server.js";
+import { log } from "../log/logger.js";
 
 export type EconomySyncOptions = { appSecret: string; openCloudBaseUrl: string; requestsPerMinute: number; workers?: number };
 
@@ -35,7 +36,7 @@ export async function registerEconomySync(boss: PgBoss, sql: Sql, opts: EconomyS
       );
       if (outcome === "continue") await enqueueSlice(boss, { projectId, scanId });
     } catch (err) {
-      console.error(`[jobs] economy scan of project ${projectId} failed (attempt ${job.retryCount + 1}):`, err);
+      log.error({ err, projectId }, `[jobs] economy scan of project ${projectId} failed (attempt ${job.retryCount + 1})`);
       if (job.retryCount >= (job.retryLimit ?? SYNC_JOB_OPTIONS.retryLimit)) {
         await finishSync(sql, projectId, scanId, {
           state: "failed",

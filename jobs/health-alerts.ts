@@ -2,6 +2,7 @@ import type PgBoss from "pg-boss";
 import { projectsWithHealthRules } from "../db/health-alerts.js";
 import { dispatchHealthAlerts } from "../app/alerts/health.server.js";
 import type { AlertDeps } from "../app/alerts/dispatch.server.js";
+import { log } from "../log/logger.js";
 
 export const HEALTH_ALERT_QUEUE = "health-alerts";
 /** a job of the queue: one project's evaluation, or (no project) the minute's tick that makes them */
@@ -37,9 +38,10 @@ export async function startHealthAlertWorker(boss: PgBoss, deps: AlertDeps): Pro
       [...projects].map(async (projectId) => {
         try {
           const r = await dispatchHealthAlerts(deps, projectId);
-          if (r.failed) console.warn(`[alerts] project ${projectId}: ${r.sent} health alert(s) sent, ${r.failed} failed`);
+          if (r.failed) log.warn(`[alerts] project ${projectId}: ${r.sent} health alert(s) sent, ${r.failed} failed`);
+          else if (r.sent) log.info(`[alerts] project ${projectId}: ${r.sent} health alert(s) sent`);
         } catch (err) {
-          console.error(`[alerts] health alert evaluation of project ${projectId} failed:`, err);
+          log.error({ err, projectId }, `[alerts] health alert evaluation of project ${projectId} failed`);
         }
       }),
     );

@@ -17,6 +17,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Request as ExpressRequest, Response as ExpressResponse, NextFunction } from "express";
 import { createReadableStreamFromReadable, writeReadableStreamToWritable, type ServerBuild, type AppLoadContext } from "@remix-run/node";
 import type * as Http from "../app/http.server.js";
+import { log } from "../log/logger.js";
 
 /**
  * The app's Fetch fast paths (app/http.server.ts): the JSON text of a Response made by `json()`, the
@@ -32,7 +33,7 @@ export type ApiMatch = { id: string; params: Record<string, string>; module: Rou
 const paramRe = /^:[\w-]+$/;
 
 /** react-router's route score: more segments, static over dynamic, a splat last. */
-function score(path: string): number {
+export function score(path: string): number {
   const segments = path.split("/");
   let s = segments.length;
   if (segments.includes("*")) s -= 2;
@@ -44,7 +45,7 @@ function score(path: string): number {
 }
 
 /** react-router's path pattern as a RegExp (case-insensitive, trailing slashes ignored). */
-function compile(path: string): { regex: RegExp; params: string[]; splat: boolean } {
+export function compile(path: string): { regex: RegExp; params: string[]; splat: boolean } {
   const params: string[] = [];
   const splat = path.endsWith("*");
   let source =
@@ -66,7 +67,7 @@ function compile(path: string): { regex: RegExp; params: string[]; splat: boolea
   return { regex: new RegExp(source, "i"), params, splat };
 }
 
-function decodePath(pathname: string): string {
+export function decodePath(pathname: string): string {
   if (!pathname.includes("%")) return pathname;
   try {
     return pathname
@@ -78,7 +79,7 @@ function decodePath(pathname: string): string {
   }
 }
 
-function fullPath(build: ServerBuild, id: string): string {
+export function fullPath(build: ServerBuild, id: string): string {
   const parts: string[] = [];
   for (let route = build.routes[id]; route; route = route.parentId ? build.routes[route.parentId] : (undefined as never)) {
     if (route.path) parts.unshift(route.path);
@@ -161,7 +162,7 @@ export function apiDispatch(build: ServerBuild, face: FetchFace, getLoadContext:
         if (err instanceof Response) {
           response = withHeader(err, "X-Remix-Catch", "yes");
         } else {
-          if (!request.signal.aborted) console.error(err);
+          if (!request.signal.aborted) log.error({ err }, `[api] route ${found.id} failed`);
           response = new Response("Unexpected Server Error", { status: 500, headers: { "Content-Type": "text/plain" } });
         }
       }

@@ -3,7 +3,7 @@ import helmet from "helmet";
 
 /**
  * Express-level hardening shared by every route: forwarded headers believed only from a trusted
- * proxy, a fixed set of security headers, and request logs without share tokens.
+ * proxy and a fixed set of security headers.
  */
 
 const HOST = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/i;
@@ -118,6 +118,5 @@ export function recordHeaderWrites(middleware: RequestHandler): HeaderWrite[] | 
   return exact && passed ? writes : null;
 }
 
-/** Share tokens are credentials: a logged URL keeps its shape but not the token. */
-export const redactUrl = (url: string) =>
-  url.replace(/(\/share\/)[^/?#]+/gi, "$1[redacted]").replace(/shr_[A-Za-z0-9_-]+/g, "shr_[redacted]");
+/** Share tokens are credentials: a logged URL keeps its shape but not the token (every log line goes through it, log/redact.ts). */
+export { redactUrl } from "../log/redact.js";

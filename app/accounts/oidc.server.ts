@@ -29,6 +29,7 @@ import { queryOf } from "~/errors/params.server";
 import { deviceCookie } from "./device-cookies.server";
 import { hashPassword } from "./passwords.server";
 import { setupNeeded } from "./users.server";
+import { log } from "../../log/logger.js";
 
 /**
  * Sign-in with OpenID Connect (docs/sign-in.md). remix-auth-oauth2's strategy runs the
@@ -83,7 +84,7 @@ async function metadata(p: OidcProviderConfig): Promise<oauth.AuthorizationServe
     discovered.set(key, { as, at: Date.now() });
     return as;
   } catch (err) {
-    console.warn(`oidc: discovery for ${p.id} at ${p.issuer} failed: ${(err as Error).message}`);
+    log.warn(`oidc: discovery for ${p.id} at ${p.issuer} failed: ${(err as Error).message}`);
     throw unavailable(p);
   }
 }
@@ -220,12 +221,12 @@ function describe(p: OidcProviderConfig, err: unknown): ApiError {
     return refused(400, `${p.name} refused the sign-in (${String(err.error).slice(0, 80)}). Start again from the sign-in page.`);
   }
   if (err instanceof oauth.OperationProcessingError) {
-    console.warn(`oidc: ${p.id}: ${err.code}: ${err.message}`);
+    log.warn(`oidc: ${p.id}: ${err.code}: ${err.message}`);
     if (err.code === oauth.JWT_TIMESTAMP_CHECK) return refused(400, `The token from ${p.name} has expired or is not yet valid (check the server clocks). Start again.`);
     if (err.code === oauth.JWT_CLAIM_COMPARISON) return refused(400, `The token from ${p.name} does not belong to this sign-in (${claimOf(err)}). Start again.`);
     return refused(400, `The answer from ${p.name} did not pass its checks. Start again from the sign-in page.`);
   }
-  console.warn(`oidc: ${p.id}: ${(err as Error)?.message}`);
+  log.warn(`oidc: ${p.id}: ${(err as Error)?.message}`);
   return unavailable(p);
 }
 const claimOf = (err: oauth.OperationProcessingError) => {

@@ -26,6 +26,7 @@ import { issueTitle } from "~/errors/title.server";
 import { sendWebhook, type SendResult } from "./send.server";
 import { sendEmail } from "./email.server";
 import { buildEmail } from "./email-payloads.server";
+import { log } from "../../log/logger.js";
 
 export type AlertDeps = { sql: Sql; config: Pick<Config, "appSecret" | "webhookAllowPrivate" | "publicUrl" | "smtpUrl" | "smtpFrom"> };
 export type DispatchResult = { sent: number; failed: number };
@@ -185,7 +186,7 @@ export async function withinBudget<T>(sql: Sql, ruleId: string, list: T[], one: 
   const slots = Math.min(list.length, PER_RULE);
   for (let i = 0; i < slots; i++) {
     if ((await hit(sql, `alerts:rule:${ruleId}`, 60)).count > RULE_BUDGET) {
-      console.warn(`[alerts] rule ${ruleId}: over ${RULE_BUDGET} messages this minute; ${list.length - i} subject(s) not alerted`);
+      log.warn(`[alerts] rule ${ruleId}: over ${RULE_BUDGET} messages this minute; ${list.length - i} subject(s) not alerted`);
       break;
     }
     out.push(i === PER_RULE - 1 && list.length > PER_RULE ? summary(list.slice(i)) : one(list[i]));

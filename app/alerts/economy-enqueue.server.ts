@@ -2,6 +2,7 @@ import type PgBoss from "pg-boss";
 import type { Sql } from "../../db/client.js";
 import { hasEconomyRules } from "../../db/economy-alerts.js";
 import { Coalescer } from "./enqueue.server";
+import { log } from "../../log/logger.js";
 
 export const ECONOMY_ALERT_QUEUE = "economy-alerts";
 export type EconomyAlertJob = { project_id: string };
@@ -52,7 +53,7 @@ export class EconomyAlertEnqueuer extends Coalescer {
           const job: EconomyAlertJob = { project_id: projectId };
           await this.boss!.send(ECONOMY_ALERT_QUEUE, job, { retryLimit: 2, retryDelay: 1, expireInSeconds: 120 });
         } catch (err) {
-          console.error(`[alerts] could not enqueue economy alert evaluation for project ${projectId}:`, err);
+          log.error({ err, projectId }, `[alerts] could not enqueue economy alert evaluation for project ${projectId}`);
         }
       }),
     );

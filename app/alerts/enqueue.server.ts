@@ -2,6 +2,7 @@ import type PgBoss from "pg-boss";
 import type { Sql } from "../../db/client.js";
 import { enqueueMode } from "../../db/alerts.js";
 import type { TouchedGroup } from "../../db/events.js";
+import { log } from "../../log/logger.js";
 
 export const ALERT_QUEUE = "alerts";
 export type AlertJob = { project_id: string; fingerprints: string[] };
@@ -104,7 +105,7 @@ export class AlertEnqueuer extends Coalescer {
             await this.boss!.send(ALERT_QUEUE, job, { retryLimit: 2, retryDelay: 1, expireInSeconds: 120 });
           }
         } catch (err) {
-          console.error(`[alerts] could not enqueue alert evaluation for project ${projectId}:`, err);
+          log.error({ err, projectId }, `[alerts] could not enqueue alert evaluation for project ${projectId}`);
         }
       }),
     );

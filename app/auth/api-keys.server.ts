@@ -3,6 +3,7 @@ import type { Sql } from "../../db/client.js";
 import { findActiveKey, insertApiKey, touchApiKey } from "../../db/projects.js";
 import { unauthorized } from "~/http.server";
 import { KeyCache, UseStamps } from "./key-cache.server";
+import { log } from "../../log/logger.js";
 
 const KEY_PREFIX = "rbx_";
 
@@ -60,7 +61,7 @@ export class ApiKeyAuth {
     });
     if (!hit) throw unauthorized("The API key is not valid or has been revoked.");
     if (this.used.due(hit.id)) {
-      touchApiKey(this.sql, hit.id).catch((err) => console.error("[auth] last_used_at update failed:", err));
+      touchApiKey(this.sql, hit.id).catch((err) => log.error({ err }, "[auth] last_used_at update failed"));
     }
     return { projectId: hit.projectId, keyId: hit.id };
   }

@@ -17,6 +17,7 @@ import { MAX_TEMPLATES_PER_PROJECT, templatesForIngest } from "../../db/grouping
 import { Coalescer } from "../alerts/enqueue.server";
 import { pickTemplate, tokens } from "./miner.server";
 import type { GroupingParts } from "./fingerprint.server";
+import { log } from "../../log/logger.js";
 
 const TTL_MS = 5_000;
 /** Projects whose templates are kept at once; the least recently loaded one is dropped first. */
@@ -103,7 +104,7 @@ export class LearnedTemplates extends Coalescer {
     try {
       entry = await this.current(projectId);
     } catch (err) {
-      console.error(`[grouping] learned templates not read: ${(err as Error).message}`);
+      log.error(`[grouping] learned templates not read: ${(err as Error).message}`);
       return;
     }
     if (entry.count === 0) return;
@@ -169,7 +170,7 @@ export class LearnedTemplates extends Coalescer {
       try {
         await this.boss!.sendDebounced(GROUPING_LEARN_QUEUE, { project_id: p }, {}, LEARN_DEBOUNCE_SECONDS, p);
       } catch (err) {
-        console.error(`[grouping] learning not triggered: ${(err as Error).message}`);
+        log.error(`[grouping] learning not triggered: ${(err as Error).message}`);
       }
     }
   }

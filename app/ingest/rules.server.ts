@@ -6,6 +6,7 @@ import { addRuleHits, listRuleDefinitions, titleRuleIssue, type RuleMatch } from
 import { invalidPayload } from "~/http.server";
 import { culpritFor } from "./fingerprint.server";
 import { frameEntries } from "./frames.server";
+import { log } from "../../log/logger.js";
 
 /**
  * Grouping rules: a project's ordered list of matches and actions, applied at ingest before the
@@ -152,7 +153,7 @@ function regexSet(rules: readonly CompiledRule[]): { set: RE2Set; index: Map<Com
     set.compile();
     return { set, index };
   } catch (err) {
-    console.error("[grouping-rules] the regex set could not be built; rules run one by one:", (err as Error).message);
+    log.error(`[grouping-rules] the regex set could not be built; rules run one by one: ${(err as Error).message}`);
     return null;
   }
 }
@@ -196,7 +197,7 @@ export function compileRules(rows: { id: string; action: RuleAction; name: strin
     try {
       out.push(compileRule(r));
     } catch (err) {
-      console.error(`[grouping-rules] rule ${r.id} does not compile and is skipped:`, (err as Error).message);
+      log.error(`[grouping-rules] rule ${r.id} does not compile and is skipped: ${(err as Error).message}`);
     }
   }
   return new ProjectRules(out);
@@ -282,7 +283,7 @@ export async function recordRuleHits(
       }),
     ]);
   } catch (err) {
-    console.error("[grouping-rules] counting ignored events or titling a rule's issue failed:", err);
+    log.error({ err }, "[grouping-rules] counting ignored events or titling a rule's issue failed");
   }
   return [...perRule.values()].reduce((a, b) => a + b, 0);
 }

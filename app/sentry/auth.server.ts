@@ -5,6 +5,7 @@ import { KeyCache, UseStamps } from "~/auth/key-cache.server";
 import { ApiError, invalidPayload, unauthorized } from "~/http.server";
 import { isStorable } from "~/text.server";
 import { queryOf } from "~/errors/params.server";
+import { log } from "../../log/logger.js";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -77,13 +78,13 @@ export class SentryKeyAuth {
   private async dsnKey(key: string): Promise<DsnKey | undefined> {
     this.listening ??= this.cache.listen(this.sql).catch((err) => {
       this.listening = undefined;
-      console.error("[sentry] key listener failed:", err);
+      log.error({ err }, "[sentry] key listener failed");
     });
     return this.cache.resolve(key, async () => {
       const row = await findActiveDsnKey(this.sql, key);
       if (!row) return undefined;
       if (this.used.due(row.id)) {
-        touchDsnKey(this.sql, row.id).catch((err) => console.error("[sentry] last_used_at update failed:", err));
+        touchDsnKey(this.sql, row.id).catch((err) => log.error({ err }, "[sentry] last_used_at update failed"));
       }
       return { id: row.id, projectId: row.project_id, dsnId: row.dsn_id, rateLimit: row.rate_limit_per_minute };
     });

@@ -5,6 +5,7 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import postgres from "postgres";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../../db/embedded.js";
+import { auditRunLogs } from "./log-audit.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -40,6 +41,7 @@ export default async function setup(project: TestProject) {
     if (!embedded) await dropRunDatabases(url!, runId);
     await embedded?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
+    auditRunLogs(runId);
   };
 }
 

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freeLoopbackPort } from "../../db/embedded.js";
+import { runLogDir } from "./log-audit.js";
 
 /** A free TCP port on loopback (closed again before use). */
 export const freePort = freeLoopbackPort;
@@ -47,11 +48,21 @@ export async function spawnInstance(databaseUrl: string, env: Record<string, str
   let out = "";
   let err = "";
   let url = "";
+  // in a test run, its log lines also go to the run's log directory, which the log audit reads
+  // (test/support/log-audit.ts); scripts outside vitest use this too
+  const logDir = process.env.VITEST ? runLogDir((await import("vitest")).inject("testRunId")) : undefined;
+  if (logDir) mkdirSync(logDir, { recursive: true });
+  const logFile = logDir ? createWriteStream(path.join(logDir, `instance-${process.pid}-${child.pid}.log`)) : undefined;
   child.stdout!.on("data", (d) => {
     out += d;
-    url ||= /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? "";
+    logFile?.write(d);
+    url ||= /listening on (http:\/\/[^\s"]+)/.exec(out)?.[1] ?? "";
   });
-  child.stderr!.on("data", (d) => (err += d));
+  child.stderr!.on("data", (d) => {
+    err += d;
+    logFile?.write(d);
+  });
+  child.once("exit", () => logFile?.end());
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );

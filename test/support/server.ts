@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -11,6 +11,65 @@ import { insertProject } from "../../db/projects.js";
 import { loadConfig } from "../../app/env.server.js";
 import { createApiKey } from "../../app/auth/api-keys.server.js";
 import { startServer, type RunningServer } from "../../server.js";
+import { configureLogging } from "../../log/logger.js";
+import { recordSecrets, runLogDir } from "./log-audit.js";
+
+/**
+ * The log lines of this test process (its servers', and whatever db/ and jobs/ log) go to a file in
+ * the run's log directory, which the global teardown audits for secrets (test/support/log-audit.ts).
+ */
+const logDir = runLogDir(inject("testRunId"));
+mkdirSync(logDir, { recursive: true });
+const logFd = openSync(path.join(logDir, `server-${process.pid}.log`), "a");
+configureLogging({ sink: { write: (line: string) => writeSync(logFd, line) } });
+
+/** Records secrets this process created or sent, for the log audit at the end of the run. */
+export const recordSecret = (kind: string, ...values: (string | undefined | null)[]) => recordSecrets(logDir, kind, values);
+
+/** The path of this process's log file (a test may read the lines its requests made). */
+export const logFile = () => path.join(logDir, `server-${process.pid}.log`);
+
+/** Fields of a JSON body that hold secrets (a new key, a share token, a TOTP secret, recovery codes…). */
+const SECRET_FIELDS = new Set(["api_key", "apiKey", "public_key", "secret_key", "token", "secret", "otpauth_url", "recovery_codes", "codes", "password", "new_password", "current_password", "client_secret"]);
+
+function secretsInJson(value: unknown, found: string[], field?: string): void {
+  if (typeof value === "string") {
+    if (field && SECRET_FIELDS.has(field)) found.push(value);
+  } else if (Array.isArray(value)) {
+    for (const v of value) secretsInJson(v, found, field);
+  } else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) secretsInJson(v, found, k);
+  }
+}
+
+const jsonSecrets = (text: string): string[] => {
+  const found: string[] = [];
+  try {
+    secretsInJson(JSON.parse(text), found);
+  } catch {
+    // not JSON
+  }
+  return found;
+};
+
+/** The secrets a request sends (its key, cookie, credentials, a share token or DSN key in the URL, a JSON body's secret fields). */
+function recordRequestSecrets(pathname: string, init: RequestInit | undefined) {
+  const headers = new Headers(init?.headers);
+  const cookies = (headers.get("cookie") ?? "").split(";").map((c) => c.slice(c.indexOf("=") + 1).trim());
+  const sentryKey = /sentry_key=([^&,\s]+)/.exec(`${pathname} ${headers.get("x-sentry-auth") ?? ""}`)?.[1];
+  const share = /\/share\/([^/?#]+)/.exec(pathname)?.[1];
+  const bearer = /^Bearer\s+(\S+)/i.exec(headers.get("authorization") ?? "")?.[1];
+  recordSecret("request credential", headers.get("x-api-key"), sentryKey, share, bearer, ...cookies);
+  if (typeof init?.body === "string") recordSecret("request body secret", ...jsonSecrets(init.body));
+}
+
+/** The secrets an answer hands out: its cookies and its JSON body's secret fields. */
+async function recordResponseSecrets(res: Response) {
+  const cookies = res.headers.getSetCookie().map((c) => c.split(";")[0].slice(c.indexOf("=") + 1));
+  recordSecret("cookie", ...cookies);
+  if (!(res.headers.get("content-type") ?? "").includes("json")) return;
+  recordSecret("answer secret", ...jsonSecrets(await res.clone().text()));
+}
 
 /** A new, empty database on the test server; returns its URL. */
 export async function freshDatabaseUrl(): Promise<string> {
@@ -87,6 +146,8 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     HOST: "127.0.0.1",
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rbx-monitor-data-")),
     JOBS_ENABLED: "false",
+    // every request's line is written (and audited)
+    LOG_LEVEL: "debug",
     ...env,
   });
 }
@@ -102,13 +163,21 @@ export type TestApp = RunningServer & {
 export async function startTestApp(env: Record<string, string> = {}, databaseUrl?: string): Promise<TestApp> {
   const url = databaseUrl ?? (await migratedDatabaseUrl());
   const config = testConfig(url, env);
+  recordSecret("config secret", config.appSecret, config.notificationSecret, ...config.oidcProviders.map((p) => p.clientSecret));
+  recordSecret("environment secret", ...Object.entries(env).filter(([k]) => /SECRET|PASSWORD|TOKEN/.test(k)).map(([, v]) => v));
   const database = await openDatabase({ databaseUrl: url, dataDir: config.dataDir, embeddedPort: 0, poolSize: config.dbPoolSize, timeoutMs: config.dbTimeoutMs });
   const running = await startServer(config, { database });
   return {
     ...running,
     sql: database.sql,
     databaseUrl: url,
-    request: (pathname, init) => fetch(running.url + pathname, init),
+    request: async (pathname, init) => {
+      recordRequestSecrets(pathname, init);
+      const res = await fetch(running.url + pathname, init);
+      // read from a copy, beside the test's own reading
+      void recordResponseSecrets(res).catch(() => {});
+      return res;
+    },
     close: async () => {
       const report = await running.close();
       await database.close();
@@ -122,6 +191,7 @@ export async function startTestApp(env: Record<string, string> = {}, databaseUrl
 export async function createProject(sql: Sql, name = "Test Game") {
   const project = await insertProject(sql, name);
   const { apiKey, key } = await createApiKey(sql, project.id, "test");
+  recordSecret("api key", apiKey);
   return { projectId: project.id, apiKey, keyId: key.id };
 }
 

@@ -3,7 +3,7 @@ import type { Sql } from "../../db/client.js";
 import { insertMember, type Role } from "../../db/members.js";
 import { createUser } from "../../app/accounts/users.server.js";
 import { createProject as domainCreateProject } from "../../app/team/projects.server.js";
-import type { TestApp } from "./server.js";
+import { recordSecret, type TestApp } from "./server.js";
 import { countersApplied } from "./counters.js";
 
 /** Factories and a small client for the Team API (session cookie, JSON). */
@@ -11,12 +11,14 @@ export const PASSWORD = "correct horse battery";
 
 export async function makeUser(sql: Sql, email = `u-${randomBytes(4).toString("hex")}@example.test`) {
   const user = await createUser(sql, { email, password: PASSWORD });
+  recordSecret("password", PASSWORD);
   return { id: user.id, email: user.email };
 }
 
 /** A project whose owner is `ownerId`, plus optional extra members. */
 export async function makeProject(sql: Sql, ownerId: string, members: { userId: string; role: Role }[] = [], name = "Team Game") {
   const { project, api_key, key } = await domainCreateProject(sql, { id: ownerId, email: "" }, { name });
+  recordSecret("api key", api_key);
   for (const m of members) await insertMember(sql, project.id, m.userId, m.role);
   return { projectId: project.id, apiKey: api_key, keyId: key.id };
 }
