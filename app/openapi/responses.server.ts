@@ -100,23 +100,167 @@ same<Same<z.output<typeof HealthAnswer>, HealthAnswerType>>();
 
 /** A row of the read API as the database gives it: the listed fields, and more. */
 const row = <T extends z.core.$ZodLooseShape>(shape: T) => z.looseObject(shape);
+const nullableString = z.string().nullable();
+const userId = z.union([z.string(), z.number()]).nullable();
 
-export const Group = row({ id, fingerprint: z.string(), message: z.string(), title: z.string(), level: z.string(), status: z.string(), count: z.union([z.number(), z.string()]), first_seen: isoTime, last_seen: isoTime }).meta({ id: "Group" });
-export const Event = row({ id, message: z.string(), level: z.string(), timestamp: isoTime }).meta({ id: "Event" });
+export const Group = row({
+  id,
+  fingerprint: z.string(),
+  message: z.string(),
+  title: nullableString,
+  level: z.string(),
+  status: z.string(),
+  count: count,
+  user_count: count,
+  first_seen: isoTime,
+  last_seen: isoTime,
+  culprit: nullableString,
+}).meta({ id: "Group" });
+export const Event = row({ id, group_id: id, message: z.string(), level: z.string(), timestamp: isoTime, user_id: userId.optional() }).meta({ id: "Event" });
+const Series = z.array(z.object({ bucket: isoTime, count })).meta({ id: "HourlySeries" });
 
 const page = { total: count, limit: count, offset: count };
 export const ErrorList = z
   .object({ data: z.array(z.union([Group, Event])), ...page, grouped: z.boolean(), search_window_full: z.literal(true).optional() })
   .meta({ id: "ErrorList" });
 
+export const IssueDetail = z
+  .object({
+    group: Group,
+    series: Series,
+    events: z.array(Event),
+    environments: z.array(row({ environment: z.string(), count })),
+    versions: z.array(row({})),
+    players: z.array(row({ user_id: userId, last_seen: isoTime })),
+    learned_template: z.unknown().nullable(),
+  })
+  .meta({ id: "IssueDetail" });
+export const IssueEvents = z.object({ data: z.array(Event), newer: nullableString, older: nullableString, limit: count }).meta({ id: "IssueEvents" });
+export const IssueTags = z
+  .object({ sampled: count, tags: z.array(z.object({ key: z.string(), total: count, values: z.array(row({})) })) })
+  .meta({ id: "IssueTags" });
+export const Stats = z
+  .object({
+    timeframe: z.string(),
+    total_errors: count,
+    by_level: z.object({ error: count, warn: count, info: count }),
+    open_groups: count,
+    affected_users: count,
+    top_errors: z.array(row({ id, message: z.string(), title: nullableString, count, level: z.string(), status: z.string(), last_seen: isoTime })),
+  })
+  .meta({ id: "Stats" });
+export const Players = z.object({ data: z.array(row({ user_id: userId, last_seen: isoTime, issues: count })), search: z.string(), limit: count }).meta({ id: "Players" });
+export const Player = z
+  .object({ player: row({ user_id: userId, last_seen: isoTime }), issues: z.array(row({ id, message: z.string(), status: z.string() })), events: z.array(Event) })
+  .meta({ id: "Player" });
+export const Trace = z
+  .object({ trace: row({ trace_id: z.string(), first_seen: isoTime, last_seen: isoTime, event_count: count, group_ids: z.array(id) }), events: z.array(Event) })
+  .meta({ id: "Trace" });
+export const Releases = z
+  .object({ data: z.array(row({ version: z.string(), occurrences: count, new_issues: count, regressions: count })), ...page, window: z.string(), environment: nullableString })
+  .meta({ id: "Releases" });
+
+// ---- economy -----------------------------------------------------------------------------------------
+
+const amount = z.string().describe("a decimal integer as a string (balances exceed 2^53)");
+export const EconomyFlows = z
+  .object({
+    currency: z.string(),
+    days: count,
+    sources: z.array(row({ source: z.string(), gained: amount, spent: amount, flows: count })).optional(),
+    totals: row({ gained: amount, spent: amount, flows: count }).optional(),
+    currencies: z.array(row({ currency: z.string() })).optional(),
+  })
+  .meta({ id: "EconomyFlows" });
+export const EconomyPlayer = z
+  .object({ player: row({ user_id: z.string() }), history: z.array(row({ id, observed_at: isoTime })), flows: z.array(row({ id, currency: z.string(), amount })), unexplained: z.array(row({ id, currency: z.string(), unexplained: amount })) })
+  .meta({ id: "EconomyPlayer" });
+export const EconomyUnexplained = z
+  .object({ data: z.array(row({ id, user_id: z.string(), currency: z.string(), unexplained: amount })), total: count, currency: z.string(), min_amount: amount, days: count, limit: count, offset: count })
+  .meta({ id: "EconomyUnexplained" });
+export const OpenCloudKey = z
+  .object({
+    configured: z.boolean(),
+    universe_id: nullableString.optional(),
+    datastore_name: nullableString.optional(),
+    scope: nullableString.optional(),
+    key_prefix: nullableString.optional(),
+    key_last4: nullableString.optional(),
+    updated_at: isoTime.nullable().optional(),
+  })
+  .meta({ id: "OpenCloudKey" });
+export const CurrencyMapAnswer = z
+  .object({ map: row({ currencies: z.array(row({ key: z.string(), name: z.string(), paths: z.array(z.string()) })) }), is_default: z.boolean(), updated_at: isoTime.nullable(), layout: nullableString, warnings: z.array(z.unknown()) })
+  .meta({ id: "CurrencyMapAnswer" });
+export const Threshold = z
+  .object({ key: z.string(), name: z.string(), learned: z.unknown().nullable(), override: row({}).nullable(), effective: row({ factor: z.number(), off: z.boolean(), source: z.string() }), rises: count })
+  .meta({ id: "Threshold" });
+
 /** An answer whose fields are described in docs/api.md and not yet written out here: any JSON object. */
 export const Described = (name: string) => z.looseObject({}).meta({ id: name });
 
 /** `{data: [...]}`, the Team API's lists. */
-export const DataList = (name: string) => z.object({ data: z.array(z.looseObject({})) }).meta({ id: name });
+export const DataList = (name: string, item: z.ZodType = z.looseObject({})) => z.object({ data: z.array(item) }).meta({ id: name });
+
+// ---- share links -------------------------------------------------------------------------------------
+
+const SharedGroup = row({ id, message: z.string(), title: nullableString, level: z.string(), status: z.string(), count, user_count: count, first_seen: isoTime, last_seen: isoTime });
+export const SharedIssue = z
+  .object({ role: z.enum(["viewer", "editor"]), expires_at: isoTime.nullable(), group: SharedGroup, events: z.array(row({ id, message: z.string(), level: z.string(), timestamp: isoTime })), series: Series })
+  .meta({ id: "SharedIssue" });
+export const SharedIssueStatus = z.object({ group: SharedGroup }).meta({ id: "SharedIssueStatus" });
 
 // ---- Team API ----------------------------------------------------------------------------------------
 
 export const PublicUser = z.object({ id, email: z.string(), created_at: isoTime, must_change_password: z.boolean() }).meta({ id: "User" });
 export const Project = row({ id, name: z.string() }).meta({ id: "Project" });
 export const Flag = (field: string) => z.object({ [field]: z.literal(true) }).meta({ id: `${field[0].toUpperCase()}${field.slice(1).replace(/_(\w)/g, (_, c: string) => c.toUpperCase())}` });
+
+export const TwoFactorStatus = z.object({ enabled: z.boolean(), enabled_at: isoTime.nullable(), pending: z.boolean(), recovery_codes_left: count }).meta({ id: "TwoFactorStatus" });
+export const TwoFactorEnrollment = z.object({ secret: z.string(), otpauth_url: z.string(), qr_code: z.string() }).meta({ id: "TwoFactorEnrollment" });
+export const RecoveryCodes = z.object({ enabled: z.literal(true), recovery_codes: z.array(z.string()) }).meta({ id: "RecoveryCodes" });
+export const NewRecoveryCodes = z.object({ recovery_codes: z.array(z.string()) }).meta({ id: "NewRecoveryCodes" });
+export const TwoFactorDisabled = z.object({ enabled: z.literal(false) }).meta({ id: "TwoFactorDisabled" });
+export const TwoFactorRequirement = z.object({ two_factor_required: z.enum(["off", "owners_admins", "everyone"]) }).meta({ id: "TwoFactorRequirement" });
+
+export const Notices = z.object({ data: z.array(row({ id, project_id: id, group_id: id, read_at: isoTime.nullable() })), unread: count }).meta({ id: "Notices" });
+export const AuditPage = z
+  .object({ data: z.array(row({ id, at: isoTime, actor: row({}).nullable(), action: z.string(), target: nullableString, details: z.unknown() })), next_before: nullableString })
+  .meta({ id: "AuditPage" });
+export const Deliveries = z.object({ data: z.array(row({ id: z.union([z.number(), z.string()]), created_at: isoTime, status: z.string() })), next_before: nullableString }).meta({ id: "Deliveries" });
+
+export const ApiKey = row({ id, name: nullableString, prefix: z.string(), created_at: isoTime, active: z.boolean() }).meta({ id: "ApiKey" });
+export const ApiKeyCreated = z.object({ key: ApiKey, api_key: z.string().describe("the key, shown once") }).meta({ id: "ApiKeyCreated" });
+export const DsnKey = row({ id, name: nullableString, public_key: z.string(), dsn: z.string(), created_at: isoTime, active: z.boolean(), rate_limit_per_minute: count.nullable() }).meta({ id: "DsnKey" });
+export const Member = row({ project_id: id, user_id: id, role: z.enum(["owner", "admin", "member"]), email: z.string() }).meta({ id: "Member" });
+export const MemberAdded = z.object({ member: Member, temporary_password: z.string().optional().describe("for a new account, shown once") }).meta({ id: "MemberAdded" });
+export const MemberChanged = z.object({ member: Member }).meta({ id: "MemberChanged" });
+export const ShareLink = row({ id, project_id: id, group_id: id, role: z.enum(["viewer", "editor"]), created_at: isoTime, expires_at: isoTime.nullable(), active: z.boolean() }).meta({ id: "ShareLink" });
+export const ShareLinkCreated = ShareLink.extend({ token: z.string().describe("shown once"), url: z.string() }).meta({ id: "ShareLinkCreated" });
+
+export const GroupAnswer = z.object({ group: Group }).meta({ id: "GroupAnswer" });
+export const BulkStatus = z.object({ updated: count, ids: z.array(id), status: z.string() }).meta({ id: "BulkStatus" });
+export const BulkFilterStatus = z
+  .union([
+    z.object({ matched: count.describe("issues the filter matches (dry_run)"), as_of: isoTime, status: z.string() }),
+    z.object({ updated: count, as_of: isoTime, status: z.string() }),
+  ])
+  .meta({ id: "BulkFilterStatus" });
+export const BulkAssign = z.object({ updated: count, ids: z.array(id), assignee_id: id.nullable() }).meta({ id: "BulkAssign" });
+export const Merged = z.object({ group: Group, merged: z.array(id) }).meta({ id: "Merged" });
+export const Unmerged = z.object({ group: Group, unmerged: z.array(id) }).meta({ id: "Unmerged" });
+export const MergedInto = z.object({ members: z.array(Group), learned: z.unknown().nullable() }).meta({ id: "MergedInto" });
+export const Comment = row({ id, group_id: id, author_id: id.nullable(), body: z.string(), created_at: isoTime, edited_at: isoTime.nullable() }).meta({ id: "Comment" });
+export const CommentAnswer = z.object({ comment: Comment }).meta({ id: "CommentAnswer" });
+export const Activity = row({ type: z.string(), at: isoTime }).meta({ id: "Activity" });
+
+export const GroupingRule = row({ id, position: count, name: nullableString, match: row({}), action: z.enum(["group", "ignore"]), hits: count }).meta({ id: "GroupingRule" });
+export const GroupingRuleAnswer = z.object({ rule: GroupingRule }).meta({ id: "GroupingRuleAnswer" });
+export const GroupingRules = z.object({ data: z.array(GroupingRule) }).meta({ id: "GroupingRules" });
+export const GroupingRuleList = z.object({ data: z.array(GroupingRule), max: count.describe("rules a project may have") }).meta({ id: "GroupingRuleList" });
+
+export const AlertRule = row({ id, name: z.string(), trigger: z.string(), channel_ids: z.array(id), enabled: z.boolean(), created_at: isoTime, updated_at: isoTime }).meta({ id: "AlertRule" });
+export const AlertRuleAnswer = z.object({ rule: AlertRule }).meta({ id: "AlertRuleAnswer" });
+export const Channel = row({ id, name: z.string(), kind: z.string(), enabled: z.boolean(), has_secret: z.boolean(), created_at: isoTime, updated_at: isoTime }).meta({ id: "Channel" });
+export const ChannelAnswer = z.object({ channel: Channel }).meta({ id: "ChannelAnswer" });
+export const ProjectAnswer = z.object({ project: Project }).meta({ id: "ProjectAnswer" });

@@ -40,6 +40,7 @@ export default async function setup(project: TestProject) {
     if (!embedded) await dropRunDatabases(url!, runId);
     await embedded?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
+    await (await import("./contract-audit.js")).auditContract(runId);
   };
 }
 
