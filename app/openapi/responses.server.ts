@@ -196,11 +196,96 @@ export const Threshold = z
   .object({ key: z.string(), name: z.string(), learned: z.unknown().nullable(), override: row({}).nullable(), effective: row({ factor: z.number(), off: z.boolean(), source: z.string() }), rises: count })
   .meta({ id: "Threshold" });
 
-/** An answer whose fields are described in docs/api.md and not yet written out here: any JSON object. */
-export const Described = (name: string) => z.looseObject({}).meta({ id: name });
-
 /** `{data: [...]}`, the Team API's lists. */
 export const DataList = (name: string, item: z.ZodType = z.looseObject({})) => z.object({ data: z.array(item) }).meta({ id: name });
+
+// ---- the rest of the read API and the economy --------------------------------------------------------
+
+export const Traces = z
+  .object({ data: z.array(row({ trace_id: z.string(), first_seen: isoTime, last_seen: isoTime, event_count: count, group_ids: z.array(id) })), ...page })
+  .meta({ id: "Traces" });
+export const Servers = z
+  .object({ data: z.array(row({ job_id: z.string(), place_id: nullableString, environment: nullableString, state: z.string(), started_at: isoTime, last_seen: isoTime })), ...page })
+  .meta({ id: "Servers" });
+export const SdkHealth = z
+  .object({ days: z.array(row({ day: z.string(), discarded: z.array(row({})) })), totals: z.array(row({})), last_warning: row({ message: z.string(), at: isoTime }).nullable() })
+  .meta({ id: "SdkHealth" });
+const ReleaseHealth = row({ servers: row({}), players: row({}), sessions: row({}), player_minutes: z.number() });
+export const Release = z
+  .object({
+    version: z.string(),
+    window: z.string(),
+    environment: nullableString,
+    health: ReleaseHealth,
+    adoption: z.array(row({ at: isoTime })),
+    memory_by_age: z.array(row({})),
+    errors_per_1000_player_minutes: z.array(row({ at: isoTime })),
+  })
+  .meta({ id: "Release" });
+export const EconomySummary = z
+  .object({
+    currency: z.string(),
+    currencies: z.array(row({ key: z.string(), name: z.string() })),
+    players: count,
+    sums: row({}),
+    median_total: amount.nullable(),
+    p99_total: amount.nullable(),
+    median: amount.nullable(),
+    p99: amount.nullable(),
+    concentration: row({}),
+    newcomers: row({ players: count }),
+    top_players: z.array(row({ user_id: z.string() })),
+    wealth_histogram: z.array(row({ count })),
+    money_supply: z.array(row({ day: z.string(), supply: amount })),
+  })
+  .meta({ id: "EconomySummary" });
+export const EconomyPlayers = z
+  .object({ data: z.array(row({ user_id: z.string(), total: amount, observed_at: isoTime })), ...page, sort: z.string(), order: z.enum(["asc", "desc"]) })
+  .meta({ id: "EconomyPlayers" });
+export const EconomyAnomalies = z
+  .object({
+    data: z.array(row({ user_id: z.string(), currency: z.string(), increase: amount, from_observed_at: isoTime, to_observed_at: isoTime })),
+    total: count,
+    currency: z.string(),
+    factor: z.number().nullable(),
+    min_amount: amount.nullable(),
+    days: count,
+    limit: count,
+    offset: count,
+    thresholds: z.record(z.string(), row({})),
+  })
+  .meta({ id: "EconomyAnomalies" });
+export const SyncStatus = z
+  .object({
+    state: z.string(),
+    job_id: nullableString,
+    scanned: count,
+    stored: count,
+    skipped: count,
+    failed: count,
+    pages: count,
+    started_at: isoTime.nullable(),
+    finished_at: isoTime.nullable(),
+    updated_at: isoTime.nullable(),
+    error: nullableString,
+  })
+  .meta({ id: "SyncStatus" });
+export const Thresholds = z.object({ currencies: z.array(Threshold) }).meta({ id: "Thresholds" });
+export const CurrencyMapPreview = z
+  .object({ map: row({}), profile_source: z.string(), sample: row({}).nullable(), result: row({ ok: z.boolean() }), stopped: z.unknown().nullable(), push_skips: z.unknown().nullable(), listed: row({}) })
+  .meta({ id: "CurrencyMapPreview" });
+export const SignInMethods = z
+  .object({ identities: z.array(row({ id, provider: z.string(), created_at: isoTime })), has_password: z.boolean(), providers: z.array(row({})) })
+  .meta({ id: "SignInMethods" });
+export const GroupingRulePreview = z
+  .object({ scanned: count, matched: count, action: z.enum(["group", "ignore"]), issues: z.array(row({ id })), would_merge: count, would_ignore: count })
+  .meta({ id: "GroupingRulePreview" });
+export const GroupingRuleApplied = z
+  .union([
+    z.object({ action: z.literal("ignore"), scanned: count, matched: count, ignored: z.array(id) }),
+    z.object({ action: z.literal("group"), scanned: count, matched: count, issue: row({ id }).nullable(), merged: z.array(id), skipped: z.array(z.unknown()) }),
+  ])
+  .meta({ id: "GroupingRuleApplied" });
 
 // ---- share links -------------------------------------------------------------------------------------
 

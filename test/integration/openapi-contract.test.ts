@@ -49,7 +49,8 @@ describe("GET /api/openapi.json", () => {
 
   it("is a valid OpenAPI 3.1 document whose references all resolve", async () => {
     const validator = new Validator();
-    const result = await validator.validate(doc);
+    // the validator resolves references in the object it is given
+    const result = await validator.validate(structuredClone(doc));
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
