@@ -3,13 +3,15 @@
  * names every API route module, and the contract audit that checks the integration suite's answers
  * against it refuses what it does not describe.
  */
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { startTestApp, createProject, postJson, type TestApp } from "../support/server.js";
 import { auditResponses, describeFailures } from "../support/contract-audit.js";
-import type { RecordedResponse } from "../support/contract-files.js";
+import { contractRecordFile, type RecordedResponse } from "../support/contract-files.js";
+import { waitFor } from "../support/wait.js";
 
 let app: TestApp;
 let doc: any;
@@ -55,6 +57,10 @@ describe("GET /api/openapi.json", () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
     expect(() => validator.resolveRefs()).not.toThrow();
+    // and the validator refuses a document that breaks the 3.1 schema
+    const broken = structuredClone(doc);
+    broken.paths["/api/ingest"].post.responses = "none";
+    expect((await new Validator().validate(broken)).valid).toBe(false);
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]);
     expect(refs.length).toBeGreaterThan(50);
     for (const ref of new Set(refs)) {
@@ -125,6 +131,20 @@ describe("the contract audit", () => {
       ok({ method: "OPTIONS", path: "/api/1/envelope/", status: 204, contentType: null }),
     ];
     expect(auditResponses(doc, records)).toEqual([]);
+  });
+
+  it("records the answers this worker receives from the API, for the run's teardown to audit", async () => {
+    const probe = `/api/contract-probe-${randomBytes(4).toString("hex")}`;
+    const res = await app.request(probe, { method: "PUT" });
+    expect(res.status).toBe(404);
+    const file = contractRecordFile(inject("testRunId"), process.pid);
+    const recorded = await waitFor(() => {
+      if (!existsSync(file)) return undefined;
+      const lines = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as RecordedResponse);
+      return lines.find((r) => r.path === probe);
+    });
+    expect(recorded).toMatchObject({ method: "PUT", path: probe, status: 404, contentType: expect.stringMatching(/^application\/json/) });
+    expect(JSON.parse(recorded.body!)).toMatchObject({ error: "not_found" });
   });
 
   it("fails an undocumented path, method or status, a wrong media type and a body that breaks its schema", () => {
