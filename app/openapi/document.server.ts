@@ -191,10 +191,15 @@ const team: Operation[] = [
   { method: "get", path: "/api/auth/identities", tag: "Auth", summary: "The user's sign-in methods", security: "session", ok: { 200: R.SignInMethods } },
   { method: "delete", path: "/api/auth/identities/{identityId}", tag: "Auth", summary: "Unlink an identity", security: "session", ok: { 200: R.Flag("unlinked") } },
   { method: "get", path: "/api/auth/two-factor", tag: "Auth", summary: "The user's two-factor state", security: "session", ok: { 200: R.TwoFactorStatus } },
-  { method: "post", path: "/api/auth/two-factor/setup", tag: "Auth", summary: "Start two-factor enrollment", security: "session", ok: { 200: R.TwoFactorEnrollment } },
-  { method: "post", path: "/api/auth/two-factor/confirm", tag: "Auth", summary: "Turn two-factor on; answers the recovery codes once", security: "session", body: json(CodeInput), ok: { 200: R.RecoveryCodes } },
-  { method: "post", path: "/api/auth/two-factor/recovery-codes", tag: "Auth", summary: "New recovery codes", security: "session", body: json(CodeInput), ok: { 200: R.NewRecoveryCodes } },
-  { method: "post", path: "/api/auth/two-factor/disable", tag: "Auth", summary: "Turn two-factor off", security: "session", body: json(DisableInput), ok: { 200: R.TwoFactorDisabled } },
+  {
+    method: "post",
+    path: "/api/auth/two-factor/{step}",
+    tag: "Auth",
+    summary: "Two-factor, one step per call: `setup` {} (a new secret), `confirm` {code} (turns it on; the recovery codes, once), `recovery-codes` {code} (new ones), `disable` {password, code}",
+    security: "session",
+    body: json(z.union([DisableInput, CodeInput, z.object({})]), { optional: true }),
+    ok: { 200: R.TwoFactorStep },
+  },
   { method: "get", path: "/api/team/notifications", tag: "Team", summary: "The user's notices", security: "session", ok: { 200: R.Notices } },
   { method: "post", path: "/api/team/notifications", tag: "Team", summary: "Mark the user's notices read", security: "session", ok: { 200: z.object({ marked_read: count() }).meta({ id: "NoticesRead" }) } },
   { method: "get", path: "/api/team/instance/audit", tag: "Team", summary: "The instance's audit log (JSON or CSV)", security: "session", query: AuditQuery, ok: { 200: R.AuditPage }, alt200: { "text/csv": z.string() } },
@@ -372,6 +377,9 @@ class SchemaSet {
 /** `/api/v1/errors/{groupId}` → its parameters' names. */
 const pathParams = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
 
+/** Path parameters that take a fixed set of values. */
+const PATH_ENUMS: Record<string, string[]> = { step: ["setup", "confirm", "recovery-codes", "disable"] };
+
 function queryParameters(query: z.ZodObject): JsonSchema[] {
   const js = z.toJSONSchema(query, { target: "draft-2020-12", io: "input", unrepresentable: "any" }) as { properties?: Record<string, JsonSchema>; required?: string[] };
   return Object.entries(js.properties ?? {}).map(([name, schema]) => {
@@ -398,7 +406,7 @@ export function buildOpenApiDocument(version: string) {
       responses[status] = { description: STATUS_TEXT[status], content: { "application/json": { schema: errorRef } } };
     }
     const parameters = [
-      ...pathParams(op.path).map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
+      ...pathParams(op.path).map((name) => ({ name, in: "path", required: true, schema: { type: "string", ...(PATH_ENUMS[name] ? { enum: PATH_ENUMS[name] } : {}) } })),
       ...(op.query ? queryParameters(op.query) : []),
     ];
     const operation: Record<string, unknown> = {

@@ -306,13 +306,15 @@ export const TwoFactorEnrollment = z.object({ secret: z.string(), otpauth_url: z
 export const RecoveryCodes = z.object({ enabled: z.literal(true), recovery_codes: z.array(z.string()) }).meta({ id: "RecoveryCodes" });
 export const NewRecoveryCodes = z.object({ recovery_codes: z.array(z.string()) }).meta({ id: "NewRecoveryCodes" });
 export const TwoFactorDisabled = z.object({ enabled: z.literal(false) }).meta({ id: "TwoFactorDisabled" });
+/** `POST /api/auth/two-factor/{step}`: setup, confirm, recovery-codes or disable, in that order. */
+export const TwoFactorStep = z.union([TwoFactorEnrollment, RecoveryCodes, NewRecoveryCodes, TwoFactorDisabled]).meta({ id: "TwoFactorStep" });
 export const TwoFactorRequirement = z.object({ two_factor_required: z.enum(["off", "owners_admins", "everyone"]) }).meta({ id: "TwoFactorRequirement" });
 
 export const Notices = z.object({ data: z.array(row({ id, project_id: id, group_id: id, read_at: isoTime.nullable() })), unread: count }).meta({ id: "Notices" });
 export const AuditPage = z
   .object({ data: z.array(row({ id, at: isoTime, actor: row({}).nullable(), action: z.string(), target: nullableString, details: z.unknown() })), next_before: nullableString })
   .meta({ id: "AuditPage" });
-export const Deliveries = z.object({ data: z.array(row({ id: z.union([z.number(), z.string()]), created_at: isoTime, status: z.string() })), next_before: nullableString }).meta({ id: "Deliveries" });
+export const Deliveries = z.object({ data: z.array(row({ id: z.union([z.number(), z.string()]), created_at: isoTime, status: z.string() })), next_before: z.number().int().nullable().describe("the id to pass as `before` for the next page") }).meta({ id: "Deliveries" });
 
 export const ApiKey = row({ id, name: nullableString, prefix: z.string(), created_at: isoTime, active: z.boolean() }).meta({ id: "ApiKey" });
 export const ApiKeyCreated = z.object({ key: ApiKey, api_key: z.string().describe("the key, shown once") }).meta({ id: "ApiKeyCreated" });
@@ -347,5 +349,5 @@ export const GroupingRuleList = z.object({ data: z.array(GroupingRule), max: cou
 export const AlertRule = row({ id, name: z.string(), trigger: z.string(), channel_ids: z.array(id), enabled: z.boolean(), created_at: isoTime, updated_at: isoTime }).meta({ id: "AlertRule" });
 export const AlertRuleAnswer = z.object({ rule: AlertRule }).meta({ id: "AlertRuleAnswer" });
 export const Channel = row({ id, name: z.string(), kind: z.string(), enabled: z.boolean(), has_secret: z.boolean(), created_at: isoTime, updated_at: isoTime }).meta({ id: "Channel" });
-export const ChannelAnswer = z.object({ channel: Channel }).meta({ id: "ChannelAnswer" });
+export const ChannelAnswer = z.object({ channel: Channel, secret: z.string().optional().describe("a webhook's signing secret, shown once when made") }).meta({ id: "ChannelAnswer" });
 export const ProjectAnswer = z.object({ project: Project }).meta({ id: "ProjectAnswer" });

@@ -6,7 +6,9 @@
  * schema fails the run; the first failures are listed.
  *
  * Two answers need no operation of their own: the JSON 404 of a path no endpoint claims, and the
- * JSON 405 of a method a documented path does not take (each with the one error body).
+ * refusal of a method a documented path does not take (each with the one error body): a 405, or on
+ * the session endpoints the 401 or 403 of the session gate, which answers before the method is
+ * looked at.
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -16,6 +18,9 @@ import { contractRecordDir, type RecordedResponse } from "./contract-files.js";
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>; components: unknown };
 export type AuditFailure = { record: RecordedResponse; problem: string };
+
+/** What a method a path does not take is answered: 405, or the session gate's 401 or 403 first. */
+const WRONG_METHOD = new Set([401, 403, 405]);
 
 const METHODS = new Set(["get", "post", "put", "patch", "delete", "options", "head"]);
 
@@ -75,7 +80,7 @@ export function contractAuditor(doc: Doc) {
     const item = doc.paths[template.path];
     const op = item[method] ?? (method === "head" ? item.get : undefined);
     if (!op || !METHODS.has(method)) {
-      if (record.status === 405 && isJson(record.contentType)) return checkBody(record, errorRef);
+      if (WRONG_METHOD.has(record.status) && isJson(record.contentType)) return checkBody(record, errorRef);
       return `${record.method} is not documented on ${template.path}`;
     }
     const response = op.responses[String(record.status)];
