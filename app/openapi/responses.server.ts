@@ -14,6 +14,12 @@ import type { PushAnswer as PushAnswerType } from "~/economy/ingest.server";
 import type { FlowsAnswer as FlowsAnswerType } from "~/economy/flows.server";
 import type { HealthAnswer as HealthAnswerType } from "~/health/report.server";
 import type { ErrorDetail } from "~/http.server";
+import type { twoFactorStatus, startEnrollment } from "~/accounts/two-factor.server";
+import type { toPublicUser } from "~/accounts/users.server";
+import type { keyStatus, startSync, syncStatus } from "~/economy/sync.server";
+import type { getRequirementFor } from "~/team/two-factor.server";
+import type { ingestClientReport } from "~/ingest/client-report.server";
+import type { dispatchFromRequest } from "~/alerts/internal.server";
 
 /** Compile-time check that a schema's output is exactly a type the code uses. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -92,6 +98,9 @@ export const PushAnswer = z
   })
   .meta({ id: "PushAnswer" });
 same<Same<z.output<typeof PushAnswer>, PushAnswerType>>();
+
+export const SyncStarted = z.object({ job_id: z.string() }).meta({ id: "SyncStarted" });
+export const DispatchResult = z.object({ sent: count, failed: count }).meta({ id: "DispatchResult" });
 
 export const HealthAnswer = z.object({ server: z.string(), sessions: count, samples: count }).meta({ id: "HealthAnswer" });
 same<Same<z.output<typeof HealthAnswer>, HealthAnswerType>>();
@@ -311,6 +320,7 @@ export const TwoFactorStep = z.union([TwoFactorEnrollment, RecoveryCodes, NewRec
 export const TwoFactorRequirement = z.object({ two_factor_required: z.enum(["off", "owners_admins", "everyone"]) }).meta({ id: "TwoFactorRequirement" });
 
 export const Notices = z.object({ data: z.array(row({ id, project_id: id, group_id: id, read_at: isoTime.nullable() })), unread: count }).meta({ id: "Notices" });
+export const NoticesRead = z.object({ marked_read: count }).meta({ id: "NoticesRead" });
 export const AuditPage = z
   .object({ data: z.array(row({ id, at: isoTime, actor: row({}).nullable(), action: z.string(), target: nullableString, details: z.unknown() })), next_before: nullableString })
   .meta({ id: "AuditPage" });
@@ -351,3 +361,25 @@ export const AlertRuleAnswer = z.object({ rule: AlertRule }).meta({ id: "AlertRu
 export const Channel = row({ id, name: z.string(), kind: z.string(), enabled: z.boolean(), has_secret: z.boolean(), created_at: isoTime, updated_at: isoTime }).meta({ id: "Channel" });
 export const ChannelAnswer = z.object({ channel: Channel, secret: z.string().optional().describe("a webhook's signing secret, shown once when made") }).meta({ id: "ChannelAnswer" });
 export const ProjectAnswer = z.object({ project: Project }).meta({ id: "ProjectAnswer" });
+
+// ---- answers whose producers the code types: what they return, once JSON, fits its schema ----------------
+
+/** A value as `JSON.stringify` sends it: a Date becomes its ISO string. */
+type Jsonified<T> = T extends Date
+  ? string
+  : T extends (infer U)[]
+    ? Jsonified<U>[]
+    : T extends object
+      ? { [K in keyof T]: Jsonified<T[K]> }
+      : T;
+type Fits<Returned, Schema extends z.ZodType> = [Jsonified<Awaited<Returned>>] extends [z.output<Schema>] ? true : false;
+
+same<Fits<ReturnType<typeof twoFactorStatus>, typeof TwoFactorStatus>>();
+same<Fits<ReturnType<typeof startEnrollment>, typeof TwoFactorEnrollment>>();
+same<Fits<ReturnType<typeof syncStatus>, typeof SyncStatus>>();
+same<Fits<ReturnType<typeof keyStatus>, typeof OpenCloudKey>>();
+same<Fits<ReturnType<typeof startSync>, typeof SyncStarted>>();
+same<Fits<ReturnType<typeof getRequirementFor>, typeof TwoFactorRequirement>>();
+same<Fits<ReturnType<typeof toPublicUser>, typeof PublicUser>>();
+same<Fits<ReturnType<typeof ingestClientReport>, typeof Success>>();
+same<Fits<ReturnType<typeof dispatchFromRequest>, typeof DispatchResult>>();
