@@ -9,6 +9,8 @@ export default defineConfig({
   resolve: { alias: { "~": new URL("./app", import.meta.url).pathname } },
   test: {
     globalSetup: ["test/support/global-setup.ts"],
+    // records the API's answers for the OpenAPI contract audit at the end of the run
+    setupFiles: ["test/support/contract-record.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",

@@ -14,7 +14,7 @@ import { deviceCookie, deviceTokenFor } from "./device-cookies.server";
 import { parseOr400 } from "~/input.server";
 import { hasSecondFactor, newChallenge, openChallenge, verifySecondFactor } from "./two-factor.server";
 
-const Credentials = z.object({
+export const Credentials = z.object({
   email: z.string({ error: "is required" }).trim().toLowerCase().min(1, "is required").max(320),
   password: z.string({ error: "is required" }).min(1, "is required").max(1024),
 });
@@ -52,7 +52,7 @@ class JsonStrategy<U> extends Strategy<U, { body: unknown; request: Request }> {
  */
 export type SignIn = { user: User; deviceCookie: string } | { secondFactor: { challenge: string; expiresAt: Date; user: User } };
 
-const SecondStep = z.object({
+export const SecondStep = z.object({
   challenge: z.string({ error: "is required" }).max(200, "must be at most 200 characters"),
   code: z.string({ error: "is required" }).trim().min(1, "is required").max(64, "must be at most 64 characters"),
 });

@@ -126,8 +126,8 @@ export async function startEnrollment(deps: Deps, user: Pick<User, "id" | "email
   return enrollmentView(secret, user.email);
 }
 
-const CodeInput = z.object({ code: z.string({ error: "is required" }).trim().min(1, "is required").max(64, "must be at most 64 characters") });
-const DisableInput = CodeInput.extend({ password: z.string({ error: "is required" }).min(1, "is required").max(1024) });
+export const CodeInput = z.object({ code: z.string({ error: "is required" }).trim().min(1, "is required").max(64, "must be at most 64 characters") });
+export const DisableInput = CodeInput.extend({ password: z.string({ error: "is required" }).min(1, "is required").max(1024) });
 
 /** How many wrong codes the account pages accept before pacing and then refusing (as at sign-in). */
 const PACE_FREE = 3;

@@ -18,7 +18,7 @@ export const emailSchema = z
 /** A password someone chooses: a string here, judged by `assertPasswordAllowed` once the account's email is known. */
 const chosenPassword = z.string({ error: "is required" });
 
-const NewUser = z.object({ email: emailSchema, password: chosenPassword });
+export const NewUser = z.object({ email: emailSchema, password: chosenPassword });
 
 /** 400 naming the field and saying why, when the one password rule (password-rule.server.ts) refuses it. */
 export function assertPasswordAllowed(password: string, email: string, field = "password"): void {
@@ -50,7 +50,7 @@ export async function createFirstUser(sql: Sql, input: unknown): Promise<User> {
   return user;
 }
 
-const PasswordChange = z.object({ current_password: z.string({ error: "is required" }).max(1024), new_password: chosenPassword });
+export const PasswordChange = z.object({ current_password: z.string({ error: "is required" }).max(1024), new_password: chosenPassword });
 
 /**
  * Changes the user's password after checking the current one; every other session is signed out.

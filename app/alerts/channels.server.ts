@@ -26,7 +26,7 @@ const Recipients = z
   .max(20, "must be at most 20 addresses")
   .transform((list) => list.filter((a, i) => list.findIndex((b) => b.toLowerCase() === a.toLowerCase()) === i));
 
-const NewChannel = z
+export const NewChannel = z
   .object({
     name: Name,
     kind: z.enum(["discord", "slack", "webhook", "email"], { error: "must be discord, slack, webhook or email" }),
@@ -44,7 +44,7 @@ const NewChannel = z
       if (c.recipients !== undefined) ctx.addIssue({ code: "custom", path: ["recipients"], message: "only for kind email" });
     }
   });
-const ChannelPatch = z
+export const ChannelPatch = z
   .object({ name: Name.optional(), url: Url.optional(), recipients: Recipients.optional(), secret: Secret.optional(), enabled: z.boolean().optional() })
   .refine((p) => Object.keys(p).length > 0, { message: "send at least one of name, url, recipients, secret, enabled" });
 
@@ -192,7 +192,7 @@ export async function removeChannel(deps: AlertSetupDeps, actor: Actor, projectI
   deps.economyAlerts?.forget(projectId);
 }
 
-const TestInput = z.object({ channel_id: z.string({ error: "is required" }) });
+export const TestInput = z.object({ channel_id: z.string({ error: "is required" }) });
 
 /**
  * POST /api/notifications/test: a synthetic alert through the channel's adapter. A channel of a

@@ -12,7 +12,7 @@ export function checkInternalKey(deps: { config: Pick<Config, "notificationSecre
   }
 }
 
-const DispatchInput = z.object({
+export const DispatchInput = z.object({
   project_id: z.uuid({ error: "must be a UUID" }).transform((s) => s.toLowerCase()),
   // an empty list is a valid no-op ({sent: 0, failed: 0}), so callers need not special-case it
   fingerprints: z.array(z.string().min(1).max(200)).max(1000, "must hold at most 1000 fingerprints"),

@@ -79,7 +79,7 @@ const FullRule = z
     }
   });
 
-const RuleInput = z.object({
+export const RuleInput = z.object({
   name: Fields.name,
   trigger: Fields.trigger,
   threshold_count: Fields.threshold_count.optional(),
@@ -104,7 +104,7 @@ const RuleInput = z.object({
   drop_pct: Fields.drop_pct.optional(),
   min_servers: Fields.min_servers.optional(),
 });
-const RulePatch = z.object(Fields).partial().strict();
+export const RulePatch = z.object(Fields).partial().strict();
 
 /**
  * What a rule does now, derived from its own switch and its channels': `active` (enabled, and at

@@ -32,9 +32,12 @@ export function enqueueSlice(boss: PgBoss, job: SliceJob, id?: string) {
   return boss.send(SYNC_QUEUE, job, { ...SYNC_JOB_OPTIONS, ...(id ? { id } : {}) });
 }
 
+/** The body of POST /api/economy/sync. */
+export const SyncInput = z.object({ project_id: z.string(), restart: z.boolean().optional() });
+
 /** POST /api/economy/sync: claim the project's scan slot (409 if a scan is live), then enqueue after commit. */
 export async function startSync(deps: { sql: Sql; boss: PgBoss | null }, projectId: string, body: unknown): Promise<{ job_id: string }> {
-  const input = z.object({ project_id: z.string(), restart: z.boolean().optional() }).safeParse(body);
+  const input = SyncInput.safeParse(body);
   if (!input.success) {
     const i = input.error.issues[0];
     throw invalidPayload(`Invalid body: ${issuePath(i.path)} ${i.message}.`);
@@ -83,7 +86,7 @@ export async function syncStatus(deps: { sql: Sql }, projectId: string) {
 
 // ---- the Open Cloud key --------------------------------------------------------------------------
 
-const KeyBody = z.object({
+export const KeyBody = z.object({
   project_id: z.string(),
   api_key: z.string().trim().min(8, "must be an Open Cloud API key").max(4096),
   universe_id: z.union([z.number().int().positive(), z.string().regex(/^\d{1,19}$/, "must be a positive integer")]).transform(String),

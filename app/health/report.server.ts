@@ -33,7 +33,7 @@ const smallMap = (max: number) =>
     .record(z.string().max(100, "keys must be at most 100 characters"), z.number().finite())
     .refine((m) => Object.keys(m).length <= max, `must have at most ${max} entries`);
 
-const schema = z.object({
+export const schema = z.object({
   server: z.object({
     job_id: id,
     place_id: nullable(digits),

@@ -49,7 +49,7 @@ const lastWarning = z.preprocess(
   }),
 );
 
-const ReportSchema = z.preprocess(
+export const ReportSchema = z.preprocess(
   nullsAbsent,
   z
     .object({

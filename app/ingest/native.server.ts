@@ -109,7 +109,7 @@ const fingerprint = z.union([
   z.array(shortString(500)).min(1, "must not be empty").max(20, "must have at most 20 parts"),
 ]);
 
-const EventSchema = z.preprocess(
+export const EventSchema = z.preprocess(
   nullsAbsent,
   z.object({
     message: z.string({ error: "is required and must be a string" }).refine((m) => m.trim() !== "", "must not be empty"),

@@ -136,7 +136,7 @@ export async function viewShare(deps: ShareDeps, clientAddress: string, token: s
   };
 }
 
-const StatusInput = z.object({ status: statusSchema });
+export const StatusInput = z.object({ status: statusSchema });
 
 /** POST /api/share/:token: editors change the status; viewers get 403. */
 export async function updateShareStatus(

@@ -20,12 +20,12 @@ export const COMMENT_MAX = 5000;
 /** An assignee in a body: a member's user id, or null for nobody. */
 export const assigneeSchema = z.uuid({ error: "must be a user id or null" }).transform((s) => s.toLowerCase()).nullable();
 
-const BulkAssignInput = z.object({
+export const BulkAssignInput = z.object({
   ids: z.array(z.uuid({ error: "must be a group id" }), { error: "is required" }).min(1, "must hold at least one id").max(100, "holds at most 100 ids"),
   assignee_id: assigneeSchema.optional(),
 }).refine((v) => v.assignee_id !== undefined, { message: "is required (a member's user id, or null to unassign)", path: ["assignee_id"] });
 
-const CommentInput = z.object({
+export const CommentInput = z.object({
   body: z
     .string({ error: "must be a string" })
     .transform((s) => s.trim())

@@ -27,12 +27,12 @@ export function rateLimitFromForm(v: unknown): number | null {
 
 const Name = z.string().trim().max(100, "must be at most 100 characters");
 
-const KeyInput = z
+export const KeyInput = z
   .object({ name: Name.optional(), rate_limit_per_minute: RateLimit.optional() })
   .optional()
   .transform((v) => v ?? {});
 
-const KeyChange = z
+export const KeyChange = z
   .object({ name: Name.nullable().optional(), rate_limit_per_minute: RateLimit.optional() })
   .refine((v) => v.name !== undefined || v.rate_limit_per_minute !== undefined, "Send `name` or `rate_limit_per_minute`.");
 

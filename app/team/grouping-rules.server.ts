@@ -120,7 +120,7 @@ export async function removeGroupingRule(deps: GroupingRuleDeps, actor: Actor, p
   await recordAudit(deps.sql, { projectId, actorId: actor.id, action: "grouping_rule.deleted", target: id, details: { name: current?.name ?? null, action: current?.action ?? null } });
 }
 
-const OrderInput = z
+export const OrderInput = z
   .object({ order: z.array(z.uuid({ error: "must be a rule id" }).transform((s) => s.toLowerCase()), { error: "must be an array of rule ids" }).max(MAX_RULES) })
   .strict();
 

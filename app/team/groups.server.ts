@@ -31,11 +31,11 @@ const StatusBase = z.object({ status: statusSchema, snooze: snoozeSchema.optiona
 const snoozeOnlyIgnored = (v: { status: string; snooze?: unknown }) => !v.snooze || v.status === "ignored";
 const SNOOZE_RULE = { message: "only goes with status ignored", path: ["snooze"] };
 /** PATCH of one group: its status, its assignee, or both. */
-const GroupInput = z
+export const GroupInput = z
   .object({ status: statusSchema.optional(), snooze: snoozeSchema.optional(), assignee_id: assigneeSchema.optional() })
   .refine((v) => v.status !== undefined || v.assignee_id !== undefined, { message: "is required (or assignee_id)", path: ["status"] })
   .refine((v) => !v.snooze || v.status === "ignored", SNOOZE_RULE);
-const BulkInput = StatusBase.extend({
+export const BulkInput = StatusBase.extend({
   ids: z.array(z.uuid({ error: "must be a group id" }), { error: "is required" }).min(1, "must hold at least one id").max(100, "holds at most 100 ids"),
 }).refine(snoozeOnlyIgnored, SNOOZE_RULE);
 /** The issues-list filter, as the Team API takes it. */
@@ -52,7 +52,7 @@ export const filterSchema = z
     origin: z.enum(["client", "server"], { error: "must be client or server" }).optional(),
   }, { error: "must be an object" })
   .strict();
-const FilterBulkInput = StatusBase.extend({
+export const FilterBulkInput = StatusBase.extend({
   filter: filterSchema,
   /** answer the number matching without changing anything */
   dry_run: z.boolean({ error: "must be true or false" }).optional(),

@@ -7,7 +7,7 @@ import { parseOr400, asUuid } from "~/input.server";
 import { notFound } from "~/http.server";
 import { authorize, MANAGERS, type Actor } from "./access.server";
 
-const KeyInput = z
+export const KeyInput = z
   .object({ name: z.string().trim().max(100, "must be at most 100 characters").optional() })
   .optional()
   .transform((v) => v ?? {});

@@ -10,8 +10,8 @@ import { emailSchema, generatedPassword } from "~/accounts/users.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
 const role = z.enum(["owner", "admin", "member"], { error: "must be owner, admin or member" });
-const AddInput = z.object({ email: emailSchema, role: role.default("member") });
-const RoleInput = z.object({ role });
+export const AddInput = z.object({ email: emailSchema, role: role.default("member") });
+export const RoleInput = z.object({ role });
 
 export async function listMembers(sql: Sql, actor: Actor, projectIdParam: string | undefined) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);

@@ -14,11 +14,11 @@ const groupIds = (min: number) =>
     .min(min, `must hold at least ${min} id${min > 1 ? "s" : ""}`)
     .max(100, "holds at most 100 ids")
     .transform((ids) => [...new Set(ids.map((i) => i.toLowerCase()))]);
-const MergeInput = z.object({
+export const MergeInput = z.object({
   ids: groupIds(1),
   target_id: z.uuid({ error: "must be a group id" }).transform((s) => s.toLowerCase()).optional(),
 });
-const UnmergeInput = z.object({ ids: groupIds(1) });
+export const UnmergeInput = z.object({ ids: groupIds(1) });
 
 const noGroup = () => notFound("No error group with that id in this project.");
 

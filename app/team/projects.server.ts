@@ -9,12 +9,12 @@ import { parseOr400 } from "~/input.server";
 import { DEFAULT_LAYOUT, LAYOUT_IDS, LAYOUTS } from "~/economy/layouts.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
-const ProjectInput = z.object({
+export const ProjectInput = z.object({
   name: z.string({ error: "is required" }).trim().min(1, "must not be empty").max(200, "must be at most 200 characters"),
 });
 
 const valid = LAYOUT_IDS.join(", ");
-const CreateInput = ProjectInput.extend({
+export const CreateInput = ProjectInput.extend({
   // the seed's layout unless the caller picks another: the Team API's answer for a name alone is unchanged
   economy_layout: z.enum(LAYOUT_IDS, { error: `must be one of ${valid}` }).nullish(),
 });

@@ -7,7 +7,7 @@ import { parseOr400, asUuid } from "~/input.server";
 import { forbidden, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
 
-const CreateInput = z.object({
+export const CreateInput = z.object({
   group_id: z.uuid({ error: "must be a group id" }),
   role: z.enum(["viewer", "editor"], { error: "must be viewer or editor" }),
   expires_in_days: z.number({ error: "must be a number of days" }).int("must be a whole number of days").min(1).max(365).nullish(),

@@ -16,7 +16,7 @@ import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
  */
 export const REQUIREMENTS = ["off", "owners_admins", "everyone"] as const satisfies readonly TwoFactorRequirement[];
 
-const Input = z.object({
+export const Input = z.object({
   two_factor_required: z.enum(REQUIREMENTS, { error: `must be one of ${REQUIREMENTS.join(", ")}` }),
 });
 

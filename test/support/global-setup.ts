@@ -41,7 +41,12 @@ export default async function setup(project: TestProject) {
     if (!embedded) await dropRunDatabases(url!, runId);
     await embedded?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
-    auditRunLogs(runId);
+    // both audits run; either failing fails the run
+    const audits = [() => auditRunLogs(runId), async () => (await import("./contract-audit.js")).auditContract(runId)];
+    const failed: unknown[] = [];
+    for (const audit of audits) await Promise.resolve().then(audit).catch((err: unknown) => failed.push(err));
+    if (failed.length === 1) throw failed[0];
+    if (failed.length > 1) throw new AggregateError(failed, failed.map((e) => (e as Error).message).join("\n\n"));
   };
 }
 
