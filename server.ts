@@ -175,6 +175,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
 
   const app = express();
   app.disable("x-powered-by");
+  // nothing reads req.query (Remix and the API read the URL): Express would parse every query string with qs
+  app.set("query parser", false);
   // behind N proxies, req.ip (rate limits) and req.protocol come from X-Forwarded-* of the last N hops;
   // without TRUST_PROXY those headers are dropped before anything reads them
   if (config.trustProxy > 0) app.set("trust proxy", config.trustProxy);

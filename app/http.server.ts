@@ -54,60 +54,125 @@ export const methodNotAllowed = (allowed: string[]) =>
 export const JSON_TEXT = Symbol("json text");
 
 /**
- * A JSON Response whose body stream is made only when something asks for it. On Node 20 a Response
- * with a body costs a web stream, more than the rest of an API answer; the API dispatch writes the
- * text instead. Whatever reads the Response (Remix, a test, `clone()`) sees the same body: `body`,
- * the body readers, `bodyUsed` and `clone()` answer from a full Response made on first use.
+ * The headers of a Response made by `json()` as name/value pairs, while nothing has asked for its
+ * Headers object (undefined after): the API dispatch writes them without building one.
  */
-class JsonResponse extends Response {
-  private readonly jsonText: string;
+export const JSON_HEADERS = Symbol("json headers");
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/**
+ * A JSON Response that is never constructed as one until something needs it. On Node 20 undici's
+ * Response constructor (its init conversions, its Headers, a body stream) costs more than the rest
+ * of a refused API request, and the API dispatch only reads the status, the headers and the text.
+ * So `instanceof Response` holds and `status`, `statusText`, `ok`, `type`, `url`, `redirected` and
+ * `headers` answer from here (the Headers made on first use), and every other member (`body`, the
+ * body readers, `bodyUsed`) from a full Response made on first use with the same status, headers
+ * and text. Whatever reads it (Remix, a test, `clone()`) sees a plain Response.
+ */
+class JsonResponse {
+  readonly status: number;
+  readonly statusText: string;
+  private readonly jsonText: string | undefined;
+  /** headers given to json() as a plain object (written after content-type and cache-control are set) */
+  private readonly extra: Record<string, string> | undefined;
+  private made: Headers | undefined;
   private full: Response | undefined;
 
-  constructor(text: string, init: ResponseInit) {
-    super(null, init);
+  constructor(text: string | undefined, status: number, extra: Record<string, string> | undefined) {
     this.jsonText = text;
+    this.status = status;
+    this.statusText = "";
+    this.extra = extra;
+  }
+
+  get ok(): boolean {
+    return this.status >= 200 && this.status <= 299;
+  }
+  get type(): ResponseType {
+    return "default";
+  }
+  get url(): string {
+    return "";
+  }
+  get redirected(): boolean {
+    return false;
+  }
+
+  get headers(): Headers {
+    if (!this.made) {
+      const h = new Headers(this.extra);
+      h.set("content-type", JSON_TYPE);
+      h.set("cache-control", "no-store");
+      this.made = h;
+    }
+    return this.made;
   }
 
   get [JSON_TEXT](): string | undefined {
-    return this.full ? undefined : this.jsonText;
+    return this.full ? undefined : (this.jsonText ?? "");
   }
 
-  private response(): Response {
+  get [JSON_HEADERS](): [string, string][] | undefined {
+    if (this.made || this.full) return undefined;
+    const out: [string, string][] = [
+      ["content-type", JSON_TYPE],
+      ["cache-control", "no-store"],
+    ];
+    if (this.extra) {
+      for (const [name, value] of Object.entries(this.extra)) {
+        const lower = name.toLowerCase();
+        if (lower !== "content-type" && lower !== "cache-control") out.push([lower, value]);
+      }
+    }
+    return out;
+  }
+
+  /** The Response as `new Response(text, init)` builds it. */
+  response(): Response {
     return (this.full ??= new Response(this.jsonText, { status: this.status, statusText: this.statusText, headers: this.headers }));
   }
 
-  override get body() {
-    return this.response().body;
-  }
-  override get bodyUsed() {
+  get bodyUsed(): boolean {
     return this.full?.bodyUsed ?? false;
   }
-  override text() {
-    return this.response().text();
-  }
-  override json() {
-    return this.response().json();
-  }
-  override arrayBuffer() {
-    return this.response().arrayBuffer();
-  }
-  override blob() {
-    return this.response().blob();
-  }
-  override formData() {
-    return this.response().formData();
-  }
-  override clone(): Response {
+
+  clone(): Response {
     if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
-    return new JsonResponse(this.jsonText, { status: this.status, statusText: this.statusText, headers: this.headers });
+    const copy = new JsonResponse(this.jsonText, this.status, undefined);
+    copy.made = new Headers(this.headers);
+    return copy as unknown as Response;
+  }
+}
+Object.setPrototypeOf(JsonResponse.prototype, Response.prototype);
+// body, the body readers and anything else a Response has answer from the full Response
+for (const name of Reflect.ownKeys(Response.prototype)) {
+  if (name === "constructor" || Object.hasOwn(JsonResponse.prototype, name)) continue;
+  const d = Object.getOwnPropertyDescriptor(Response.prototype, name)!;
+  if (d.get) {
+    const get = d.get;
+    Object.defineProperty(JsonResponse.prototype, name, { configurable: true, enumerable: d.enumerable, get(this: JsonResponse) { return get.call(this.response()); } });
+  } else if (typeof d.value === "function") {
+    const fn = d.value as (...args: unknown[]) => unknown;
+    Object.defineProperty(JsonResponse.prototype, name, { configurable: true, writable: true, enumerable: d.enumerable, value(this: JsonResponse, ...args: unknown[]) { return fn.apply(this.response(), args); } });
   }
 }
 
+/** A status the Response constructor accepts (it throws a RangeError for any other). */
+const validStatus = (s: number) => Number.isInteger(s) && s >= 200 && s <= 599;
+
 export function json(body: unknown, init: number | ResponseInit = 200): Response {
-  const response = new JsonResponse(JSON.stringify(body), typeof init === "number" ? { status: init } : init);
-  response.headers.set("content-type", "application/json; charset=utf-8");
-  response.headers.set("cache-control", "no-store");
-  return response;
+  const text = JSON.stringify(body) as string | undefined;
+  const o = typeof init === "number" ? { status: init } : init;
+  const status = o.status ?? 200;
+  const headers = o.headers;
+  const plainHeaders = headers === undefined || (Object.getPrototypeOf(headers) === Object.prototype && Object.values(headers).every((v) => typeof v === "string"));
+  if (validStatus(status) && !o.statusText && plainHeaders) return new JsonResponse(text, status, headers as Record<string, string> | undefined) as unknown as Response;
+  // anything else (a statusText, Headers or pairs, a status the constructor refuses) as the constructor takes it
+  const full = new Response(text, o);
+  full.headers.set("content-type", JSON_TYPE);
+  full.headers.set("cache-control", "no-store");
+  return full;
 }
 
 export const RETRY_AFTER_SECONDS = 5;

@@ -24,13 +24,14 @@ import { log } from "../log/logger.js";
  * raw body a Request can hand over, and the 413 past a limit. Taken from the loaded app (the build's
  * entry module), so they are the very ones the routes use.
  */
-export type FetchFace = Pick<typeof Http, "JSON_TEXT" | "NODE_BODY" | "payloadTooLarge">;
+export type FetchFace = Pick<typeof Http, "JSON_TEXT" | "JSON_HEADERS" | "NODE_BODY" | "payloadTooLarge">;
 
 type RouteModule = ServerBuild["routes"][string]["module"];
 type Matcher = { id: string; regex: RegExp; params: string[]; splat: boolean; module: RouteModule };
 export type ApiMatch = { id: string; params: Record<string, string>; module: RouteModule };
 
 const paramRe = /^:[\w-]+$/;
+const TRAILING_SLASHES = /\/+$/;
 
 /** react-router's route score: more segments, static over dynamic, a splat last. */
 export function score(path: string): number {
@@ -111,8 +112,18 @@ export function apiRouteTable(build: ServerBuild): ((pathname: string) => ApiMat
     api.push({ id: route.id, ...compile(path), module: m, score: score(path), order });
   }
   api.sort((a, b) => b.score - a.score || a.order - b.order);
+  // a path without parameters is looked up by its text, when no route ranked before it matches it
+  const exact = new Map<string, Matcher>();
+  api.forEach((r, i) => {
+    if (r.params.length > 0) return;
+    const path = fullPath(build, r.id).replace(/\/+$/, "");
+    if (!api.slice(0, i).some((before) => before.regex.test(path))) exact.set(path.toLowerCase(), r);
+  });
   return (pathname) => {
     const decoded = decodePath(pathname);
+    const hit = exact.get(decoded.replace(TRAILING_SLASHES, "").toLowerCase());
+    // its own pattern decides (a name that only lowercases to the route's is no match)
+    if (hit?.regex.test(decoded)) return { id: hit.id, params: {}, module: hit.module };
     for (const r of api) {
       const hit = r.regex.exec(decoded);
       if (!hit) continue;
@@ -178,7 +189,7 @@ export function apiDispatch(build: ServerBuild, face: FetchFace, getLoadContext:
  * The Fetch Request for an Express request and the writer of a Fetch Response, over the app's fast
  * paths (see FetchFace).
  */
-export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) {
+export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge }: FetchFace) {
   /**
    * The Fetch Request Remix's Express adapter would build for this request, made lazily. On Node 20
    * the undici Request constructor (URL parsing, its Headers, its body stream and abort signal) costs
@@ -191,7 +202,7 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
    * away before the response is written.
    */
   class ApiRequest {
-    private readonly rawUrl: string;
+    private readonly rawUrl: string | (() => string);
     private href: string | undefined;
     private readonly req: ExpressRequest;
     private readonly res: ExpressResponse;
@@ -201,7 +212,7 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
     /** the body was read through NODE_BODY */
     private drained = false;
 
-    constructor(rawUrl: string, req: ExpressRequest, res: ExpressResponse) {
+    constructor(rawUrl: string | (() => string), req: ExpressRequest, res: ExpressResponse) {
       this.rawUrl = rawUrl;
       this.req = req;
       this.res = res;
@@ -213,7 +224,7 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
 
     /** as the Request constructor serializes it */
     get url(): string {
-      return (this.href ??= new URL(this.rawUrl).href);
+      return (this.href ??= new URL(typeof this.rawUrl === "string" ? this.rawUrl : this.rawUrl()).href);
     }
 
     get headers(): Headers {
@@ -282,6 +293,17 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
 
   /** The request's bytes; a 413 (and no further reading) once they pass `max`, or what `take` throws for a chunk. */
   function readNodeBody(req: ExpressRequest, max: number, take: (bytes: number) => void): Promise<Buffer> {
+    // a small body usually came in with the headers: the parser has it all by the time a route asks,
+    // and it is taken from the stream's buffer at once, without listeners or a turn of the event loop
+    if (req.complete && !req.readableFlowing && !req.readableEnded && req.readableObjectMode === false && req.readableEncoding === null) {
+      const size = req.readableLength;
+      if (size > max) throw payloadTooLarge("body", max);
+      const bytes = size === 0 ? Buffer.alloc(0) : (req.read(size) as Buffer | null);
+      if (bytes) {
+        take(size);
+        return Promise.resolve(bytes);
+      }
+    }
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -316,29 +338,44 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
 
   /** The Fetch Request for this request (see ApiRequest). */
   function toRequest(req: ExpressRequest, res: ExpressResponse): Request {
+    // a plain Host and path (and no forwarded host) always make an address the constructor takes:
+    // it is spelled out only when a route reads `url`
+    const host = req.headers.host;
+    if (host !== undefined && req.headers["x-forwarded-host"] === undefined && SIMPLE_HOST.test(host) && SIMPLE_PATH.test(req.originalUrl)) {
+      return new ApiRequest(() => requestUrl(req), req, res) as unknown as Request;
+    }
+    const url = requestUrl(req);
+    // an address the Request constructor would refuse fails here, as it did there
+    if (!SIMPLE_URL.test(url)) new URL(url);
+    return new ApiRequest(url, req, res) as unknown as Request;
+  }
+
+  /** The request's address as Remix's Express adapter spells it. */
+  function requestUrl(req: ExpressRequest): string {
     const [, forwardedPort] = req.get("X-Forwarded-Host")?.split(":") ?? [];
     const [, hostPort] = req.get("host")?.split(":") ?? [];
     const fp = Number.parseInt(forwardedPort ?? "", 10);
     const hp = Number.parseInt(hostPort ?? "", 10);
     const port = Number.isSafeInteger(fp) ? fp : Number.isSafeInteger(hp) ? hp : "";
-    const url = `${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`;
-    // an address the Request constructor would refuse fails here, as it did there
-    if (!SIMPLE_URL.test(url)) new URL(url);
-    return new ApiRequest(url, req, res) as unknown as Request;
+    return `${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`;
   }
 
   /** Writes the Response; a promise only while a body is still being read or piped. */
   function send(res: ExpressResponse, response: Response, head: boolean): Promise<void> | undefined {
     res.statusMessage = response.statusText;
     res.statusCode = response.status;
-    for (const [key, value] of response.headers) {
-      // res.append's result without its lookups for a header not set yet; Content-Type (which
-      // Express may complete with a charset) and repeated headers still go through it
-      if (key !== "content-type" && res.getHeader(key) === undefined) res.setHeader(key, value);
+    const lazy = response as unknown as Record<symbol, unknown>;
+    // a Response made by json() hands over its headers as pairs while its Headers were never made
+    const pairs = lazy[JSON_HEADERS] as [string, string][] | undefined;
+    const headers: Iterable<[string, string]> = pairs ?? response.headers;
+    for (const [key, value] of headers) {
+      // res.append's result without its lookups for a header not set yet; repeated headers still go
+      // through it (a json() Content-Type already names its charset, which is all Express would add)
+      if (res.getHeader(key) === undefined && (key !== "content-type" || pairs)) res.setHeader(key, value);
       else res.append(key, value);
     }
     // a body made by json() is written from its text: its stream is never made (see JsonResponse)
-    const text = (response as Response & { [JSON_TEXT]?: unknown })[JSON_TEXT];
+    const text = lazy[JSON_TEXT];
     if (typeof text === "string") return void res.end(head ? undefined : text);
     if (!response.body || head) return void res.end();
     // API bodies are small JSON documents: one write with a Content-Length is cheaper than piping a
@@ -356,6 +393,9 @@ export function nodeFetch({ JSON_TEXT, NODE_BODY, payloadTooLarge }: FetchFace) 
 
 /** An http(s) URL with a plain host name or IPv4 address, which `new URL` always accepts. */
 const SIMPLE_URL = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?\/[\x21-\x7e]*$/i;
+/** A Host header and a request target that make a SIMPLE_URL. */
+const SIMPLE_HOST = /^[a-z0-9.-]+(:\d{1,5})?$/i;
+const SIMPLE_PATH = /^\/[\x21-\x7e]*$/;
 
 /** A header name as Headers takes it (RFC 9110 token). */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/i;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Sql } from "../../db/client.js";
 import { apiKeyEvents } from "../../db/key-events.js";
 
@@ -14,6 +15,12 @@ export class KeyCache<T> {
   private entries = new Map<string, { value: T; expires: number }>();
 
   constructor(private readonly ttlSeconds: number) {}
+
+  /** The cached value of `key` when it is cached and fresh, without waiting for anything. */
+  peek(key: string): T | undefined {
+    const hit = this.entries.get(key);
+    return hit && hit.expires > Date.now() ? hit.value : undefined;
+  }
 
   /** The cached value of `key`, or what `load` finds (cached when found); undefined for an unknown key. */
   async resolve(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
@@ -44,6 +51,27 @@ export class KeyCache<T> {
   /** Empties the cache whenever any instance notifies a key change (a LISTEN on its own connection). */
   listen(sql: Sql): Promise<unknown> {
     return sql.listen("api_keys_changed", () => this.clear());
+  }
+}
+
+/**
+ * The SHA-256 (hex) of keys as they come: a game's servers send the same key on every request, and
+ * hashing it again each time costs more than the rest of the look-up. Only keys that named a project
+ * are remembered (a flood of made-up keys is hashed each time and kept nowhere), bounded like
+ * KeyCache; a key's hash never changes, so nothing else empties it.
+ */
+export class KeyHashes {
+  private hashes = new Map<string, string>();
+
+  of(key: string): string {
+    return this.hashes.get(key) ?? createHash("sha256").update(key).digest("hex");
+  }
+
+  /** Keeps the hash of a key that named a project. */
+  remember(key: string, hex: string): void {
+    if (this.hashes.has(key)) return;
+    if (this.hashes.size >= MAX_ENTRIES) this.hashes.clear();
+    this.hashes.set(key, hex);
   }
 }
 

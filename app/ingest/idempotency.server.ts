@@ -78,7 +78,8 @@ export async function keyedIngestPost(
   if (request.method !== "POST") throw methodNotAllowed(allowed);
   // stacked or unknown codings are refused on the header, before the key is looked up
   contentCoding(request);
-  const { projectId } = await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request));
+  // a key this process has cached answers at once; only a look-up waits on the database
+  const { projectId } = services.apiKeys.cachedProjectFor(request) ?? (await withinDatabaseDeadline(services.sql, services.apiKeys.projectFor(request)));
   const key = idempotencyKey(request);
   const body = await readJson(request, max, services.bodies);
   return { projectId, key, body };

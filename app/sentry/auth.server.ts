@@ -102,6 +102,19 @@ export class SentryKeyAuth {
     return id;
   }
 
+  /**
+   * The caller of a DSN key this process has cached, checked against the path's project, at once;
+   * undefined when anything must be looked up (then projectFor answers, refusals included).
+   */
+  cachedProjectFor(key: string | undefined, pathProject: string | undefined): SentryCaller | undefined {
+    if (!key || key.startsWith("rbx_")) return undefined;
+    const hit = this.cache.peek(key);
+    if (!hit) return undefined;
+    const p = (pathProject ?? "").trim();
+    if (!(UUID_RE.test(p) ? p.toLowerCase() === hit.projectId : p === hit.dsnId)) return undefined;
+    return { projectId: hit.projectId, dsnKey: { id: hit.id, rateLimit: hit.rateLimit } };
+  }
+
   async projectFor(key: string | undefined, pathProject: string | undefined): Promise<SentryCaller> {
     if (!key) {
       throw unauthorized("No Sentry key: send `sentry_key` in the query string or the X-Sentry-Auth header, or a `dsn` in the envelope header.");

@@ -49,7 +49,9 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
   const { config, sentryLimits } = deps;
   // stacked or unknown codings are refused on the header, before the key is looked up
   contentCoding(request);
-  const projectFor = (key: string | undefined) => withinDatabaseDeadline(deps.sql, deps.sentryKeys.projectFor(key, pathProject));
+  // a key this process has cached answers at once; only a look-up waits on the database
+  const projectFor = async (key: string | undefined) =>
+    deps.sentryKeys.cachedProjectFor(key, pathProject) ?? (await withinDatabaseDeadline(deps.sql, deps.sentryKeys.projectFor(key, pathProject)));
   // authenticate before reading the body when the key comes in the query or a header
   const early = keyFromRequest(request);
   // a /store/ body has no envelope header to carry a dsn: without a key it is refused unread
@@ -106,7 +108,7 @@ async function ingest(deps: SentryDeps, request: Request, pathProject: string | 
   // release health (docs/sentry.md "Sessions"); a resent envelope counts nothing twice
   await writeSentrySessions(deps, projectId, sessions);
   const id = events[0]?.eventId ?? envelopeId;
-  return json(id ? { id } : {});
+  return json(id ? { id } : {}, { headers: CORS });
 }
 
 /**
@@ -138,15 +140,15 @@ function assertBacklogRoom(deps: SentryDeps, events: number): void {
 /** One Sentry ingest request, answered with CORS headers and, on errors, `X-Sentry-Error` as Sentry clients log it. */
 export async function sentryIngest(deps: SentryDeps, request: Request, pathProject: string | undefined, endpoint: SentryEndpoint): Promise<Response> {
   if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: CORS });
-  let res: Response;
   try {
     if (request.method !== "POST") throw methodNotAllowed(["POST", "OPTIONS"]);
-    res = await ingest(deps, request, pathProject, endpoint);
+    // an answer carries the CORS headers from the start
+    return await ingest(deps, request, pathProject, endpoint);
   } catch (err) {
     countIngestRefusal("sentry", err);
-    res = errorResponse(err);
+    const res = errorResponse(err);
     if (ApiError.is(err)) res.headers.set("X-Sentry-Error", err.message.replace(/[^\x20-\x7e]/g, "?"));
+    for (const [k, v] of Object.entries(CORS)) res.headers.set(k, v);
+    return res;
   }
-  for (const [k, v] of Object.entries(CORS)) res.headers.set(k, v);
-  return res;
 }

@@ -4,7 +4,7 @@ import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFetch } from "../../server/api-dispatch.js";
 import * as http from "../../app/http.server.js";
-import { ApiError, JSON_TEXT, json, readBody, readJson } from "../../app/http.server.js";
+import { ApiError, JSON_HEADERS, JSON_TEXT, json, readBody, readJson } from "../../app/http.server.js";
 import { BodyBudget } from "../../app/body-budget.server.js";
 
 const { toRequest } = nodeFetch(http);
@@ -58,6 +58,37 @@ describe("json() Response", () => {
     expect(await r.json()).toEqual({ a: 1 });
     expect(() => r.clone()).toThrow(TypeError);
     expect(r).toBeInstanceOf(Response);
+  });
+});
+
+describe("json() Response, as the dispatch writes it", () => {
+  const pairs = (r: Response) => (r as unknown as Record<symbol, [string, string][] | undefined>)[JSON_HEADERS];
+
+  it("hands over the header pairs its Headers would hold, until its Headers are asked for", () => {
+    const r = json({ a: 1 }, { status: 429, headers: { "Retry-After": "5", "Content-Type": "text/plain" } });
+    const given = pairs(r)!;
+    expect(given).toEqual([
+      ["content-type", "application/json; charset=utf-8"],
+      ["cache-control", "no-store"],
+      ["retry-after", "5"],
+    ]);
+    expect([...given].sort()).toEqual([...r.headers]);
+    expect(pairs(r)).toBeUndefined();
+    expect((r as unknown as Record<symbol, unknown>)[JSON_TEXT]).toBe('{"a":1}');
+  });
+
+  it("answers status, ok and the rest as a constructed Response does", () => {
+    const r = json({ a: 1 }, 404);
+    const ref = new Response("{}", { status: 404 });
+    expect([r.status, r.statusText, r.ok, r.type, r.url, r.redirected]).toEqual([ref.status, ref.statusText, ref.ok, ref.type, ref.url, ref.redirected]);
+    expect(Object.prototype.toString.call(r)).toBe("[object Response]");
+  });
+
+  it("is a plain Response for what only the constructor takes, and refuses what it refuses", async () => {
+    const named = json({ a: 1 }, { status: 200, statusText: "Fine", headers: new Headers({ "x-a": "1" }) });
+    expect([named.statusText, named.headers.get("x-a"), named.headers.get("content-type")]).toEqual(["Fine", "1", "application/json; charset=utf-8"]);
+    expect(await named.json()).toEqual({ a: 1 });
+    expect(() => json({}, 99)).toThrow(RangeError);
   });
 });
 
@@ -158,6 +189,26 @@ describe("the dispatch's Request", () => {
       return [body, used, again];
     };
     expect((await post('{"a":[1,2,3]}')).body.ok).toEqual([{ a: [1, 2, 3] }, true, "TypeError"]);
+  });
+
+  it("takes a body the parser already holds whole at once, within its limit", async () => {
+    const settled = () => new Promise((res) => setTimeout(res, 50));
+    probe = async (r) => {
+      await settled();
+      return [await readJson(r, 1000, new BodyBudget(1024 * 1024)), r.bodyUsed];
+    };
+    expect((await post('{"c":[1,2]}')).body.ok).toEqual([{ c: [1, 2] }, true]);
+    probe = async (r) => {
+      await settled();
+      return readBody(r, 4);
+    };
+    expect((await post('{"c":[1,2]}')).status).toBe(413);
+    // held against the budget like bytes read as they come
+    probe = async (r) => {
+      await settled();
+      return readBody(r, 1000, new BodyBudget(4).reserve(0));
+    };
+    expect((await post('{"c":[1,2]}')).status).toBe(503);
   });
 
   it("reads its body through the Fetch readers when a route uses them", async () => {
