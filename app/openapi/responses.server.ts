@@ -129,8 +129,10 @@ export const Event = row({ id, group_id: id, message: z.string(), level: z.strin
 const Series = z.array(z.object({ bucket: isoTime, count })).meta({ id: "HourlySeries" });
 
 const page = { total: count, limit: count, offset: count };
+/** A list whose total is exact up to 10,000 matches (docs/api.md, "Totals"). */
+const cappedPage = { ...page, total_exact: z.boolean() };
 export const ErrorList = z
-  .object({ data: z.array(z.union([Group, Event])), ...page, grouped: z.boolean(), search_window_full: z.literal(true).optional() })
+  .object({ data: z.array(z.union([Group, Event])), ...cappedPage, grouped: z.boolean(), search_window_full: z.literal(true).optional() })
   .meta({ id: "ErrorList" });
 
 export const IssueDetail = z
@@ -211,7 +213,7 @@ export const DataList = (name: string, item: z.ZodType = z.looseObject({})) => z
 // ---- the rest of the read API and the economy --------------------------------------------------------
 
 export const Traces = z
-  .object({ data: z.array(row({ trace_id: z.string(), first_seen: isoTime, last_seen: isoTime, event_count: count, group_ids: z.array(id) })), ...page })
+  .object({ data: z.array(row({ trace_id: z.string(), first_seen: isoTime, last_seen: isoTime, event_count: count, group_ids: z.array(id) })), ...cappedPage })
   .meta({ id: "Traces" });
 export const Servers = z
   .object({ data: z.array(row({ job_id: z.string(), place_id: nullableString, environment: nullableString, state: z.string(), started_at: isoTime, last_seen: isoTime })), ...page })

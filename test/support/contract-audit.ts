@@ -138,4 +138,5 @@ export async function auditContract(runId: string): Promise<void> {
   }
   const failures = auditResponses(buildOpenApiDocument("audit") as unknown as Doc, records);
   if (failures.length > 0) throw new Error(describeFailures(failures, records.length));
+  console.log(`OpenAPI contract: ${records.length} recorded API answers, all described by /api/openapi.json`);
 }

@@ -36,6 +36,9 @@ function install(): void {
     try {
       const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
       if (!LOCAL_HOSTS.has(url.hostname) || !url.pathname.toLowerCase().startsWith("/api/")) return res;
+      // every answer of the service carries its request id; one without it came from a test's own
+      // stand-in (a proxy answering 403 as a firewall would), not from the service
+      if (!res.headers.has("x-request-id")) return res;
       const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
       const contentType = res.headers.get("content-type");
       const line: RecordedResponse = { method, path: url.pathname, status: res.status, contentType };
