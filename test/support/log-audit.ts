@@ -18,13 +18,30 @@ export const MIN_SECRET_LENGTH = 8;
 /** Nor is one short lowercase word (a test's deliberately weak password "password" is also a route's name). */
 const chanceWord = (v: string) => v.length < 12 && /^[a-z]+$/.test(v);
 
+/**
+ * Nor is text the service prints itself: the password tests try the product's name as a weak
+ * password (refused, so never a secret), and every start line names it.
+ */
+const PUBLIC_TEXT = new Set(["Roblox Monitor"]);
+
 const SECRETS_FILE = /^secrets-.*\.jsonl$/;
 const LOG_FILE = /\.log$/;
+
+/** Where the integration suite's recorder is kept for helpers that must not import vitest. */
+export const RECORD_SECRET = Symbol.for("rbx-monitor.record-secret");
+
+/**
+ * Records secrets for the log audit when this process runs in the integration suite (its server
+ * support module installed the recorder); in the browser suite, whose logs are not audited, nothing.
+ */
+export function recordSecretIfAudited(kind: string, ...values: (string | undefined | null)[]): void {
+  (globalThis as { [RECORD_SECRET]?: (kind: string, ...values: (string | undefined | null)[]) => void })[RECORD_SECRET]?.(kind, ...values);
+}
 
 /** Records secrets (what kind, the value) in `dir`, for the audit at the end of the run. */
 export function recordSecrets(dir: string, kind: string, values: Iterable<string | undefined | null>): void {
   const lines: string[] = [];
-  for (const v of values) if (typeof v === "string" && v.length >= MIN_SECRET_LENGTH && !chanceWord(v)) lines.push(JSON.stringify({ kind, value: v }) + "\n");
+  for (const v of values) if (typeof v === "string" && v.length >= MIN_SECRET_LENGTH && !chanceWord(v) && !PUBLIC_TEXT.has(v)) lines.push(JSON.stringify({ kind, value: v }) + "\n");
   if (lines.length === 0) return;
   mkdirSync(dir, { recursive: true });
   appendFileSync(path.join(dir, `secrets-${process.pid}.jsonl`), lines.join(""));

@@ -12,7 +12,7 @@ import { loadConfig } from "../../app/env.server.js";
 import { createApiKey } from "../../app/auth/api-keys.server.js";
 import { startServer, type RunningServer } from "../../server.js";
 import { configureLogging } from "../../log/logger.js";
-import { recordSecrets, runLogDir } from "./log-audit.js";
+import { RECORD_SECRET, recordSecrets, runLogDir } from "./log-audit.js";
 
 /**
  * The log lines of this test process (its servers', and whatever db/ and jobs/ log) go to a file in
@@ -25,6 +25,8 @@ configureLogging({ sink: { write: (line: string) => writeSync(logFd, line) } });
 
 /** Records secrets this process created or sent, for the log audit at the end of the run. */
 export const recordSecret = (kind: string, ...values: (string | undefined | null)[]) => recordSecrets(logDir, kind, values);
+// helpers the browser suite shares (test/support/team.ts) record through this, without importing vitest
+(globalThis as { [RECORD_SECRET]?: typeof recordSecret })[RECORD_SECRET] = recordSecret;
 
 /** The path of this process's log file (a test may read the lines its requests made). */
 export const logFile = () => path.join(logDir, `server-${process.pid}.log`);

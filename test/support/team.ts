@@ -3,7 +3,8 @@ import type { Sql } from "../../db/client.js";
 import { insertMember, type Role } from "../../db/members.js";
 import { createUser } from "../../app/accounts/users.server.js";
 import { createProject as domainCreateProject } from "../../app/team/projects.server.js";
-import { recordSecret, type TestApp } from "./server.js";
+import type { TestApp } from "./server.js";
+import { recordSecretIfAudited as recordSecret } from "./log-audit.js";
 import { countersApplied } from "./counters.js";
 
 /** Factories and a small client for the Team API (session cookie, JSON). */
