@@ -261,3 +261,29 @@ describe("player summaries", () => {
     expect(buffers(plan.Plan)).toBeLessThan(10);
   });
 });
+
+describe("histogram reads", () => {
+  it("read one metric's day cells of the versions asked for, not every metric's in the window", async () => {
+    // 30 days of 10 versions: memory by age (7 buckets), heartbeat and memory without the age split, 40 bins each
+    await app.sql`
+      insert into health_hist_day (project_id, environment, place_version, day, metric, age_bucket, bin, shard, n)
+      select ${projectId}, 'production', 'h' || v, current_date - d, m, a, b, 0, 1
+      from generate_series(0, 29) d cross join generate_series(1, 10) v cross join generate_series(1, 3) m
+        cross join generate_series(0, 6) a cross join generate_series(0, 39) b
+      where m = 1 or a = 0`;
+    await app.sql`analyze health_hist_day`;
+    // the day part of histogram() (db/health-reads.ts): heartbeat of two versions over 7 days
+    const [{ "QUERY PLAN": [plan] }] = await app.sql<any[]>`
+      explain (analyze, buffers, costs off, timing off, format json)
+      select place_version, bin, sum(n) from health_hist_day
+      where project_id = ${projectId} and place_version = any(${["h1", "h2"]}::text[]) and metric = 2 and day >= current_date - 6
+      group by 1, 2`;
+    const nodes = (p: any): any[] => [p, ...(p.Plans ?? []).flatMap(nodes)];
+    const scans = nodes(plan.Plan).filter((n) => n["Relation Name"] === "health_hist_day" || String(n["Index Name"] ?? "").startsWith("health_hist_day"));
+    expect(scans.map((n) => n["Index Name"]).filter(Boolean)).toEqual(["health_hist_day_metric"]);
+    // the cells read are the ones summed: 2 versions × 7 days × 40 bins, none of another metric or version
+    const rows = scans.find((n) => n["Relation Name"] === "health_hist_day");
+    expect(rows["Actual Rows"]).toBe(2 * 7 * 40);
+    expect(rows["Rows Removed by Filter"] ?? 0).toBe(0);
+  });
+});
