@@ -27,7 +27,7 @@ import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../db/client.js";
 import { sampleReport, sessionReport } from "./health.js";
-import { CONNECTIONS, cannon, createProject, envInt, fmt, quiesce, sleep, startService, stopService, withCpu, type Bench, type Cpu, type Measured, type Row } from "./harness.js";
+import { CONNECTIONS, cannon, createProject, envInt, fmt, postgresPids, quiesce, sleep, startService, stopService, withCpu, type Bench, type Cpu, type Measured, type Row } from "./harness.js";
 import { FINGERPRINTS, TEXTS, batch, event } from "./payloads.js";
 
 /** Events written for each disk shape (scaled to a million in the figures). */
@@ -65,13 +65,6 @@ function statusBytes(pid: number, field: string): number {
   }
 }
 
-/** The PostgreSQL processes charged to the bench: as withCpu takes them (all on the embedded server, the bench database's backends otherwise). */
-async function postgresPids(sql: Sql, embedded: boolean): Promise<number[]> {
-  const rows = embedded
-    ? await sql<{ pid: number }[]>`select pid from pg_stat_activity`
-    : await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database()`;
-  return rows.map((r) => r.pid);
-}
 
 type Memory = { serviceRss: number; postgresPrivate: number };
 type MemoryRange = { idle?: Memory; servicePeak: number; serviceMedian: number; postgresPeak: number; postgresMedian: number };

@@ -249,7 +249,7 @@ export function cpuMicros(pid: number): number {
  * (backends, WAL writer, checkpointer, autovacuum); on a shared BENCH_DATABASE_URL server only the
  * backends connected to the bench database (others' work on that server is not ours).
  */
-async function postgresPids(sql: Sql, embedded: boolean): Promise<number[]> {
+export async function postgresPids(sql: Sql, embedded: boolean): Promise<number[]> {
   const rows = embedded
     ? await sql<{ pid: number }[]>`select pid from pg_stat_activity`
     : await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database()`;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { holdDrainLock } from "../../db/counter-deltas.js";
+import { holdDrain } from "../support/locks.js";
 import { metricsScraper } from "../../db/metrics.js";
 import { createSql } from "../../db/client.js";
 import { loadConfig, ConfigError } from "../../app/env.server.js";
@@ -222,17 +222,8 @@ describe("metrics on", () => {
     const scrapeFresh = metricsScraper({ sql: app.sql, writer: app.services.writer }, { maxAgeMs: 0 });
     for (let i = 0; i < 200 && (await app.sql`select 1 from counter_deltas limit 1`).length > 0; i++) await sleep(50);
     expect(value(parse(await scrapeFresh()), "roblox_monitor_counter_drain_lag_seconds")).toBe(0);
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let held!: () => void;
-    const holding = new Promise<void>((r) => (held = r));
-    // the drain cannot run while this transaction holds its lock
-    const blocker = app.sql.begin(async (tx) => {
-      await holdDrainLock(tx);
-      held();
-      await released;
-    });
-    await holding;
+    // no drain runs while this holds its lock
+    const drain = await holdDrain(app.sql);
     try {
       expect((await postJson(app, "/api/ingest", { message: "metrics: lagging" }, project.apiKey)).status).toBe(200);
       await app.sql`update counter_deltas set created_at = now() - interval '60 seconds'`;
@@ -240,8 +231,7 @@ describe("metrics on", () => {
       expect(lag).toBeGreaterThanOrEqual(60);
       expect(lag).toBeLessThan(3600);
     } finally {
-      release();
-      await blocker;
+      await drain.release();
     }
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { holdDrainLock } from "../../db/counter-deltas.js";
+import { holdDrain } from "../support/locks.js";
 import { COUNTERS_BEHIND_S } from "../../app/routes/api.ready.js";
 import { createProject, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { sleep } from "../support/wait.js";
@@ -31,17 +31,8 @@ describe("readiness", () => {
 
   it("says the counters are behind while pending rows are older than the bound, and ok once they are applied", async () => {
     const { apiKey } = await createProject(app.sql, "Readiness");
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let held!: () => void;
-    const holding = new Promise<void>((r) => (held = r));
-    // the drain cannot run while this transaction holds its lock
-    const blocker = app.sql.begin(async (tx) => {
-      await holdDrainLock(tx);
-      held();
-      await released;
-    });
-    await holding;
+    // no drain runs while this holds its lock
+    const drain = await holdDrain(app.sql);
     try {
       const r = await postJson(app, "/api/ingest", { errors: [{ message: "ready check", user_id: 5 }] }, apiKey);
       expect(r.status).toBeLessThan(300);
@@ -52,8 +43,7 @@ describe("readiness", () => {
       expect(behind.body.counters.pending).toBeGreaterThanOrEqual(1);
       expect(behind.body.counters.oldest_s).toBeGreaterThanOrEqual(COUNTERS_BEHIND_S + 50);
     } finally {
-      release();
-      await blocker;
+      await drain.release();
     }
     let after = await ready();
     for (let i = 0; i < 200 && after.body.counters.pending > 0; i++) {

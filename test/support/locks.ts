@@ -1,4 +1,5 @@
 import type { Sql } from "../../db/client.js";
+import { holdDrainLock } from "../../db/counter-deltas.js";
 
 /**
  * Holds `tables` (a comma list) in ACCESS EXCLUSIVE mode in a transaction on `sql` until `release`
@@ -20,6 +21,30 @@ export async function lockTables(sql: Sql, tables: string) {
   await holding;
   return {
     held: () => held,
+    /** Ends the transaction holding the lock, and waits for it to end. */
+    release: async () => {
+      release();
+      await holder;
+    },
+  };
+}
+
+/**
+ * Holds the counter drain's lock in a transaction on `sql`, so no drain runs (pending counter rows
+ * stay pending) until `release` is called; resolves once the lock is held.
+ */
+export async function holdDrain(sql: Sql) {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let held!: () => void;
+  const holding = new Promise<void>((r) => (held = r));
+  const holder = sql.begin(async (tx) => {
+    await holdDrainLock(tx);
+    held();
+    await released;
+  });
+  await holding;
+  return {
     /** Ends the transaction holding the lock, and waits for it to end. */
     release: async () => {
       release();
