@@ -90,7 +90,7 @@ export async function runHealthBench(b: Bench) {
   // the reads first: the ingest runs below leave 10,000 servers that the health job declares lost
   // 3 minutes after they go silent, work that would otherwise be measured as read latency
   const email = "health-reader@example.test";
-  const cookie = await signedInUser(b, email, "bench health reader password");
+  const cookie = await signedInUser(b, email);
   const reads = await createProject(b, "bench-health-reads", email);
   const size = await b.step(`(health) generating ${DAYS} days of health data: ${fmt(SERVERS)} servers, ${fmt(DAU)} players a day, ${fmt(EVENTS)} events`, async () => {
     return generateHealth(b.sql, reads.project_id);

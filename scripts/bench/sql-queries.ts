@@ -58,7 +58,7 @@ export async function queriesOf(b: Bench, projectId: string, cookie: string) {
 
 export async function runSqlQueries(b: Bench, sqlEvents: number) {
   const { sql } = b;
-  const cookie = await signedInUser(b, READER, "sql queries reader password");
+  const cookie = await signedInUser(b, READER);
   const smallSql = await createProject(b, "bench-sql-small", READER);
   const bigSql = await createProject(b, "bench-sql-large", READER);
   await b.step("(g) generating 10,000 raw events in SQL", async () => {
