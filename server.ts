@@ -70,17 +70,22 @@ function drainRest(req: IncomingMessage, stop: () => void, done: () => void = ()
   const socket = req.socket;
   const startBytes = socket.bytesRead;
   const startedAt = Date.now();
+  // the drain's end removes its close listener: a keep-alive connection serves many such answers
+  const end = () => {
+    clearInterval(check);
+    socket.off("close", end);
+  };
   const check = setInterval(() => {
     if (req.complete) {
-      clearInterval(check);
+      end();
       done();
     } else if (socket.bytesRead - startBytes > DISCARD_MAX_BYTES || Date.now() - startedAt > DISCARD_MAX_MS) {
-      clearInterval(check);
+      end();
       stop();
     }
   }, DISCARD_CHECK_MS);
   check.unref();
-  socket.once("close", () => clearInterval(check));
+  socket.once("close", end);
   // a reader that stopped at a limit paused the request; whatever still listens (a Fetch body
   // stream) would keep the bytes: flowing without listeners, they are dropped
   req.removeAllListeners("data");

@@ -99,3 +99,56 @@ describe("the rest of a refused body", () => {
     expect(sentAll).toBe(false);
   });
 });
+
+/**
+ * `n` POSTs on one keep-alive connection, each answered before its body is sent (a key no project
+ * has: 401): the headers declaring a small body, then, once the answer has come, the body, then the
+ * next request. Resolves with the status lines read.
+ */
+function refusedOnOneConnection(port: number, n: number): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: "127.0.0.1" });
+    const body = '{"message":"x"}';
+    const statuses: string[] = [];
+    let text = "";
+    const next = () =>
+      socket.write(
+        `POST /api/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nx-api-key: rbx_not-a-key-at-all-000000000000\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+    socket.on("data", (d) => {
+      text += d.toString("latin1");
+      const end = text.indexOf("}", text.indexOf("\r\n\r\n"));
+      if (end < 0) return;
+      statuses.push(text.slice(0, text.indexOf("\r\n")));
+      text = text.slice(end + 1);
+      // the body the answer came before, then the next request on the same connection
+      socket.write(body);
+      if (statuses.length === n) {
+        // the last drain has ended once the server has the body; a moment for its check to run
+        setTimeout(() => socket.end(), 100);
+        return;
+      }
+      setTimeout(next, 20);
+    });
+    socket.on("error", reject);
+    socket.on("close", () => resolve(statuses));
+    next();
+  });
+}
+
+describe("answers sent before their bodies on one keep-alive connection", () => {
+  it("leave no listener behind on the connection (no MaxListenersExceededWarning after 15 of them)", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      const statuses = await refusedOnOneConnection(app.port, 15);
+      expect(statuses).toEqual(Array.from({ length: 15 }, () => "HTTP/1.1 401 Unauthorized"));
+      // a warning is emitted on the next tick of the listener that passed the limit
+      await new Promise((r) => setTimeout(r, 50));
+      expect(warnings.filter((w) => w.startsWith("MaxListenersExceededWarning"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
