@@ -19,9 +19,9 @@ import { migrationFiles, withSetupLock } from "./db/migrate.js";
 import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import type * as App from "./app/process.server.js";
 import type { Services } from "./app/process.server.js";
-import { forwardedHeaders, requestOrigin, securityHeaders } from "./server/web.js";
-import { apiDispatch } from "./server/api-dispatch.js";
-import { metricsEndpoint, requestMetrics } from "./server/metrics.js";
+import { fixedSecurityHeaders, forwardedHeaders, requestOrigin, securityHeaders } from "./server/web.js";
+import { apiFront } from "./server/api-dispatch.js";
+import { metricsEndpoint, observeRequest, requestMetrics } from "./server/metrics.js";
 import { pageRouteLabeler, requestLogging } from "./server/request-log.js";
 import { captureConsole, configureLogging, log } from "./log/logger.js";
 
@@ -203,9 +203,8 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     app.use((req, res, next) => (req.path.startsWith("/api/") ? next() : publicFiles(req, res, next)));
   }
   // each request's queries spend one database budget (DB_TIMEOUT_MS), from the pool's queue on
-  const getLoadContext = (req: express.Request) => ({ services: forRequest(services), clientAddress: req.ip ?? req.socket.remoteAddress ?? "unknown" });
-  // known /api paths go straight to their resource route; everything else through Remix's matcher
-  if (typeof build !== "function") app.use(apiDispatch(build, modules, getLoadContext));
+  const loadContext = (clientAddress: string) => ({ services: forRequest(services), clientAddress });
+  const getLoadContext = (req: express.Request) => loadContext(req.ip ?? req.socket.remoteAddress ?? "unknown");
   // Page form posts from another site: answer 403 with the error body here, with the rule the Team
   // API uses, instead of letting Remix abort the action with an opaque 500. /api routes check their own
   // (and are served above, so API requests skip this layer). Then the form's size and coding, and its
@@ -247,16 +246,38 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
     );
   });
 
-  const server: Server = createServer(app);
+  // Known /api paths are served ahead of Express, from Node's request and response, by their
+  // resource route (server/api-dispatch.ts, with the same forwarded headers, request id and line,
+  // security headers and metrics as Express's layers above); everything else goes through Express,
+  // and through Remix's matcher. In development (Vite's build, reloaded per request) Express serves all.
+  const front =
+    typeof build === "function"
+      ? null
+      : apiFront({
+          build,
+          face: modules,
+          loadContext,
+          trustProxy: config.trustProxy,
+          trust: app.get("trust proxy fn") as (address: string | undefined, hop: number) => boolean,
+          fixedHeaders: fixedSecurityHeaders({ dev: opts.dev }),
+          logLevel: config.logRequests,
+          observe: config.metricsToken ? observeRequest : undefined,
+          unread: lingerOverUnreadBody,
+        });
   // while shutting down, in-flight requests are answered and each connection closes after its
   // response (a keep-alive connection would otherwise hold the shutdown until it idles out)
   let shuttingDown = false;
   const inFlight = new Set<ServerResponse>();
-  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    lingerOverUnreadBody(req, res);
+  function settled(this: ServerResponse) {
+    inFlight.delete(this);
+  }
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (shuttingDown) res.setHeader("Connection", "close");
     inFlight.add(res);
-    res.on("close", () => inFlight.delete(res));
+    res.once("close", settled);
+    if (front?.(req, res)) return;
+    lingerOverUnreadBody(req, res);
+    app(req, res);
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

@@ -7,7 +7,10 @@ declare module "@remix-run/node" {
   }
 }
 
-export default defineConfig({
+export default defineConfig(({ isSsrBuild }) => ({
+  // the server bundle runs on Node 20: class fields and the like stay native instead of lowered
+  // (a lowered field is an Object.defineProperty per instance, on every request's objects)
+  build: isSsrBuild ? { target: "node20" } : {},
   plugins: [
     !process.env.VITEST &&
       remix({
@@ -22,4 +25,4 @@ export default defineConfig({
   ],
   resolve: { alias: { "~": new URL("./app", import.meta.url).pathname } },
   server: { port: 3000 },
-});
+}));

@@ -191,9 +191,23 @@ export function errorResponse(err: unknown): Response {
     if (err.details?.length) body.details = err.details;
     return json(body, { status: err.status, headers: err.headers });
   }
-  log.error({ err }, "[api] unexpected error");
-  return json({ error: "internal", message: "Something went wrong on our side; the request was not completed." }, 500);
+  const response = json({ error: "internal", message: "Something went wrong on our side; the request was not completed." }, 500);
+  // The API dispatch logs the error with its request's id when it writes this answer (it takes it
+  // from UNEXPECTED before this turn of the event loop ends); anything else that gets the answer
+  // (Remix, a test) leaves it to be logged here, in the request's logging context.
+  const claim = { err, logged: false };
+  (response as Response & { [UNEXPECTED]?: typeof claim })[UNEXPECTED] = claim;
+  setImmediate(() => {
+    if (!claim.logged) log.error({ err }, "[api] unexpected error");
+  });
+  return response;
 }
+
+/**
+ * On a 500 made by errorResponse: the error it answers for, not yet logged. Whoever logs it sets
+ * `logged` (server/api-dispatch.ts, with the request's id).
+ */
+export const UNEXPECTED = Symbol("unexpected error");
 
 /** Runs a route body and turns whatever it throws into the one error body. */
 export async function handle(fn: () => Promise<Response>): Promise<Response> {

@@ -121,14 +121,58 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
  * they serve many requests and keep their own bounds.
  */
 export function forRequest(services: Services): Services {
-  const budget = new DatabaseBudget(services.config.dbTimeoutMs);
-  let sql: Sql | undefined;
-  let apiKeys: Services["apiKeys"] | undefined;
-  return Object.create(services, {
-    sql: { get: () => (sql ??= budget.bind(services.sql)) },
-    apiKeys: { get: () => (apiKeys ??= services.apiKeys.within(budget.bind(services.sql))) },
-    bound: { value: <S extends Sql>(pool: S): S => budget.bind(pool) },
-  }) as Services;
+  return Object.create(requestServices(services)) as Services;
+}
+
+/**
+ * What forRequest's objects share, made once per Services: the getters of the budget-bound members.
+ * A request's budget, pool and key look-ups are made on first use (a refused request with a cached
+ * key makes none), and kept on the request's object under symbols.
+ */
+const BUDGET = Symbol("database budget");
+const SQL = Symbol("bound sql");
+const KEYS = Symbol("bound api keys");
+const OWNER = Symbol("request services");
+type PerRequest = Services & { [BUDGET]?: DatabaseBudget; [SQL]?: Sql; [KEYS]?: Services["apiKeys"] };
+const requestPrototypes = new WeakMap<Services, object>();
+
+function requestServices(services: Services): object {
+  let proto = requestPrototypes.get(services);
+  if (proto) return proto;
+  const budgetOf = (self: PerRequest) => (self[BUDGET] ??= new DatabaseBudget(services.config.dbTimeoutMs));
+  // the key look-ups of one request: the process's, on the request's bound pool
+  const keys = Object.create(services.apiKeys, {
+    sql: {
+      get(this: { [OWNER]: PerRequest }) {
+        return this[OWNER].sql;
+      },
+    },
+  }) as Services["apiKeys"];
+  proto = Object.create(services, {
+    sql: {
+      get(this: PerRequest) {
+        return (this[SQL] ??= budgetOf(this).bind(services.sql));
+      },
+    },
+    apiKeys: {
+      get(this: PerRequest) {
+        let k = this[KEYS];
+        if (!k) {
+          k = Object.create(keys) as Services["apiKeys"];
+          (k as unknown as { [OWNER]: PerRequest })[OWNER] = this;
+          this[KEYS] = k;
+        }
+        return k;
+      },
+    },
+    bound: {
+      value(this: PerRequest, pool: Sql) {
+        return budgetOf(this).bind(pool);
+      },
+    },
+  }) as object;
+  requestPrototypes.set(services, proto);
+  return proto;
 }
 
 /**

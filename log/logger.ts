@@ -8,8 +8,12 @@
  * `logger()` hands out a view that always writes through the current one, so a module may take its
  * view when it loads, before the process has configured anything.
  *
- * Lines logged while a request is served carry its `reqId` (an AsyncLocalStorage the request's
- * middleware enters, see server/request-log.ts), wherever in the app they are logged.
+ * Lines logged while a page (or any request the API dispatch does not serve) is served carry its
+ * `reqId`, wherever in the app they are logged: an AsyncLocalStorage the request's middleware enters
+ * (server/request-log.ts). On Node 20 an enabled AsyncLocalStorage runs promise hooks on every
+ * promise of the process, so the context is switched on only while such a request is in flight
+ * (`holdRequestContext`). API requests the dispatch serves never enter it: their lines carry the id
+ * because the dispatch passes it (server/api-dispatch.ts, `requestLogger`).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { format } from "node:util";
@@ -27,7 +31,7 @@ export type LogSettings = { level: LogLevel; format: LogFormat; sink: LogSink };
 
 export type RequestContext = { reqId: string };
 
-type State = { settings: LogSettings; root: Logger; version: number; requests: AsyncLocalStorage<RequestContext> };
+type State = { settings: LogSettings; root: Logger; version: number; requests: AsyncLocalStorage<RequestContext>; held: number };
 
 const KEY = Symbol.for("roblox-monitor.logger");
 
@@ -37,7 +41,7 @@ function state(): State {
   const g = globalThis as { [KEY]?: State };
   if (!g[KEY]) {
     const requests = new AsyncLocalStorage<RequestContext>();
-    g[KEY] = { settings: DEFAULTS, root: build(DEFAULTS, requests), version: 0, requests };
+    g[KEY] = { settings: DEFAULTS, root: build(DEFAULTS, requests), version: 0, requests, held: 0 };
   }
   return g[KEY];
 }
@@ -140,6 +144,30 @@ export const loggingSettings = (): LogSettings => state().settings;
 
 /** Runs `fn` as part of a request: every line logged within it carries the request's id. */
 export const withRequestContext = <T>(context: RequestContext, fn: () => T): T => state().requests.run(context, fn);
+
+/**
+ * Keeps the request context on until the returned release is called (once; later calls do nothing).
+ * When the last holder releases it, the context is switched off (its promise hooks with it) until
+ * the next request enters it; whatever still runs of a finished request then logs without its id.
+ */
+export function holdRequestContext(): () => void {
+  const s = state();
+  s.held++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--s.held === 0) s.requests.disable();
+  };
+}
+
+/** Whether the request context is switched on (its promise hooks run). */
+export const requestContextOn = (): boolean => (state().requests as unknown as { enabled: boolean }).enabled === true;
+
+/** A logger whose lines carry `reqId` without the request context (the API dispatch's requests). */
+export function requestLogger(reqId: string): Pick<Log, "error" | "warn"> {
+  return { error: (obj: object, msg?: string) => log.error({ ...obj, reqId }, msg), warn: (obj: object, msg?: string) => log.warn({ ...obj, reqId }, msg) } as Pick<Log, "error" | "warn">;
+}
 
 export type Log = { [L in Level]: LogFn } & { isLevelEnabled(level: LogLevel): boolean };
 

@@ -13,18 +13,21 @@
  * and `_data`/`index` requests, a route without the needed loader or action, and every path when a
  * non-API route could also match under `/api`.
  */
-import type { IncomingHttpHeaders } from "node:http";
-import type { Request as ExpressRequest, Response as ExpressResponse, NextFunction } from "express";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import type { Request as ExpressRequest } from "express";
 import { createReadableStreamFromReadable, writeReadableStreamToWritable, type ServerBuild, type AppLoadContext } from "@remix-run/node";
 import type * as Http from "../app/http.server.js";
-import { log } from "../log/logger.js";
+import { requestLogger } from "../log/logger.js";
+import { requestIdOf, requestLineWriter, type Severity } from "./request-log.js";
+import { filterForwarded } from "./web.js";
 
 /**
  * The app's Fetch fast paths (app/http.server.ts): the JSON text of a Response made by `json()`, the
  * raw body a Request can hand over, and the 413 past a limit. Taken from the loaded app (the build's
  * entry module), so they are the very ones the routes use.
  */
-export type FetchFace = Pick<typeof Http, "JSON_TEXT" | "JSON_HEADERS" | "NODE_BODY" | "payloadTooLarge">;
+export type FetchFace = Pick<typeof Http, "JSON_TEXT" | "JSON_HEADERS" | "NODE_BODY" | "payloadTooLarge"> & Partial<Pick<typeof Http, "UNEXPECTED">>;
 
 type RouteModule = ServerBuild["routes"][string]["module"];
 type Matcher = { id: string; regex: RegExp; params: string[]; splat: boolean; module: RouteModule };
@@ -139,32 +142,149 @@ export function apiRouteTable(build: ServerBuild): ((pathname: string) => ApiMat
 
 const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+/** Express's own `req.ip` (proxy-addr, an Express dependency without types of its own). */
+const proxyaddr = createRequire(import.meta.url)("proxy-addr") as (req: IncomingMessage, trust: (address: string, hop: number) => boolean) => string;
+
+/** The proxies a request passed through, believed as Express believes them (`trust proxy`). */
+type Trust = (address: string | undefined, hop: number) => boolean;
+
+export type ApiFrontOptions = {
+  build: ServerBuild;
+  face: FetchFace;
+  /** the load context of one request (its database budget, the client's address) */
+  loadContext: (clientAddress: string) => AppLoadContext;
+  /** TRUST_PROXY hops, and Express's compiled trust function for them */
+  trustProxy: number;
+  trust: Trust;
+  /** the header writes every answer carries (the security headers), in order; null when not fixed */
+  fixedHeaders: [name: string, value?: string][] | null;
+  /** the request line's level (LOG_REQUESTS) */
+  logLevel: Severity;
+  /** observes each answer for the Prometheus metrics (only with METRICS_TOKEN) */
+  observe?: (route: string, method: string, status: number, seconds: number) => void;
+  /** called before an answer is written while its request's body is still unread (server.ts) */
+  unread: (req: IncomingMessage, res: ServerResponse) => void;
+};
+
+/** What the front keeps of a request it serves, for its response's `close` and `finish`. */
+type Exchange = { reqId: string; route: string; method: string; started: number };
+const EXCHANGE = Symbol("api exchange");
+type Served = ServerResponse & { [EXCHANGE]?: Exchange };
+
 /**
- * Express middleware: serves the matched API route, or calls `next()` so the Remix handler serves
- * the request as before.
+ * The API requests' front door, ahead of Express: a request to a known API route (GET, HEAD, POST,
+ * PUT, PATCH, DELETE) is served here from Node's request and response, with what the Express layers
+ * give every request (forwarded headers filtered, the request id, its header and log line, the
+ * security headers, the metrics) and the route called as Remix calls a resource route (see
+ * `apiRouteTable` for how the route is found). Returns false, having touched nothing, for anything
+ * else: pages, assets, `/metrics`, other methods, `.data` and `_data` requests, unknown API paths
+ * (Express and Remix serve those as before). Null when the build's routes do not allow an exact table.
  */
-export function apiDispatch(build: ServerBuild, face: FetchFace, getLoadContext: (req: ExpressRequest) => AppLoadContext) {
-  const match = apiRouteTable(build);
-  const { toRequest, send } = nodeFetch(face);
-  return async (req: ExpressRequest, res: ExpressResponse, next: NextFunction) => {
-    if (!match || !req.path.startsWith("/api/")) return next();
-    const method = req.method;
+export function apiFront(o: ApiFrontOptions): ((req: IncomingMessage, res: ServerResponse) => boolean) | null {
+  const match = apiRouteTable(o.build);
+  if (!match || !o.fixedHeaders) return null;
+  const { toRequest, send, sendJson } = nodeFetch(o.face);
+  const { JSON_TEXT, JSON_HEADERS, UNEXPECTED } = o.face;
+  // the security headers as Node takes them whole, and Referrer-Policy as an /api path has it
+  const fixed: string[] = ["Referrer-Policy", "same-origin"];
+  for (const [name, value] of o.fixedHeaders) if (value !== undefined) fixed.push(name, value);
+  const writeLine = requestLineWriter({ level: o.logLevel });
+  const { trust, trustProxy, observe } = o;
+
+  function onClose(this: Served) {
+    const x = this[EXCHANGE]!;
+    writeLine(x.reqId, x.method, x.route, this, x.started);
+  }
+  function onFinish(this: Served) {
+    const x = this[EXCHANGE]!;
+    observe!(x.route, x.method, this.statusCode, (performance.now() - x.started) / 1000);
+  }
+
+  /** The request's address as Remix's Express adapter spells it (Express's protocol and hostname). */
+  function requestUrl(req: IncomingMessage): string {
+    const h = req.headers;
+    const believed = trustProxy > 0 && trust(req.socket.remoteAddress, 0);
+    const [, forwardedPort] = (h["x-forwarded-host"] as string | undefined)?.split(":") ?? [];
+    const [, hostPort] = h.host?.split(":") ?? [];
+    const fp = Number.parseInt(forwardedPort ?? "", 10);
+    const hp = Number.parseInt(hostPort ?? "", 10);
+    const port = Number.isSafeInteger(fp) ? fp : Number.isSafeInteger(hp) ? hp : "";
+    let protocol = (req.socket as { encrypted?: boolean }).encrypted ? "https" : "http";
+    if (believed) {
+      const header = (h["x-forwarded-proto"] as string | undefined) || protocol;
+      const i = header.indexOf(",");
+      protocol = i !== -1 ? header.substring(0, i).trim() : header.trim();
+    }
+    let host = h["x-forwarded-host"] as string | undefined;
+    if (!host || !believed) host = h.host;
+    else if (host.indexOf(",") !== -1) host = host.substring(0, host.indexOf(",")).trimEnd();
+    let hostname: string | undefined;
+    if (host) {
+      const offset = host[0] === "[" ? host.indexOf("]") + 1 : 0;
+      const i = host.indexOf(":", offset);
+      hostname = i !== -1 ? host.substring(0, i) : host;
+    }
+    return `${protocol}://${hostname}${port ? `:${port}` : ""}${req.url}`;
+  }
+
+  /** Writes an answer: a json() body at once, with the fixed headers, in one writeHead. */
+  function answer(req: IncomingMessage, res: ServerResponse, reqId: string, response: Response, head: boolean): Promise<void> | undefined {
+    if (!req.complete) o.unread(req, res);
+    const lazy = response as unknown as Record<symbol, unknown>;
+    const pairs = lazy[JSON_HEADERS] as [string, string][] | undefined;
+    const text = lazy[JSON_TEXT];
+    // a header set before (Connection: close while shutting down) merges through setHeader
+    if (pairs && typeof text === "string" && res.getHeaderNames().length === 0 && !response.statusText) {
+      return void sendJson(res, response.status, fixed, reqId, pairs, text, head);
+    }
+    for (let i = 0; i < fixed.length; i += 2) res.setHeader(fixed[i], fixed[i + 1]);
+    res.setHeader("X-Request-Id", reqId);
+    return send(res, response, head);
+  }
+
+  /** What Express's last handler answers for an error the dispatch did not expect. */
+  function failed(req: IncomingMessage, res: ServerResponse, reqId: string, err: unknown) {
+    requestLogger(reqId).error({ err }, "[http] unexpected error");
+    if (res.headersSent) return void res.destroy();
+    if (!req.complete) o.unread(req, res);
+    res.statusCode = 500;
+    for (let i = 0; i < fixed.length; i += 2) res.setHeader(fixed[i], fixed[i + 1]);
+    res.setHeader("X-Request-Id", reqId);
+    res.setHeader("Content-Type", "application/json; charset=utf-8");
+    res.end(JSON.stringify({ error: "internal", message: "Something went wrong on our side; the request was not completed." }));
+  }
+
+  return (req, res) => {
+    const url = req.url ?? "";
+    if (!url.startsWith("/api/")) return false;
+    const method = req.method ?? "";
     const isMutation = MUTATIONS.has(method);
-    if (!isMutation && method !== "GET" && method !== "HEAD") return next();
-    const url = req.originalUrl;
+    if (!isMutation && method !== "GET" && method !== "HEAD") return false;
     const q = url.indexOf("?");
     const pathname = q < 0 ? url : url.slice(0, q);
-    if (pathname.endsWith(".data") || (q >= 0 && /[?&](_data|index)(=|&|$)/.test(url.slice(q)))) return next();
+    if (pathname.endsWith(".data") || (q >= 0 && /[?&](_data|index)(=|&|$)/.test(url.slice(q)))) return false;
     const found = match(pathname);
     const fn = found && (isMutation ? found.module.action : found.module.loader);
-    if (!found || !fn) return next();
+    if (!found || !fn) return false;
+
+    filterForwarded(req.headers, trustProxy);
+    const reqId = requestIdOf(req.headers, trustProxy);
+    const started = performance.now();
     // the route's id names the request in logs and metrics (the path would name every project)
-    res.locals.route = found.id;
+    (res as Served)[EXCHANGE] = { reqId, route: found.id, method, started };
+    res.once("close", onClose);
+    if (observe) res.once("finish", onFinish);
+    const clientAddress = (trustProxy > 0 ? proxyaddr(req, trust as (a: string, i: number) => boolean) : req.socket.remoteAddress) ?? "unknown";
+    void serve(req, res, reqId, found, fn, method === "HEAD", clientAddress);
+    return true;
+  };
+
+  async function serve(req: IncomingMessage, res: ServerResponse, reqId: string, found: ApiMatch, fn: RouteFunction, head: boolean, clientAddress: string) {
     try {
-      const request = toRequest(req, res);
+      const request = toRequest(req, res, requestUrl);
       let response: Response;
       try {
-        const out: unknown = fn({ request, params: found.params, context: getLoadContext(req) });
+        const out: unknown = fn({ request, params: found.params, context: o.loadContext(clientAddress) });
         // a loader that answers synchronously costs no extra turn of the microtask queue
         const result = typeof (out as PromiseLike<unknown> | null)?.then === "function" ? await out : out;
         if (!(result instanceof Response)) throw new Error(`Route "${found.id}" did not return a Response`);
@@ -173,17 +293,24 @@ export function apiDispatch(build: ServerBuild, face: FetchFace, getLoadContext:
         if (err instanceof Response) {
           response = withHeader(err, "X-Remix-Catch", "yes");
         } else {
-          if (!request.signal.aborted) log.error({ err }, `[api] route ${found.id} failed`);
+          if (!request.signal.aborted) requestLogger(reqId).error({ err }, `[api] route ${found.id} failed`);
           response = new Response("Unexpected Server Error", { status: 500, headers: { "Content-Type": "text/plain" } });
         }
       }
-      const sending = send(res, response, method === "HEAD");
+      const unexpected = UNEXPECTED && ((response as unknown as Record<symbol, { err: unknown; logged: boolean } | undefined>)[UNEXPECTED]);
+      if (unexpected && !unexpected.logged) {
+        unexpected.logged = true;
+        requestLogger(reqId).error({ err: unexpected.err }, "[api] unexpected error");
+      }
+      const sending = answer(req, res, reqId, response, head);
       if (sending) await sending;
     } catch (err) {
-      next(err);
+      failed(req, res, reqId, err);
     }
-  };
+  }
 }
+
+type RouteFunction = NonNullable<RouteModule["loader"]>;
 
 /**
  * The Fetch Request for an Express request and the writer of a Fetch Response, over the app's fast
@@ -204,22 +331,22 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
   class ApiRequest {
     private readonly rawUrl: string | (() => string);
     private href: string | undefined;
-    private readonly req: ExpressRequest;
-    private readonly res: ExpressResponse;
+    private readonly req: IncomingMessage;
+    private readonly res: ServerResponse;
     private nodeHeaders: NodeHeaders | undefined;
     private full: Request | undefined;
     private controller: AbortController | undefined;
     /** the body was read through NODE_BODY */
     private drained = false;
 
-    constructor(rawUrl: string | (() => string), req: ExpressRequest, res: ExpressResponse) {
+    constructor(rawUrl: string | (() => string), req: IncomingMessage, res: ServerResponse) {
       this.rawUrl = rawUrl;
       this.req = req;
       this.res = res;
     }
 
     get method(): string {
-      return this.req.method;
+      return this.req.method!;
     }
 
     /** as the Request constructor serializes it */
@@ -292,7 +419,7 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
   delegate(ApiRequest.prototype, Request.prototype, (self: ApiRequest) => self.request());
 
   /** The request's bytes; a 413 (and no further reading) once they pass `max`, or what `take` throws for a chunk. */
-  function readNodeBody(req: ExpressRequest, max: number, take: (bytes: number) => void): Promise<Buffer> {
+  function readNodeBody(req: IncomingMessage, max: number, take: (bytes: number) => void): Promise<Buffer> {
     // a small body usually came in with the headers: the parser has it all by the time a route asks,
     // and it is taken from the stream's buffer at once, without listeners or a turn of the event loop
     if (req.complete && !req.readableFlowing && !req.readableEnded && req.readableObjectMode === false && req.readableEncoding === null) {
@@ -336,22 +463,27 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
     });
   }
 
-  /** The Fetch Request for this request (see ApiRequest). */
-  function toRequest(req: ExpressRequest, res: ExpressResponse): Request {
+  /**
+   * The Fetch Request for this request (see ApiRequest); `urlOf` spells its address out as Remix's
+   * Express adapter does (by default from an Express request's protocol and hostname).
+   */
+  function toRequest(req: IncomingMessage, res: ServerResponse, urlOf: (req: IncomingMessage) => string = expressUrl): Request {
     // a plain Host and path (and no forwarded host) always make an address the constructor takes:
     // it is spelled out only when a route reads `url`
     const host = req.headers.host;
-    if (host !== undefined && req.headers["x-forwarded-host"] === undefined && SIMPLE_HOST.test(host) && SIMPLE_PATH.test(req.originalUrl)) {
-      return new ApiRequest(() => requestUrl(req), req, res) as unknown as Request;
+    const target = req.url ?? "";
+    if (host !== undefined && req.headers["x-forwarded-host"] === undefined && SIMPLE_HOST.test(host) && SIMPLE_PATH.test(target)) {
+      return new ApiRequest(() => urlOf(req), req, res) as unknown as Request;
     }
-    const url = requestUrl(req);
+    const url = urlOf(req);
     // an address the Request constructor would refuse fails here, as it did there
     if (!SIMPLE_URL.test(url)) new URL(url);
     return new ApiRequest(url, req, res) as unknown as Request;
   }
 
-  /** The request's address as Remix's Express adapter spells it. */
-  function requestUrl(req: ExpressRequest): string {
+  /** The request's address as Remix's Express adapter spells it, for an Express request. */
+  function expressUrl(node: IncomingMessage): string {
+    const req = node as ExpressRequest;
     const [, forwardedPort] = req.get("X-Forwarded-Host")?.split(":") ?? [];
     const [, hostPort] = req.get("host")?.split(":") ?? [];
     const fp = Number.parseInt(forwardedPort ?? "", 10);
@@ -360,8 +492,21 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
     return `${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`;
   }
 
+  /**
+   * Writes a json() answer in one writeHead: `fixed` (name, value, name, value…), the request id,
+   * the Response's header pairs and the length, then its text. Only on a response with no header set.
+   */
+  function sendJson(res: ServerResponse, status: number, fixed: readonly string[], reqId: string, pairs: [string, string][], text: string, head: boolean): void {
+    const headers = fixed.slice();
+    headers.push("X-Request-Id", reqId);
+    for (const [key, value] of pairs) headers.push(key, value);
+    if (!head) headers.push("Content-Length", String(Buffer.byteLength(text)));
+    res.writeHead(status, headers);
+    res.end(head ? undefined : text);
+  }
+
   /** Writes the Response; a promise only while a body is still being read or piped. */
-  function send(res: ExpressResponse, response: Response, head: boolean): Promise<void> | undefined {
+  function send(res: ServerResponse, response: Response, head: boolean): Promise<void> | undefined {
     res.statusMessage = response.statusText;
     res.statusCode = response.status;
     const lazy = response as unknown as Record<symbol, unknown>;
@@ -372,7 +517,7 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
       // res.append's result without its lookups for a header not set yet; repeated headers still go
       // through it (a json() Content-Type already names its charset, which is all Express would add)
       if (res.getHeader(key) === undefined && (key !== "content-type" || pairs)) res.setHeader(key, value);
-      else res.append(key, value);
+      else res.appendHeader(key, value);
     }
     // a body made by json() is written from its text: its stream is never made (see JsonResponse)
     const text = lazy[JSON_TEXT];
@@ -388,7 +533,7 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
     return response.arrayBuffer().then((bytes) => void res.end(Buffer.from(bytes)));
   }
 
-  return { toRequest, send };
+  return { toRequest, send, sendJson };
 }
 
 /** An http(s) URL with a plain host name or IPv4 address, which `new URL` always accepts. */

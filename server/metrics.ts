@@ -31,16 +31,19 @@ export function routeLabel(req: Request, res: Response): string {
 /** Methods as a label: the standard ones, anything else as `other`. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/** Times every request from here to its last byte written; mounted first, so it sees all of them. */
+/** One answer's observation: its route label, method, status and seconds to its last byte written. */
+export function observeRequest(route: string, method: string, status: number, seconds: number): void {
+  httpRequestSeconds.observe({ route, method: METHODS.has(method) ? method : "other", status: String(status) }, seconds);
+}
+
+/**
+ * Times every request Express serves from here to its last byte written; mounted first, so it sees
+ * all of them (the API dispatch's requests are timed by the dispatch, with observeRequest).
+ */
 export function requestMetrics(): RequestHandler {
   return (req, res, next) => {
     const started = performance.now();
-    res.once("finish", () => {
-      httpRequestSeconds.observe(
-        { route: routeLabel(req, res), method: METHODS.has(req.method) ? req.method : "other", status: String(res.statusCode) },
-        (performance.now() - started) / 1000,
-      );
-    });
+    res.once("finish", () => observeRequest(routeLabel(req, res), req.method, res.statusCode, (performance.now() - started) / 1000));
     next();
   };
 }

@@ -8,15 +8,16 @@
  * route the path matches, `static` for the built assets, `other` for anything else.
  */
 import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { RequestHandler } from "express";
 import type { ServerBuild } from "@remix-run/node";
-import { logger, withRequestContext, type LogLevel } from "../log/logger.js";
+import { holdRequestContext, logger, withRequestContext, type LogLevel } from "../log/logger.js";
 import { compile, decodePath, fullPath, score } from "./api-dispatch.js";
 
 /** An id a proxy may hand on: letters, digits and `._:-`, up to 128 characters (a UUID, a trace id…). */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-type Severity = Exclude<LogLevel, "silent" | "fatal">;
+export type Severity = Exclude<LogLevel, "silent" | "fatal">;
 const RANK: Record<Severity, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
 
 const requestLog = logger();
@@ -51,24 +52,48 @@ export type RequestLogOptions = {
   routeOf: (pathname: string) => string;
 };
 
-export function requestLogging(opts: RequestLogOptions): RequestHandler {
+/** The request's id: a trusted proxy's well-formed `X-Request-Id`, else a new UUID. */
+export function requestIdOf(headers: IncomingHttpHeaders, trustProxy: number): string {
+  const incoming = trustProxy > 0 ? headers["x-request-id"] : undefined;
+  return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * Writes a request's line once its response has closed (or does nothing below the level): the id,
+ * method, route, status and duration, `aborted` when the client went away before the whole answer.
+ */
+export function requestLineWriter(opts: Pick<RequestLogOptions, "level">) {
   const base = RANK[opts.level];
+  const severe: Severity = base > RANK.warn ? opts.level : "warn";
+  return (reqId: string, method: string | undefined, route: string, res: ServerResponse, started: number) => {
+    const status = res.statusCode;
+    const level = status >= 500 ? severe : opts.level;
+    if (!requestLog.isLevelEnabled(level)) return;
+    const duration = Math.round((performance.now() - started) * 10) / 10;
+    const line: Record<string, unknown> = { reqId, method, route, status, duration };
+    // the client went away before the whole answer was sent
+    if (!res.writableFinished) line.aborted = true;
+    requestLog[level](line, "request");
+  };
+}
+
+/**
+ * Express middleware for every request the API dispatch does not serve (pages, assets, what the
+ * dispatch leaves to Remix): the id, its header, the line, and the logging context the request is
+ * served in (log/logger.ts), so that the lines the app logs meanwhile carry the id.
+ */
+export function requestLogging(opts: RequestLogOptions): RequestHandler {
+  const writeLine = requestLineWriter(opts);
   return (req, res, next) => {
-    const incoming = opts.trustProxy > 0 ? req.headers["x-request-id"] : undefined;
-    const reqId = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const reqId = requestIdOf(req.headers, opts.trustProxy);
     res.setHeader("X-Request-Id", reqId);
     const started = performance.now();
+    const release = holdRequestContext();
     res.once("close", () => {
-      const status = res.statusCode;
-      const level = status >= 500 ? (base > RANK.warn ? opts.level : "warn") : opts.level;
-      if (!requestLog.isLevelEnabled(level)) return;
+      release();
       const q = req.originalUrl.indexOf("?");
       const route = typeof res.locals.route === "string" ? res.locals.route : opts.routeOf(q < 0 ? req.originalUrl : req.originalUrl.slice(0, q));
-      const duration = Math.round((performance.now() - started) * 10) / 10;
-      const line: Record<string, unknown> = { reqId, method: req.method, route, status, duration };
-      // the client went away before the whole answer was sent
-      if (!res.writableFinished) line.aborted = true;
-      requestLog[level](line, "request");
+      writeLine(reqId, req.method, route, res, started);
     });
     withRequestContext({ reqId }, next);
   };

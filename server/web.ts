@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { RequestHandler } from "express";
 import helmet from "helmet";
 
@@ -17,23 +18,27 @@ const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v
  */
 export function forwardedHeaders(trustProxy: number): RequestHandler {
   return (req, _res, next) => {
-    const h = req.headers;
-    if (trustProxy === 0) {
-      delete h["x-forwarded-host"];
-      delete h["x-forwarded-proto"];
-      delete h["x-forwarded-port"];
-      delete h["x-forwarded-for"];
-      delete h["forwarded"];
-      return next();
-    }
-    const proto = first(h["x-forwarded-proto"]);
-    if (proto !== undefined && !/^https?$/i.test(proto)) delete h["x-forwarded-proto"];
-    const host = first(h["x-forwarded-host"]);
-    if (host !== undefined && !HOST.test(host)) delete h["x-forwarded-host"];
-    // the proxy's host replaces ours whole: Remix would otherwise keep our port on the proxy's name
-    else if (host !== undefined) h.host = host;
+    filterForwarded(req.headers, trustProxy);
     next();
   };
+}
+
+/** forwardedHeaders' work on a request's headers (the API dispatch's requests skip Express). */
+export function filterForwarded(h: IncomingHttpHeaders, trustProxy: number): void {
+  if (trustProxy === 0) {
+    if (h["x-forwarded-host"] !== undefined) delete h["x-forwarded-host"];
+    if (h["x-forwarded-proto"] !== undefined) delete h["x-forwarded-proto"];
+    if (h["x-forwarded-port"] !== undefined) delete h["x-forwarded-port"];
+    if (h["x-forwarded-for"] !== undefined) delete h["x-forwarded-for"];
+    if (h["forwarded"] !== undefined) delete h["forwarded"];
+    return;
+  }
+  const proto = first(h["x-forwarded-proto"]);
+  if (proto !== undefined && !/^https?$/i.test(proto)) delete h["x-forwarded-proto"];
+  const host = first(h["x-forwarded-host"]);
+  if (host !== undefined && !HOST.test(host)) delete h["x-forwarded-host"];
+  // the proxy's host replaces ours whole: Remix would otherwise keep our port on the proxy's name
+  else if (host !== undefined) h.host = host;
 }
 
 /** The origin the client used, as the Remix request URL sees it (forwarded headers already filtered). */
@@ -50,7 +55,7 @@ export const requestOrigin = (req: { protocol: string; get(name: string): string
  */
 export function securityHeaders(opts: { dev?: boolean } = {}): RequestHandler {
   const common = helmetHeaders(opts);
-  const steps = recordHeaderWrites(common);
+  const steps = fixedSecurityHeaders(opts);
   return (req, res, next) => {
     // a share page's URL is its credential: it is never sent anywhere, not even to our own pages
     res.setHeader("Referrer-Policy", /^\/share\//.test(req.path) ? "no-referrer" : "same-origin");
@@ -62,6 +67,12 @@ export function securityHeaders(opts: { dev?: boolean } = {}): RequestHandler {
     next();
   };
 }
+
+/**
+ * The header writes of the security headers but Referrer-Policy, recorded once (see
+ * recordHeaderWrites); null if helmet's did not record.
+ */
+export const fixedSecurityHeaders = (opts: { dev?: boolean } = {}) => recordHeaderWrites(helmetHeaders(opts));
 
 /** helmet with the policy above (all but Referrer-Policy, which depends on the path). */
 export function helmetHeaders(opts: { dev?: boolean } = {}): RequestHandler {

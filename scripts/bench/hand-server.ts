@@ -47,3 +47,5 @@ app.post("/api/ingest", async (req, res) => {
   }
 });
 app.listen(Number(process.argv[2]), "127.0.0.1", () => console.log("listening"));
+// exits, so that a CPU profile (--cpu-prof) is written
+process.on("SIGTERM", () => process.exit(0));

@@ -1,0 +1,110 @@
+/**
+ * CPU per request of the single-event POST, refused (b0) and written (b), for two or more builds of
+ * the service and the hand-written anchor (hand-server.ts), run alternately on one database so that
+ * each round sees the same load on the machine. The figure is the service's own CPU time (from /proc)
+ * divided by the requests it answered: what holds when other work shares the machine, unlike req/s.
+ *
+ *   PAIR_TREES=/path/to/old,/path/to/new npx tsx scripts/bench/request-pairs.ts
+ *
+ * Each tree is a checkout with its app built (`npx remix vite:build`). Env: BENCH_DATABASE_URL
+ * (required), PAIR_ROUNDS (3), PAIR_SECONDS (5 per load), PAIR_CONNECTIONS (50), PAIR_HAND=0 to skip
+ * the anchor, PAIR_LOADS (b0,b: which loads to run), PAIR_ENV_<i>=K=V;K=V (extra environment of tree i),
+ * BENCH_CPU_PROF=<dir> (each tree's service, and the anchor, write a V8 CPU profile under <dir>/<tree|hand>).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { loadavg } from "node:os";
+import { cannon, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, root, serviceEnv, sleep, stopService } from "./harness.js";
+import { FINGERPRINTS, event } from "./payloads.js";
+
+const log = logger("pairs");
+const ROUNDS = envInt("PAIR_ROUNDS", 3);
+const SECONDS = envInt("PAIR_SECONDS", 5);
+const CONNECTIONS = envInt("PAIR_CONNECTIONS", 50);
+const trees = (process.env.PAIR_TREES ?? "").split(",").filter(Boolean).map((t) => path.resolve(t));
+if (trees.length === 0) throw new Error("PAIR_TREES names no tree");
+
+const extraEnv = (i: number) =>
+  Object.fromEntries((process.env[`PAIR_ENV_${i}`] ?? "").split(";").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+
+const LOADS = new Set((process.env.PAIR_LOADS ?? "b0,b").split(","));
+
+/** `node --import tsx <args>` in `cwd`, answering GET /api/ingest on `port`. */
+async function startNode(cwd: string, args: string[], env: NodeJS.ProcessEnv, port: number, profName: string) {
+  const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(process.env.BENCH_CPU_PROF, profName)] : [];
+  const child: ChildProcess = spawn(process.execPath, [...prof, "--import", "tsx", ...args], { cwd, env, stdio: ["ignore", "ignore", "inherit"] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let k = 0; k < 120; k++) {
+    if (await fetch(`${url}/api/ingest`).then((r) => r.ok, () => false)) return { url, child };
+    await sleep(500);
+  }
+  child.kill("SIGKILL");
+  throw new Error(`${cwd} ${args.join(" ")} did not start`);
+}
+
+const startTree = (tree: string, i: number, databaseUrl: string, workDir: string, port: number) =>
+  startNode(tree, ["server.ts"], { ...serviceEnv(databaseUrl, workDir, port), ...extraEnv(i) }, port, String(i));
+
+const startHand = (databaseUrl: string, key: string, port: number) =>
+  startNode(root, ["scripts/bench/hand-server.ts", String(port)], { ...process.env, NODE_ENV: "production", BENCH_HAND_DATABASE_URL: databaseUrl, BENCH_HAND_KEY: key }, port, "hand");
+
+async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, answered: (m: Awaited<ReturnType<typeof cannon>>) => number) {
+  const before = cpuMicros(pid);
+  const m = await load();
+  const us = cpuMicros(pid) - before;
+  return { us: us / Math.max(1, answered(m)), n: answered(m), rps: answered(m) / SECONDS };
+}
+
+const none = { us: NaN, n: 0, rps: NaN };
+
+async function main() {
+  const workDir = path.resolve("data", `pairs-${process.pid}`);
+  const db = await freshDatabase({ workDir, name: `pairs_${Date.now()}`, keep: false, log });
+  try {
+    const port = 20_000 + (process.pid % 10_000);
+    // the first tree migrates the database
+    const first = await startTree(trees[0], 0, db.url, workDir, port);
+    const project = await createProject({ databaseUrl: db.url, workDir }, "pairs");
+    await stopService(first.child);
+    const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Single${k}`, 10, k)));
+    const refused = singles.map((s) => s.replace(/"level":"\w+"/, '"level":"fatal"'));
+    let n = 0;
+    const post = (url: string, bodies: string[]) => () =>
+      cannon({ url, path: "/api/ingest", key: project.api_key, body: () => bodies[n++ % bodies.length], seconds: SECONDS, connections: CONNECTIONS });
+    const bad = (m: Awaited<ReturnType<typeof cannon>>) => m.codes["400"] ?? 0;
+    const ok = (m: Awaited<ReturnType<typeof cannon>>) => m.ok;
+    const table: string[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const load = loadavg()[0].toFixed(1);
+      const cells: string[] = [];
+      for (const [i, tree] of trees.entries()) {
+        const s = await startTree(tree, i, db.url, workDir, port);
+        const pid = s.child.pid!;
+        // warm-up, not measured
+        await cannon({ url: s.url, path: "/api/ingest", key: project.api_key, body: () => refused[n++ % refused.length], seconds: 2, connections: CONNECTIONS });
+        await cannon({ url: s.url, path: "/api/ingest", key: project.api_key, body: () => singles[n++ % singles.length], seconds: 2, connections: CONNECTIONS });
+        const b0 = LOADS.has("b0") ? await perRequest(pid, post(s.url, refused), bad) : none;
+        const b = LOADS.has("b") ? await perRequest(pid, post(s.url, singles), ok) : none;
+        await stopService(s.child);
+        cells.push(`tree${i} b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs (${fmt(b.rps)}/s)`);
+      }
+      if (process.env.PAIR_HAND !== "0") {
+        const hand = await startHand(db.url, project.api_key, port + 1);
+        const pid = hand.child.pid!;
+        await cannon({ url: hand.url, path: "/api/ingest", key: project.api_key, body: () => singles[n++ % singles.length], seconds: 2, connections: CONNECTIONS });
+        const b0 = LOADS.has("b0") ? await perRequest(pid, post(hand.url, refused), bad) : none;
+        const b = LOADS.has("b") ? await perRequest(pid, post(hand.url, singles), ok) : none;
+        await stopService(hand.child);
+        cells.push(`hand b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs (${fmt(b.rps)}/s)`);
+      }
+      const line = `round ${round} (load ${load}): ${cells.join(" | ")}`;
+      log(line);
+      table.push(line);
+    }
+    console.log(`\nCPU per request (Node, the serving process only), ${SECONDS} s per load, ${CONNECTIONS} connections:\n${trees.map((t, i) => `tree${i} = ${t}`).join("\n")}\n${table.join("\n")}`);
+  } finally {
+    await db.drop();
+  }
+}
+
+await main();
