@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { captureConsole, configureLogging, log, logger, prettyLine, withRequestContext } from "../../log/logger.js";
+import { captureConsole, configureLogging, holdRequestContext, log, logger, prettyLine, requestContextOn, requestLogger, withRequestContext } from "../../log/logger.js";
 import { redactText, redactUrl } from "../../log/redact.js";
 import { ConfigError, loadConfig } from "../../app/env.server.js";
 
@@ -93,6 +93,34 @@ describe("the logger", () => {
     expect(lines[1]).toEqual(expect.objectContaining({ msg: "then", reqId: "req-1" }));
     expect(lines[1].err).toBeUndefined();
     expect(lines[2].reqId).toBeUndefined();
+  });
+
+  it("keeps the request context on only while a request holds it, its lines carrying the id across awaits", async () => {
+    const lines: Record<string, any>[] = [];
+    configureLogging({ level: "debug", format: "json", sink: { write: (l: string) => void lines.push(JSON.parse(l)) } });
+    const release = holdRequestContext();
+    const served = withRequestContext({ reqId: "page-1" }, async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      await Promise.resolve();
+      log.warn("after two awaits");
+    });
+    await served;
+    expect(requestContextOn()).toBe(true);
+    // a second holder keeps it on when the first lets go; released twice counts once
+    const other = holdRequestContext();
+    release();
+    release();
+    expect(requestContextOn()).toBe(true);
+    other();
+    // off with the last holder: no promise of the process pays its hooks any more
+    expect(requestContextOn()).toBe(false);
+    log.info("between requests");
+    expect(lines).toEqual([expect.objectContaining({ msg: "after two awaits", reqId: "page-1" }), expect.not.objectContaining({ reqId: expect.anything() })]);
+  });
+
+  it("gives the API dispatch's lines their request's id without the context", () => {
+    const lines = capture(() => requestLogger("api-7").error({ err: new Error("broke") }, "[api] route failed"));
+    expect(lines).toEqual([expect.objectContaining({ level: "error", msg: "[api] route failed", reqId: "api-7", err: expect.objectContaining({ message: "broke" }) })]);
   });
 
   it("removes fields that are secrets by name", () => {
