@@ -420,17 +420,27 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
 
   /** The request's bytes; a 413 (and no further reading) once they pass `max`, or what `take` throws for a chunk. */
   function readNodeBody(req: IncomingMessage, max: number, take: (bytes: number) => void): Promise<Buffer> {
-    // a small body usually came in with the headers: the parser has it all by the time a route asks,
-    // and it is taken from the stream's buffer at once, without listeners or a turn of the event loop
-    if (req.complete && !req.readableFlowing && !req.readableEnded && req.readableObjectMode === false && req.readableEncoding === null) {
-      const size = req.readableLength;
-      if (size > max) throw payloadTooLarge("body", max);
-      const bytes = size === 0 ? Buffer.alloc(0) : (req.read(size) as Buffer | null);
-      if (bytes) {
-        take(size);
-        return Promise.resolve(bytes);
-      }
-    }
+    const now = buffered(req, max, take);
+    if (now) return Promise.resolve(now);
+    // A small body usually comes in the same packet as its headers, but the parser reads it only
+    // after the request's handler has returned (a route that asks at once finds nothing yet): one
+    // turn of the microtask queue later it is all buffered, and is taken without stream listeners.
+    if (!req.complete) return Promise.resolve().then(() => buffered(req, max, take) ?? streamed(req, max, take));
+    return streamed(req, max, take);
+  }
+
+  /** The whole body when the parser has it all and nothing has read from the stream; else null. */
+  function buffered(req: IncomingMessage, max: number, take: (bytes: number) => void): Buffer | null {
+    if (!req.complete || req.readableFlowing || req.readableEnded || req.readableObjectMode !== false || req.readableEncoding !== null) return null;
+    const size = req.readableLength;
+    if (size > max) throw payloadTooLarge("body", max);
+    const bytes = size === 0 ? Buffer.alloc(0) : (req.read(size) as Buffer | null);
+    if (bytes) take(size);
+    return bytes;
+  }
+
+  /** The body as its chunks come. */
+  function streamed(req: IncomingMessage, max: number, take: (bytes: number) => void): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;

@@ -2,7 +2,8 @@
  * CPU per request of the single-event POST, refused (b0) and written (b), for two or more builds of
  * the service and the hand-written anchor (hand-server.ts), run alternately on one database so that
  * each round sees the same load on the machine. The figure is the service's own CPU time (from /proc)
- * divided by the requests it answered: what holds when other work shares the machine, unlike req/s.
+ * divided by the requests it answered, less its idle CPU (see perRequest): what holds when other work
+ * shares the machine, unlike req/s.
  *
  *   PAIR_TREES=/path/to/old,/path/to/new npx tsx scripts/bench/request-pairs.ts
  *
@@ -48,14 +49,24 @@ const startTree = (tree: string, i: number, databaseUrl: string, workDir: string
 const startHand = (databaseUrl: string, key: string, port: number) =>
   startNode(root, ["scripts/bench/hand-server.ts", String(port)], { ...process.env, NODE_ENV: "production", BENCH_HAND_DATABASE_URL: databaseUrl, BENCH_HAND_KEY: key }, port, "hand");
 
+/**
+ * CPU µs per answered request of `load`, less what the process spends without requests (its jobs,
+ * timers, pool), measured over the 2 s before it: at a few hundred requests a second on a busy
+ * machine that background would otherwise be a large part of the figure.
+ */
 async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, answered: (m: Awaited<ReturnType<typeof cannon>>) => number) {
+  const idleStart = cpuMicros(pid);
+  const idleAt = performance.now();
+  await sleep(2000);
+  const idleRate = (cpuMicros(pid) - idleStart) / (performance.now() - idleAt);
   const before = cpuMicros(pid);
+  const at = performance.now();
   const m = await load();
-  const us = cpuMicros(pid) - before;
-  return { us: us / Math.max(1, answered(m)), n: answered(m), rps: answered(m) / SECONDS };
+  const us = cpuMicros(pid) - before - idleRate * (performance.now() - at);
+  return { us: us / Math.max(1, answered(m)), n: answered(m), rps: answered(m) / SECONDS, idle: idleRate * 1000 };
 }
 
-const none = { us: NaN, n: 0, rps: NaN };
+const none = { us: NaN, n: 0, rps: NaN, idle: NaN };
 
 async function main() {
   const workDir = path.resolve("data", `pairs-${process.pid}`);
@@ -86,7 +97,7 @@ async function main() {
         const b0 = LOADS.has("b0") ? await perRequest(pid, post(s.url, refused), bad) : none;
         const b = LOADS.has("b") ? await perRequest(pid, post(s.url, singles), ok) : none;
         await stopService(s.child);
-        cells.push(`tree${i} b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs (${fmt(b.rps)}/s)`);
+        cells.push(`tree${i} b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs (${fmt(b.rps)}/s), idle ${fmt(b0.idle)} µs/s`);
       }
       if (process.env.PAIR_HAND !== "0") {
         const hand = await startHand(db.url, project.api_key, port + 1);
