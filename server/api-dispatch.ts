@@ -279,9 +279,28 @@ export function apiFront(o: ApiFrontOptions): ((req: IncomingMessage, res: Serve
     return true;
   };
 
+  /** A 400 with the error body for a request no route can be handed (its address is not one). */
+  function refuse(req: IncomingMessage, res: ServerResponse, reqId: string, message: string, head: boolean) {
+    if (!req.complete) o.unread(req, res);
+    const text = JSON.stringify({ error: "invalid_payload", message });
+    const pairs: [string, string][] = [["content-type", "application/json; charset=utf-8"], ["cache-control", "no-store"]];
+    if (res.getHeaderNames().length === 0) return sendJson(res, 400, fixed, reqId, pairs, text, head);
+    res.statusCode = 400;
+    for (let i = 0; i < fixed.length; i += 2) res.setHeader(fixed[i], fixed[i + 1]);
+    res.setHeader("X-Request-Id", reqId);
+    for (const [name, value] of pairs) res.setHeader(name, value);
+    res.end(head ? undefined : text);
+  }
+
   async function serve(req: IncomingMessage, res: ServerResponse, reqId: string, found: ApiMatch, fn: RouteFunction, head: boolean, clientAddress: string) {
+    let request: Request;
     try {
-      const request = toRequest(req, res, requestUrl);
+      request = toRequest(req, res, requestUrl);
+    } catch {
+      // the Host (or the forwarded host a trusted proxy sent) makes no address: the client's mistake
+      return refuse(req, res, reqId, "The request's Host header is not a valid host.", head);
+    }
+    try {
       let response: Response;
       try {
         const out: unknown = fn({ request, params: found.params, context: o.loadContext(clientAddress) });

@@ -1,5 +1,5 @@
 import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import type { ServerBuild } from "@remix-run/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { apiFront } from "../../server/api-dispatch.js";
@@ -144,6 +144,22 @@ describe("the API front door", () => {
     expect(head.status).toBe(200);
     expect(head.headers["x-frame-options"]).toBe("DENY");
     expect(head.text).toBe("");
+  });
+
+  it("answers 400 with the error body, not 500, to a Host header that makes no address", async () => {
+    const { port } = server.address() as AddressInfo;
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ port, host: "127.0.0.1" });
+      let got = "";
+      socket.on("data", (d) => (got += d.toString("latin1")));
+      socket.on("end", () => resolve(got));
+      socket.on("error", reject);
+      socket.end("GET /api/ok HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n");
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
+    expect(text).toMatch(/\r\nx-frame-options: DENY\r\n/i);
+    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual({ error: "invalid_payload", message: "The request's Host header is not a valid host." });
   });
 
   it("leaves everything it does not serve to the next handler", async () => {
