@@ -543,9 +543,11 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
     const pairs = lazy[JSON_HEADERS] as [string, string][] | undefined;
     const headers: Iterable<[string, string]> = pairs ?? response.headers;
     for (const [key, value] of headers) {
-      // res.append's result without its lookups for a header not set yet; repeated headers still go
-      // through it (a json() Content-Type already names its charset, which is all Express would add)
-      if (res.getHeader(key) === undefined && (key !== "content-type" || pairs)) res.setHeader(key, value);
+      // what Express's res.append wrote: a header once, a repeated one as several lines, and a
+      // text or JSON Content-Type with its charset (a json() one already names it)
+      const prev = res.getHeader(key);
+      if (prev === undefined) res.setHeader(key, key === "content-type" && !pairs ? withCharset(value) : value);
+      else if (key === "content-type") res.setHeader(key, withCharset(value));
       else res.appendHeader(key, value);
     }
     // a body made by json() is written from its text: its stream is never made (see JsonResponse)
@@ -563,6 +565,12 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
   }
 
   return { toRequest, send, sendJson };
+}
+
+/** A Content-Type as Express's res.set writes it: a text, JavaScript or JSON type names its charset. */
+function withCharset(type: string): string {
+  if (/;\s*charset\s*=/.test(type)) return type;
+  return /^text\/|^application\/(javascript|json)/.test(type.split(";")[0]) ? `${type}; charset=utf-8` : type;
 }
 
 /** An http(s) URL with a plain host name or IPv4 address, which `new URL` always accepts. */

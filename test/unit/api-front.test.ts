@@ -29,6 +29,9 @@ const build = {
         throw new Error("thrown past the route");
       },
     }),
+    "routes/api.text": route("routes/api.text", "api/text", {
+      loader: () => new Response("plain", { headers: { "Content-Type": "text/plain", "X-Twice": "1" } }),
+    }),
     "routes/api.ok": route("routes/api.ok", "api/ok", {
       loader: () => http.json({ ok: true }),
       action: () => http.handle(async () => http.json({ posted: true }, { status: 201, headers: { "Retry-After": "5" } })),
@@ -160,6 +163,14 @@ describe("the API front door", () => {
     expect(text).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
     expect(text).toMatch(/\r\nx-frame-options: DENY\r\n/i);
     expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual({ error: "invalid_payload", message: "The request's Host header is not a valid host." });
+  });
+
+  it("writes another Response's Content-Type as Express did, with its charset", async () => {
+    const res = await send("GET", "/api/text");
+    expect(res.text).toBe("plain");
+    expect(res.headers["content-type"]).toBe("text/plain; charset=utf-8");
+    expect(res.headers["x-frame-options"]).toBe("DENY");
+    expect(res.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it("leaves everything it does not serve to the next handler", async () => {
