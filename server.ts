@@ -207,7 +207,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   const getLoadContext = (req: express.Request) => loadContext(req.ip ?? req.socket.remoteAddress ?? "unknown");
   // Page form posts from another site: answer 403 with the error body here, with the rule the Team
   // API uses, instead of letting Remix abort the action with an opaque 500. /api routes check their own
-  // (and are served above, so API requests skip this layer). Then the form's size and coding, and its
+  // (the known ones are served ahead of Express, below, and the rest skip this layer). Then the form's size and coding, and its
   // share of the body budget, held until the answer is sent: Remix reads a form whole.
   app.use((req, res, next) => {
     if (!isMutation(req) || req.path.startsWith("/api/")) return next();
