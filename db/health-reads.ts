@@ -110,49 +110,84 @@ export async function playerCounts(sql: Sql, projectId: string, versions: string
 }
 
 /**
- * Histogram bins of a metric over the window, per version (and age bucket when `byAge`): the
- * window's whole UTC days from the day histograms, the hours before its first whole day from the hour ones.
+ * Histogram bins of the metrics over the window, per version and metric (and age bucket when
+ * `byAge`): the window's whole UTC days from the day histograms, the hours before its first whole day
+ * from the hour ones. Both read a metric's cells through an index that leads with the metric after the
+ * project (migrations 132 and 133), so the cells of the other metrics are not visited.
  */
-export async function histogram(sql: Sql, projectId: string, versions: string[], metric: number, f: HealthFilter, byAge = false) {
+export async function histogram(sql: Sql, projectId: string, versions: string[], metrics: number[], f: HealthFilter, byAge = false) {
   const firstDay = new Date(Math.ceil(f.from.getTime() / 86_400_000) * 86_400_000);
   const env = (column: string) => envFilter(sql, column, f.environment);
-  return sql<{ place_version: string; age_bucket: number; bin: number; n: number }[]>`
-    select place_version, age_bucket, bin, sum(n)::float8 as n from (
-      select place_version, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, n
+  return sql<{ place_version: string; metric: number; age_bucket: number; bin: number; n: number }[]>`
+    select place_version, metric, age_bucket, bin, sum(n)::float8 as n from (
+      select place_version, metric, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, n
       from health_hist_day
-      where project_id = ${projectId} and place_version = any(${versions}::text[]) and metric = ${metric}
+      where project_id = ${projectId} and metric = any(${metrics}::smallint[]) and place_version = any(${versions}::text[])
         and day >= ${firstDay.toISOString().slice(0, 10)}::date ${env("environment")}
       union all
-      select place_version, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, n
+      select place_version, metric, ${byAge ? sql`age_bucket` : sql`0`}::int as age_bucket, bin, n
       from health_hist_hour
-      where project_id = ${projectId} and place_version = any(${versions}::text[]) and metric = ${metric}
+      where project_id = ${projectId} and metric = any(${metrics}::smallint[]) and place_version = any(${versions}::text[])
         and hour >= ${f.from} and hour < ${firstDay} ${env("environment")}
     ) b
-    group by 1, 2, 3 order by 1, 2, 3`;
+    group by 1, 2, 3, 4 order by 1, 2, 3, 4`;
 }
 
 /**
- * Error-level occurrences per version over the window (per hour when `hourly`): every occurrence
- * received, throttled ones included, from the drain's per-version hour cells (migration 120).
+ * Error-level occurrences per version over the window: every occurrence received, throttled ones
+ * included, from the drain's per-version hour cells (migration 120).
  */
-export async function errorOccurrences(sql: Sql, projectId: string, versions: string[], f: HealthFilter, hourly = false) {
-  return sql<{ place_version: string; hour: Date | null; errors: number }[]>`
-    select version as place_version, ${hourly ? sql`bucket` : sql`null::timestamptz`} as hour, sum(count)::float8 as errors
+export async function errorOccurrences(sql: Sql, projectId: string, versions: string[], f: HealthFilter) {
+  return sql<{ place_version: string; errors: number }[]>`
+    select version as place_version, sum(count)::float8 as errors
     from rollup_version_hour
     where project_id = ${projectId} and version = any(${versions}::text[]) and bucket >= ${f.from} and level = 'error'
       ${envFilter(sql, "environment", f.environment)}
-    group by 1, 2`;
+    group by 1`;
 }
 
-/** Per hour of the window: the version's samples and player-minutes, and all versions'. */
-export async function hourSeries(sql: Sql, projectId: string, version: string, f: HealthFilter) {
-  return sql<{ hour: Date; samples: number; player_minutes: number; all_samples: number; all_player_minutes: number }[]>`
-    select hour, sum(samples) filter (where place_version = ${version})::float8 as samples,
-      sum(player_minutes) filter (where place_version = ${version})::float8 as player_minutes,
-      sum(samples)::float8 as all_samples, sum(player_minutes)::float8 as all_player_minutes
-    from health_hour
-    where project_id = ${projectId} and hour >= ${f.from} ${envFilter(sql, "environment", f.environment)}
-    group by hour order by hour`;
+export type SeriesPoint = {
+  place_version: string;
+  /** the point's step from the window's start: it spans the hours [from + k·step, from + (k+1)·step) */
+  k: number;
+  samples: number;
+  player_minutes: number;
+  all_samples: number;
+  all_player_minutes: number;
+  errors: number;
+  /** whether the version sent a sample or had an error-level occurrence in one of the point's hours */
+  reported: boolean;
+};
+
+/**
+ * The versions' series over the window in steps of `stepHours` from its start, in one read: per step,
+ * the version's samples and player-minutes and every version's (the shares' denominators), and the
+ * version's error-level occurrences (the drain's hour cells). A step has a point for each version once
+ * any version reported in one of its hours; an error counts in its hour when some version reported
+ * health in that hour, as the hourly series always counted them.
+ */
+export async function versionSeries(sql: Sql, projectId: string, versions: string[], f: HealthFilter, stepHours: number) {
+  const env = envFilter(sql, "environment", f.environment);
+  return sql<SeriesPoint[]>`
+    with h as (
+      select hour, place_version, sum(samples) as samples, sum(player_minutes) as player_minutes
+      from health_hour where project_id = ${projectId} and hour >= ${f.from} ${env}
+      group by hour, place_version
+    ), hours as (
+      select hour, sum(samples) as all_samples, sum(player_minutes) as all_player_minutes from h group by hour
+    ), e as (
+      select version, bucket as hour, sum(count) as errors from rollup_version_hour
+      where project_id = ${projectId} and version = any(${versions}::text[]) and bucket >= ${f.from} and level = 'error' ${env}
+      group by 1, 2
+    )
+    select v.version as place_version, floor(extract(epoch from hours.hour - ${f.from}::timestamptz) / ${stepHours * 3600})::int as k,
+      coalesce(sum(h.samples), 0)::float8 as samples, coalesce(sum(h.player_minutes), 0)::float8 as player_minutes,
+      sum(hours.all_samples)::float8 as all_samples, sum(hours.all_player_minutes)::float8 as all_player_minutes,
+      coalesce(sum(e.errors), 0)::float8 as errors, bool_or(coalesce(h.samples, 0) > 0 or e.hour is not null) as reported
+    from hours cross join unnest(${versions}::text[]) v(version)
+      left join h on h.hour = hours.hour and h.place_version = v.version
+      left join e on e.hour = hours.hour and e.version = v.version
+    group by 1, 2 order by 1, 2`;
 }
 
 export type ServerState = "live" | "ended" | "abnormal";

@@ -642,9 +642,17 @@ const RECOMPACT_MS = 86_400_000;
  * up to SHARDS. Writers still add to their shard (a late report makes a cell's row again; the next run
  * merges it when it is within a day of the last compaction).
  *
+ * The merged rows are written anew, in key order, rather than summed into the kept shard's row where
+ * it lies: the writers made a day's cells in the order samples came (every metric, bin and shard of
+ * every project interleaved), so after the merge a version's cells of one metric lay one or two a page
+ * (a 7-day memory-by-age read visited a heap page per cell); written in key order they lie together,
+ * and a read of a version's metric over a window visits a few pages a day.
+ *
  * Locks: per table, one transaction per day of cells, taking the rows in key order as writers do
- * (`for update`, ordered by the primary key); it inserts no row, so it never waits on a writer's
- * insert: no deadlock with the writers. Returns the rows deleted.
+ * (`for update`, ordered by the primary key). The row it inserts for a cell has the key and shard of a
+ * row it holds locked and deletes, which a writer's insert of that shard waits on (and then adds to
+ * the new row); so it never waits on a writer's insert: no deadlock with the writers. Returns the rows
+ * deleted less those written.
  */
 export async function compactHealthShards(sql: Sql, now = new Date()): Promise<number> {
   let deleted = 0;
@@ -681,17 +689,16 @@ export async function compactHealthShards(sql: Sql, now = new Date()): Promise<n
             for update of h
           ), gone as (
             delete from ${tx(t.table)} h using locked l
-            where ${on("h", "l")} and h.shard = l.shard and l.shard <> l.keep
+            where ${on("h", "l")} and h.shard = l.shard
             returning l.keep, ${sql.unsafe([...t.key, ...t.sums].map((c) => `h.${c}`).join(", "))}
           ), sums as (
             select ${keys()}, keep, ${sql.unsafe(t.sums.map((c) => `sum(${c}) as ${c}`).join(", "))} from gone group by ${keys()}, keep
           ), merged as (
-            update ${tx(t.table)} h set ${sql.unsafe(t.sums.map((c) => `${c} = h.${c} + s.${c}`).join(", "))}
-            from sums s
-            where ${on("h", "s")} and h.shard = s.keep
+            insert into ${tx(t.table)} (${keys()}, shard, ${sql.unsafe(t.sums.join(", "))})
+            select ${keys()}, keep, ${sql.unsafe(t.sums.join(", "))} from sums order by ${keys()}
             returning 1
           )
-          select (select count(*) from gone)::int as n, (select count(*) from merged)::int as m`;
+          select ((select count(*) from gone) - (select count(*) from merged))::int as n`;
       });
       deleted += n;
     }

@@ -1,11 +1,10 @@
 import type { Sql } from "../../db/client.js";
-import { HEALTH_WINDOWS, releaseDetail, releasesWithHealth, type HealthWindow, type ReleaseDetail } from "./releases.server";
+import { HEALTH_WINDOWS, releaseDetails, releasesWithHealth, type HealthWindow } from "./releases.server";
 import { servers } from "./servers.server";
 import { issueTitle } from "~/errors/title.server";
 import { SERIES_STEP_HOURS } from "~/components/health/format";
 
 export { SERIES_STEP_HOURS };
-import { ApiError } from "~/http.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 
 /**
@@ -62,18 +61,10 @@ export async function releaseHealthData(sql: Sql, actor: Actor, projectIdParam: 
   const versions = list.data.map((r) => r.version);
   const a = c.a || versions[0] || "";
   const b = c.b || versions.find((v) => v !== a) || "";
-  const detail = async (v: string): Promise<ReleaseDetail | null> => {
-    if (!v) return null;
-    try {
-      // a version of the list shown: its health is read already (same window and environment)
-      return await releaseDetail(sql, projectId, v, hq, list.data.find((r) => r.version === v)?.health, SERIES_STEP_HOURS[c.window]);
-    } catch (err) {
-      // a version named in the address that the project does not know compares as absent
-      if (ApiError.is(err) && err.status === 404) return null;
-      throw err;
-    }
-  };
-  const compare = await Promise.all([detail(a), detail(b === a ? "" : b)]);
+  // the versions of the list shown have their health read already (same window and environment); a
+  // version named in the address that the project does not know compares as absent
+  const known = new Map(list.data.map((r) => [r.version, r.health]));
+  const compare = await releaseDetails(sql, projectId, [a, b].filter(Boolean), hq, known, SERIES_STEP_HOURS[c.window]);
   return {
     choices: { ...c, a, b },
     hasHealth: any,
@@ -81,7 +72,7 @@ export async function releaseHealthData(sql: Sql, actor: Actor, projectIdParam: 
     releases: list.data,
     total: list.total,
     pageSize: RELEASES_PAGE_SIZE,
-    compare: compare.filter((d): d is ReleaseDetail => d !== null),
+    compare,
   };
 }
 

@@ -3,12 +3,12 @@ import { AGE_BUCKETS, binValue, METRIC } from "../../db/health-cells.js";
 import {
   errorOccurrences,
   histogram,
-  hourSeries,
   hourSums,
   listReleaseVersions,
   liveByVersion,
   openSessions,
   playerCounts,
+  versionSeries,
   type HealthFilter,
 } from "../../db/health-reads.js";
 import { notFound } from "~/http.server";
@@ -105,15 +105,16 @@ export function percentiles(bins: { bin: number; n: number }[], qs: number[]): (
 /** Each version's health over the window (versions without data get zeros and nulls). */
 export async function healthOf(sql: Sql, projectId: string, versions: string[], q: HealthQuery): Promise<Map<string, ReleaseHealth>> {
   const f: HealthFilter = { from: q.from, environment: q.environment };
-  const [hours, live, open, players, memory, heartbeat, errors] = await Promise.all([
+  const [hours, live, open, players, bins, errors] = await Promise.all([
     hourSums(sql, projectId, versions, f),
     liveByVersion(sql, projectId, q.environment),
     openSessions(sql, projectId, versions, q.environment),
     playerCounts(sql, projectId, versions, f),
-    histogram(sql, projectId, versions, METRIC.memory_mb_any_age, f),
-    histogram(sql, projectId, versions, METRIC.heartbeat_ms, f),
+    histogram(sql, projectId, versions, [METRIC.memory_mb_any_age, METRIC.heartbeat_ms], f),
     errorOccurrences(sql, projectId, versions, f),
   ]);
+  const memory = bins.filter((r) => r.metric === METRIC.memory_mb_any_age);
+  const heartbeat = bins.filter((r) => r.metric === METRIC.heartbeat_ms);
   const liveServers = live.reduce((s, r) => s + r.servers, 0);
   const livePlayers = live.reduce((s, r) => s + r.players, 0);
   const out = new Map<string, ReleaseHealth>();
@@ -198,59 +199,76 @@ export async function releaseDetail(
   known?: ReleaseHealth,
   stepHours = 1,
 ): Promise<ReleaseDetail> {
-  const v = (version ?? "").trim();
+  const [detail] = await releaseDetails(sql, projectId, [version ?? ""], q, known ? new Map([[(version ?? "").trim(), known]]) : undefined, stepHours);
+  if (!detail) throw notFound("No release with that version in this project.");
+  return detail;
+}
+
+/**
+ * Several versions' details over the same window (the Release health page's compared versions), in
+ * one read of each kind for all of them: the versions the project does not know are left out.
+ * `known`: health already read over the same window and environment (a version in it is known to
+ * exist: the page's list read it).
+ */
+export async function releaseDetails(
+  sql: Sql,
+  projectId: string,
+  versions: string[],
+  q: URLSearchParams,
+  known = new Map<string, ReleaseHealth>(),
+  stepHours = 1,
+): Promise<ReleaseDetail[]> {
   // a NUL can name no stored version (and PostgreSQL refuses it in a query)
-  if (!v || v.length > 256 || v.includes("\u0000")) throw notFound("No release with that version in this project.");
+  const asked = [...new Set(versions.map((v) => v.trim()))].filter((v) => v && v.length <= 256 && !v.includes("\u0000"));
+  if (!asked.length) return [];
   const hq = healthQuery(q);
   const f: HealthFilter = { from: hq.from, environment: hq.environment };
-  const [exists] = await sql`
-    select 1 from health_versions where project_id = ${projectId} and place_version = ${v}
-    union all select 1 from group_versions where project_id = ${projectId} and version = ${v} limit 1`;
-  if (!exists) throw notFound("No release with that version in this project.");
-  const [health, hours, byAge, errors] = await Promise.all([
-    known ? new Map([[v, known]]) : healthOf(sql, projectId, [v], hq),
-    hourSeries(sql, projectId, v, f),
-    histogram(sql, projectId, [v], METRIC.memory_mb, f, true),
-    errorOccurrences(sql, projectId, [v], f, true),
+  const unsure = asked.filter((v) => !known.has(v));
+  const found = unsure.length
+    ? new Set(
+        (
+          await sql<{ v: string }[]>`
+            select place_version as v from health_versions where project_id = ${projectId} and place_version = any(${unsure}::text[])
+            union select version from group_versions where project_id = ${projectId} and version = any(${unsure}::text[])`
+        ).map((r) => r.v),
+      )
+    : new Set<string>();
+  const vs = asked.filter((v) => known.has(v) || found.has(v));
+  if (!vs.length) return [];
+  const unknown = vs.filter((v) => !known.has(v));
+  const [health, series, byAge] = await Promise.all([
+    unknown.length ? healthOf(sql, projectId, unknown, hq) : new Map<string, ReleaseHealth>(),
+    versionSeries(sql, projectId, vs, f, stepHours),
+    histogram(sql, projectId, vs, [METRIC.memory_mb], f, true),
   ]);
-  const errorsAt = new Map(errors.map((e) => [e.hour!.getTime(), e.errors]));
-  // the series in steps of `stepHours` from the window's start: each point sums its hours (a share of
-  // the sums, a rate of the sums), so a coarser step loses resolution, never exactness
   const step = stepHours * 3_600_000;
-  const points = new Map<number, { at: Date; samples: number; all_samples: number; player_minutes: number; all_player_minutes: number; errors: number; reported: boolean }>();
-  for (const h of hours) {
-    const at = hq.from.getTime() + Math.floor((h.hour.getTime() - hq.from.getTime()) / step) * step;
-    const p = points.get(at) ?? { at: new Date(at), samples: 0, all_samples: 0, player_minutes: 0, all_player_minutes: 0, errors: 0, reported: false };
-    p.samples += h.samples ?? 0;
-    p.all_samples += h.all_samples;
-    p.player_minutes += h.player_minutes ?? 0;
-    p.all_player_minutes += h.all_player_minutes;
-    p.errors += errorsAt.get(h.hour.getTime()) ?? 0;
-    p.reported ||= (h.samples ?? 0) > 0 || errorsAt.has(h.hour.getTime());
-    points.set(at, p);
-  }
-  const series = [...points.values()];
-  return {
-    version: v,
-    window: hq.window,
-    environment: hq.environment ?? null,
-    health: health.get(v)!,
-    adoption: series.map((h) => ({
-      at: h.at,
-      servers_share: rate(h.samples, h.all_samples),
-      players_share: rate(h.player_minutes, h.all_player_minutes),
-    })),
-    memory_by_age: AGE_BUCKETS.map(([from, to], i) => {
-      const bins = byAge.filter((r) => r.age_bucket === i);
-      return { age_minutes_from: from, age_minutes_to: to, memory_mb_p50: percentiles(bins, [0.5])[0], samples: bins.reduce((s, b) => s + b.n, 0) };
-    }),
-    errors_per_1000_player_minutes: series
-      .filter((h) => h.reported)
-      .map((h) => ({
+  return vs.map((v) => {
+    // each point sums its hours (a share of the sums, a rate of the sums), so a coarser step loses
+    // resolution, never exactness
+    const points = series.filter((p) => p.place_version === v).map((p) => ({ ...p, at: new Date(hq.from.getTime() + p.k * step) }));
+    const bins = byAge.filter((r) => r.place_version === v);
+    return {
+      version: v,
+      window: hq.window,
+      environment: hq.environment ?? null,
+      health: known.get(v) ?? health.get(v)!,
+      adoption: points.map((h) => ({
         at: h.at,
-        errors: h.errors,
-        player_minutes: h.player_minutes,
-        errors_per_1000_player_minutes: h.player_minutes > 0 ? round((h.errors / h.player_minutes) * 1000, 3) : null,
+        servers_share: rate(h.samples, h.all_samples),
+        players_share: rate(h.player_minutes, h.all_player_minutes),
       })),
-  };
+      memory_by_age: AGE_BUCKETS.map(([from, to], i) => {
+        const age = bins.filter((r) => r.age_bucket === i);
+        return { age_minutes_from: from, age_minutes_to: to, memory_mb_p50: percentiles(age, [0.5])[0], samples: age.reduce((s, b) => s + b.n, 0) };
+      }),
+      errors_per_1000_player_minutes: points
+        .filter((h) => h.reported)
+        .map((h) => ({
+          at: h.at,
+          errors: h.errors,
+          player_minutes: h.player_minutes,
+          errors_per_1000_player_minutes: h.player_minutes > 0 ? round((h.errors / h.player_minutes) * 1000, 3) : null,
+        })),
+    };
+  });
 }

@@ -290,7 +290,12 @@ export async function generateHealth(sql: Sql, projectId: string) {
     insert into rollup_version_hour (project_id, version, environment, bucket, level, count)
     select project_id, game_version, environment, date_trunc('hour', "timestamp", 'UTC'), level, sum(count)
     from events where project_id = ${projectId} group by 1, 2, 3, 4, 5`;
-  // the closed hours and days as the health job leaves them: one row per cell (the current hour and day keep their shards)
+  // the closed hours and days as the health job leaves them: one row per cell (the current hour and day keep their shards).
+  // The service's health job compacted the empty rollups when it started and marked them compacted
+  // through now; the compaction looks back only a day from its marks, so without clearing them the
+  // generated past kept its 8 shard rows a cell (eight times the rows a 7- or 30-day read sums, where
+  // the job in production merges each hour and day as it closes)
+  await sql`delete from health_compaction`;
   await compactHealthShards(sql);
   await sql`vacuum analyze`;
   // the live servers and their open sessions last, each server's latest report seconds ago: the

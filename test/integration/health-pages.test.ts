@@ -134,6 +134,61 @@ describe("the compared versions' series", () => {
   });
 });
 
+describe("two compared versions", () => {
+  it("each read as the API reads it alone, in one read of each kind for both", async () => {
+    // two versions over different hours: 8 rolled out to 9, each with samples, sessions and errors
+    const p = await makeProject(app.sql, owner.id, [], "Compared Game");
+    // a sample every 3 minutes (a report carries at most 120)
+    const samples = (from: number, to: number, players: number, memory: number) =>
+      Array.from({ length: Math.floor((to - from) / 3) + 1 }, (_, i) => ({ at: ago(from + 3 * i), players, memory_mb: memory + i, heartbeat_ms: 15 + (i % 4) }));
+    await health(p.apiKey, {
+      server: { job_id: "cmp-8", place_id: "5", place_version: "8", environment: "production", started_at: ago(400) },
+      sessions: [{ id: "cmp-8/1", user_id: "81", started_at: ago(390), ended_at: ago(200), errors: { server: 1, client: 0 } }],
+      samples: samples(150, 399, 9, 900),
+    });
+    await health(p.apiKey, {
+      server: { job_id: "cmp-9", place_id: "5", place_version: "9", environment: "production", started_at: ago(160) },
+      sessions: [{ id: "cmp-9/1", user_id: "91", started_at: ago(150), ended_at: ago(10), errors: { server: 0, client: 0 } }],
+      samples: samples(0, 159, 12, 700),
+    });
+    let n = 0;
+    const event = (version: string, minutesAgo: number) => ({
+      message: `ServerScriptService.Round:${version}: round failed`,
+      level: "error",
+      game_version: version,
+      job_id: `cmp-${version}`,
+      timestamp: ago(minutesAgo),
+      trace_id: `0a1b2c3d-0000-4000-8000-${String(900 + ++n).padStart(12, "0")}`,
+    });
+    await ingest(app, p.apiKey, { errors: [event("8", 300), event("8", 170), event("9", 120), event("9", 5), event("9", 4)] });
+    // every statement the page's reads send
+    const statements: string[] = [];
+    const recorded = app.sql;
+    const debug = recorded.options.debug;
+    Object.assign(recorded.options, { debug: (_c: number, text: string) => statements.push(text) });
+    let data: Awaited<ReturnType<typeof releaseHealthData>>;
+    try {
+      data = await releaseHealthData(recorded, owner, p.projectId, new URLSearchParams({ window: "24h", a: "9", b: "8" }));
+    } finally {
+      Object.assign(recorded.options, { debug });
+    }
+    expect(data.compare.map((d) => d.version)).toEqual(["9", "8"]);
+    for (const d of data.compare) {
+      // the API's detail of the version alone (hourly, as the 24-hour page steps)
+      const alone = await call(app, "GET", `/api/v1/releases/${d.version}?window=24h`, { headers: { "x-api-key": p.apiKey } });
+      expect(alone.status).toBe(200);
+      expect(JSON.parse(JSON.stringify(d))).toEqual(alone.body);
+      expect(d.errors_per_1000_player_minutes.reduce((s, x) => s + x.errors, 0)).toBe(d.version === "9" ? 3 : 2);
+    }
+    // the two versions' series (health, errors) in one statement, their memory by age in another;
+    // versions of the list shown are not looked up again
+    const reads = (table: string) => statements.filter((t) => t.includes(table));
+    expect(reads("rollup_version_hour")).toHaveLength(2); // the list's error counts, the compared series
+    expect(reads("health_hist_day")).toHaveLength(2); // the list's percentiles, the compared memory by age
+    expect(statements.filter((t) => /select 1 from health_versions where project_id = \$1 and place_version/.test(t))).toHaveLength(0);
+  });
+});
+
 describe("the pages", () => {
   it("Release health shows the version's health; a bad window is the default, not an error", async () => {
     for (const q of ["", "?window=7d&environment=production", "?window=bogus&page=abc", "?a=no-such-version&b=7"]) {

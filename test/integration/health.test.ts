@@ -286,4 +286,29 @@ describe("histogram reads", () => {
     expect(rows["Actual Rows"]).toBe(2 * 7 * 40);
     expect(rows["Rows Removed by Filter"] ?? 0).toBe(0);
   });
+
+  it("read one metric's hour cells before the window's first whole day, not every metric's of those hours", async () => {
+    // a day of hours of 10 versions: memory by age (7 buckets), heartbeat and memory without the age split, 40 bins each
+    await app.sql`
+      insert into health_hist_hour (project_id, environment, place_version, hour, metric, age_bucket, bin, shard, n)
+      select ${projectId}, 'production', 'h' || v, date_trunc('hour', now()) - make_interval(hours => h), m, a, b, 0, 1
+      from generate_series(1, 24) h cross join generate_series(1, 10) v cross join generate_series(1, 3) m
+        cross join generate_series(0, 6) a cross join generate_series(0, 39) b
+      where m = 1 or a = 0`;
+    await app.sql`analyze health_hist_hour`;
+    // the hour part of histogram() (db/health-reads.ts): heartbeat and memory without the age split of two versions over 9 hours
+    const [{ "QUERY PLAN": [plan] }] = await app.sql<any[]>`
+      explain (analyze, buffers, costs off, timing off, format json)
+      select place_version, metric, bin, sum(n) from health_hist_hour
+      where project_id = ${projectId} and metric = any(${[2, 3]}::smallint[]) and place_version = any(${["h1", "h2"]}::text[])
+        and hour >= date_trunc('hour', now()) - interval '12 hours' and hour < date_trunc('hour', now()) - interval '3 hours'
+      group by 1, 2, 3`;
+    const nodes = (p: any): any[] => [p, ...(p.Plans ?? []).flatMap(nodes)];
+    const scans = nodes(plan.Plan).filter((n) => n["Relation Name"] === "health_hist_hour" || String(n["Index Name"] ?? "").startsWith("health_hist_hour"));
+    expect(scans.map((n) => n["Index Name"]).filter(Boolean)).toEqual(["health_hist_hour_metric"]);
+    // the cells read are the ones summed: 2 metrics × 2 versions × 9 hours × 40 bins, none of memory by age
+    const rows = scans.find((n) => n["Relation Name"] === "health_hist_hour");
+    expect(rows["Actual Rows"]).toBe(2 * 2 * 9 * 40);
+    expect(rows["Rows Removed by Filter"] ?? 0).toBe(0);
+  });
 });
