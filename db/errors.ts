@@ -218,7 +218,12 @@ export const PAGE_COLUMNS = (sql: Sql) => sql`${EVENT_COLUMNS(sql)}, e.breadcrum
 /** `%` and `_` in a search are literal characters, not patterns. */
 export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export async function listGroups(sql: Sql, projectId: string, f: GroupFilter): Promise<{ data: Row[] } & ListTotal> {
+export type GroupSearchOptions = {
+  /** tests: answer a search from error_groups (searchGroups) even where group_search could (searchNarrow) */
+  way?: "groups";
+};
+
+export async function listGroups(sql: Sql, projectId: string, f: GroupFilter, opts: GroupSearchOptions = {}): Promise<{ data: Row[] } & ListTotal> {
   // members of a merged issue are listed through it, not on their own (groupWhere leaves them out)
   const merges = f.environment ? await holdsMerges(sql, projectId) : false;
   const where = groupWhere(sql, projectId, f, merges);
@@ -236,7 +241,7 @@ export async function listGroups(sql: Sql, projectId: string, f: GroupFilter): P
     f.sort === "count"
       ? f.environment ? [sql`ge.count`, sql`desc nulls last`] : [sql`g.count`, sql`desc`]
       : f.sort === "first_seen" ? [sql`g.first_seen`, sql`desc`] : [sql`g.last_seen`, sql`desc`];
-  if (f.search && searchesNarrow(f)) return searchNarrow(sql, projectId, f);
+  if (f.search && opts.way !== "groups" && searchesNarrow(f)) return searchNarrow(sql, projectId, f);
   if (f.search) return searchGroups(sql, projectId, f, { where, env, envColumns, key, direction });
   // Unsearched, the two statements run side by side and the page's scan may go parallel: one pass
   // through a materialized list of every group of the project measured slower (it spills to disk).
