@@ -328,18 +328,20 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
       select s.group_id, s.merged_into, s.status, s.level, s.${key} as key from group_search s
       where s.project_id = ${projectId} and s.search_text like lower(${p})
     ), others as materialized (
-      -- groups a stored event's text or a player finds, but not their own texts (those are above): a
-      -- stored text is mostly its group's message, so this leaves the few that can add an issue
-      select t.group_id from event_messages t
-      where t.project_id = ${projectId} and t.message ilike ${p} and t.stored_count > 0
-      union
-      select gu.group_id from group_users gu
-      where gu.project_id = ${projectId} and gu.user_id in (
-        select pu.user_id from project_users pu where pu.project_id = ${projectId} and pu.player_name ilike ${p}
-        ${userId ? sql`union all select ${userId}::bigint` : sql``}
-      )
-      except
-      select group_id from texts
+      -- groups a stored event's text or a player finds, but not by their own texts (those are above): a
+      -- stored text is mostly its group's message, so this leaves the few that can add an issue (the
+      -- list of matched texts is hashed only when a stored text or a player matches at all)
+      select o.group_id from (
+        select t.group_id from event_messages t
+        where t.project_id = ${projectId} and t.message ilike ${p} and t.stored_count > 0
+        union
+        select gu.group_id from group_users gu
+        where gu.project_id = ${projectId} and gu.user_id in (
+          select pu.user_id from project_users pu where pu.project_id = ${projectId} and pu.player_name ilike ${p}
+          ${userId ? sql`union all select ${userId}::bigint` : sql``}
+        )
+      ) o
+      where o.group_id not in (select group_id from texts)
     ), matched as materialized (
       select s.group_id as id, s.key from texts s where s.merged_into is null ${filters}
       union all
