@@ -218,7 +218,12 @@ export const PAGE_COLUMNS = (sql: Sql) => sql`${EVENT_COLUMNS(sql)}, e.breadcrum
 /** `%` and `_` in a search are literal characters, not patterns. */
 export const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export async function listGroups(sql: Sql, projectId: string, f: GroupFilter): Promise<{ data: Row[] } & ListTotal> {
+export type GroupSearchOptions = {
+  /** tests: answer a search from error_groups (searchGroups) even where group_search could (searchNarrow) */
+  way?: "groups";
+};
+
+export async function listGroups(sql: Sql, projectId: string, f: GroupFilter, opts: GroupSearchOptions = {}): Promise<{ data: Row[] } & ListTotal> {
   // members of a merged issue are listed through it, not on their own (groupWhere leaves them out)
   const merges = f.environment ? await holdsMerges(sql, projectId) : false;
   const where = groupWhere(sql, projectId, f, merges);
@@ -236,6 +241,7 @@ export async function listGroups(sql: Sql, projectId: string, f: GroupFilter): P
     f.sort === "count"
       ? f.environment ? [sql`ge.count`, sql`desc nulls last`] : [sql`g.count`, sql`desc`]
       : f.sort === "first_seen" ? [sql`g.first_seen`, sql`desc`] : [sql`g.last_seen`, sql`desc`];
+  if (f.search && opts.way !== "groups" && searchesNarrow(f)) return searchNarrow(sql, projectId, f);
   if (f.search) return searchGroups(sql, projectId, f, { where, env, envColumns, key, direction });
   // Unsearched, the two statements run side by side and the page's scan may go parallel: one pass
   // through a materialized list of every group of the project measured slower (it spills to disk).
@@ -275,6 +281,93 @@ async function searchGroups(sql: Sql, projectId: string, f: GroupFilter, q: Grou
     order by p.sort_key ${q.direction}, p.id desc`;
   const matches = Number(rows[0]?.matches ?? 0);
   const data = rows.filter((r) => r.id !== null).map(({ matches: _m, ...group }) => group);
+  return { data, ...cappedTotal(matches) };
+}
+
+/** The separator of a group's texts in group_search.search_text (db/migrations/135_group_search.sql). */
+const TEXT_SEPARATOR = "\u001f";
+
+/**
+ * Whether a grouped search can be answered from group_search (searchNarrow): sorted by last or first
+ * seen, filtered by nothing but status and level, and without the texts' separator. Every other
+ * search reads error_groups itself (searchGroups).
+ */
+function searchesNarrow(f: GroupFilter): boolean {
+  return (
+    (f.sort === "last_seen" || f.sort === "first_seen") &&
+    !f.search!.includes(TEXT_SEPARATOR) &&
+    !f.environment && !f.regressed && !f.newInVersion && !f.origin && !f.createdBefore && f.assignee === undefined
+  );
+}
+
+/**
+ * A grouped search through group_search (db/migrations/135_group_search.sql), the narrow copy of each
+ * group's texts, status, level and sort keys, matching what searchWhere matches:
+ *  - an issue whose own message, culprit or frames hold the term (one LIKE over the lowered texts:
+ *    `lower(x) like lower(p)` is what ILIKE computes in this multibyte database);
+ *  - through one list of ids computed once, the issue a matching member is merged into, and an issue
+ *    a stored event of which (event_messages) or a matching player (group_users) belongs to.
+ * The matches (id and sort key) are kept once; the total counts at most TOTAL_CAP + 1 of them. The
+ * page by first_seen has its exact key here; by last_seen, the key here is the minute the issue was
+ * last seen in: the matches in the newest minutes down to the one holding the (limit + offset)-th
+ * match are the only ones that can be on the page (every other one was last seen in an earlier
+ * minute than at least limit + offset matches), and only those are read from error_groups, where
+ * their exact last_seen orders them.
+ */
+async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promise<{ data: Row[] } & ListTotal> {
+  const p = likePattern(f.search!);
+  const userId = searchedUserId(f.search!);
+  const key = f.sort === "first_seen" ? sql`first_seen` : sql`seen_minute`;
+  const pageKey = f.sort === "first_seen" ? sql`g.first_seen` : sql`g.last_seen`;
+  const filters = sql`
+    ${f.status ? sql`and s.status = ${f.status}` : sql``}
+    ${f.level ? sql`and s.level = ${f.level}` : sql``}`;
+  const reach = f.limit + f.offset;
+  const rows = await sql<({ matches: string } & Record<string, unknown>)[]>`
+    with texts as materialized (
+      select s.group_id, s.merged_into, s.status, s.level, s.${key} as key from group_search s
+      where s.project_id = ${projectId} and s.search_text like lower(${p})
+    ), others as materialized (
+      -- groups a stored event's text or a player finds, but not by their own texts (those are above): a
+      -- stored text is mostly its group's message, so this leaves the few that can add an issue (the
+      -- list of matched texts is hashed only when a stored text or a player matches at all)
+      select o.group_id from (
+        select t.group_id from event_messages t
+        where t.project_id = ${projectId} and t.message ilike ${p} and t.stored_count > 0
+        union
+        select gu.group_id from group_users gu
+        where gu.project_id = ${projectId} and gu.user_id in (
+          select pu.user_id from project_users pu where pu.project_id = ${projectId} and pu.player_name ilike ${p}
+          ${userId ? sql`union all select ${userId}::bigint` : sql``}
+        )
+      ) o
+      where o.group_id not in (select group_id from texts)
+    ), matched as materialized (
+      select s.group_id as id, s.key from texts s where s.merged_into is null ${filters}
+      union all
+      -- the rest: issues whose own texts do not hold the term (so none is listed twice)
+      select s.group_id, s.${key} from group_search s
+      where s.project_id = ${projectId} and s.merged_into is null ${filters} and s.search_text not like lower(${p}) and s.group_id = any(array(
+        select m.merged_into from texts m where m.merged_into is not null
+        union
+        select coalesce(x.merged_into, x.group_id) from others o
+        cross join lateral (select x.merged_into, x.group_id from group_search x where x.project_id = ${projectId} and x.group_id = o.group_id offset 0) x
+      ))
+    ), candidates as materialized (
+      select id from matched
+      where key >= coalesce((select key from matched order by key desc offset ${reach - 1} limit 1), '-infinity')
+    ), page as (
+      -- one error_groups row per candidate, by its key (offset 0 keeps the lookup per candidate)
+      select g.*, ${pageKey} as sort_key from candidates c
+      cross join lateral (select ${groupColumns(sql)} from error_groups g where g.project_id = ${projectId} and g.id = c.id offset 0) g
+      order by ${pageKey} desc, g.id desc limit ${f.limit} offset ${f.offset}
+    )
+    select c.matches, p.*
+    from (select count(*)::bigint as matches from (select 1 from matched limit ${TOTAL_CAP + 1}) m) c
+    left join page p on true
+    order by p.sort_key desc, p.id desc`;
+  const matches = Number(rows[0]?.matches ?? 0);
+  const data = rows.filter((r) => r.id !== null).map(({ matches: _m, sort_key: _k, ...group }) => group);
   return { data, ...cappedTotal(matches) };
 }
 

@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import postgres from "postgres";
+import { createSql, type Sql } from "../../db/client.js";
+import { listGroups, type GroupFilter } from "../../db/errors.js";
+import { createProject, migratedDatabaseUrl } from "../support/server.js";
+
+/**
+ * Grouped search answered from group_search (db/migrations/135_group_search.sql), the narrow copy of
+ * each group's texts, status, level and sort keys: the same issues, in the same order and with the
+ * same totals as reading error_groups itself, in every sort, filter and page it answers; the copy
+ * follows error_groups through its triggers without making an occurrence update non-HOT; and the
+ * statement finds its matches through the copy's trigram index.
+ */
+let url: string;
+let sql: Sql;
+let projectId: string;
+const base = Date.parse("2026-11-01T12:00:00Z");
+const at = (seconds: number) => new Date(base + seconds * 1000);
+
+/** The texts of the generated groups: ASCII, and letters whose lower case is not ASCII. */
+const TEXTS = [
+  "attempt to index nil with 'Damage'",
+  "ÄPFEL are not a valid member of Workspace",
+  "Straße closed: ΣΊΣΥΦΟΣ pushed the rock",
+  "İstanbul server timed out",
+  "Infinite yield possible on 'ReplicatedStorage:WaitForChild(\"Remotes\")'",
+  "100% of the _budget_ spent",
+];
+const SEARCHES = ["damage", "DAMAGE", "äpfel", "Äpfel", "STRASSE", "straße", "σίσυφος", "ΣΊΣΥΦΟΣ", "istanbul", "İstanbul", "i̇stanbul",
+  "Mod1", "Mod12:", "onTouched", "ontouched", "ServerScriptService.Main", "100%", "_budget_", "%", "_", "Remotes\")'", "Player7", "Player1", "7",
+  "Gone away", "no such text", "e"];
+
+beforeAll(async () => {
+  url = await migratedDatabaseUrl();
+  sql = createSql(url, 4);
+  ({ projectId } = await createProject(sql));
+  // 240 groups: last seen in a few minutes, many in the same minute and some at the very same time
+  // (the id breaks the tie), with every fourth group's frames holding `onTouched`
+  await sql`
+    insert into error_groups (project_id, fingerprint, message, level, status, first_seen, last_seen, environment, culprit, frames, count)
+    select ${projectId}, 'f' || g, 'ServerScriptService.Mod' || g || ':' || (10 + g % 7) || ': ' || (${TEXTS}::text[])[1 + g % 6],
+      (array['error', 'warn', 'info'])[1 + g % 3], (array['open', 'open', 'resolved', 'ignored'])[1 + g % 4],
+      ${at(0)}::timestamptz + make_interval(secs => g * 7), ${at(600)}::timestamptz - make_interval(secs => (g / 3) * 13),
+      'production', case when g % 5 = 0 then null else 'ServerScriptService.Mod' || g end,
+      case when g % 9 = 0 then null else 'ServerScriptService.Mod' || g || case when g % 4 = 0 then ' onTouched' else ' onMod' || g end
+        || E'\\n' || 'ServerScriptService.Main run' end,
+      1 + g % 11
+    from generate_series(0, 239) g`;
+  const groups = await sql<{ id: string; fingerprint: string }[]>`select id, fingerprint from error_groups where project_id = ${projectId}`;
+  const id = (g: number) => groups.find((r) => r.fingerprint === `f${g}`)!.id;
+  // merged issues: a member's texts find the issue it is merged into
+  for (const [member, into] of [[1, 2], [7, 30], [13, 30], [100, 101]]) {
+    await sql`update error_groups set merged_into = ${id(into)} where project_id = ${projectId} and id = ${id(member)}`;
+  }
+  // a stored event's text, and players (by name, and a numeric search by user id)
+  await sql`
+    insert into event_messages (project_id, group_id, hash, message, stored_count)
+    values (${projectId}, ${id(3)}, md5('Gone away')::uuid, 'Gone away', 2), (${projectId}, ${id(13)}, md5('Gone away 2')::uuid, 'Gone away 2', 1),
+      (${projectId}, ${id(50)}, md5('Gone away 3')::uuid, 'Gone away 3', 0)`;
+  await sql`insert into project_users (project_id, user_id, player_name, last_seen) values (${projectId}, 7, 'Player7', now()), (${projectId}, 12, 'Player12', now())`;
+  await sql`insert into group_users (project_id, group_id, user_id) values (${projectId}, ${id(5)}, 7), (${projectId}, ${id(7)}, 7), (${projectId}, ${id(60)}, 12)`;
+  await sql`analyze error_groups, group_search`;
+});
+afterAll(() => sql?.end());
+
+describe("grouped search from group_search", () => {
+  it("lists the same issues, in the same order and with the same total, as reading error_groups", async () => {
+    let compared = 0;
+    let nonEmpty = 0;
+    for (const search of SEARCHES) {
+      for (const sort of ["last_seen", "first_seen"] as const) {
+        for (const filter of [{}, { status: "open" }, { level: "warn" }, { status: "resolved", level: "error" }]) {
+          for (const [limit, offset] of [[50, 0], [7, 0], [7, 7], [5, 33], [10, 500]]) {
+            const f: GroupFilter = { search, sort, limit, offset, ...filter };
+            const narrow = await listGroups(sql, projectId, f);
+            const wide = await listGroups(sql, projectId, f, { way: "groups" });
+            const what = JSON.stringify(f);
+            expect(narrow.data.map((g) => g.id), what).toEqual(wide.data.map((g) => g.id));
+            expect(narrow.data, what).toEqual(wide.data);
+            expect({ total: narrow.total, totalExact: narrow.totalExact }, what).toEqual({ total: wide.total, totalExact: wide.totalExact });
+            compared++;
+            if (narrow.data.length > 0) nonEmpty++;
+          }
+        }
+      }
+    }
+    // the comparison is of pages that hold issues, most of them
+    expect(compared).toBe(SEARCHES.length * 2 * 4 * 5);
+    expect(nonEmpty).toBeGreaterThan(compared / 3);
+  });
+
+  it("finds non-ASCII text whatever its case, as ILIKE does", async () => {
+    const found = async (search: string) => (await listGroups(sql, projectId, { search, sort: "last_seen", limit: 500, offset: 0 })).total;
+    // 240 groups, one text in six: 40 hold ÄPFEL, of which Mod1, Mod7 and Mod13 are merged into Mod2
+    // and Mod30, which their texts find
+    expect(await found("äpfel")).toBe(40 - 3 + 2);
+    expect(await found("ÄPFEL")).toBe(40 - 3 + 2);
+    expect(await found("σίσυφοσ")).toBe(40);
+    // ILIKE folds letter by letter: ß is not SS, and Σ lowers to σ, never to the final ς
+    expect(await found("STRASSE")).toBe(0);
+    expect(await found("σίσυφος")).toBe(0);
+    const [{ same }] = await sql<{ same: boolean }[]>`select lower('İstanbul ΣΊΣΥΦΟΣ Äpfel') like lower('%i̇stanbul σίσυφος äpfel%') = ('İstanbul ΣΊΣΥΦΟΣ Äpfel' ilike '%i̇stanbul σίσυφος äpfel%') as same`;
+    expect(same).toBe(true);
+  });
+
+  it("sorts by the exact last_seen of issues seen in the same minute, after a new occurrence too", async () => {
+    const first = async () => (await listGroups(sql, projectId, { search: "onTouched", sort: "last_seen", limit: 3, offset: 0 })).data.map((g) => g.id);
+    const before = await first();
+    // an issue last seen in the newest minute's middle moves to the top, a second later, same minute
+    const [moved] = await sql<{ id: string }[]>`
+      select g.id from error_groups g where g.project_id = ${projectId} and g.merged_into is null and g.frames like '%onTouched%'
+      order by g.last_seen desc, g.id desc offset 4 limit 1`;
+    await sql`update error_groups set last_seen = ${at(601)} where project_id = ${projectId} and id = ${moved.id}`;
+    try {
+      const after = await first();
+      expect(after).toEqual([moved.id, ...before.slice(0, 2)]);
+      const wide = await listGroups(sql, projectId, { search: "onTouched", sort: "last_seen", limit: 3, offset: 0 }, { way: "groups" });
+      expect(after).toEqual(wide.data.map((g) => g.id));
+    } finally {
+      await sql`update error_groups set last_seen = ${at(600)} - interval '52 seconds' where project_id = ${projectId} and id = ${moved.id}`;
+    }
+  });
+
+  it("answers a search holding the texts' separator from error_groups, as it matches within one text only", async () => {
+    const r = await listGroups(sql, projectId, { search: "Workspace\u001fServerScriptService", sort: "last_seen", limit: 50, offset: 0 });
+    expect(r).toMatchObject({ data: [], total: 0 });
+  });
+});
+
+describe("group_search follows error_groups", () => {
+  const row = (id: string) =>
+    sql<{ xmin: string; status: string; level: string; merged_into: string | null; seen_minute: Date; search_text: string }[]>`
+      select xmin::text, status, level, merged_into, seen_minute, search_text from group_search where project_id = ${projectId} and group_id = ${id}`.then((r) => r[0]);
+
+  it("is written when a group is created, and not at an occurrence in the same minute, which stays HOT", async () => {
+    const [g] = await sql<{ id: string }[]>`
+      insert into error_groups (project_id, fingerprint, message, level, first_seen, last_seen, environment, culprit)
+      values (${projectId}, 'follow-1', 'Kept in step', 'error', ${at(0)}, ${at(1000)}, 'production', 'ServerScriptService.Step')
+      returning id`;
+    const created = await row(g.id);
+    expect(created).toMatchObject({ status: "open", level: "error", merged_into: null, seen_minute: new Date(at(960).getTime()), search_text: "kept in step\u001fserverscriptservice.step\u001f" });
+
+    // occurrences within the minute: error_groups is updated HOT, group_search not at all
+    const hot = await sql.begin(async (tx) => {
+      // the backend's counts not yet reported include earlier transactions': the difference is this one's
+      const counts = () => tx<{ hot: number; updated: number }[]>`
+        select pg_stat_get_xact_tuples_hot_updated('error_groups'::regclass)::int as hot, pg_stat_get_xact_tuples_updated('error_groups'::regclass)::int as updated`.then((r) => r[0]);
+      const before = await counts();
+      for (const s of [1010, 1015, 1019]) await tx`update error_groups set last_seen = ${at(s)}, count = count + 1 where project_id = ${projectId} and id = ${g.id}`;
+      const after = await counts();
+      return { hot: after.hot - before.hot, updated: after.updated - before.updated };
+    });
+    expect(hot).toEqual({ hot: 3, updated: 3 });
+    expect((await row(g.id)).xmin).toBe(created.xmin);
+
+    // the next minute, a status, a level, new frames, a merge: each reaches the copy
+    await sql`update error_groups set last_seen = ${at(1021)} where project_id = ${projectId} and id = ${g.id}`;
+    expect((await row(g.id)).seen_minute).toEqual(at(1020));
+    await sql`update error_groups set status = 'resolved', level = 'warn', frames = 'ServerScriptService.Step onStep' where project_id = ${projectId} and id = ${g.id}`;
+    expect(await row(g.id)).toMatchObject({ status: "resolved", level: "warn", search_text: "kept in step\u001fserverscriptservice.step\u001fserverscriptservice.step onstep" });
+    const [into] = await sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId} and fingerprint = 'f200'`;
+    await sql`update error_groups set merged_into = ${into.id} where project_id = ${projectId} and id = ${g.id}`;
+    expect((await row(g.id)).merged_into).toBe(into.id);
+    const found = await listGroups(sql, projectId, { search: "onStep", sort: "last_seen", limit: 5, offset: 0 });
+    expect(found.data.map((x) => x.id)).toEqual([into.id]);
+
+    await sql`delete from error_groups where project_id = ${projectId} and id = ${g.id}`;
+    expect(await row(g.id)).toBeUndefined();
+  });
+});
+
+describe("the search statement", () => {
+  it("finds the matches through group_search's trigram index and reads error_groups only by key", async () => {
+    // a project of 20,000 issues, where reading all of them would cost more than the index
+    const { projectId: big } = await createProject(sql, "Many issues");
+    await sql`
+      insert into error_groups (project_id, fingerprint, message, level, first_seen, last_seen, environment, culprit)
+      select ${big}, 'f' || g, 'ServerScriptService.Big' || g || ':10: ' || md5(g::text), 'error', ${at(0)}, ${at(0)}::timestamptz + make_interval(secs => g), 'production', 'ServerScriptService.Big' || g
+      from generate_series(1, 20000) g`;
+    await sql`analyze error_groups, group_search`;
+    const captured: { query: string; parameters: unknown[] }[] = [];
+    const tracing = postgres(url, { max: 1, onnotice: () => {}, debug: (_c, query, parameters) => captured.push({ query, parameters }) }) as unknown as Sql;
+    try {
+      const r = await listGroups(tracing, big, { search: "Big4242:", sort: "last_seen", limit: 10, offset: 0, status: "open" });
+      expect(r.total).toBe(1);
+      const statement = captured.find((c) => c.query.includes("group_search"));
+      expect(statement).toBeDefined();
+      const plan = await sql.begin(async (tx) => {
+        await tx`set local enable_seqscan = off`;
+        return tx.unsafe(`explain ${statement!.query}`, statement!.parameters as never[]);
+      });
+      const text = plan.map((r) => r["QUERY PLAN"]).join("\n");
+      expect(text).toContain("Bitmap Index Scan on group_search_text_trgm");
+      expect(text).not.toMatch(/Seq Scan on error_groups|Bitmap Heap Scan on error_groups/);
+    } finally {
+      await tracing.end();
+    }
+  });
+});
