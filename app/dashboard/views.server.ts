@@ -132,10 +132,12 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
     listShareLinks(sql, projectId, groupId),
     groupFacets(sql, projectId, groupId),
     groupTags(sql, projectId, groupId),
-    latestGroupEvents(sql, projectId, group, 1),
+    // the first page starts with the newest event: read apart only when paging
+    paging.size > 0 ? latestGroupEvents(sql, projectId, group, 1) : undefined,
     // the issue a merged-away group is in, to name and link it
     group.merged_into ? getGroup(sql, projectId, group.merged_into) : undefined,
   ]);
+  const newest = (latest ?? page.data)[0] as unknown as EventRow | undefined;
   return {
     role,
     group: withTitle(group) as unknown as IssueRow,
@@ -144,9 +146,9 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
     newer: page.newer,
     older: page.older,
     paged: paging.size > 0,
-    latestStack: (latest[0] as unknown as EventRow | undefined)?.stack_trace ?? null,
+    latestStack: newest?.stack_trace ?? null,
     /** the newest event's message as it was sent (the title is the first one's, in its grouping form) */
-    latestMessage: (latest[0] as unknown as EventRow | undefined)?.message ?? null,
+    latestMessage: newest?.message ?? null,
     links,
     ...facets,
     tags,
