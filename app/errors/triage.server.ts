@@ -1,9 +1,9 @@
 import { byVersionDesc } from "~/components/version-order";
 import type { Sql } from "../../db/client.js";
-import { getGroup, listEvents } from "../../db/errors.js";
+import { getGroup } from "../../db/errors.js";
 import { groupEventPage, groupTagBreakdown } from "../../db/group-reads.js";
 import { listTraces } from "../../db/traces.js";
-import { findPlayers, getPlayer, groupPlayers, playerGroups } from "../../db/players.js";
+import { findPlayers, getPlayer, groupPlayers, playerEvents, playerGroups } from "../../db/players.js";
 import { groupEnvironments, groupVersions } from "../../db/versions.js";
 import { notFound } from "~/http.server";
 import { asUuid } from "~/input.server";
@@ -74,9 +74,9 @@ export async function player(sql: Sql, projectId: string, userIdParam: string | 
   if (!userId || !found) throw notFound("No player with that user id ran into an error in this project.");
   const [issues, events] = await Promise.all([
     playerGroups(sql, projectId, userId),
-    listEvents(sql, projectId, { userId, limit: 20, offset: 0 }),
+    playerEvents(sql, projectId, userId, 20),
   ]);
-  return { player: found, issues: issues.map(withTitle), events: events.data };
+  return { player: found, issues: issues.map(withTitle), events };
 }
 
 export async function traces(sql: Sql, projectId: string, q: URLSearchParams) {
