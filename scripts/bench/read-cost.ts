@@ -7,7 +7,8 @@
  * Env: BENCH_DATABASE_URL (required), READ_COST_DB (a database this script made before: reused as it
  * is; otherwise a new `reads_<stamp>` is made and kept, with READ_COST_EVENTS events generated as (g)
  * does, default 1,000,000), READ_COST_ROUNDS (requests per read, default 40), READ_COST_ONLY (a comma
- * list of substrings of the reads' names). The service runs without jobs. The reused database's
+ * list of substrings of the reads' names), READ_COST_TREE (another checkout whose service to measure on
+ * the same database, e.g. the tree before a change, for pairs of runs under the same load). The service runs with its jobs (the stats windows move each minute, as in (g)). The reused database's
  * project and reader are in `<database>.json` next to this script's output in bench-results/.
  */
 import { randomBytes } from "node:crypto";
@@ -17,6 +18,7 @@ import { promisify } from "node:util";
 import { execFile } from "node:child_process";
 import postgres from "postgres";
 import { createSql } from "../../db/client.js";
+import { moveStatsWindows } from "../../db/stats.js";
 import { cpuMicros, createProject, envInt, fmt, logger, postgresPids, root, serviceEnv, startService, stopService, treeCpuMicros } from "./harness.js";
 import { generateEvents, generateGroups } from "./sql-data.js";
 import { queriesOf } from "./sql-queries.js";
@@ -44,7 +46,8 @@ async function main() {
     await admin.unsafe(`create database ${name}`);
     await admin.end();
   }
-  const service = await startService(databaseUrl, { workDir, log, jobs: false });
+  const tree = process.env.READ_COST_TREE ? path.resolve(process.env.READ_COST_TREE) : undefined;
+  const service = await startService(databaseUrl, { workDir, log, root: tree });
   const sql = createSql(databaseUrl, 2);
   try {
     let state: { projectId: string; apiKey: string; email: string; password: string };
@@ -63,6 +66,8 @@ async function main() {
     } else {
       state = JSON.parse(readFileSync(stateFile, "utf8"));
     }
+    // as the minute's job keeps them in (g): each stats window current, so no read corrects a stale one
+    await moveStatsWindows(sql);
     const login = await fetch(`${service.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: state.email, password: state.password }) });
     if (!login.ok) throw new Error(`sign-in failed: ${login.status}`);
     const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
