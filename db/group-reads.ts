@@ -142,8 +142,8 @@ export type TagBreakdown = { key: string; total: number; values: TagCount[] };
 /**
  * How many of a group's latest stored events its tag breakdown reads. A group's events are spread
  * over its days among every other group's, so each one read is a heap page of its own: 5,000 made the
- * issue page's largest read (docs/benchmarks.md, "Dashboard pages at 10M events"). A top-5 share
- * over 1,000 events is within a few percent of the whole, and the page says how many it read.
+ * issue page's largest read (docs/benchmarks.md, "Dashboard pages at 10M events"). A share over
+ * 1,000 events has a sampling error of about ±3 points, and the page says how many it read (docs/api.md).
  */
 export const TAG_SAMPLE = 1000;
 
