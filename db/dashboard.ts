@@ -1,12 +1,16 @@
 import type { Sql } from "./client.js";
 import type { Timeframe } from "./stats.js";
 
-/** How each timeframe is drawn: bucket width, and which rollup holds buckets that fine. */
-const SERIES: Record<Timeframe, { table: "rollup_minute" | "rollup_hour" | "rollup_day"; step: string; points: number; unit: "minute" | "hour" | "day" }> = {
+/**
+ * How each timeframe is drawn: bucket width, and which rollup holds buckets that fine. From an hour
+ * on, the project's own hour cells (rollup_project_hour, migration 137: three a hour, whatever the
+ * number of groups); the last hour from the groups' minute cells, which only its active groups have.
+ */
+const SERIES: Record<Timeframe, { table: "rollup_minute" | "rollup_project_hour"; step: string; points: number; unit: "minute" | "hour" | "day" }> = {
   "1h": { table: "rollup_minute", step: "1 minute", points: 60, unit: "minute" },
-  "24h": { table: "rollup_hour", step: "1 hour", points: 24, unit: "hour" },
-  "7d": { table: "rollup_hour", step: "6 hours", points: 28, unit: "hour" },
-  "30d": { table: "rollup_day", step: "1 day", points: 30, unit: "day" },
+  "24h": { table: "rollup_project_hour", step: "1 hour", points: 24, unit: "hour" },
+  "7d": { table: "rollup_project_hour", step: "6 hours", points: 28, unit: "hour" },
+  "30d": { table: "rollup_project_hour", step: "1 day", points: 30, unit: "day" },
 };
 
 export type SeriesPoint = { bucket: Date; error: number; warn: number; info: number };

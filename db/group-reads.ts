@@ -98,7 +98,9 @@ export type GroupEventPage = { events: unknown[]; newer: string | null; older: s
 /**
  * One page of a group's stored events, newest first, by keyset on (timestamp, id): `before` gives
  * the page of events older than that event, `after` the page of events newer than it. Answers the
- * page and the ids to page on from (null at either end).
+ * page and the ids to page on from (null at either end). One statement: it reads one row past the
+ * page to know whether more lie that way, and the anchor (a stored event of the group) lies the
+ * other way; the first page has nothing newer.
  */
 export async function groupEventPage(
   sql: Sql,
@@ -111,40 +113,46 @@ export async function groupEventPage(
   const base = eventsOf(sql, projectId, group);
   const anchor = anchorId ? sql`(select e."timestamp", e.id from events e where ${base} and e.id = ${anchorId})` : null;
   let rows: { id: string; timestamp: Date }[];
+  let newer: boolean;
+  let older: boolean;
   if (cursor.after && anchor) {
-    const newer = await sql<{ id: string; timestamp: Date }[]>`
+    const after = await sql<{ id: string; timestamp: Date }[]>`
       select ${PAGE_COLUMNS(sql)} from events e, ${anchor} a
       where ${base} and (e."timestamp", e.id) > (a."timestamp", a.id)
-      order by e."timestamp", e.id limit ${limit}`;
-    rows = newer.reverse();
-  } else if (cursor.before && anchor) {
-    rows = await sql<{ id: string; timestamp: Date }[]>`
-      select ${PAGE_COLUMNS(sql)} from events e, ${anchor} a
-      where ${base} and (e."timestamp", e.id) < (a."timestamp", a.id)
-      order by e."timestamp" desc, e.id desc limit ${limit}`;
+      order by e."timestamp", e.id limit ${limit + 1}`;
+    newer = after.length > limit;
+    rows = after.slice(0, limit).reverse();
+    older = true;
   } else {
     rows = await sql<{ id: string; timestamp: Date }[]>`
-      select ${PAGE_COLUMNS(sql)} from events e where ${base} order by e."timestamp" desc, e.id desc limit ${limit}`;
+      select ${PAGE_COLUMNS(sql)} from events e ${anchor ? sql`, ${anchor} a` : sql``}
+      where ${base} ${anchor ? sql`and (e."timestamp", e.id) < (a."timestamp", a.id)` : sql``}
+      order by e."timestamp" desc, e.id desc limit ${limit + 1}`;
+    older = rows.length > limit;
+    rows = rows.slice(0, limit);
+    newer = Boolean(anchor);
   }
   if (rows.length === 0) return { events: [], newer: null, older: null };
-  const first = rows[0];
-  const last = rows[rows.length - 1];
-  const [{ has_newer, has_older }] = await sql<{ has_newer: boolean; has_older: boolean }[]>`
-    select
-      exists (select 1 from events e where ${base} and (e."timestamp", e.id) > (${first.timestamp}::timestamptz, ${first.id}::bigint)) as has_newer,
-      exists (select 1 from events e where ${base} and (e."timestamp", e.id) < (${last.timestamp}::timestamptz, ${last.id}::bigint)) as has_older`;
-  return { events: rows, newer: has_newer ? first.id : null, older: has_older ? last.id : null };
+  return { events: rows, newer: newer ? rows[0].id : null, older: older ? rows[rows.length - 1].id : null };
 }
 
 export type TagCount = { value: string; count: number };
 export type TagBreakdown = { key: string; total: number; values: TagCount[] };
 
 /**
+ * How many of a group's latest stored events its tag breakdown reads. A group's events are spread
+ * over its days among every other group's, so each one read is a heap page of its own: 5,000 made the
+ * issue page's largest read (docs/benchmarks.md, "Dashboard pages at 10M events"). A share over
+ * 1,000 events has a sampling error of about ±3 points, and the page says how many it read (docs/api.md).
+ */
+export const TAG_SAMPLE = 1000;
+
+/**
  * Top values per tag over a group's latest stored events (up to `sample` rows, occurrences weighted
  * by each row's count): place, game version, environment, server (job id), tags and every top-level
  * `context` key with a scalar value.
  */
-export async function groupTagBreakdown(sql: Sql, projectId: string, group: GroupRef, sample = 5000, top = 5): Promise<{ sampled: number; tags: TagBreakdown[] }> {
+export async function groupTagBreakdown(sql: Sql, projectId: string, group: GroupRef, sample = TAG_SAMPLE, top = 5): Promise<{ sampled: number; tags: TagBreakdown[] }> {
   const rows = await sql<{ key: string; value: string; count: string; total: string; sampled: string }[]>`
     with ev as (
       select e.place_id, e.game_version, e.environment, e.job_id, e.context, e.tags, e.count from events e

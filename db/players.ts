@@ -1,5 +1,5 @@
 import type { Sql } from "./client.js";
-import { likePattern } from "./errors.js";
+import { EVENT_COLUMNS, likePattern } from "./errors.js";
 import { familyIds } from "./merge.js";
 
 export type PlayerRow = { user_id: string; player_name: string | null; last_seen: Date; issues: string };
@@ -51,4 +51,16 @@ export async function groupPlayers(sql: Sql, projectId: string, groupId: string,
     where pu.project_id = ${projectId} and pu.user_id in (
       select gu.user_id from group_users gu where gu.project_id = ${projectId} and gu.group_id = any(${familyIds(sql, projectId, groupId)}))
     order by pu.last_seen desc, pu.user_id desc limit ${limit}`;
+}
+
+/**
+ * A player's latest stored events, newest first: the page of the events list filtered to the
+ * player, without the list's total, which a player's page does not show (counting up to 10,000 of a
+ * busy player's events cost more than the page).
+ */
+export async function playerEvents(sql: Sql, projectId: string, userId: string, limit = 20) {
+  return sql`
+    select ${EVENT_COLUMNS(sql)} from events e
+    where e.project_id = ${projectId} and e.user_id = ${userId}
+    order by e."timestamp" desc, e.id desc limit ${limit}`;
 }

@@ -16,7 +16,9 @@ export async function listTraces(sql: Sql, projectId: string, limit: number, off
           order by first_seen desc, trace_id desc limit ${limit} offset ${offset}
         ) t
         left join lateral (
+          -- within the trace's span (its events' times), so only the day partitions it covers are read
           select e.group_id from events e where e.project_id = t.project_id and e.trace_id = t.trace_id
+            and e."timestamp" >= t.first_seen and e."timestamp" <= t.last_seen
           order by e."timestamp", e.id limit 1
         ) fe on true
         left join error_groups g on g.project_id = t.project_id and g.id = fe.group_id
@@ -35,6 +37,9 @@ export async function getTrace(sql: Sql, projectId: string, traceId: string) {
     select ${EVENT_COLUMNS(sql)}, g.fingerprint from events e
     join error_groups g on g.project_id = e.project_id and g.id = e.group_id
     where e.project_id = ${projectId} and e.trace_id = ${traceId}
+      -- the trace's span bounds its events, so only the day partitions it covers are read (a Date
+      -- holds milliseconds: the stored microseconds of the last one are within the next millisecond)
+      and e."timestamp" >= ${trace.first_seen} and e."timestamp" < ${trace.last_seen}::timestamptz + interval '1 millisecond'
     order by e."timestamp", e.id`;
   return { trace, events };
 }

@@ -62,9 +62,19 @@ export async function endSession(deps: { sql: Sql }, request: Request): Promise<
   return cookie(request, "", 0);
 }
 
+/**
+ * A page's loaders (the frame's, the project's and the page's own) run side by side on one request
+ * and each checks its session: a read (GET, HEAD) looks it up once for all of them.
+ */
+const sessionsOfReads = new WeakMap<Request, Promise<User | undefined>>();
+
 export async function currentUser(deps: { sql: Sql }, request: Request): Promise<User | undefined> {
   const token = sessionToken(request);
-  return token ? findSessionUser(deps.sql, hashToken(token)) : undefined;
+  if (!token) return undefined;
+  if (request.method !== "GET" && request.method !== "HEAD") return findSessionUser(deps.sql, hashToken(token));
+  let found = sessionsOfReads.get(request);
+  if (!found) sessionsOfReads.set(request, (found = findSessionUser(deps.sql, hashToken(token))));
+  return found;
 }
 
 export const currentTokenHash = (request: Request) => {

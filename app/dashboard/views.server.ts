@@ -2,7 +2,7 @@ import { compareVersions } from "~/components/version-order";
 import type { Sql } from "../../db/client.js";
 import { groupMessages, hasGroups, issueEnvironments, listEnvironments, projectSeries } from "../../db/dashboard.js";
 import { getGroup, listGroups, type EventRow, type GroupRow, type GroupSort } from "../../db/errors.js";
-import { groupHourlySeries, groupsHourlyCounts, latestGroupEvents } from "../../db/group-reads.js";
+import { groupHourlySeries, groupsHourlyCounts, groupTagBreakdown, latestGroupEvents } from "../../db/group-reads.js";
 import { getTrace } from "../../db/traces.js";
 import { listApiKeys } from "../../db/projects.js";
 import { readSdkHealth } from "../../db/client-reports.js";
@@ -11,7 +11,7 @@ import { windowStats, type Timeframe } from "../../db/stats.js";
 import { listMembers } from "../../db/members.js";
 import { listVersionNames } from "../../db/versions.js";
 import { getPlayer as getEconomyPlayer } from "../../db/economy.js";
-import { groupEvents, groupFacets, groupTags, player, players, traces } from "~/errors/triage.server";
+import { groupEventsOf, groupFacets, player, players, traces } from "~/errors/triage.server";
 import { asUuid } from "~/input.server";
 import { text } from "~/errors/params.server";
 import { cutText } from "~/text.server";
@@ -128,14 +128,16 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
   for (const k of ["before", "after"]) if (/^\d{1,18}$/.test(q.get(k) ?? "")) paging.set(k, q.get(k)!);
   const [series, page, links, facets, tags, latest, container] = await Promise.all([
     groupHourlySeries(sql, projectId, group),
-    groupEvents(sql, projectId, groupId, paging),
+    groupEventsOf(sql, projectId, group, paging),
     listShareLinks(sql, projectId, groupId),
     groupFacets(sql, projectId, groupId),
-    groupTags(sql, projectId, groupId),
-    latestGroupEvents(sql, projectId, group, 1),
+    groupTagBreakdown(sql, projectId, group),
+    // the first page starts with the newest event: read apart only when paging
+    paging.size > 0 ? latestGroupEvents(sql, projectId, group, 1) : undefined,
     // the issue a merged-away group is in, to name and link it
     group.merged_into ? getGroup(sql, projectId, group.merged_into) : undefined,
   ]);
+  const newest = (latest ?? page.data)[0] as unknown as EventRow | undefined;
   return {
     role,
     group: withTitle(group) as unknown as IssueRow,
@@ -144,9 +146,9 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
     newer: page.newer,
     older: page.older,
     paged: paging.size > 0,
-    latestStack: (latest[0] as unknown as EventRow | undefined)?.stack_trace ?? null,
+    latestStack: newest?.stack_trace ?? null,
     /** the newest event's message as it was sent (the title is the first one's, in its grouping form) */
-    latestMessage: (latest[0] as unknown as EventRow | undefined)?.message ?? null,
+    latestMessage: newest?.message ?? null,
     links,
     ...facets,
     tags,

@@ -1,9 +1,9 @@
 import { byVersionDesc } from "~/components/version-order";
 import type { Sql } from "../../db/client.js";
-import { getGroup, listEvents } from "../../db/errors.js";
-import { groupEventPage, groupTagBreakdown } from "../../db/group-reads.js";
+import { getGroup } from "../../db/errors.js";
+import { groupEventPage, groupTagBreakdown, type GroupRef } from "../../db/group-reads.js";
 import { listTraces } from "../../db/traces.js";
-import { findPlayers, getPlayer, groupPlayers, playerGroups } from "../../db/players.js";
+import { findPlayers, getPlayer, groupPlayers, playerEvents, playerGroups } from "../../db/players.js";
 import { groupEnvironments, groupVersions } from "../../db/versions.js";
 import { notFound } from "~/http.server";
 import { asUuid } from "~/input.server";
@@ -31,6 +31,11 @@ const eventId = (q: URLSearchParams, name: string) => {
 /** Paging through every stored event of a group: `before`/`after` an event id, `limit` 1..100. */
 export async function groupEvents(sql: Sql, projectId: string, groupIdParam: string | undefined, q: URLSearchParams) {
   const { group } = await groupIn(sql, projectId, groupIdParam);
+  return groupEventsOf(sql, projectId, group, q);
+}
+
+/** groupEvents of a group already read (its row, for where it is merged). */
+export async function groupEventsOf(sql: Sql, projectId: string, group: GroupRef, q: URLSearchParams) {
   const before = eventId(q, "before");
   const after = eventId(q, "after");
   if (before && after) fail("after", "cannot be combined with before");
@@ -74,9 +79,9 @@ export async function player(sql: Sql, projectId: string, userIdParam: string | 
   if (!userId || !found) throw notFound("No player with that user id ran into an error in this project.");
   const [issues, events] = await Promise.all([
     playerGroups(sql, projectId, userId),
-    listEvents(sql, projectId, { userId, limit: 20, offset: 0 }),
+    playerEvents(sql, projectId, userId, 20),
   ]);
-  return { player: found, issues: issues.map(withTitle), events: events.data };
+  return { player: found, issues: issues.map(withTitle), events };
 }
 
 export async function traces(sql: Sql, projectId: string, q: URLSearchParams) {

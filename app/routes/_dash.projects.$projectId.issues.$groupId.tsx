@@ -25,12 +25,15 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(() =>
-    readingAsMember(context.services, request, user, params.projectId, async (sql) => ({
-      ...(await issueData(sql, user, params.projectId, params.groupId, queryOf(request))),
-      ...(await mergedInto(sql, user, params.projectId, params.groupId)),
-      collab: await issueCollaboration(sql, user, params.projectId, params.groupId),
-      now: new Date(),
-    })).then(async (d) => (await readIssueNotices(context.services.sql, user, params.projectId, params.groupId), d)),
+    readingAsMember(context.services, request, user, params.projectId, async (sql) => {
+      // side by side: each checks the project's access and the issue itself
+      const [issue, merged, collab] = await Promise.all([
+        issueData(sql, user, params.projectId, params.groupId, queryOf(request)),
+        mergedInto(sql, user, params.projectId, params.groupId),
+        issueCollaboration(sql, user, params.projectId, params.groupId),
+      ]);
+      return { ...issue, ...merged, collab, now: new Date() };
+    }).then(async (d) => (await readIssueNotices(context.services.sql, user, params.projectId, params.groupId), d)),
   );
 };
 

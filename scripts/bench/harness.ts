@@ -96,10 +96,10 @@ async function answers(url: string, child: ChildProcess, everyMs: number): Promi
 }
 
 /**
- * Starts the service (`server.ts`, production build) on a free port. With `logFile` its output goes
+ * Starts the service (`server.ts`, production build; of the checkout at `root`, this one by default) on a free port. With `logFile` its output goes
  * there and its exit is logged, else only its stderr shows here. `jobs: false` runs it without pg-boss workers.
  */
-export async function startService(databaseUrl: string, o: { workDir: string; log: Log; logFile?: string; jobs?: boolean; tsxCli?: boolean }) {
+export async function startService(databaseUrl: string, o: { workDir: string; log: Log; logFile?: string; jobs?: boolean; tsxCli?: boolean; root?: string }) {
   const port = await freePort();
   const env = serviceEnv(databaseUrl, o.workDir, port, o.jobs ?? true);
   // as `npm start` runs it: node with tsx's loader (the tsx CLI's wrapper costs the API a large share of
@@ -107,7 +107,7 @@ export async function startService(databaseUrl: string, o: { workDir: string; lo
   // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(process.env.BENCH_CPU_PROF)] : [];
   const [command, args] = o.tsxCli ? [tsx, ["server.ts"]] : [process.execPath, [...prof, "--import", "tsx", "server.ts"]];
-  const child = spawn(command, args, { cwd: root, env, stdio: o.logFile ? ["ignore", "pipe", "pipe"] : ["ignore", "ignore", "inherit"] });
+  const child = spawn(command, args, { cwd: o.root ?? root, env, stdio: o.logFile ? ["ignore", "pipe", "pipe"] : ["ignore", "ignore", "inherit"] });
   if (o.logFile) {
     const out = createWriteStream(o.logFile);
     child.stdout!.pipe(out);

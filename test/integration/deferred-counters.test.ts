@@ -153,6 +153,11 @@ describe("exact once caught up", () => {
     expect(byVersionHour.length).toBeGreaterThan(0);
     expect(await sql`select version, environment, level, bucket, count::int as n from rollup_version_hour where project_id = ${p} order by 1, 2, 3, 4`)
       .toEqual(byVersionHour);
+    // the project's hour cells (migration 137: the overview's charts) hold every event written
+    const byHour = await sql`
+      select date_trunc('hour', "timestamp", 'UTC') as bucket, level, sum(count)::int as n from events where project_id = ${p} group by 1, 2 order by 1, 2`;
+    expect(byHour.length).toBeGreaterThan(0);
+    expect(await sql`select bucket, level, count::int as n from rollup_project_hour where project_id = ${p} and count <> 0 order by 1, 2`).toEqual(byHour);
     const [{ players }] = await sql<{ players: number }[]>`select count(*)::int as players from project_users where project_id = ${p}`;
     const [{ distinct }] = await sql<{ distinct: number }[]>`select count(distinct user_id)::int as distinct from events where project_id = ${p}`;
     expect(players).toBe(distinct);

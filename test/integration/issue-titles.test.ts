@@ -113,6 +113,11 @@ describe("issue titles", () => {
     expect(latest).toContain("Latest message: ");
     expect(latest).toContain(SHOP("Builderman"));
     expect(/<title>([^\n]*?) · Roblox Monitor<\/title>/.exec(html)?.[1]).toBe(SHOP_TITLE.slice(0, 60));
+    // paged back to older events, the latest message is still the newest event's
+    const [newest] = await app.sql<{ id: string }[]>`
+      select id::text from events where project_id = ${projectId} and group_id = ${ids.shop} order by "timestamp" desc, id desc limit 1`;
+    const older = await page(`/projects/${projectId}/issues/${ids.shop}?before=${newest.id}`);
+    expect(/data-testid="latest-message"[^>]*>(.*?)<\/p>/s.exec(older)?.[1] ?? "").toContain(SHOP("Builderman"));
   });
 
   it("Builderman's player page lists his issues by title, not by another player's name", async () => {

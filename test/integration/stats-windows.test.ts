@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectSeries } from "../../db/dashboard.js";
 import { deleteGroup } from "../../db/groups.js";
+import { deleteProject } from "../../db/projects.js";
 import { mergeGroups, unmergeGroups } from "../../db/merge.js";
 import { moveStatsWindows, windowStats, type Timeframe } from "../../db/stats.js";
 import { runRetention } from "../../jobs/retention.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
-import { TABLE, keptEqualsCells } from "../support/stats-windows.js";
+import { TABLE, keptEqualsCells, projectHoursEqualCells } from "../support/stats-windows.js";
 
 /**
  * The stats windows' kept per-group sums (stats_window_sums, db/migrations/103_stats_windows.sql)
@@ -93,6 +95,45 @@ describe("kept stats windows", () => {
     await runRetention(app.sql, 7);
     await expectKeptEqualsCells(projectId);
     await expectReadsExact(projectId);
+  });
+
+  it("draw the overview's charts from the project's hour cells, equal to the groups' cells, until the project's delete", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "project-hours");
+    const now = Date.now();
+    const levels = ["error", "warn", "info"];
+    await ingest(app, apiKey, Array.from({ length: 90 }, (_, i) => ({
+      message: `Project hour ${"abcdef"[i % 6]}`, level: levels[i % 3], count: 1 + (i % 4),
+      timestamp: iso(now - [0, 2 * HOUR, 20 * HOUR, 3 * DAY, 6 * DAY + 5 * HOUR, 12 * DAY, 29 * DAY, 31 * DAY][i % 8] - (i % 5) * MINUTE),
+    })));
+    // what each chart drew before: the groups' hour cells, the 30 days from their day cells
+    const before = async (tf: "24h" | "7d" | "30d") => {
+      const step = { "24h": "1 hour", "7d": "6 hours", "30d": "1 day" }[tf];
+      const points = { "24h": 24, "7d": 28, "30d": 30 }[tf];
+      const table = tf === "30d" ? "rollup_day" : "rollup_hour";
+      const rows = await app.sql<{ bucket: Date; level: string; count: number }[]>`
+        with b as (select date_bin(${step}::interval, now(), timestamptz 'epoch') as last)
+        select date_bin(${step}::interval, r.bucket, timestamptz 'epoch') as bucket, r.level, sum(r.count)::int as count
+        from ${app.sql(table)} r, b where r.project_id = ${projectId}
+          and r.bucket >= b.last - ${step}::interval * ${points - 1} and r.bucket < b.last + ${step}::interval
+        group by 1, 2`;
+      const sums = { error: 0, warn: 0, info: 0 } as Record<string, number>;
+      for (const r of rows) sums[r.level] += r.count;
+      return { points, sums, cells: rows.length };
+    };
+    for (const tf of ["24h", "7d", "30d"] as const) {
+      const series = await projectSeries(app.sql, projectId, tf);
+      const want = await before(tf);
+      expect(want.cells).toBeGreaterThan(0);
+      const sums = { error: 0, warn: 0, info: 0 } as Record<string, number>;
+      for (const p of series) for (const l of levels) sums[l] += p[l as "error"];
+      expect({ tf, points: series.length, sums }).toEqual({ tf, points: want.points, sums: want.sums });
+    }
+    expect(await projectHoursEqualCells(app.sql, projectId)).toBeGreaterThan(8);
+    expect(await deleteGroup(app.sql, projectId, await groupOf(projectId, "Project hour b"))).toBe(true);
+    await projectHoursEqualCells(app.sql, projectId);
+    expect(await deleteProject(app.sql, projectId)).toBe(true);
+    const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from rollup_project_hour where project_id = ${projectId}`;
+    expect(n).toBe(0);
   });
 
   /** As if two hours had passed without a write: each window's since is two hours older and its sums hold those hours' cells. */

@@ -3,6 +3,7 @@ import { getJson as getJsonNow, startTestApp, type TestApp } from "../support/se
 import { countersApplied } from "../support/counters.js";
 import { call, ingest, login, makeProject, makeUser } from "../support/team.js";
 import { reopenExpiredSnoozes } from "../../db/groups.js";
+import { groupTagBreakdown, TAG_SAMPLE } from "../../db/group-reads.js";
 
 /** API reads wait for the deferred counters of the writes before them (db/counter-deltas.ts). */
 const getJson = async (...args: Parameters<typeof getJsonNow>) => {
@@ -388,6 +389,36 @@ describe("event navigation, tags and traces", () => {
     expect((await getJson(app, `/api/v1/errors/${groupId}/events?before=abc`, apiKey)).status).toBe(400);
   });
 
+  it("says where more events lie when the last page is exactly full, in both directions", async () => {
+    // 45 events in pages of 15: the page is read with one row past it, so a full last page must not
+    // promise an older one, nor the newest page a newer one
+    const ids = async (q: string) => (await getJson(app, `/api/v1/errors/${groupId}/events?limit=15${q}`, apiKey)).body;
+    const first = await ids("");
+    expect([first.newer, first.data.length]).toEqual([null, 15]);
+    expect(first.older).toBe(first.data[14].id);
+    const second = await ids(`&before=${first.older}`);
+    expect([second.newer, second.older]).toEqual([second.data[0].id, second.data[14].id]);
+    const last = await ids(`&before=${second.older}`);
+    expect([last.data.length, last.newer, last.older]).toEqual([15, last.data[0].id, null]);
+    // and back up: the page before the newest one still has a newer one, the newest none
+    const up = await ids(`&after=${last.newer}`);
+    expect(up.data.map((e: any) => e.id)).toEqual(second.data.map((e: any) => e.id));
+    expect([up.newer, up.older]).toEqual([second.data[0].id, second.data[14].id]);
+    const top = await ids(`&after=${up.newer}`);
+    expect(top.data.map((e: any) => e.id)).toEqual(first.data.map((e: any) => e.id));
+    expect([top.newer, top.older]).toEqual([null, first.older]);
+    // an event id that is not one of this group's gives an empty page
+    expect(await ids("&before=1")).toMatchObject({ data: [], newer: null, older: null });
+  });
+
+  it("breaks down the latest stored events only, up to the sample", async () => {
+    expect(TAG_SAMPLE).toBe(1000);
+    // the newest 10 of the 45 are events 35..44: places 1818 at 36, 39 and 42
+    const r = await groupTagBreakdown(app.sql, projectId, groupId, 10);
+    expect(r.sampled).toBe(10);
+    expect(r.tags.find((t) => t.key === "place")).toEqual({ key: "place", total: 10, values: [{ value: "1819", count: 7 }, { value: "1818", count: 3 }] });
+  });
+
   it("breaks down tags and context keys", async () => {
     const r = await getJson(app, `/api/v1/errors/${groupId}/tags`, apiKey);
     expect(r.body.sampled).toBe(45);
@@ -398,6 +429,26 @@ describe("event navigation, tags and traces", () => {
     expect(tag("context.map").values).toEqual([{ value: "City", count: 36 }, { value: "Desert", count: 9 }]);
     expect(tag("context.round").values).toHaveLength(5);
     expect(tag("context.nested")).toBeUndefined();
+  });
+
+  it("finds a trace's events over the days it spans, to the microsecond of its last", async () => {
+    // the reads bound a trace's events by its first and last time (a Date holds milliseconds; the
+    // stored times hold microseconds): events written with microseconds, over two days
+    const trace = "6f1c3a1e-0000-4000-8000-0000000000ff";
+    await app.sql`
+      with t as (select now() - interval '1 day 3 hours' + interval '123 microseconds' as first, now() - interval '777 microseconds' as last)
+      insert into events (project_id, group_id, message, level, environment, trace_id, "timestamp", received_at)
+      select ${projectId}, ${groupId}, 'Paged bug', 'error', 'production', ${trace}, x, x from t, unnest(array[t.first, t.last]) x`;
+    await app.sql`
+      insert into traces (project_id, trace_id, first_seen, last_seen, event_count, group_ids)
+      select ${projectId}, ${trace}, min("timestamp"), max("timestamp"), 2, array[${groupId}::uuid] from events
+      where project_id = ${projectId} and trace_id = ${trace}`;
+    const r = await getJson(app, `/api/v1/traces/${trace}`, apiKey);
+    expect(r.body.events).toHaveLength(2);
+    const list = await getJson(app, "/api/v1/traces?limit=100", apiKey);
+    expect(list.body.data.find((t: any) => t.trace_id === trace)).toMatchObject({ event_count: 2, first_message: "Paged bug" });
+    await app.sql`delete from traces where project_id = ${projectId} and trace_id = ${trace}`;
+    await app.sql`delete from events where project_id = ${projectId} and trace_id = ${trace}`;
   });
 
   it("lists the project's traces, newest first", async () => {

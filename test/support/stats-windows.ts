@@ -21,6 +21,18 @@ export async function keptEqualsCells(sql: Sql, projectId: string) {
     expect({ tf, kept: kept.map((r) => ({ ...r })) }).toEqual({ tf, kept: cells.map((r) => ({ ...r })) });
     held += kept.length;
   }
+  await projectHoursEqualCells(sql, projectId);
   return held;
+}
+
+/** The project's hour cells (rollup_project_hour, migration 137) against its groups' hour cells summed. */
+export async function projectHoursEqualCells(sql: Sql, projectId: string) {
+  const kept = await sql<{ bucket: Date; level: string; count: number }[]>`
+    select bucket, level, count::int from rollup_project_hour where project_id = ${projectId} and count <> 0 order by bucket, level`;
+  const cells = await sql<{ bucket: Date; level: string; count: number }[]>`
+    select bucket, level, sum(count)::int as count from rollup_hour where project_id = ${projectId}
+    group by 1, 2 having sum(count) <> 0 order by bucket, level`;
+  expect(kept.map((r) => ({ ...r }))).toEqual(cells.map((r) => ({ ...r })));
+  return cells.length;
 }
 
