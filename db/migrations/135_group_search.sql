@@ -18,7 +18,10 @@
 --
 -- The rows follow error_groups through triggers in the writing transaction: a new group adds its row,
 -- and an update changes it only when something it holds changed (the WHEN clause: most occurrence
--- updates fire nothing). A deleted group's row goes with it (the foreign key).
+-- updates fire nothing). A deleted group's row goes with it (a statement trigger: one delete per
+-- statement, however many groups it removes). No foreign key: its check is a look-up of the group
+-- row for each new copy, planned once per connection, and a plan made while the table was small
+-- (no statistics yet) read every group of the project per new group in a drain.
 create table group_search (
   project_id uuid not null,
   group_id uuid not null,
@@ -30,8 +33,7 @@ create table group_search (
   -- lower(message || chr(31) || culprit || chr(31) || frames): a search holding no chr(31) cannot
   -- match across two of them, so a LIKE over this text matches as the three ILIKEs did
   search_text text not null,
-  primary key (project_id, group_id),
-  foreign key (project_id, group_id) references error_groups (project_id, id) on delete cascade
+  primary key (project_id, group_id)
 ) with (fillfactor = 90);
 
 create index group_search_text_trgm on group_search using gin (project_id, search_text gin_trgm_ops);
@@ -62,6 +64,15 @@ begin
   where project_id = new.project_id and group_id = new.id;
   return null;
 end $$;
+
+create function group_search_delete() returns trigger language plpgsql as $$
+begin
+  delete from group_search s using gone g where s.project_id = g.project_id and s.group_id = g.id;
+  return null;
+end $$;
+
+create trigger group_search_delete after delete on error_groups
+  referencing old table as gone for each statement execute function group_search_delete();
 
 create trigger group_search_insert after insert on error_groups
   for each row execute function group_search_insert();
