@@ -82,7 +82,7 @@ export class SentryLimits {
   /**
    * per `<key id>/<limit>`: events this process took from the key's current minute in PostgreSQL
    * and has not counted a request against yet, until the minute ends (ms, by this process's clock,
-   * a second early)
+   * at least a second early)
    */
   private leases = new Map<string, { left: number; until: number }>();
 
@@ -122,8 +122,9 @@ export class SentryLimits {
     let before = used - asked - block;
     const answers = new Map(rest.map((x) => [x, { used: (before += x.n), retryAfter }]));
     const kept = Math.min(block, limit - before);
-    // the lease ends a second before the minute (retryAfter is rounded up): a block is never used in the next one
-    if (kept > 0 && retryAfter > 1) this.leases.set(memo, { left: kept, until: Date.now() + (retryAfter - 1) * 1000 });
+    // the lease ends at least a second before the minute does (retryAfter is rounded up, and this
+    // clock reads later than the database's did): a block is never used in the next minute
+    if (kept > 0 && retryAfter > 2) this.leases.set(memo, { left: kept, until: Date.now() + (retryAfter - 2) * 1000 });
     else this.leases.delete(memo);
     if (this.leases.size > 10_000) this.leases.clear();
     return shares.map((x) => answers.get(x) ?? { used: 0, retryAfter });
