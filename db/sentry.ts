@@ -83,32 +83,37 @@ export async function touchDsnKey(sql: Sql, keyId: string): Promise<void> {
   await sql`update dsn_keys set last_used_at = now() where id = ${keyId}`;
 }
 
+/** An event id to claim: the event's index in its batch, its project and its id (32 hex digits or a UUID). */
+export type EventIdClaim = { seq: number; project_id: string; event_id: string };
+
+/** The event ids of a batch to claim (events without one are always fresh). */
+export const eventIdClaims = (items: { projectId: string; eventId?: string | null }[]): EventIdClaim[] =>
+  items.flatMap((it, seq) => (it.eventId ? [{ seq, project_id: it.projectId, event_id: it.eventId }] : []));
+
 /**
- * Claims event ids inside the ingest transaction, in key order (so concurrent claims cannot
- * deadlock). Returns, per input, whether it is the first time this project sees that id: a retry
- * of an event being written concurrently waits for that transaction and then finds the id.
- * Inputs without an id are always fresh.
+ * The statement step that claims event ids inside the ingest transaction, in key order (so
+ * concurrent claims cannot deadlock), returning a `key` (`<project>/<32 hex digits>`) per id claimed
+ * now: the first time this project sees it. A retry of an event being written concurrently waits for
+ * that transaction and then finds the id. Used as a CTE of the statement that resolves the batch's
+ * groups (db/write-resolve.ts); freshEvents reads its answer.
  */
-export async function claimEventIds(tx: TxSql, items: { projectId: string; eventId?: string | null }[]): Promise<boolean[]> {
-  const keyed = items.map((it, seq) => ({ seq, project_id: it.projectId, event_id: it.eventId })).filter((it) => it.event_id);
-  if (keyed.length === 0) return items.map(() => true);
-  const claimed = await tx<{ project_id: string; event_id: string }[]>`
+export const claimEventIdsStep = (tx: TxSql, claims: EventIdClaim[]) => tx`
     insert into sentry_event_ids (project_id, event_id)
     select distinct project_id, event_id
-    from json_to_recordset(${asJson(tx, keyed)}::json) as t(seq int, project_id uuid, event_id uuid)
+    from json_to_recordset(${asJson(tx, claims)}::json) as t(seq int, project_id uuid, event_id uuid)
     order by project_id, event_id
     on conflict do nothing
-    returning project_id, event_id`;
+    returning project_id::text || '/' || replace(event_id::text, '-', '') as key`;
+
+/**
+ * Per input, whether it is fresh: it has no event id, or its id was claimed now (`claimed`, keys as
+ * claimEventIdsStep returns them); within one batch the first of several events with one id is the
+ * one kept.
+ */
+export function freshEvents(items: { projectId: string; eventId?: string | null }[], claimed: string[]): boolean[] {
   // PostgreSQL answers ids in the dashed form; compare on the bare hex digits
-  const bare = (projectId: string, eventId: string) => `${projectId}/${eventId.replace(/-/g, "").toLowerCase()}`;
-  const fresh = new Set(claimed.map((c) => bare(c.project_id, c.event_id)));
-  // within one batch the first of several events with one id is the one kept
-  const out = items.map((it) => !it.eventId);
-  for (const k of keyed) {
-    const id = bare(k.project_id, k.event_id!);
-    if (fresh.delete(id)) out[k.seq] = true;
-  }
-  return out;
+  const fresh = new Set(claimed);
+  return items.map((it) => !it.eventId || fresh.delete(`${it.projectId}/${it.eventId.replace(/-/g, "").toLowerCase()}`));
 }
 
 /** Drops claimed event ids older than a day (SDK retries come within minutes). */

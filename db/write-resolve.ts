@@ -3,7 +3,7 @@
  * and find the group row each event lands in and the row whose throttle and users it uses.
  */
 import { asJson, type TxSql } from "./client.js";
-import { claimEventIds } from "./sentry.js";
+import { claimEventIdsStep, eventIdClaims, freshEvents, type EventIdClaim } from "./sentry.js";
 import type { EventRow } from "./write-types.js";
 
 /** The advisory lock that merges and unmerges take exclusively and every ingest shares, per project. */
@@ -48,14 +48,21 @@ export async function lockAndResolve(tx: TxSql, input: EventRow[]): Promise<Reso
   const locked = tx`select pg_advisory_xact_lock_shared(hashtextextended(k, 0))
     from unnest(${projects.map(mergeLockKey)}::text[]) k order by k`.execute();
   if (!input.some((e) => e.eventId)) {
-    const res = (await Promise.all([locked, resolveGroups(tx, input)]))[1];
+    const res = (await Promise.all([locked, resolveGroups(tx, input)]))[1].res;
     return { rows: input, fresh: null, res };
   }
-  // events already received under their id are left out before anything is counted
-  const fresh = (await Promise.all([locked, claimEventIds(tx, input)]))[1];
+  // events already received under their id are left out before anything is counted. The claim is a
+  // step of the statement that resolves the groups (one statement fewer per transaction): the
+  // groups of every event are resolved, and those only repeats reach are then left out
+  const { res, claimed } = (await Promise.all([locked, resolveGroups(tx, input, eventIdClaims(input))]))[1];
+  const fresh = freshEvents(input, claimed!);
   const rows = input.filter((_, i) => fresh[i]);
   if (rows.length === 0) return null;
-  return { rows, fresh, res: await resolveGroups(tx, rows) };
+  if (rows.length < input.length) {
+    const kept = new Set(rows.map((e) => `${e.projectId}\u0000${e.fingerprint}`));
+    for (const key of res.keys()) if (!kept.has(key)) res.delete(key);
+  }
+  return { rows, fresh, res };
 }
 
 /**
@@ -67,13 +74,16 @@ export async function lockAndResolve(tx: TxSql, input: EventRow[]): Promise<Reso
  *     it, and the new fingerprint is recorded as an alias of it;
  *  4. else nothing: a new group is made with the fingerprint.
  * For a member of a merged issue it also returns the issue (target) and all its members.
+ *
+ * With `claims` (the batch's event ids, db/sentry.ts eventIdClaims) the same statement claims them
+ * first and answers the ones it claimed (keys as claimEventIdsStep returns them).
  */
-async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, Resolved>> {
+async function resolveGroups(tx: TxSql, rows: EventRow[], claims?: EventIdClaim[]): Promise<{ res: Map<string, Resolved>; claimed?: string[] }> {
   const keys = new Map<string, { project_id: string; fp: string; older: string[] }>();
   for (const e of rows) keys.set(`${e.projectId}\u0000${e.fingerprint}`, { project_id: e.projectId, fp: e.fingerprint, older: e.olderFingerprints });
   // own_id is the row whose users and throttle an event uses: the member itself, except for the
   // member holding the target's own fingerprint, whose events keep the target's id (see db/merge.ts)
-  const resolved = await tx<Resolved[]>`
+  const resolve = tx`
     select i.project_id, i.fp, o.id as row_id, case when o.merged_own then o.merged_into else o.id end as own_id,
       o.fingerprint as own_fp, o.via, o.merged_into,
       case when o.merged_into is not null then
@@ -105,7 +115,16 @@ async function resolveGroups(tx: TxSql, rows: EventRow[]): Promise<Map<string, R
        order by f.n limit 1)
       limit 1
     ) o on true`;
-  return new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));
+  const byKey = (resolved: Resolved[]) => new Map(resolved.map((r) => [`${r.project_id}\u0000${r.fp}`, r]));
+  if (!claims) return { res: byKey(await tx<Resolved[]>`${resolve}`) };
+  // the claimed ids ride on the first row only (a batch has at least one fingerprint, so one row)
+  const resolved = await tx<(Resolved & { first: boolean; claimed: string[] | null })[]>`
+    with claimed as (${claimEventIdsStep(tx, claims)}), resolved as (${resolve})
+    select r.*, case when r.first then (select coalesce(array_agg(c.key), '{}') from claimed c) end as claimed
+    from (select resolved.*, row_number() over () = 1 as first from resolved) r`;
+  const claimed = resolved.find((r) => r.first)?.claimed ?? [];
+  const res = byKey(resolved.map(({ first: _f, claimed: _c, ...r }) => r));
+  return { res, claimed };
 }
 
 /** A group row's key in the batch's maps (project and fingerprint), built once per distinct fingerprint. */

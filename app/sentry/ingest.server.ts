@@ -27,12 +27,17 @@ export type SentryEndpoint = "envelope" | "store";
 /** How long a client should hold back when the backlog is full; Sentry SDKs drop events meanwhile. */
 const BACKLOG_RETRY_SECONDS = 10;
 
-// Browser SDKs post cross-origin; the key is public and only allows posting events.
+// Browser SDKs post cross-origin; the key is public and only allows posting events. A browser
+// reads the allowed methods and headers and their max age from the preflight (OPTIONS) answer
+// only: the other answers carry the origin and the headers a script may read, as Relay's do.
 const CORS = {
   "Access-Control-Allow-Origin": "*",
+  "Access-Control-Expose-Headers": "x-sentry-error, x-sentry-rate-limits, retry-after",
+};
+const PREFLIGHT = {
+  ...CORS,
   "Access-Control-Allow-Methods": "POST, OPTIONS",
   "Access-Control-Allow-Headers": "content-type, content-encoding, x-sentry-auth, authorization",
-  "Access-Control-Expose-Headers": "x-sentry-error, x-sentry-rate-limits, retry-after",
   "Access-Control-Max-Age": "3600",
 };
 
@@ -139,7 +144,7 @@ function assertBacklogRoom(deps: SentryDeps, events: number): void {
 
 /** One Sentry ingest request, answered with CORS headers and, on errors, `X-Sentry-Error` as Sentry clients log it. */
 export async function sentryIngest(deps: SentryDeps, request: Request, pathProject: string | undefined, endpoint: SentryEndpoint): Promise<Response> {
-  if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: CORS });
+  if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });
   try {
     if (request.method !== "POST") throw methodNotAllowed(["POST", "OPTIONS"]);
     // an answer carries the CORS headers from the start

@@ -123,4 +123,26 @@ describe("writeEvents", () => {
     const [n] = await app.sql<{ n: number }[]>`select count(*)::int as n from events where project_id = ${projectId}`;
     expect(n.n).toBe(2);
   });
+  it("writes an event id once: a repeat in the same batch or a later one counts nothing, and its fingerprint opens no group nor alias", async () => {
+    const { projectId } = await createProject(app.sql);
+    const id = (n: number) => `${"0".repeat(31)}${n}`;
+    const first = await writeEvents(app.sql, [row(projectId, "fp-ids", { eventId: id(1) }), row(projectId, "fp-other", { eventId: id(1) })], THROTTLE);
+    expect(first.stored).toEqual([true, false]);
+    expect(await group(projectId, "fp-other")).toBeUndefined();
+    // an older version's group that a repeat's new fingerprint would join (with an alias), and a fresh event of the batch
+    const later = await writeEvents(
+      app.sql,
+      [row(projectId, "fp-upgraded", { eventId: id(1), olderFingerprints: ["fp-ids"] }), row(projectId, "fp-ids", { eventId: id(2) })],
+      THROTTLE,
+    );
+    expect(later.stored).toEqual([false, true]);
+    expect(await group(projectId, "fp-ids")).toMatchObject({ count: 2 });
+    expect(await group(projectId, "fp-upgraded")).toBeUndefined();
+    const aliases = await app.sql`select fingerprint from group_aliases where project_id = ${projectId}`;
+    expect(aliases).toHaveLength(0);
+    // a batch of repeats only writes nothing
+    const again = await writeEvents(app.sql, [row(projectId, "fp-ids", { eventId: id(2) })], THROTTLE);
+    expect(again.stored).toEqual([false]);
+    expect(await group(projectId, "fp-ids")).toMatchObject({ count: 2 });
+  });
 });

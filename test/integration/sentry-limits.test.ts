@@ -206,6 +206,39 @@ describe("per-key rate limit", () => {
     expect(used).toBeLessThanOrEqual(40);
   });
 
+  it("takes a large limit's minute in blocks of 1%: a block's events cost no upsert, and the last block stops at the limit", async () => {
+    const p = await project({ rate_limit_per_minute: 1000 });
+    await withinOneWindow();
+    const used = async () => {
+      const [r] = await sql<{ used: number | null }[]>`select sum(used)::int as used from ingest_windows where project_id = ${p.projectId}`;
+      return r.used ?? 0;
+    };
+    // the first event takes itself and a block of 10 more
+    expect((await sendEvent(p, "Counted in blocks")).status).toBe(200);
+    expect(await used()).toBe(11);
+    for (let i = 0; i < 10; i++) expect((await sendEvent(p, "Counted in blocks")).status).toBe(200);
+    expect(await used()).toBe(11);
+    expect((await sendEvent(p, "Counted in blocks")).status).toBe(200);
+    expect(await used()).toBe(22);
+    // near the limit a block holds only what is left of it. The count is set to 990: the 10 events
+    // this process already holds are taken first, then the 10 the limit leaves (one request and a
+    // block of 9), and the next request is refused
+    await sql`update ingest_windows set used = 990 where project_id = ${p.projectId}`;
+    let taken = 0;
+    for (;;) {
+      const r = await sendEvent(p, "Counted in blocks");
+      if (r.status !== 200) {
+        expect(r.status).toBe(429);
+        expect(r.headers.get("x-sentry-rate-limits")).toMatch(/:error:key:key_quota$/);
+        break;
+      }
+      taken++;
+      expect(taken).toBeLessThanOrEqual(20);
+    }
+    expect(taken).toBe(20);
+    expect(await counts(p.projectId)).toMatchObject({ occurrences: 32 });
+  });
+
   it("is settable on the Settings page; an empty field lifts it", async () => {
     const p = await project({ rate_limit_per_minute: 1 });
     await withinOneWindow();

@@ -437,9 +437,21 @@ describe("deduplication and protocol details", () => {
     const pre = await app.request(`/api/${p.dsnId}/store`, { method: "OPTIONS", headers: { origin: "https://game.example", "access-control-request-method": "POST" } });
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+    expect(pre.headers.get("access-control-allow-methods")).toBe("POST, OPTIONS");
+    expect(pre.headers.get("access-control-allow-headers")).toMatch(/x-sentry-auth/);
+    expect(pre.headers.get("access-control-max-age")).toBe("3600");
     const ok = await post(`/api/${p.dsnId}/store?sentry_key=${p.publicKey}`, JSON.stringify({ message: "no trailing slash" }), { "content-type": "application/json", origin: "https://game.example" });
     expect(ok.status).toBe(200);
     expect(ok.headers.get("access-control-allow-origin")).toBe("*");
+    expect(ok.headers.get("access-control-expose-headers")).toMatch(/x-sentry-rate-limits/);
+    // what only a preflight's answer is read for is sent on the preflight only
+    expect(ok.headers.get("access-control-allow-methods")).toBeNull();
+    expect(ok.headers.get("access-control-max-age")).toBeNull();
+    // a refusal is readable by the page's script too (X-Sentry-Error)
+    const refused = await post(`/api/${p.dsnId}/store?sentry_key=nope`, JSON.stringify({ message: "bad key" }), { "content-type": "application/json", origin: "https://game.example" });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("access-control-allow-origin")).toBe("*");
+    expect(refused.headers.get("access-control-expose-headers")).toMatch(/x-sentry-error/);
   });
 
   it("refuses a /store/ body that is not a Sentry event with 400", async () => {

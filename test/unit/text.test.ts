@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../app/http.server.js";
-import { queryOf } from "../../app/errors/params.server.js";
+import { queryOf, searchOf } from "../../app/errors/params.server.js";
 import { assertStorableText, clipNesting, cutText, isoDateTime, isStorable, jsonDepth, MAX_BODY_DEPTH, storable, tooDeep } from "../../app/text.server.js";
 
 describe("text PostgreSQL can store", () => {
@@ -81,6 +81,22 @@ describe("dates PostgreSQL can store", () => {
 });
 
 describe("query strings", () => {
+  it("reads the query off a serialized address as URL parsing would", () => {
+    for (const url of [
+      "http://x.test/p?a=1&b=2",
+      "http://x.test/p",
+      "http://x.test/p?",
+      "http://x.test/p?a=1#frag?b=2",
+      "http://x.test/p#frag?b=2",
+      "http://user:p%3Fw@x.test:8080/a%3Fb/?sentry_key=k%20y&x",
+      "https://x.test/api/1/envelope/?sentry_key=abc&sentry_version=7",
+    ]) {
+      const href = new URL(url).href;
+      expect(searchOf(href)).toBe(new URL(href).search);
+    }
+    expect(queryOf(new Request("http://x.test/api/1/envelope/?sentry_key=k%20y")).get("sentry_key")).toBe("k y");
+  });
+
   it("a NUL is refused where the parameter is read, naming it; other parameters and invalid UTF-8 read as usual", () => {
     const q = queryOf(new Request("http://x.test/p?search=a%00b&limit=5&v=%ED%A0%80"));
     expect(q.get("limit")).toBe("5");
