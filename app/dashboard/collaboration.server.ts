@@ -6,15 +6,19 @@ import { updateGroupStatus } from "~/team/groups.server";
 import { readMyNotices } from "~/team/notices.server";
 import { authorize, EVERYONE, type Actor } from "~/team/access.server";
 import { asUuid } from "~/input.server";
+import { notFound } from "~/http.server";
 import { plural } from "~/components/format";
 
 /** What the issue page shows of assignment and activity: the assignee, who can be assigned, the timeline. */
 export async function issueCollaboration(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined) {
   const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
+  const groupId = asUuid(groupIdParam);
+  // a malformed id is never sent with the reads beside it (it would fail their connection's pipeline)
+  if (!groupId) throw notFound("No error group with that id in this project.");
   const [timeline, members, group] = await Promise.all([
-    issueTimeline(sql, actor, projectId, groupIdParam),
+    issueTimeline(sql, actor, projectId, groupId),
     listMembers(sql, projectId),
-    getGroup(sql, projectId, asUuid(groupIdParam)!),
+    getGroup(sql, projectId, groupId),
   ]);
   return {
     me: actor.id,

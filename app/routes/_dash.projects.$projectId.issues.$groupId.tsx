@@ -22,25 +22,17 @@ import { ShareLinkCreated } from "~/components/share-link-created";
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data?.group.title.slice(0, 60) ?? "Issue"} · Roblox Monitor` }];
 
-/** The values of settled promises, or the first rejection in their order. */
-function firstFailure<T extends readonly PromiseSettledResult<unknown>[]>(settled: T): { [K in keyof T]: T[K] extends PromiseSettledResult<infer V> ? V : never } {
-  for (const s of settled) if (s.status === "rejected") throw s.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as never;
-}
-
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(() =>
     readingAsMember(context.services, request, user, params.projectId, async (sql) => {
-      // side by side; the issue's own read answers first when several fail, since it is the one
-      // that tells a missing or malformed issue (404) from a failure
-      const [issue, merged, collab] = firstFailure(
-        await Promise.allSettled([
-          issueData(sql, user, params.projectId, params.groupId, queryOf(request)),
-          mergedInto(sql, user, params.projectId, params.groupId),
-          issueCollaboration(sql, user, params.projectId, params.groupId),
-        ] as const),
-      );
+      // the issue's own read first: it answers 404 for a missing or malformed id, before any other
+      // read is sent with it; then the other two side by side
+      const issue = await issueData(sql, user, params.projectId, params.groupId, queryOf(request));
+      const [merged, collab] = await Promise.all([
+        mergedInto(sql, user, params.projectId, params.groupId),
+        issueCollaboration(sql, user, params.projectId, params.groupId),
+      ]);
       return { ...issue, ...merged, collab, now: new Date() };
     }).then(async (d) => (await readIssueNotices(context.services.sql, user, params.projectId, params.groupId), d)),
   );
