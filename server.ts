@@ -229,6 +229,16 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
       res.status(err.status).json({ error: err.code, message: err.message });
     }
   });
+  // Remix's adapter builds the request's address from Express's protocol and hostname and the Host's
+  // (or trusted forwarded host's) port, and throws when they make none: the client's mistake, answered
+  // as the API answers it (server/api-dispatch.ts) instead of as a failure of ours
+  app.use((req, res, next) => {
+    const [, forwardedPort] = req.get("X-Forwarded-Host")?.split(":") ?? [];
+    const [, hostPort] = req.get("host")?.split(":") ?? [];
+    const port = forwardedPort || hostPort;
+    if (URL.canParse(`${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`)) return next();
+    res.status(400).json({ error: "invalid_payload", message: "The request's Host header is not a valid host." });
+  });
   // app.use, not app.all("*"): a route pattern makes Express decode the path first, and a malformed
   // escape (`/api/v1/errors/%FF`) would end there as an HTML 400 with a stack trace; Remix tolerates it
   app.use(createRequestHandler({ build, getLoadContext }));
