@@ -148,6 +148,21 @@ export function groupWhere(sql: Sql, projectId: string, f: GroupMatch, merges = 
 const searchedUserId = (search: string) => (/^\d{1,18}$/.test(search.trim()) ? search.trim() : null);
 
 /**
+ * The groups a search finds other than by their own texts: a stored event's text under the group it
+ * was written for (db/event-messages.ts), or a player whose latest name holds the term (or whose user
+ * id it is, for a numeric search), through group_users. Ids of groups as stored, merged members included.
+ */
+const groupsByStoredTextOrPlayer = (sql: Sql, projectId: string, p: string, userId: string | null) => sql`
+  select t.group_id from event_messages t
+  where t.project_id = ${projectId} and t.message ilike ${p} and t.stored_count > 0
+  union
+  select gu.group_id from group_users gu
+  where gu.project_id = ${projectId} and gu.user_id in (
+    select pu.user_id from project_users pu where pu.project_id = ${projectId} and pu.player_name ilike ${p}
+    ${userId ? sql`union all select ${userId}::bigint` : sql``}
+  )`;
+
+/**
  * The issues a search finds: one whose message, culprit or a stack frame (script path and function
  * name: error_groups.frames, app/ingest/frames.server.ts) holds it (trigram indexes), and, through one
  * list of ids computed once, one a stored event of which holds it in its message (the stored events'
@@ -163,14 +178,7 @@ function searchWhere(sql: Sql, projectId: string, search: string) {
   return sql`and (g.message ilike ${p} or g.culprit ilike ${p} or g.frames ilike ${p} or g.id = any(array(
     select coalesce(m.merged_into, m.id) from error_groups m
     where m.project_id = ${projectId} and m.id in (
-      select t.group_id from event_messages t
-      where t.project_id = ${projectId} and t.message ilike ${p} and t.stored_count > 0
-      union
-      select gu.group_id from group_users gu
-      where gu.project_id = ${projectId} and gu.user_id in (
-        select pu.user_id from project_users pu where pu.project_id = ${projectId} and pu.player_name ilike ${p}
-        ${userId ? sql`union all select ${userId}::bigint` : sql``}
-      )
+      ${groupsByStoredTextOrPlayer(sql, projectId, p, userId)}
     )
     union
     select h.merged_into from error_groups h
@@ -332,14 +340,7 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
       -- stored text is mostly its group's message, so this leaves the few that can add an issue (the
       -- list of matched texts is hashed only when a stored text or a player matches at all)
       select o.group_id from (
-        select t.group_id from event_messages t
-        where t.project_id = ${projectId} and t.message ilike ${p} and t.stored_count > 0
-        union
-        select gu.group_id from group_users gu
-        where gu.project_id = ${projectId} and gu.user_id in (
-          select pu.user_id from project_users pu where pu.project_id = ${projectId} and pu.player_name ilike ${p}
-          ${userId ? sql`union all select ${userId}::bigint` : sql``}
-        )
+        ${groupsByStoredTextOrPlayer(sql, projectId, p, userId)}
       ) o
       where o.group_id not in (select group_id from texts)
     ), matched as materialized (
