@@ -20,7 +20,7 @@ import { loadConfig, ConfigError, type Config } from "./app/env.server.js";
 import type * as App from "./app/process.server.js";
 import type { Services } from "./app/process.server.js";
 import { fixedSecurityHeaders, forwardedHeaders, requestOrigin, securityHeaders } from "./server/web.js";
-import { apiFront } from "./server/api-dispatch.js";
+import { apiFront, expressUrl } from "./server/api-dispatch.js";
 import { metricsEndpoint, observeRequest, requestMetrics } from "./server/metrics.js";
 import { pageRouteLabeler, requestLogging } from "./server/request-log.js";
 import { captureConsole, configureLogging, log } from "./log/logger.js";
@@ -233,10 +233,7 @@ export async function startServer(config: Config, opts: { dev?: boolean; databas
   // (or trusted forwarded host's) port, and throws when they make none: the client's mistake, answered
   // as the API answers it (server/api-dispatch.ts) instead of as a failure of ours
   app.use((req, res, next) => {
-    const [, forwardedPort] = req.get("X-Forwarded-Host")?.split(":") ?? [];
-    const [, hostPort] = req.get("host")?.split(":") ?? [];
-    const port = forwardedPort || hostPort;
-    if (URL.canParse(`${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`)) return next();
+    if (URL.canParse(expressUrl(req))) return next();
     res.status(400).json({ error: "invalid_payload", message: "The request's Host header is not a valid host." });
   });
   // app.use, not app.all("*"): a route pattern makes Express decode the path first, and a malformed

@@ -510,16 +510,6 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
     return new ApiRequest(url, req, res) as unknown as Request;
   }
 
-  /** The request's address as Remix's Express adapter spells it, for an Express request. */
-  function expressUrl(node: IncomingMessage): string {
-    const req = node as ExpressRequest;
-    const [, forwardedPort] = req.get("X-Forwarded-Host")?.split(":") ?? [];
-    const [, hostPort] = req.get("host")?.split(":") ?? [];
-    const fp = Number.parseInt(forwardedPort ?? "", 10);
-    const hp = Number.parseInt(hostPort ?? "", 10);
-    const port = Number.isSafeInteger(fp) ? fp : Number.isSafeInteger(hp) ? hp : "";
-    return `${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`;
-  }
 
   /**
    * Writes a json() answer in one writeHead: `fixed` (name, value, name, value…), the request id,
@@ -565,6 +555,17 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
   }
 
   return { toRequest, send, sendJson };
+}
+
+/** The request's address as Remix's Express adapter spells it, for an Express request. */
+export function expressUrl(node: IncomingMessage): string {
+  const req = node as ExpressRequest;
+  const [, forwardedPort] = req.get("X-Forwarded-Host")?.split(":") ?? [];
+  const [, hostPort] = req.get("host")?.split(":") ?? [];
+  const fp = Number.parseInt(forwardedPort ?? "", 10);
+  const hp = Number.parseInt(hostPort ?? "", 10);
+  const port = Number.isSafeInteger(fp) ? fp : Number.isSafeInteger(hp) ? hp : "";
+  return `${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`;
 }
 
 /** A Content-Type as Express's res.set writes it: a text, JavaScript or JSON type names its charset. */
