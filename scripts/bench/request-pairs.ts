@@ -1,22 +1,26 @@
 /**
- * CPU per request of the single-event POST, refused (b0) and written (b), for two or more builds of
- * the service and the hand-written anchor (hand-server.ts), run alternately on one database so that
- * each round sees the same load on the machine. The figure is the service's own CPU time (from /proc)
- * divided by the requests it answered, less its idle CPU (see perRequest): what holds when other work
- * shares the machine, unlike req/s.
+ * CPU per request of the single-event POST, refused (b0) and written (b), and of the same events as
+ * Sentry envelopes of one event each with a fresh event_id (s, as the bench's (s-again)), for two or
+ * more builds of the service and the hand-written anchor (hand-server.ts), run alternately on one
+ * database so that each round sees the same load on the machine. The figure is the service's own CPU
+ * time (from /proc) divided by the requests it answered, less its idle CPU (see perRequest): what
+ * holds when other work shares the machine, unlike req/s. The written loads also show the CPU of the
+ * database's backends serving the bench database (`pg`, no idle subtracted), per request.
  *
  *   PAIR_TREES=/path/to/old,/path/to/new npx tsx scripts/bench/request-pairs.ts
  *
  * Each tree is a checkout with its app built (`npx remix vite:build`). Env: BENCH_DATABASE_URL
  * (required), PAIR_ROUNDS (3), PAIR_SECONDS (5 per load), PAIR_CONNECTIONS (50), PAIR_HAND=0 to skip
- * the anchor, PAIR_LOADS (b0,b: which loads to run), PAIR_ENV_<i>=K=V;K=V (extra environment of tree i),
+ * the anchor, PAIR_LOADS (b0,b: which loads to run, of b0, b and s; the anchor runs no s), PAIR_ENV_<i>=K=V;K=V (extra environment of tree i),
  * BENCH_CPU_PROF=<dir> (each tree's service, and the anchor, write a V8 CPU profile under <dir>/<tree|hand>).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { loadavg } from "node:os";
-import { cannon, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, root, serviceEnv, sleep, stopService } from "./harness.js";
-import { FINGERPRINTS, event } from "./payloads.js";
+import postgres from "postgres";
+import { cannon, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, postgresPids, root, serviceEnv, sleep, stopService } from "./harness.js";
+import { FINGERPRINTS, event, sentryEvent } from "./payloads.js";
 
 const log = logger("pairs");
 const ROUNDS = envInt("PAIR_ROUNDS", 3);
@@ -59,14 +63,35 @@ async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, an
   const idleAt = performance.now();
   await sleep(2000);
   const idleRate = (cpuMicros(pid) - idleStart) / (performance.now() - idleAt);
+  const backends = new Map((await postgresPids(watch!, false)).map((p) => [p, cpuMicros(p)]));
+  const dbBefore = await dbCounts();
   const before = cpuMicros(pid);
   const at = performance.now();
   const m = await load();
   const us = cpuMicros(pid) - before - idleRate * (performance.now() - at);
-  return { us: us / Math.max(1, answered(m)), n: answered(m), rps: answered(m) / SECONDS, idle: idleRate * 1000 };
+  let pg = 0;
+  for (const p of new Set([...backends.keys(), ...(await postgresPids(watch!, false))])) {
+    const now = cpuMicros(p);
+    if (now > 0) pg += now - (backends.get(p) ?? 0);
+  }
+  const n = Math.max(1, answered(m));
+  // the statistics collector publishes a backend's counts when its transaction ends, within a second
+  await sleep(1000);
+  const dbAfter = await dbCounts();
+  const per = (k: keyof typeof dbAfter) => (dbAfter[k] - dbBefore[k]) / n;
+  return { us: us / n, pg: pg / n, n: answered(m), rps: answered(m) / SECONDS, idle: idleRate * 1000, xacts: per("xacts"), tuples: per("tuples") };
 }
 
-const none = { us: NaN, n: 0, rps: NaN, idle: NaN };
+/** The bench database's commits and written tuples so far (pg_stat_database). */
+async function dbCounts() {
+  const [r] = await watch!<{ xacts: string; tuples: string }[]>`select xact_commit + xact_rollback as xacts, tup_inserted + tup_updated + tup_deleted as tuples
+    from pg_stat_database where datname = current_database()`;
+  return { xacts: Number(r.xacts), tuples: Number(r.tuples) };
+}
+
+const none = { us: NaN, pg: NaN, n: 0, rps: NaN, idle: NaN, xacts: NaN, tuples: NaN };
+/** a connection to the bench database, to find its backends */
+let watch: postgres.Sql | undefined;
 
 async function main() {
   const workDir = path.resolve("data", `pairs-${process.pid}`);
@@ -77,6 +102,18 @@ async function main() {
     const first = await startTree(trees[0], 0, db.url, workDir, port);
     const project = await createProject({ databaseUrl: db.url, workDir }, "pairs");
     await stopService(first.child);
+    watch = postgres(db.url, { max: 1, onnotice: () => {} });
+    // (s): a DSN key whose per-minute limit the run cannot reach (its check still runs on every request)
+    const sentryKey = randomBytes(16).toString("hex");
+    const [{ dsn_id: dsnId }] = await watch<{ dsn_id: string }[]>`with k as (insert into dsn_keys (project_id, public_key, name, rate_limit_per_minute)
+      values (${project.project_id}, ${sentryKey}, 'pairs', 100000000)) select dsn_id::text from projects where id = ${project.project_id}`;
+    const sentryEvents = Array.from({ length: FINGERPRINTS }, (_, k) => sentryEvent(`Single${k}`, 10, k));
+    const envelope = () => {
+      const id = randomBytes(16).toString("hex");
+      return `{"event_id":"${id}","sent_at":"${new Date().toISOString()}"}\n{"type":"event"}\n${sentryEvents[n++ % FINGERPRINTS].replace("EVENT_ID", id)}\n`;
+    };
+    const envelopePath = `/api/${dsnId}/envelope/?sentry_key=${sentryKey}`;
+    const envelopes = (url: string) => () => cannon({ url, path: envelopePath, body: envelope, seconds: SECONDS, connections: CONNECTIONS });
     const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Single${k}`, 10, k)));
     const refused = singles.map((s) => s.replace(/"level":"\w+"/, '"level":"fatal"'));
     let n = 0;
@@ -94,10 +131,14 @@ async function main() {
         // warm-up, not measured
         await cannon({ url: s.url, path: "/api/ingest", key: project.api_key, body: () => refused[n++ % refused.length], seconds: 2, connections: CONNECTIONS });
         await cannon({ url: s.url, path: "/api/ingest", key: project.api_key, body: () => singles[n++ % singles.length], seconds: 2, connections: CONNECTIONS });
+        if (LOADS.has("s")) await envelopes(s.url)().then((m) => m.ok > 0 || log(`tree${i}: no envelope accepted (${JSON.stringify(m.codes)})`));
         const b0 = LOADS.has("b0") ? await perRequest(pid, post(s.url, refused), bad) : none;
         const b = LOADS.has("b") ? await perRequest(pid, post(s.url, singles), ok) : none;
+        const se = LOADS.has("s") ? await perRequest(pid, envelopes(s.url), ok) : none;
         await stopService(s.child);
-        cells.push(`tree${i} b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs (${fmt(b.rps)}/s), idle ${fmt(b0.idle)} µs/s`);
+        const dbCell = (x: typeof b) => `${fmt(x.xacts, 2)} xact ${fmt(x.tuples, 1)} tuples`;
+        const sCell = LOADS.has("s") ? ` s ${fmt(se.us)} µs + pg ${fmt(se.pg)} (${fmt(se.rps)}/s, ${dbCell(se)}), s/b ${fmt(se.us / b.us, 2)} (with pg ${fmt((se.us + se.pg) / (b.us + b.pg), 2)})` : "";
+        cells.push(`tree${i} b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs + pg ${fmt(b.pg)} (${fmt(b.rps)}/s, ${dbCell(b)})${sCell}, idle ${fmt(Number.isNaN(b0.idle) ? b.idle : b0.idle)} µs/s`);
       }
       if (process.env.PAIR_HAND !== "0") {
         const hand = await startHand(db.url, project.api_key, port + 1);
@@ -114,6 +155,7 @@ async function main() {
     }
     console.log(`\nCPU per request (Node, the serving process only), ${SECONDS} s per load, ${CONNECTIONS} connections:\n${trees.map((t, i) => `tree${i} = ${t}`).join("\n")}\n${table.join("\n")}`);
   } finally {
+    await watch?.end({ timeout: 5 });
     await db.drop();
   }
 }
