@@ -30,7 +30,8 @@ import { filterForwarded } from "./web.js";
 export type FetchFace = Pick<typeof Http, "JSON_TEXT" | "JSON_HEADERS" | "NODE_BODY" | "payloadTooLarge"> & Partial<Pick<typeof Http, "UNEXPECTED">>;
 
 type RouteModule = ServerBuild["routes"][string]["module"];
-type Matcher = { id: string; regex: RegExp; params: string[]; splat: boolean; module: RouteModule };
+/** `segments`: how many segments a path it matches has (none of them empty, trailing slashes aside); null for a splat */
+type Matcher = { id: string; regex: RegExp; params: string[]; splat: boolean; segments: number | null; module: RouteModule };
 export type ApiMatch = { id: string; params: Record<string, string>; module: RouteModule };
 
 const paramRe = /^:[\w-]+$/;
@@ -83,6 +84,17 @@ export function decodePath(pathname: string): string {
   }
 }
 
+/**
+ * The segments of a path without trailing slashes (`/api/1/envelope` has 3). A pattern without a
+ * splat (see compile) matches a path only when they have as many: each of its segments matches one
+ * non-empty segment, an empty one (`//`) is matched by none of them, and trailing slashes by `\/*$`.
+ */
+export function segmentCount(trimmed: string): number {
+  let n = 0;
+  for (let i = 0; i < trimmed.length; i++) if (trimmed.charCodeAt(i) === 47) n++;
+  return n;
+}
+
 export function fullPath(build: ServerBuild, id: string): string {
   const parts: string[] = [];
   for (let route = build.routes[id]; route; route = route.parentId ? build.routes[route.parentId] : (undefined as never)) {
@@ -112,7 +124,8 @@ export function apiRouteTable(build: ServerBuild): ((pathname: string) => ApiMat
     if (path.includes("?")) return null;
     const m = route.module;
     if (m.default != null || m.ErrorBoundary != null || route.index) return null;
-    api.push({ id: route.id, ...compile(path), module: m, score: score(path), order });
+    const compiled = compile(path);
+    api.push({ id: route.id, ...compiled, segments: compiled.splat ? null : segmentCount(path.replace(TRAILING_SLASHES, "")), module: m, score: score(path), order });
   }
   api.sort((a, b) => b.score - a.score || a.order - b.order);
   // a path without parameters is looked up by its text, when no route ranked before it matches it
@@ -124,10 +137,14 @@ export function apiRouteTable(build: ServerBuild): ((pathname: string) => ApiMat
   });
   return (pathname) => {
     const decoded = decodePath(pathname);
-    const hit = exact.get(decoded.replace(TRAILING_SLASHES, "").toLowerCase());
+    const trimmed = decoded.replace(TRAILING_SLASHES, "");
+    const hit = exact.get(trimmed.toLowerCase());
     // its own pattern decides (a name that only lowercases to the route's is no match)
     if (hit?.regex.test(decoded)) return { id: hit.id, params: {}, module: hit.module };
+    // a pattern without a splat matches only paths of its number of segments: the others are not tried
+    const segments = segmentCount(trimmed);
     for (const r of api) {
+      if (r.segments !== null && r.segments !== segments) continue;
       const hit = r.regex.exec(decoded);
       if (!hit) continue;
       const params: Record<string, string> = {};

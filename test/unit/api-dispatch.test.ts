@@ -2,7 +2,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { matchRoutes, type AgnosticRouteObject } from "@remix-run/router";
 import type { ServerBuild } from "@remix-run/node";
-import { apiRouteTable } from "../../server/api-dispatch.js";
+import { apiRouteTable, segmentCount } from "../../server/api-dispatch.js";
 
 const build = (await import(path.resolve(import.meta.dirname, "../../build/server/index.js"))) as ServerBuild;
 
@@ -25,6 +25,9 @@ const paths = [
   "/api/team/projects/p1/share-links", "/api/team/projects/p1/share-links/l1", "/api/team/projects/p1/channels/c1",
   "/api/team/projects/p1/rules/r1", "/api/team/projects/p1/deliveries", "/api/notifications/test",
   "/api/notifications/dispatch", "/api/nothing", "/api/", "/api/v2/errors", "/api/team/projects/p1/unknown/deep",
+  // the Sentry endpoints, and paths whose number of segments differs from every pattern's only by empty ones
+  "/api/1/envelope/", "/api/1/envelope", "/API/1/Envelope//", "/api/1/store/", "/api/a%2Fb/envelope/", "/api/1//envelope/",
+  "//api/1/envelope/", "/api//1/envelope", "/api/1/envelope/x", "/api/v1//errors", "/api/v1/errors//x",
 ];
 
 describe("API dispatch table", () => {
@@ -40,6 +43,10 @@ describe("API dispatch table", () => {
     const got = table!(pathname);
     expect(got?.id).toBe(leaf?.route.id);
     expect(got?.params).toEqual(leaf?.params);
+  });
+
+  it("counts the segments of a path without trailing slashes, empty ones included", () => {
+    expect(["/api", "/api/1/envelope", "/api//x", ""].map(segmentCount)).toEqual([1, 3, 3, 0]);
   });
 
   it("dispatches the API 404 route for unknown API paths", () => {
