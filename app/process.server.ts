@@ -7,7 +7,7 @@ export { createServices, forRequest, ownWritesCookie, type Services } from "./se
 export { assertSameOrigin, isMutation } from "./accounts/csrf.server";
 export { ApiError, admitPageForm } from "./http.server";
 /** the Fetch objects' fast paths the Express layer uses (see server/api-dispatch.ts) */
-export { JSON_HEADERS, JSON_TEXT, NODE_BODY, UNEXPECTED, payloadTooLarge } from "./http.server";
+export { JSON_HEADERS, JSON_TEXT, NODE_BODY, NODE_TARGET, UNEXPECTED, payloadTooLarge } from "./http.server";
 export { startJobs, stopJobs } from "../jobs/boss";
 export { startAlertWorker } from "../jobs/alerts";
 export { startEconomyAlertWorker } from "../jobs/economy-alerts";

@@ -27,7 +27,7 @@ import { filterForwarded } from "./web.js";
  * raw body a Request can hand over, and the 413 past a limit. Taken from the loaded app (the build's
  * entry module), so they are the very ones the routes use.
  */
-export type FetchFace = Pick<typeof Http, "JSON_TEXT" | "JSON_HEADERS" | "NODE_BODY" | "payloadTooLarge"> & Partial<Pick<typeof Http, "UNEXPECTED">>;
+export type FetchFace = Pick<typeof Http, "JSON_TEXT" | "JSON_HEADERS" | "NODE_BODY" | "payloadTooLarge"> & Partial<Pick<typeof Http, "UNEXPECTED" | "NODE_TARGET">>;
 
 type RouteModule = ServerBuild["routes"][string]["module"];
 /** `segments`: how many segments a path it matches has (none of them empty, trailing slashes aside); null for a splat */
@@ -352,7 +352,7 @@ type RouteFunction = NonNullable<RouteModule["loader"]>;
  * The Fetch Request for an Express request and the writer of a Fetch Response, over the app's fast
  * paths (see FetchFace).
  */
-export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge }: FetchFace) {
+export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, NODE_TARGET, payloadTooLarge }: FetchFace) {
   /**
    * The Fetch Request Remix's Express adapter would build for this request, made lazily. On Node 20
    * the undici Request constructor (URL parsing, its Headers, its body stream and abort signal) costs
@@ -444,6 +444,16 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
       return this.request().clone();
     }
 
+    /**
+     * See NODE_TARGET: the target of a request whose address is spelled out only when asked for
+     * (toRequest checked that it makes a SIMPLE_URL). Its query is the text after its first `?` and
+     * before any `#`, as in the serialized address; URL parsing only percent-encodes `"`, `'`, `<`
+     * and `>` in it, which URLSearchParams decodes back, so every parameter reads the same.
+     */
+    nodeTarget(): string | undefined {
+      return typeof this.rawUrl === "string" ? undefined : this.req.url;
+    }
+
     /** See NODE_BODY: the raw body straight from the socket, refused past `max` bytes or when `take` throws. */
     [NODE_BODY](max: number, take: (bytes: number) => void = () => {}): Promise<Buffer> | null {
       if (this.full || this.drained || this.method === "GET" || this.method === "HEAD") return null;
@@ -451,6 +461,7 @@ export function nodeFetch({ JSON_TEXT, JSON_HEADERS, NODE_BODY, payloadTooLarge 
       return readNodeBody(this.req, max, take);
     }
   }
+  if (NODE_TARGET) Object.defineProperty(ApiRequest.prototype, NODE_TARGET, { value: ApiRequest.prototype.nodeTarget });
   Object.setPrototypeOf(ApiRequest.prototype, Request.prototype);
   delegate(ApiRequest.prototype, Request.prototype, (self: ApiRequest) => self.request());
 

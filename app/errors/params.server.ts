@@ -1,4 +1,4 @@
-import { invalidQuery } from "~/http.server";
+import { invalidQuery, NODE_TARGET } from "~/http.server";
 import { isStorable } from "~/text.server";
 import type { EventFilter, GroupFilter, GroupSort } from "../../db/errors.js";
 import type { Timeframe } from "../../db/stats.js";
@@ -38,7 +38,8 @@ class CheckedQuery extends URLSearchParams {
 /**
  * The query of a serialized URL (what `new URL(url).search` answers), read off the text: a
  * Request's `url` is always serialized, so its first `?` before any `#` starts the query. Parsing
- * the address again cost a Sentry request more than its key check.
+ * the address again cost a Sentry request more than its key check. A request target (`/path?query`)
+ * reads the same way.
  */
 export function searchOf(url: string): string {
   const hash = url.indexOf("#");
@@ -49,8 +50,11 @@ export function searchOf(url: string): string {
   return search === "?" ? "" : search;
 }
 
-/** The one way routes read their query string. */
-export const queryOf = (request: Request): URLSearchParams => new CheckedQuery(searchOf(request.url));
+type TargetSource = { [NODE_TARGET]?: () => string | undefined };
+
+/** The one way routes read their query string (off the request target when the dispatch gives it, see NODE_TARGET). */
+export const queryOf = (request: Request): URLSearchParams =>
+  new CheckedQuery(searchOf((request as Request & TargetSource)[NODE_TARGET]?.() ?? request.url));
 
 export function integer(q: URLSearchParams, name: string, def: number, min: number, max = Infinity): number {
   const raw = q.get(name);

@@ -4,7 +4,8 @@ import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFetch } from "../../server/api-dispatch.js";
 import * as http from "../../app/http.server.js";
-import { ApiError, JSON_HEADERS, JSON_TEXT, json, readBody, readJson } from "../../app/http.server.js";
+import { ApiError, JSON_HEADERS, JSON_TEXT, NODE_TARGET, json, readBody, readJson } from "../../app/http.server.js";
+import { queryOf } from "../../app/errors/params.server.js";
 import { BodyBudget } from "../../app/body-budget.server.js";
 
 const { toRequest } = nodeFetch(http);
@@ -179,6 +180,41 @@ describe("the dispatch's Request", () => {
       null,
       "1",
     ]);
+  });
+
+  it("has a query, read off its request target, that reads as the query of its URL", async () => {
+    // the target as sent (Node's client sends these bytes unescaped); queryOf reads it without the URL
+    const get = (target: string) =>
+      new Promise<string>((resolve, reject) => {
+        const req = httpRequest(`${url}${target}`, { method: "GET" }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve(Buffer.concat(chunks).toString()));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    probe = async (r) => {
+      const target = (r as unknown as Record<symbol, () => string | undefined>)[NODE_TARGET]();
+      const fromTarget = [...queryOf(r)];
+      return [target !== undefined, fromTarget, [...new URL(r.url).searchParams]];
+    };
+    for (const target of [
+      "/api/1/envelope/?sentry_key=abc&sentry_version=7",
+      "/api/x?a=%22q%22&b=\"q\"&c='<>'&d=%27%3C%3E%27",
+      "/api/x?a=1+2&b=%2B&c=%zz&d=%E2%9C%93&e",
+      "/api/x?a=1#b=2",
+      "/api/x#a?b=2",
+      "/api/x?",
+      "/api/x?&&a=&=b",
+      "/api/x?a=%00",
+    ]) {
+      const body = JSON.parse(await get(target)) as { ok?: [boolean, [string, string][], [string, string][]]; error?: string };
+      expect(body.ok, target).toBeDefined();
+      const [lazy, fromTarget, fromUrl] = body.ok!;
+      expect(lazy, target).toBe(true);
+      expect(fromTarget, target).toEqual(fromUrl);
+    }
   });
 
   it("gives its body to readJson straight from the socket, then counts it as used", async () => {
