@@ -186,16 +186,19 @@ function contextOf(event: Json, userRest: Json | undefined): Json | undefined {
     }
   }
   if (Object.keys(ctx).length === 0) return { _dropped: dropped };
-  const fits = () => byteLength(dropped.length ? { ...ctx, _dropped: dropped } : ctx) <= CONTEXT_BYTES;
+  // measured again only when a part went (one serialization for a context that fits)
+  const size = () => byteLength(dropped.length ? { ...ctx, _dropped: dropped } : ctx);
+  let bytes = size();
   for (const k of ["extra", "contexts", "user", "sdk", "transaction", "logger"]) {
-    if (fits()) break;
+    if (bytes <= CONTEXT_BYTES) break;
     if (k in ctx) {
       delete ctx[k];
       dropped.push(k);
+      bytes = size();
     }
   }
   if (dropped.length) ctx._dropped = dropped;
-  return fits() ? ctx : { _dropped: ["everything (too large)"] };
+  return bytes <= CONTEXT_BYTES ? ctx : { _dropped: ["everything (too large)"] };
 }
 
 export class NotAnEvent extends Error {}
