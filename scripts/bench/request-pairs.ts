@@ -12,7 +12,8 @@
  * Each tree is a checkout with its app built (`npx remix vite:build`). Env: BENCH_DATABASE_URL
  * (required), PAIR_ROUNDS (3), PAIR_SECONDS (5 per load), PAIR_CONNECTIONS (50), PAIR_HAND=0 to skip
  * the anchor, PAIR_LOADS (b0,b: which loads to run, of b0, b and s; the anchor runs no s), PAIR_ENV_<i>=K=V;K=V (extra environment of tree i),
- * BENCH_CPU_PROF=<dir> (each tree's service, and the anchor, write a V8 CPU profile under <dir>/<tree|hand>).
+ * BENCH_CPU_PROF=<dir> (each tree's service, and the anchor, write a V8 CPU profile under <dir>/<tree|hand>),
+ * PAIR_TABLES=1 (log each load's written tuples per request, table by table).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -78,15 +79,25 @@ async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, an
   // the statistics collector publishes a backend's counts when its transaction ends, within a second
   await sleep(1000);
   const dbAfter = await dbCounts();
-  const per = (k: keyof typeof dbAfter) => (dbAfter[k] - dbBefore[k]) / n;
+  const per = (k: "xacts" | "tuples") => (dbAfter[k] - dbBefore[k]) / n;
+  if (process.env.PAIR_TABLES === "1") log(`  tuples per request by table: ${tableCell(dbBefore.tables, dbAfter.tables, n)}`);
   return { us: us / n, pg: pg / n, n: answered(m), rps: answered(m) / SECONDS, idle: idleRate * 1000, xacts: per("xacts"), tuples: per("tuples") };
 }
 
-/** The bench database's commits and written tuples so far (pg_stat_database). */
+/** The bench database's commits and written tuples so far (pg_stat_database), and per table with PAIR_TABLES=1. */
 async function dbCounts() {
   const [r] = await watch!<{ xacts: string; tuples: string }[]>`select xact_commit + xact_rollback as xacts, tup_inserted + tup_updated + tup_deleted as tuples
     from pg_stat_database where datname = current_database()`;
-  return { xacts: Number(r.xacts), tuples: Number(r.tuples) };
+  const tables = process.env.PAIR_TABLES === "1"
+    ? await watch!<{ name: string; n: string }[]>`select relname as name, n_tup_ins + n_tup_upd + n_tup_del as n from pg_stat_user_tables`
+    : [];
+  return { xacts: Number(r.xacts), tuples: Number(r.tuples), tables: new Map(tables.map((t) => [t.name, Number(t.n)])) };
+}
+
+/** Written tuples per request by table, most first (PAIR_TABLES=1). */
+function tableCell(before: Map<string, number>, after: Map<string, number>, n: number): string {
+  const rows = [...after].map(([name, v]) => [name, (v - (before.get(name) ?? 0)) / n] as const).filter(([, v]) => v >= 0.01);
+  return rows.sort((a, b) => b[1] - a[1]).map(([name, v]) => `${name} ${fmt(v, 2)}`).join(", ");
 }
 
 const none = { us: NaN, pg: NaN, n: 0, rps: NaN, idle: NaN, xacts: NaN, tuples: NaN };
