@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../../db/client.js";
 import { migrate } from "../../db/migrate.js";
 import { insertProject } from "../../db/projects.js";
-import type { EventRow } from "../../db/events.js";
 import { EventWriter } from "../../app/ingest/writer.server.js";
 import { connect, freshDatabaseUrl } from "../support/server.js";
+import { eventRow } from "../support/event-row.js";
 
 /**
  * One writer transaction in flight per shard, but not while it only waits for its COMMIT: the next
@@ -40,26 +40,7 @@ describe("the ingest writer while a commit is in flight", () => {
     await admin?.end();
   });
 
-  const row = (fingerprint: string): EventRow => ({
-    projectId,
-    fingerprint,
-    olderFingerprints: [],
-    message: `message of ${fingerprint}`,
-    level: "error",
-    stackTrace: null,
-    userId: null,
-    playerName: null,
-    traceId: null,
-    jobId: null,
-    placeId: null,
-    gameVersion: null,
-    environment: "production",
-    context: null,
-    tags: null,
-    timestamp: Date.now(),
-    count: 1,
-    culprit: null,
-  });
+  const row = (fingerprint: string) => eventRow(projectId, fingerprint);
 
   /** Backends of this database waiting in a commit for the test's lock. */
   const heldCommits = async () =>
