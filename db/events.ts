@@ -50,6 +50,8 @@ export async function writeEvents(
   extra?: (tx: TxSql, stored: boolean[]) => Promise<void>,
   /** ms since epoch: the write is bounded by it and rolled back past it (see transaction()) */
   deadline?: number,
+  /** its statements are done and COMMIT is being sent (see transaction()'s `onCommit`) */
+  onCommit?: () => void,
 ): Promise<WriteResult> {
   if (input.length === 0) return { stored: [], groups: [], pending: [] };
   // exactly once: resolves only if the transaction committed, even when its connection is lost
@@ -76,7 +78,7 @@ export async function writeEvents(
       return { stored, groups: touchedGroups(upserted), pending };
     },
     // a try known to have written nothing is written again, while the deadline allows
-    { deadline, attempts: 3 },
+    { deadline, attempts: 3, onCommit },
   );
 }
 

@@ -37,6 +37,11 @@ export type TransactionOptions = {
   attempts?: number;
   /** how long to keep asking what became of a transaction whose COMMIT lost its connection (default 10 s) */
   outcomeWaitMs?: number;
+  /**
+   * Called when a try's statements have all succeeded and its COMMIT is about to be sent (once per
+   * try that gets that far): the rest of the transaction is PostgreSQL's flush of its commit.
+   */
+  onCommit?: () => void;
 };
 
 type Identity = { xid: string; pid: number };
@@ -102,6 +107,7 @@ async function once<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>, opts: Transactio
     if (state === "given up") throw new DeadlineError();
     state = "committing";
     value = v;
+    opts.onCommit?.();
     return v;
   });
   const timer =

@@ -67,21 +67,30 @@ export async function upsertGroups(
       (project_id, fingerprint, message, level, count, first_seen, last_seen, culprit, environment, first_version, last_version,
        first_version_at, grouping_version, throttle_times, received_at, stored_count, user_count, client_only, identities, frames,
        grouping_location, grouping_template)
-    select t.project_id, t.fingerprint, t.message, t.level, t.count, t.first_seen, t.last_seen, t.culprit, t.environment,
-      t.first_version, t.last_version, t.first_version_at, ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, 0,
+    select t.project_id, t.fingerprint, t.message, t.level, t.count, to_timestamp(t.first_seen / 1000), to_timestamp(t.last_seen / 1000), t.culprit, t.environment,
+      t.first_version, t.last_version, to_timestamp(t.first_version_at / 1000), ${groupingVersion}, array_fill(c.at, array[t.n]), c.at, t.traced + t.n, 0,
       t.client_only, nullif(array(select jsonb_array_elements_text(t.identities)), '{}'), t.frames,
       t.grouping_location, t.grouping_template
     from json_to_recordset(${asJson(
       tx,
+      // one literal of a fixed shape per row (a spread of the aggregate, then its times as text,
+      // was most of the Node time of a small transaction's upsert); times go as whole ms since epoch
+      // (as a Date truncates them), which to_timestamp turns back exactly (it rounds to the microsecond)
       groups.map((g) => {
         const c = counts.get(`${g.project_id}\u0000${g.fingerprint}`)!;
-        return { ...g, first_seen: iso(g.first_seen), last_seen: iso(g.last_seen), n: Math.min(c.untraced, throttle.limit), traced: c.traced,
-          first_version_at: g.first_version === null ? null : iso(g.first_version_at), frames: g.frames.join("\n") };
+        return {
+          project_id: g.project_id, fingerprint: g.fingerprint, message: g.message, level: g.level, count: g.count,
+          first_seen: Math.trunc(g.first_seen), last_seen: Math.trunc(g.last_seen), culprit: g.culprit, environment: g.environment,
+          first_version: g.first_version, last_version: g.last_version,
+          first_version_at: g.first_version === null ? null : Math.trunc(g.first_version_at),
+          n: Math.min(c.untraced, throttle.limit), traced: c.traced, client_only: g.client_only, identities: g.identities,
+          frames: g.frames.join("\n"), grouping_location: g.grouping_location, grouping_template: g.grouping_template,
+        };
       }),
     )}::json)
       as t(project_id uuid, fingerprint text, message text, level text, count bigint,
-           first_seen timestamptz, last_seen timestamptz, culprit text, environment text, first_version text, last_version text,
-           first_version_at timestamptz, n int, traced int, client_only boolean, identities jsonb, frames text,
+           first_seen float8, last_seen float8, culprit text, environment text, first_version text, last_version text,
+           first_version_at float8, n int, traced int, client_only boolean, identities jsonb, frames text,
            grouping_location text, grouping_template text)
     cross join lateral (select clock_timestamp() as at, t.fingerprint offset 0) c
     order by t.project_id, t.fingerprint

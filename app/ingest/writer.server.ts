@@ -25,6 +25,9 @@ type Pending = {
   reject: (e: unknown) => void;
 };
 
+/** Writes per `concurrency` that may be committing while the next ones run their statements. */
+const COMMITTING_PER_SLOT = 1;
+
 type WriterOptions = {
   throttle: ThrottleRule;
   /** fingerprint shards, each with its own queue */
@@ -122,12 +125,23 @@ export class EventWriter {
  * connection was lost around COMMIT). Bounded: each submission has a deadline; one still queued at
  * it is rejected unwritten, and a transaction carries the earliest deadline of its submissions as
  * statement and lock timeout and is given up (rolled back) past it. The rejection is a 503.
+ *
+ * A write whose statements are done and whose COMMIT was sent no longer counts against
+ * `concurrency`: the next write starts then, with what queued meanwhile, while PostgreSQL flushes
+ * the commit (its WAL flush is most of a small transaction's time, and commits in flight together
+ * share one flush). The two hold no lock the other waits for except the rows they share, which the
+ * later one's upsert waits on until the earlier commits, in the usual lock order. At most
+ * `concurrency` writes commit meanwhile (COMMITTING_PER_SLOT), so a stalled flush cannot take the
+ * pool's connections.
  */
 class Shard {
   private queue: Pending[] = [];
   /** every submission not yet settled, queued or being written */
   private unsettled = new Set<Pending>();
+  /** writes started and not finished, those committing included */
   private inFlight = 0;
+  /** writes in flight that sent their COMMIT and wait for its answer */
+  private committing = 0;
   pendingEvents = 0;
   private idle: (() => void)[] = [];
 
@@ -164,7 +178,8 @@ class Shard {
   }
 
   private pump() {
-    while (this.inFlight < this.opts.concurrency && this.queue.length > 0) {
+    const { concurrency } = this.opts;
+    while (this.inFlight - this.committing < concurrency && this.inFlight < concurrency * (1 + COMMITTING_PER_SLOT) && this.queue.length > 0) {
       const batch: Pending[] = [];
       let events = 0;
       const now = Date.now();
@@ -183,17 +198,25 @@ class Shard {
         continue;
       }
       this.inFlight++;
-      void this.flush(batch).finally(() => {
+      const slot = { committing: false };
+      void this.flush(batch, slot).finally(() => {
         this.inFlight--;
+        if (slot.committing) this.committing--;
         if (this.queue.length > 0) this.pump();
         else if (this.inFlight === 0) this.idle.splice(0).forEach((r) => r());
       });
     }
   }
 
-  private async flush(batch: Pending[]) {
+  /** `slot`: the write's place in `inFlight`; marked committing at the first COMMIT sent for it */
+  private async flush(batch: Pending[], slot: { committing: boolean }) {
     try {
-      const { stored } = await this.write(batch);
+      const { stored } = await this.write(batch, () => {
+        if (slot.committing) return;
+        slot.committing = true;
+        this.committing++;
+        if (this.queue.length > 0) this.pump();
+      });
       let offset = 0;
       for (const p of batch) {
         p.resolve(countStored(stored.slice(offset, offset + p.rows.length)));
@@ -205,11 +228,11 @@ class Shard {
       // commit whose outcome is unknown must never be written twice
       if (batch.length === 1 || isDatabaseUnavailable(err)) return batch.forEach((p) => p.reject(err));
       // each on its own, except those given up meanwhile (shutdown)
-      await Promise.all(batch.filter((p) => this.unsettled.has(p)).map((p) => this.flush([p])));
+      await Promise.all(batch.filter((p) => this.unsettled.has(p)).map((p) => this.flush([p], slot)));
     }
   }
 
-  private async write(batch: Pending[]) {
+  private async write(batch: Pending[], onCommit: () => void) {
     const rows = batch.flatMap((p) => p.rows);
     const keyed = batch.some((p) => p.record);
     // each keyed submission records its own part, with its own outcome, in the shared transaction
@@ -225,7 +248,7 @@ class Shard {
     // writeEvents writes again itself what is known not to have committed (db/transaction.ts)
     const deadline = Math.min(...batch.map((p) => p.deadline));
     const started = performance.now();
-    const result = await writeEvents(this.sql, rows, this.opts.throttle, GROUPING_VERSION, keyed ? record : undefined, deadline);
+    const result = await writeEvents(this.sql, rows, this.opts.throttle, GROUPING_VERSION, keyed ? record : undefined, deadline, onCommit);
     observeWriterTransaction(performance.now() - started);
     this.opts.afterCommit?.(result.groups, result.pending);
     return result;

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../../db/client.js";
 import { migrate } from "../../db/migrate.js";
 import { insertProject } from "../../db/projects.js";
-import type { EventRow } from "../../db/events.js";
 import { CommitUnknownError, NotCommittedError, transaction } from "../../db/transaction.js";
 import { EventWriter } from "../../app/ingest/writer.server.js";
 import { connect, freshDatabaseUrl } from "../support/server.js";
+import { eventRow } from "../support/event-row.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 
 /**
@@ -68,26 +68,7 @@ describe("a connection lost around COMMIT", () => {
 
   describe("the ingest writer", () => {
     let projectId: string;
-    const row = (message: string, traceId: string | null = null): EventRow => ({
-      projectId,
-      fingerprint: `fp-${message}`,
-      olderFingerprints: [],
-      message,
-      level: "error",
-      stackTrace: null,
-      userId: null,
-      playerName: null,
-      traceId,
-      jobId: null,
-      placeId: null,
-      gameVersion: null,
-      environment: "production",
-      context: null,
-      tags: null,
-      timestamp: Date.now(),
-      count: 1,
-      culprit: null,
-    });
+    const row = (message: string, traceId: string | null = null) => eventRow(projectId, `fp-${message}`, { message, traceId });
 
     beforeAll(async () => {
       ({ id: projectId } = await insertProject(admin, "Commit outcomes"));

@@ -56,6 +56,18 @@ describe("writeEvents", () => {
     expect(t.event_count).toBe(2);
   });
 
+  it("a group's times are its events' whole milliseconds: a fraction (a Sentry timestamp in seconds) is cut, as a Date cuts it", async () => {
+    const { projectId } = await createProject(app.sql);
+    const at = Date.UTC(2026, 10, 29, 12, 0, 0, 123);
+    await writeEvents(app.sql, [row(projectId, "fp-ms", { timestamp: at + 0.987, gameVersion: "2.0" }), row(projectId, "fp-ms", { timestamp: at + 1000.5 })], THROTTLE);
+    const [g] = await app.sql<{ first_seen: string; last_seen: string; first_version_at: string }[]>`
+      select to_char(first_seen at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') as first_seen,
+        to_char(last_seen at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') as last_seen,
+        to_char(first_version_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') as first_version_at
+      from error_groups where project_id = ${projectId} and fingerprint = 'fp-ms'`;
+    expect(g).toEqual({ first_seen: "2026-11-29 12:00:00.123000", last_seen: "2026-11-29 12:00:01.123000", first_version_at: "2026-11-29 12:00:00.123000" });
+  });
+
   it("a merged member throttles on its own row and its kept events count in the issue's stored_count", async () => {
     const { projectId } = await createProject(app.sql);
     await writeEvents(app.sql, [row(projectId, "fp-x"), row(projectId, "fp-y")], THROTTLE);
