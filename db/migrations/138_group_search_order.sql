@@ -14,7 +14,7 @@
 -- seen the walk reads group_search through its own index: first_seen hardly ever changes, so the
 -- minute's update stays HOT there.
 --
--- The rows follow error_groups through the triggers of 135, in the writing transaction.
+-- The rows follow error_groups through triggers in the writing transaction, as group_search's do.
 create table group_search_order (
   project_id uuid not null,
   group_id uuid not null,
@@ -26,37 +26,36 @@ create index group_search_order_seen on group_search_order (project_id, seen_min
 
 create index group_search_first_seen on group_search (project_id, first_seen desc, group_id desc);
 
-create or replace function group_search_insert() returns trigger language plpgsql as $$
+create function group_search_order_insert() returns trigger language plpgsql as $$
 begin
-  insert into group_search (project_id, group_id, merged_into, status, level, first_seen, seen_minute, search_text)
-  values (new.project_id, new.id, new.merged_into, new.status, new.level, new.first_seen,
-    group_search_minute(new.last_seen), group_search_text(new.message, new.culprit, new.frames));
   insert into group_search_order (project_id, group_id, seen_minute)
   values (new.project_id, new.id, group_search_minute(new.last_seen));
   return null;
 end $$;
 
-create or replace function group_search_update() returns trigger language plpgsql as $$
+create function group_search_order_update() returns trigger language plpgsql as $$
 begin
-  update group_search set merged_into = new.merged_into, status = new.status, level = new.level,
-    first_seen = new.first_seen, seen_minute = group_search_minute(new.last_seen),
-    search_text = case when new.message = old.message and new.culprit is not distinct from old.culprit
-      and new.frames is not distinct from old.frames then search_text
-      else group_search_text(new.message, new.culprit, new.frames) end
+  update group_search_order set seen_minute = group_search_minute(new.last_seen)
   where project_id = new.project_id and group_id = new.id;
-  if group_search_minute(new.last_seen) <> group_search_minute(old.last_seen) then
-    update group_search_order set seen_minute = group_search_minute(new.last_seen)
-    where project_id = new.project_id and group_id = new.id;
-  end if;
   return null;
 end $$;
 
-create or replace function group_search_delete() returns trigger language plpgsql as $$
+create function group_search_order_delete() returns trigger language plpgsql as $$
 begin
-  delete from group_search s using gone g where s.project_id = g.project_id and s.group_id = g.id;
   delete from group_search_order s using gone g where s.project_id = g.project_id and s.group_id = g.id;
   return null;
 end $$;
+
+create trigger group_search_order_delete after delete on error_groups
+  referencing old table as gone for each statement execute function group_search_order_delete();
+
+create trigger group_search_order_insert after insert on error_groups
+  for each row execute function group_search_order_insert();
+
+-- only when the minute changes: most occurrence updates fire nothing
+create trigger group_search_order_update after update on error_groups
+  for each row when (group_search_minute(new.last_seen) <> group_search_minute(old.last_seen))
+  execute function group_search_order_update();
 
 insert into group_search_order (project_id, group_id, seen_minute)
 select project_id, group_id, seen_minute from group_search;
