@@ -276,7 +276,16 @@ describe("group_search follows error_groups", () => {
     expect((await order(g.id)).xmin).toBe(ordered.xmin);
 
     // the next minute, a status, a level, new frames, a merge: each reaches the copy
-    await sql`update error_groups set last_seen = ${at(1021)} where project_id = ${projectId} and id = ${g.id}`;
+    // the copy's minute changes HOT (its first_seen index is not touched); the keys get a new row
+    const copyHot = await sql.begin(async (tx) => {
+      const counts = () => tx<{ hot: number; updated: number }[]>`
+        select pg_stat_get_xact_tuples_hot_updated('group_search'::regclass)::int as hot, pg_stat_get_xact_tuples_updated('group_search'::regclass)::int as updated`.then((r) => r[0]);
+      const before = await counts();
+      await tx`update error_groups set last_seen = ${at(1021)} where project_id = ${projectId} and id = ${g.id}`;
+      const after = await counts();
+      return { hot: after.hot - before.hot, updated: after.updated - before.updated };
+    });
+    expect(copyHot).toEqual({ hot: 1, updated: 1 });
     expect((await row(g.id)).seen_minute).toEqual(at(1020));
     expect((await order(g.id)).seen_minute).toEqual(at(1020));
     // a status, a level or new frames in the same minute leave the keys alone
