@@ -309,40 +309,101 @@ function searchesNarrow(f: GroupFilter): boolean {
 }
 
 /**
+ * The deepest page (limit + offset) a dense search finds by walking the issues in the page's order,
+ * and the most issues that walk reads before the search reads every match instead. Past TOTAL_CAP
+ * own matches, a term is in at least one issue of ten in a project of 100,000: 4,000 issues hold the
+ * page's 500 at one in eight, and the walk costs about 4 buffers an issue.
+ */
+const WALK_REACH = 500;
+const WALK_ROWS = 4_000;
+
+/**
  * A grouped search through group_search (db/migrations/135_group_search.sql), the narrow copy of each
  * group's texts, status, level and sort keys, matching what searchWhere matches:
  *  - an issue whose own message, culprit or frames hold the term (one LIKE over the lowered texts:
  *    `lower(x) like lower(p)` is what ILIKE computes in this multibyte database);
  *  - through one list of ids computed once, the issue a matching member is merged into, and an issue
  *    a stored event of which (event_messages) or a matching player (group_users) belongs to.
- * The matches (id and sort key) are kept once; the total counts at most TOTAL_CAP + 1 of them. The
- * page by first_seen has its exact key here; by last_seen, the key here is the minute the issue was
- * last seen in: the matches in the newest minutes down to the one holding the (limit + offset)-th
- * match are the only ones that can be on the page (every other one was last seen in an earlier
- * minute than at least limit + offset matches), and only those are read from error_groups, where
- * their exact last_seen orders them.
+ *
+ * The texts matching the term (`texts`, through the trigram index) are read as far as they are needed.
+ * Their issues are counted first, up to TOTAL_CAP + 1 (`own`). Up to TOTAL_CAP, or for a page deeper
+ * than WALK_REACH, every match is read ("all"): the matches (id and sort key) are kept once, the total
+ * counts at most TOTAL_CAP + 1 of them, and the page comes from the newest keys (below).
+ *
+ * Past TOTAL_CAP the total is a floor whatever else matches, and the page is found by walking the
+ * issues in its order ("walk": by last seen, group_search_order's minute; by first seen,
+ * group_search's own index: db/migrations/138_group_search_order.sql), each checked as "all" matches
+ * it, until limit + offset of them are found: a few hundred issues for a term in one issue of four,
+ * where "all" reads every one of its matches. A walk that reads WALK_ROWS issues without finding as
+ * many gives way to "all" in the same statement (each part runs only when its condition holds).
+ *
+ * Either way, the page's key here is exact by first seen, and by last seen the minute the issue was
+ * last seen in: the matches down to the key of the (limit + offset)-th one are the only ones that can
+ * be on the page (every other one has an earlier key than at least limit + offset matches), and only
+ * those are read from error_groups, where their exact key orders them.
  */
 async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promise<{ data: Row[] } & ListTotal> {
   const p = likePattern(f.search!);
   const userId = searchedUserId(f.search!);
-  const key = f.sort === "first_seen" ? sql`first_seen` : sql`seen_minute`;
-  const pageKey = f.sort === "first_seen" ? sql`g.first_seen` : sql`g.last_seen`;
   const filters = sql`
     ${f.status ? sql`and s.status = ${f.status}` : sql``}
     ${f.level ? sql`and s.level = ${f.level}` : sql``}`;
   const reach = f.limit + f.offset;
+  const pageKey = f.sort === "first_seen" ? sql`g.first_seen` : sql`g.last_seen`;
+  // one error_groups row per candidate, by its key (offset 0 keeps the lookup per candidate)
+  const page = (candidates: Fragment) => sql`
+    select g.*, ${pageKey} as sort_key from ${candidates} c
+    cross join lateral (select ${groupColumns(sql)} from error_groups g where g.project_id = ${projectId} and g.id = c.id offset 0) g
+    order by ${pageKey} desc, g.id desc limit ${f.limit} offset ${f.offset}`;
+  const key = f.sort === "first_seen" ? sql`first_seen` : sql`seen_minute`;
+  const walks = reach <= WALK_REACH;
+  // the walk's issues in the page's order
+  const keys = f.sort === "first_seen" ? sql`group_search` : sql`group_search_order`;
+  // whether the issue `id` is a match: not a member, through the filters, and found by its texts, a
+  // stored text or a player, or a member found either way
+  const hit = (id: Fragment) => sql`
+    select 1 from group_search s
+    where s.project_id = ${projectId} and s.group_id = ${id} and s.merged_into is null ${filters}
+      and (s.search_text like lower(${p}) or s.group_id in (select group_id from found) or s.group_id in (select id from members))
+    offset 0`;
+  const walk = sql`
+    , members as materialized (
+      -- the issues a merged member of which holds the term or was found by a stored text or a player
+      select e.merged_into as id from error_groups e
+      cross join lateral (select x.search_text from group_search x where x.project_id = ${projectId} and x.group_id = e.id offset 0) x
+      where e.project_id = ${projectId} and e.merged_into is not null
+        and (x.search_text like lower(${p}) or e.id in (select group_id from found))
+    ), walk as materialized (
+      select w.group_id, w.key from (
+        select k.group_id, k.${key} as key from ${keys} k
+        where k.project_id = ${projectId} and (select n from own) > ${TOTAL_CAP}
+        order by k.${key} desc, k.group_id desc limit ${WALK_ROWS}
+      ) w
+      cross join lateral (${hit(sql`w.group_id`)}) h
+      order by w.key desc, w.group_id desc limit ${reach}
+    ), cut as materialized (
+      select count(*) = ${reach} as found, min(key) as key from walk
+    ), walk_candidates as materialized (
+      -- the walked matches, and every one at the key of the last of them (the walk stopped among them)
+      select group_id as id from walk where key > (select key from cut)
+      union all
+      select k.group_id from ${keys} k cross join lateral (${hit(sql`k.group_id`)}) h
+      where k.project_id = ${projectId} and k.${key} = (select key from cut)
+    ), walk_page as (${page(sql`walk_candidates`)})`;
+  const walked = walks ? sql`(select found from cut)` : sql`false`;
   const rows = await sql<({ matches: string } & Record<string, unknown>)[]>`
     with texts as materialized (
       select s.group_id, s.merged_into, s.status, s.level, s.${key} as key from group_search s
       where s.project_id = ${projectId} and s.search_text like lower(${p})
-    ), others as materialized (
-      -- groups a stored event's text or a player finds, but not by their own texts (those are above): a
-      -- stored text is mostly its group's message, so this leaves the few that can add an issue (the
+    ), own as materialized (
+      select count(*)::bigint as n from (select 1 from texts s where s.merged_into is null ${filters} limit ${TOTAL_CAP + 1}) m
+    ), found as materialized (
+      ${groupsByStoredTextOrPlayer(sql, projectId, p, userId)}
+    ), others as (
+      -- groups a stored event's text or a player finds, but not by their own texts (those are in texts):
+      -- a stored text is mostly its group's message, so this leaves the few that can add an issue (the
       -- list of matched texts is hashed only when a stored text or a player matches at all)
-      select o.group_id from (
-        ${groupsByStoredTextOrPlayer(sql, projectId, p, userId)}
-      ) o
-      where o.group_id not in (select group_id from texts)
+      select o.group_id from found o where o.group_id not in (select group_id from texts)
     ), matched as materialized (
       select s.group_id as id, s.key from texts s where s.merged_into is null ${filters}
       union all
@@ -354,18 +415,17 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
         select coalesce(x.merged_into, x.group_id) from others o
         cross join lateral (select x.merged_into, x.group_id from group_search x where x.project_id = ${projectId} and x.group_id = o.group_id offset 0) x
       ))
-    ), candidates as materialized (
+    ), all_candidates as materialized (
       select id from matched
       where key >= coalesce((select key from matched order by key desc offset ${reach - 1} limit 1), '-infinity')
-    ), page as (
-      -- one error_groups row per candidate, by its key (offset 0 keeps the lookup per candidate)
-      select g.*, ${pageKey} as sort_key from candidates c
-      cross join lateral (select ${groupColumns(sql)} from error_groups g where g.project_id = ${projectId} and g.id = c.id offset 0) g
-      order by ${pageKey} desc, g.id desc limit ${f.limit} offset ${f.offset}
-    )
-    select c.matches, p.*
-    from (select count(*)::bigint as matches from (select 1 from matched limit ${TOTAL_CAP + 1}) m) c
-    left join page p on true
+    ), all_page as (${page(sql`all_candidates`)})
+    ${walks ? walk : sql``}
+    select case when ${walked} then (select n from own) else (select count(*) from (select 1 from matched limit ${TOTAL_CAP + 1}) m) end as matches, p.*
+    from (select 1) one
+    left join (
+      select * from all_page where not ${walked}
+      ${walks ? sql`union all select * from walk_page where ${walked}` : sql``}
+    ) p on true
     order by p.sort_key desc, p.id desc`;
   const matches = Number(rows[0]?.matches ?? 0);
   const data = rows.filter((r) => r.id !== null).map(({ matches: _m, sort_key: _k, ...group }) => group);

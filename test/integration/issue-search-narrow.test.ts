@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
 import { createSql, type Sql } from "../../db/client.js";
-import { listGroups, type GroupFilter } from "../../db/errors.js";
+import { listGroups, TOTAL_CAP, type GroupFilter } from "../../db/errors.js";
 import { createProject, migratedDatabaseUrl } from "../support/server.js";
 
 /**
@@ -63,6 +63,17 @@ beforeAll(async () => {
 });
 afterAll(() => sql?.end());
 
+/** A search answered from group_search, checked against the same search reading error_groups. */
+async function sameAsWide(project: string, f: GroupFilter) {
+  const narrow = await listGroups(sql, project, f);
+  const wide = await listGroups(sql, project, f, { way: "groups" });
+  const what = JSON.stringify(f);
+  expect(narrow.data.map((g) => g.id), what).toEqual(wide.data.map((g) => g.id));
+  expect(narrow.data, what).toEqual(wide.data);
+  expect({ total: narrow.total, totalExact: narrow.totalExact }, what).toEqual({ total: wide.total, totalExact: wide.totalExact });
+  return narrow;
+}
+
 describe("grouped search from group_search", () => {
   it("lists the same issues, in the same order and with the same total, as reading error_groups", async () => {
     let compared = 0;
@@ -71,13 +82,7 @@ describe("grouped search from group_search", () => {
       for (const sort of ["last_seen", "first_seen"] as const) {
         for (const filter of [{}, { status: "open" }, { level: "warn" }, { status: "resolved", level: "error" }]) {
           for (const [limit, offset] of [[50, 0], [7, 0], [7, 7], [5, 33], [10, 500]]) {
-            const f: GroupFilter = { search, sort, limit, offset, ...filter };
-            const narrow = await listGroups(sql, projectId, f);
-            const wide = await listGroups(sql, projectId, f, { way: "groups" });
-            const what = JSON.stringify(f);
-            expect(narrow.data.map((g) => g.id), what).toEqual(wide.data.map((g) => g.id));
-            expect(narrow.data, what).toEqual(wide.data);
-            expect({ total: narrow.total, totalExact: narrow.totalExact }, what).toEqual({ total: wide.total, totalExact: wide.totalExact });
+            const narrow = await sameAsWide(projectId, { search, sort, limit, offset, ...filter });
             compared++;
             if (narrow.data.length > 0) nonEmpty++;
           }
@@ -127,10 +132,124 @@ describe("grouped search from group_search", () => {
   });
 });
 
+/**
+ * A term in more issues than TOTAL_CAP: the total is a floor, and a page within WALK_REACH is found by
+ * walking the issues in its order (db/errors.ts, searchNarrowWalk) instead of reading every match.
+ * 17,000 issues, seven in eight holding `Damage`; last seen three at a time at the same second and
+ * about twenty-five to a minute, first seen two at a time; the newest 4,500 are `info`, so a search
+ * for `error` walks past its budget and reads every match instead.
+ */
+describe("a dense search (more own matches than TOTAL_CAP)", () => {
+  let dense: string;
+  /** which parts of the statement ran: the walk (its index read), and the read of every match */
+  const parts = async (f: GroupFilter) => {
+    const captured: { query: string; parameters: unknown[] }[] = [];
+    const tracing = postgres(url, { max: 1, onnotice: () => {}, debug: (_c, query, parameters) => captured.push({ query, parameters }) }) as unknown as Sql;
+    try {
+      await listGroups(tracing, dense, f);
+    } finally {
+      await tracing.end();
+    }
+    const statement = captured.find((c) => c.query.includes("group_search"))!;
+    const [{ "QUERY PLAN": plan }] = await sql.unsafe(`explain (analyze, format json) ${statement.query}`, statement.parameters as never[]);
+    type Node = { "Node Type": string; "Index Name"?: string; "CTE Name"?: string; "Actual Loops": number; Plans?: Node[] };
+    const nodes: Node[] = [];
+    const visit = (n: Node) => (nodes.push(n), n.Plans?.forEach(visit));
+    visit((plan as { Plan: Node }[])[0].Plan);
+    const ran = (test: (n: Node) => boolean) => nodes.some((n) => test(n) && n["Actual Loops"] > 0);
+    return {
+      walked: ran((n) => n["Index Name"] === "group_search_order_seen" || n["Index Name"] === "group_search_first_seen"),
+      readAll: ran((n) => n["Node Type"] === "CTE Scan" && n["CTE Name"] === "matched"),
+    };
+  };
+
+  beforeAll(async () => {
+    ({ projectId: dense } = await createProject(sql, "Dense"));
+    await sql`
+      insert into error_groups (project_id, fingerprint, message, level, status, first_seen, last_seen, environment, culprit, frames, count)
+      select ${dense}, 'd' || g,
+        'ServerScriptService.Dense' || g || ': ' || case when g % 8 = 7 then 'quiet text' else 'attempt to index nil with Damage' end,
+        case when g < 4500 then 'info' else 'error' end, case when g % 10 = 3 then 'resolved' else 'open' end,
+        ${at(0)}::timestamptz - interval '30 days' + make_interval(secs => g / 2), ${at(600)}::timestamptz - make_interval(secs => (g / 3) * 7),
+        'production', 'ServerScriptService.Dense' || g,
+        'ServerScriptService.Dense' || g || case when g % 3 = 0 then ' onTouched' else ' onDense' || g end,
+        1 + g % 5
+      from generate_series(0, 16999) g`;
+    const id = async (g: number) => (await sql<{ id: string }[]>`select id from error_groups where project_id = ${dense} and fingerprint = ${`d${g}`}`)[0].id;
+    // issues whose own texts do not hold the term, near the top: found through a member's text
+    // (30 into 39), a member's stored text (63 into 71), a stored text (15) and a player (23)
+    await sql`update error_groups set merged_into = ${await id(39)} where project_id = ${dense} and id = ${await id(30)}`;
+    await sql`update error_groups set merged_into = ${await id(71)} where project_id = ${dense} and id = ${await id(63)}`;
+    await sql`
+      insert into event_messages (project_id, group_id, hash, message, stored_count)
+      values (${dense}, ${await id(15)}, md5('Gone Damage away')::uuid, 'Gone Damage away', 1), (${dense}, ${await id(63)}, md5('Damage report')::uuid, 'Damage report', 3)`;
+    await sql`insert into project_users (project_id, user_id, player_name, last_seen) values (${dense}, 4242, 'DamageDealer', now())`;
+    await sql`insert into group_users (project_id, group_id, user_id) values (${dense}, ${await id(23)}, 4242)`;
+    await sql`analyze error_groups, group_search, group_search_order`;
+  });
+
+  it("lists the same issues, in the same order and with the same total, as reading error_groups", async () => {
+    let compared = 0;
+    for (const search of ["damage", "DAMAGE", "onTouched"]) {
+      for (const sort of ["last_seen", "first_seen"] as const) {
+        for (const filter of [{}, { status: "open" }, { level: "error" }]) {
+          for (const [limit, offset] of [[50, 0], [7, 7], [20, 480], [1, 499], [10, 600], [25, 10990]]) {
+            await sameAsWide(dense, { search, sort, limit, offset, ...filter });
+            compared++;
+          }
+        }
+      }
+    }
+    expect(compared).toBe(3 * 2 * 3 * 6);
+  });
+
+  it("says the total is a floor, and puts the issues found other than by their own texts on the page", async () => {
+    const r = await listGroups(sql, dense, { search: "Damage", sort: "last_seen", limit: 80, offset: 0 });
+    expect({ total: r.total, totalExact: r.totalExact }).toEqual({ total: TOTAL_CAP, totalExact: false });
+    const fingerprints = r.data.map((g) => g.fingerprint);
+    // 15 (a stored text), 23 (a player), 39 (a member's text) and 71 (a member's stored text) hold
+    // `quiet text`; 7, 31, 47 and 55, also quiet, are not found; the members themselves are not listed
+    expect(fingerprints).toEqual(expect.arrayContaining(["d15", "d23", "d39", "d71"]));
+    for (const absent of ["d7", "d31", "d47", "d55", "d30", "d63"]) expect(fingerprints).not.toContain(absent);
+  });
+
+  it("walks a shallow page, and reads every match for a deep page, a term under TOTAL_CAP or a walk past its budget", async () => {
+    expect(await parts({ search: "Damage", sort: "last_seen", limit: 50, offset: 0 })).toEqual({ walked: true, readAll: false });
+    expect(await parts({ search: "Damage", sort: "first_seen", limit: 20, offset: 480 })).toEqual({ walked: true, readAll: false });
+    expect(await parts({ search: "Damage", sort: "last_seen", limit: 50, offset: 0, status: "open" })).toEqual({ walked: true, readAll: false });
+    // past the walk's reach
+    expect(await parts({ search: "Damage", sort: "last_seen", limit: 10, offset: 600 })).toEqual({ walked: false, readAll: true });
+    // fewer own matches than TOTAL_CAP (5,667): the total must be exact
+    expect(await parts({ search: "onTouched", sort: "last_seen", limit: 50, offset: 0 })).toEqual({ walked: false, readAll: true });
+    // the newest 4,500 issues are `info`: the walk gives up after WALK_ROWS of them
+    expect(await parts({ search: "Damage", sort: "last_seen", limit: 50, offset: 0, level: "error" })).toEqual({ walked: true, readAll: true });
+  });
+
+  it("plans the walk by the keys' index, cheaply enough to stay under jit_above_cost", async () => {
+    const [{ jit }] = await sql<{ jit: string }[]>`select current_setting('jit_above_cost') as jit`;
+    for (const sort of ["last_seen", "first_seen"] as const) {
+      const captured: { query: string; parameters: unknown[] }[] = [];
+      const tracing = postgres(url, { max: 1, onnotice: () => {}, debug: (_c, query, parameters) => captured.push({ query, parameters }) }) as unknown as Sql;
+      try {
+        await listGroups(tracing, dense, { search: "Damage", sort, limit: 50, offset: 450 });
+      } finally {
+        await tracing.end();
+      }
+      const walk = captured.find((c) => c.query.includes("walk as materialized"))!;
+      const [{ "QUERY PLAN": plan }] = await sql.unsafe(`explain (format json) ${walk.query}`, walk.parameters as never[]);
+      expect(JSON.stringify(plan)).toContain(sort === "last_seen" ? "group_search_order_seen" : "group_search_first_seen");
+      expect((plan as { Plan: { "Total Cost": number } }[])[0].Plan["Total Cost"], sort).toBeLessThan(Number(jit));
+    }
+  });
+});
+
 describe("group_search follows error_groups", () => {
   const row = (id: string) =>
     sql<{ xmin: string; status: string; level: string; merged_into: string | null; seen_minute: Date; search_text: string }[]>`
       select xmin::text, status, level, merged_into, seen_minute, search_text from group_search where project_id = ${projectId} and group_id = ${id}`.then((r) => r[0]);
+
+  const order = (id: string) =>
+    sql<{ xmin: string; seen_minute: Date }[]>`select xmin::text, seen_minute from group_search_order where project_id = ${projectId} and group_id = ${id}`.then((r) => r[0]);
 
   it("is written when a group is created, and not at an occurrence in the same minute, which stays HOT", async () => {
     const [g] = await sql<{ id: string }[]>`
@@ -139,6 +258,8 @@ describe("group_search follows error_groups", () => {
       returning id`;
     const created = await row(g.id);
     expect(created).toMatchObject({ status: "open", level: "error", merged_into: null, seen_minute: new Date(at(960).getTime()), search_text: "kept in step\u001fserverscriptservice.step\u001f" });
+    const ordered = await order(g.id);
+    expect(ordered.seen_minute).toEqual(at(960));
 
     // occurrences within the minute: error_groups is updated HOT, group_search not at all
     const hot = await sql.begin(async (tx) => {
@@ -152,12 +273,26 @@ describe("group_search follows error_groups", () => {
     });
     expect(hot).toEqual({ hot: 3, updated: 3 });
     expect((await row(g.id)).xmin).toBe(created.xmin);
+    expect((await order(g.id)).xmin).toBe(ordered.xmin);
 
     // the next minute, a status, a level, new frames, a merge: each reaches the copy
-    await sql`update error_groups set last_seen = ${at(1021)} where project_id = ${projectId} and id = ${g.id}`;
+    // the copy's minute changes HOT (its first_seen index is not touched); the keys get a new row
+    const copyHot = await sql.begin(async (tx) => {
+      const counts = () => tx<{ hot: number; updated: number }[]>`
+        select pg_stat_get_xact_tuples_hot_updated('group_search'::regclass)::int as hot, pg_stat_get_xact_tuples_updated('group_search'::regclass)::int as updated`.then((r) => r[0]);
+      const before = await counts();
+      await tx`update error_groups set last_seen = ${at(1021)} where project_id = ${projectId} and id = ${g.id}`;
+      const after = await counts();
+      return { hot: after.hot - before.hot, updated: after.updated - before.updated };
+    });
+    expect(copyHot).toEqual({ hot: 1, updated: 1 });
     expect((await row(g.id)).seen_minute).toEqual(at(1020));
+    expect((await order(g.id)).seen_minute).toEqual(at(1020));
+    // a status, a level or new frames in the same minute leave the keys alone
+    const moved = await order(g.id);
     await sql`update error_groups set status = 'resolved', level = 'warn', frames = 'ServerScriptService.Step onStep' where project_id = ${projectId} and id = ${g.id}`;
     expect(await row(g.id)).toMatchObject({ status: "resolved", level: "warn", search_text: "kept in step\u001fserverscriptservice.step\u001fserverscriptservice.step onstep" });
+    expect((await order(g.id)).xmin).toBe(moved.xmin);
     const [into] = await sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId} and fingerprint = 'f200'`;
     await sql`update error_groups set merged_into = ${into.id} where project_id = ${projectId} and id = ${g.id}`;
     expect((await row(g.id)).merged_into).toBe(into.id);
@@ -166,6 +301,7 @@ describe("group_search follows error_groups", () => {
 
     await sql`delete from error_groups where project_id = ${projectId} and id = ${g.id}`;
     expect(await row(g.id)).toBeUndefined();
+    expect(await order(g.id)).toBeUndefined();
   });
 });
 
