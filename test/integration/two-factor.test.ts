@@ -119,6 +119,13 @@ describe("signing in with a second factor (Team API)", () => {
     const ok = await second(challenge, codeAt(u.secret));
     expect(ok.status).toBe(200);
     expect(ok.body.user.email).toBe(u.email);
+    // the wrong code is in the instance's audit log (written beside the answer, so polled)
+    let failed: { details: unknown }[] = [];
+    for (let i = 0; i < 200 && failed.length === 0; i++) {
+      failed = await app.sql`select details from audit_log where action = 'account.sign_in_failed' and target = ${u.email}`;
+      if (failed.length === 0) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(failed).toEqual([{ details: { step: "two_factor_code", address: "198.51.100.1" } }]);
     const session = cookieOf(ok, "rm_session")!;
     expect(cookieOf(ok, "rm_device")).toBeDefined();
     expect((await call(app, "GET", "/api/auth/me", { cookie: session })).body.user.id).toBe(u.id);
