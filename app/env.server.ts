@@ -62,6 +62,7 @@ const EnvSchema = z.object({
   ECONOMY_ANOMALY_MIN_AMOUNT: z.coerce.number().min(0).default(100_000),
   // currency-map previews per user and project per minute (each may read for up to 2 s)
   ECONOMY_PREVIEW_RATE_LIMIT: int(10, 1, 1_000_000),
+  ALERT_TEST_RATE_LIMIT: int(5, 1, 1_000_000),
   WEBHOOK_ALLOW_PRIVATE: bool,
   // email alert channels: the SMTP server (smtp://user:pass@host:587, smtps://… for TLS from the start;
   // nodemailer's URL options such as ?requireTLS=true apply) and the From address of alert emails
@@ -146,6 +147,8 @@ export type Config = {
   economyAnomalyMinAmount: number;
   /** currency-map previews per user and project per minute */
   economyPreviewRateLimit: number;
+  /** test alerts (any channel kind, email included) one user may send per minute */
+  alertTestRateLimit: number;
   webhookAllowPrivate: boolean;
   /** the SMTP server email channels send through; unset: email channels cannot be added */
   smtpUrl: string | undefined;
@@ -325,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     economyAnomalyFactor: e.ECONOMY_ANOMALY_FACTOR,
     economyAnomalyMinAmount: e.ECONOMY_ANOMALY_MIN_AMOUNT,
     economyPreviewRateLimit: e.ECONOMY_PREVIEW_RATE_LIMIT,
+    alertTestRateLimit: e.ALERT_TEST_RATE_LIMIT,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     smtpUrl: e.SMTP_URL,
     smtpFrom: e.SMTP_FROM,

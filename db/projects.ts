@@ -43,17 +43,35 @@ export async function listApiKeys(sql: Sql, projectId: string): Promise<ApiKeyRo
     from api_keys where project_id = ${projectId} order by created_at, id`;
 }
 
-/** Revokes a key and tells every instance to forget cached keys. Returns false if no active key had that id. */
-export async function revokeApiKey(sql: Sql, keyId: string, projectId?: string): Promise<boolean> {
-  const rows = await sql`
-    update api_keys set revoked_at = now()
-    where id = ${keyId} and revoked_at is null ${projectId ? sql`and project_id = ${projectId}` : sql``}
-    returning id`;
-  if (rows.length) {
-    announceKeysChanged();
-    await sql`select pg_notify('api_keys_changed', ${keyId})`;
-  }
-  return rows.length > 0;
+/**
+ * Revokes a key and tells every instance to forget cached keys. Returns false if no active key had
+ * that id (in `by.projectId`, when given). Every revocation is audited (`api_key.revoked`) in the
+ * revoking transaction, whoever revokes: a user (`by.actorId`) or the command line (actor null,
+ * `via: "cli"`), so no way of revoking can skip the row.
+ */
+export async function revokeApiKey(
+  sql: Sql,
+  keyId: string,
+  by: { projectId?: string; actorId: string | null; via?: string } = { actorId: null },
+): Promise<boolean> {
+  const revoked = await sql.begin(async (tx) => {
+    const [k] = await tx<Pick<ApiKeyRow, "id" | "project_id" | "name" | "prefix">[]>`
+      update api_keys set revoked_at = now()
+      where id = ${keyId} and revoked_at is null ${by.projectId ? tx`and project_id = ${by.projectId}` : tx``}
+      returning id, project_id, name, prefix`;
+    if (!k) return false;
+    await recordAudit(tx, {
+      projectId: k.project_id,
+      actorId: by.actorId,
+      action: "api_key.revoked",
+      target: k.id,
+      details: { name: k.name, prefix: k.prefix, via: by.via },
+    });
+    await tx`select pg_notify('api_keys_changed', ${keyId})`;
+    return true;
+  });
+  if (revoked) announceKeysChanged();
+  return revoked;
 }
 
 export async function findActiveKey(sql: Sql, hash: Buffer): Promise<{ id: string; project_id: string } | undefined> {

@@ -1,4 +1,4 @@
-import type { Sql } from "./client.js";
+import type { Sql, TxSql } from "./client.js";
 
 /** The sealed TOTP secret of an account, and whether it is on (confirmed with a code). */
 export type TwoFactorRow = {
@@ -87,9 +87,38 @@ export async function getTwoFactorRequirement(sql: Sql, projectId: string): Prom
   return r?.two_factor_required;
 }
 
-export async function setTwoFactorRequirement(sql: Sql, projectId: string, value: TwoFactorRequirement): Promise<boolean> {
-  const rows = await sql`update projects set two_factor_required = ${value} where id = ${projectId} returning 1`;
-  return rows.length > 0;
+/**
+ * Sets a project's requirement and answers what it replaced, in one statement: the row is locked
+ * before its old value is read, so two changes racing each see the other's result (off → everyone,
+ * then everyone → owners_admins), never both the same old value; the audit row, written in the same
+ * transaction, names what was really replaced. With `requireActorFactor`, the change happens only
+ * while that account has a second factor on (a requirement covering the caller's own role must not
+ * lock them out), decided by the same statement.
+ * Returns the old value, or why nothing changed: `no_project`, or `no_factor`.
+ */
+export async function setTwoFactorRequirement(
+  sql: Sql,
+  projectId: string,
+  value: TwoFactorRequirement,
+  opts: { requireActorFactor?: string; audit: (before: TwoFactorRequirement, tx: TxSql) => Promise<void> },
+): Promise<{ before: TwoFactorRequirement } | "no_project" | "no_factor"> {
+  return sql.begin(async (tx) => {
+    const actor = opts.requireActorFactor ?? null;
+    const [r] = await tx<{ before: TwoFactorRequirement | null; changed: boolean }[]>`
+      with old as (select id, two_factor_required from projects where id = ${projectId} for update),
+      changed as (
+        update projects p set two_factor_required = ${value}
+        from old
+        where p.id = old.id
+          and (${actor}::uuid is null or exists (select 1 from user_two_factor t where t.user_id = ${actor}::uuid and t.enabled_at is not null))
+        returning old.two_factor_required as before
+      )
+      select (select two_factor_required from old) as before, exists (select 1 from changed) as changed`;
+    if (r.before === null) return "no_project";
+    if (!r.changed) return "no_factor";
+    if (r.before !== value) await opts.audit(r.before, tx);
+    return { before: r.before };
+  });
 }
 
 /**

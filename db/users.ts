@@ -59,7 +59,10 @@ export async function getPasswordHash(sql: Sql, userId: string): Promise<string 
   return u?.password_hash;
 }
 
-/** Sets a password; `temporary` when someone else chose it (an operator reset), cleared when the user chose it. */
+/**
+ * Sets a password; `temporary` when someone else chose it (an operator reset), cleared when the user chose it.
+ * The account has a password from now on, also one a provider's sign-in made without one.
+ */
 export async function updatePasswordHash(sql: Sql, userId: string, passwordHash: string, temporary = false): Promise<void> {
-  await sql`update users set password_hash = ${passwordHash}, must_change_password = ${temporary} where id = ${userId}`;
+  await sql`update users set password_hash = ${passwordHash}, must_change_password = ${temporary}, has_password = true where id = ${userId}`;
 }

@@ -1,4 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
+import { readdirSync } from "node:fs";
+import path from "node:path";
 import { createSql } from "../db/client.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
@@ -34,6 +36,8 @@ test.beforeAll(async ({ request }) => {
   owner = await makeUser(sql, `a.rather.long.studio.address.${Date.now()}@a-long-studio-domain.example.test`);
   const made = await makeProject(sql, owner.id, [], "Obby Deluxe Supreme: the longest game name a studio could think of");
   projectId = made.projectId;
+  // the instance's audit log is a page too
+  await sql`update users set instance_admin = true where id = ${owner.id}`;
   await sql.end();
   const key = { "x-api-key": made.apiKey };
   const now = Date.now();
@@ -88,6 +92,17 @@ test.beforeAll(async ({ request }) => {
   await request.post(`/api/team/projects/${projectId}/rules`, { data: { name: "New issues", trigger: "new_group", channel_ids: [ids[0]] } });
   const sent = await request.post("/api/notifications/test", { data: { channel_id: ids[0] } });
   expect(sent.status(), await sent.text()).toBe(200);
+  // what people type: an unbroken comment, long key and member names, an assignment, a grouping rule
+  const P = `/api/team/projects/${projectId}`;
+  const more = [
+    await request.post(`${P}/groups/${groupId}/comments`, { data: { body: `Seen again after ${BLOB}, see https://studio.example.com/${BLOB}` } }),
+    await request.post(`${P}/keys`, { data: { name: "ci_" + "x".repeat(97) } }),
+    await request.post(`${P}/dsn-keys`, { data: { name: "sentry_" + "y".repeat(93) } }),
+    await request.post(`${P}/members`, { data: { email: `someone.with.${"z".repeat(60)}@a-long-studio-domain.example.test`, role: "admin" } }),
+    await request.patch(`${P}/groups/${groupId}`, { data: { assignee_id: owner.id } }),
+    await request.post(`${P}/grouping-rules`, { data: { name: "Inventory " + "w".repeat(80), action: "group", match: { message: LONG_MESSAGE } } }),
+  ];
+  for (const r of more) expect(r.status(), await r.text()).toBeLessThan(300);
 });
 test.afterAll(async () => {
   await discord?.close();
@@ -208,7 +223,35 @@ const pages = () => [
   ["alerts", `/projects/${projectId}/alerts`],
   ["deliveries", `/projects/${projectId}/deliveries`],
   ["settings", `/projects/${projectId}/settings`],
+  ["audit", `/projects/${projectId}/audit`],
+  ["new-project", "/projects/new"],
+  ["notifications", "/notifications"],
+  ["instance-audit", "/instance/audit"],
 ];
+
+/**
+ * Every dashboard page route (app/routes/_dash.*.tsx, layouts aside) as the pattern of its path, so
+ * a page added later without a layout check fails the test that follows.
+ */
+function dashboardRoutes(): { file: string; pattern: RegExp }[] {
+  const layouts = new Set(["_dash.tsx", "_dash.projects.$projectId.tsx"]);
+  return readdirSync(path.join(process.cwd(), "app/routes"))
+    .filter((f) => f.startsWith("_dash.") && f.endsWith(".tsx") && !layouts.has(f))
+    .map((file) => {
+      const segments = file
+        .slice("_dash.".length, -".tsx".length)
+        .split(".")
+        .filter((s) => s !== "_index")
+        .map((s) => (s.startsWith("$") ? "[^/]+" : s.replace(/_$/, "")));
+      return { file, pattern: new RegExp(`^/${segments.join("/")}$`) };
+    });
+}
+
+test("the layout check opens every dashboard page", () => {
+  const paths = pages().map(([, p]) => p.split("?")[0]);
+  const missing = dashboardRoutes().filter((r) => !paths.some((p) => r.pattern.test(p)));
+  expect(missing.map((r) => r.file)).toEqual([]);
+});
 
 for (const width of [390, 1280]) {
   test(`every page at ${width} px with long content: no sideways scroll, nothing cut off, readable charts`, async ({ browser }) => {
@@ -222,13 +265,19 @@ for (const width of [390, 1280]) {
     };
     for (const [name, path] of pages()) {
       expect((await page.goto(path))?.status(), path).toBe(200);
-      if (name === "issue") {
-        // every event open, the one with the longest content included
-        await page.locator("details.event").evaluateAll((ds) => ds.forEach((d) => ((d as HTMLDetailsElement).open = true)));
-        await expect(page.locator("details.event dd", { hasText: BLOB }).first()).toBeVisible();
-      }
+      // every folded part open (events, edit forms, help), so what it holds is checked too
+      await page.locator("details").evaluateAll((ds) => ds.forEach((d) => ((d as HTMLDetailsElement).open = true)));
+      if (name === "issue") await expect(page.locator("details.event dd", { hasText: BLOB }).first()).toBeVisible();
       if (name === "issues") for (const p of await cellsOffScreen(page, "table.issues")) found.push(`issues: ${p}`);
       await check(name);
+      if (name === "two-factor") {
+        // the enrollment step: the QR code, the key to type in, the code to confirm (the run at the
+        // other width may have started it already)
+        const secret = page.getByTestId("two-factor-secret");
+        if (!(await secret.isVisible())) await page.getByRole("button", { name: "Set up two-factor" }).click();
+        await expect(page.getByTestId("two-factor-secret")).toBeVisible();
+        await check("two-factor-setup");
+      }
     }
     await context.clearCookies();
     expect((await page.goto(shareUrl))?.status()).toBe(200);

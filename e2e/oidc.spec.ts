@@ -86,6 +86,9 @@ runs.forEach(({ width, colorScheme }, i) => {
       const section = page.getByTestId("linked-identities");
       await expect(section).toContainText("Studio SSO");
       await expect(section.getByRole("button", { name: "Unlink" })).toBeDisabled();
+      // an account a provider made has no password: nothing asks for a current one
+      await expect(page.getByTestId("no-password")).toContainText("you sign in through Studio SSO");
+      await expect(page.locator('input[name="current_password"]')).toHaveCount(0);
       await signOutAtProvider(context);
       await section.getByRole("button", { name: "Link a Roblox account" }).click();
       await passProvider(page, robloxId);

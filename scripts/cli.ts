@@ -124,7 +124,7 @@ async function main() {
       }
       default: {
         const keyId = need("key-id");
-        if (!isUuid(keyId) || !(await revokeApiKey(db.sql, keyId))) throw new UsageError(`No active key ${keyId}`);
+        if (!isUuid(keyId) || !(await revokeApiKey(db.sql, keyId, { actorId: null, via: "cli" }))) throw new UsageError(`No active key ${keyId}`);
         return { revoked: true };
       }
     }

@@ -13,6 +13,7 @@ import { dummyHash, verifyPassword } from "./passwords.server";
 import { deviceCookie, deviceTokenFor } from "./device-cookies.server";
 import { parseOr400 } from "~/input.server";
 import { hasSecondFactor, newChallenge, openChallenge, verifySecondFactor } from "./two-factor.server";
+import { auditFailedSignIn, auditLockout, type Limit } from "./sign-in-audit.server";
 
 export const Credentials = z.object({
   email: z.string({ error: "is required" }).trim().toLowerCase().min(1, "is required").max(320),
@@ -109,8 +110,9 @@ const tooMany = (retryAfter: number) =>
 async function checkCredentials(deps: LoginDeps, clientAddress: string, request: Request, input: unknown): Promise<SignIn> {
   const { email, password } = parseOr400(Credentials, input);
   const user = await findUserByEmail(deps.sql, email);
-  const attempt = await countAttempt(deps, clientAddress, request, email, user?.id);
+  const attempt = await countAttempt(deps, clientAddress, request, email, user);
   const ok = await verifyPassword(password, user?.password_hash ?? (await dummyHash()));
+  if (user && !ok) auditFailedSignIn(deps.sql, user, "password", clientAddress);
   if (!user || !ok) throw unauthorized("The email or password is wrong.");
   const proven = { id: user.id, email: user.email, created_at: user.created_at, must_change_password: user.must_change_password };
   if (await hasSecondFactor(deps.sql, user.id)) {
@@ -135,37 +137,48 @@ async function checkSecondFactor(deps: LoginDeps, clientAddress: string, request
   const userId = openChallenge(deps.config.appSecret, challenge);
   const user = userId ? await findUserById(deps.sql, userId) : undefined;
   if (!user) throw unauthorized("The sign-in expired or is not valid; sign in with your email and password again.");
-  const attempt = await countAttempt(deps, clientAddress, request, user.email, user.id);
-  if (!(await verifySecondFactor(deps, user.id, code))) throw unauthorized("The code is wrong or was already used.");
+  const attempt = await countAttempt(deps, clientAddress, request, user.email, user);
+  if (!(await verifySecondFactor(deps, user.id, code))) {
+    auditFailedSignIn(deps.sql, user, "two_factor_code", clientAddress);
+    throw unauthorized("The code is wrong or was already used.");
+  }
   return { user, deviceCookie: await attempt.succeeded(user.id) };
 }
 
 /**
  * Counts one sign-in attempt before anything is checked, so a burst of parallel guesses cannot slip
- * past a limit (429 when a limit is reached). Returns what to do when it proves right.
+ * past a limit (429 when a limit is reached; the first of an existing account's in a window is
+ * audited, a pacing wait is not). Returns what to do when it proves right.
  */
-async function countAttempt(deps: LoginDeps, clientAddress: string, request: Request, email: string, userId: string | undefined) {
+async function countAttempt(deps: LoginDeps, clientAddress: string, request: Request, email: string, user: { id: string; email: string } | undefined) {
   const { sql, config } = deps;
   const window = config.loginWindowSeconds;
-  const device = deviceTokenFor(request, config.appSecret, userId);
+  const device = deviceTokenFor(request, config.appSecret, user?.id);
+  const locked = (limit: Limit, retryAfter: number) => {
+    if (user) auditLockout(sql, user, limit, clientAddress, retryAfter, window);
+    return tooMany(retryAfter);
+  };
   const paceKey = device ? `login:device:${device.nonce}` : `login:pair:${email}|${clientAddress}`;
   const paced = await pacedHit(sql, paceKey, window, PACE_FREE, Math.min(PACE_CAP_SECONDS, window));
   if (!paced.allowed) throw tooMany(paced.retryAfterSeconds);
-  if (paced.count > config.loginMaxFailures) throw tooMany(secondsLeft(paced.windowStart, window));
+  if (paced.count > config.loginMaxFailures) throw locked(device ? "browser" : "email_and_address", secondsLeft(paced.windowStart, window));
   const known = !device && (await isKnownAddress(sql, email, clientAddress, config.sessionDays));
-  const limits = device
+  const limits: { key: string; max: number; limit: Limit }[] = device
     ? []
     : [
-        ...(known ? [] : [{ key: `login:email:${email}`, max: config.loginEmailMaxFailures }]),
-        { key: `login:addr:${clientAddress}`, max: config.loginMaxFailures * 3 },
+        ...(known ? [] : [{ key: `login:email:${email}`, max: config.loginEmailMaxFailures, limit: "email" as const }]),
+        { key: `login:addr:${clientAddress}`, max: config.loginMaxFailures * 3, limit: "address" as const },
       ];
   const hits = await Promise.all(limits.map((l) => hit(sql, l.key, window)));
   if (Math.random() < 0.01) {
     pruneRateLimits(sql, Math.max(86_400, window)).catch(() => {});
     pruneKnownAddresses(sql, config.sessionDays).catch(() => {});
   }
-  const blocked = hits.filter((h, i) => h.count > limits[i].max);
-  if (blocked.length > 0) throw tooMany(Math.max(...blocked.map((h) => h.retryAfterSeconds)));
+  const blocked = hits.flatMap((h, i) => (h.count > limits[i].max ? [{ ...h, limit: limits[i].limit }] : []));
+  if (blocked.length > 0) {
+    const longest = blocked.reduce((a, b) => (b.retryAfterSeconds > a.retryAfterSeconds ? b : a));
+    throw locked(longest.limit, longest.retryAfterSeconds);
+  }
   const unhitAll = () => Promise.all(hits.map((h, i) => unhit(sql, limits[i].key, h.windowStart)));
   return {
     /** The sign-in is complete: the pacing clears, the address is remembered, the browser gets a fresh device cookie. */

@@ -4,6 +4,7 @@ import type { Sql } from "../../db/client.js";
 import { findUserByEmail, getPasswordHash, hasUsers, insertFirstUser, insertUser, updatePasswordHash, type User } from "../../db/users.js";
 import { recordAudit } from "../../db/audit.js";
 import { deleteOtherSessions } from "../../db/sessions.js";
+import { hasPassword } from "../../db/sign-in-identities.js";
 import { conflict, invalidPayload, notFound, ApiError } from "~/http.server";
 import { parseOr400 } from "~/input.server";
 import { hashPassword, verifyPassword } from "./passwords.server";
@@ -50,16 +51,23 @@ export async function createFirstUser(sql: Sql, input: unknown): Promise<User> {
   return user;
 }
 
+export const NO_PASSWORD =
+  "This account has no password of its own: it signs in through its provider. An operator can give it a temporary password (CLI user:password).";
+
 export const PasswordChange = z.object({ current_password: z.string({ error: "is required" }).max(1024), new_password: chosenPassword });
 
 /**
  * Changes the user's password after checking the current one; every other session is signed out.
  * The new one must differ from the current one, so a temporary password cannot be "changed" to itself.
+ * An account without a password of its own (made by a first sign-in through a provider) has no
+ * current password to prove, and a session alone is not enough to add one (409): it signs in through
+ * its provider, or an operator gives it a temporary password (CLI `user:password`) to change here.
  */
 export async function changePassword(sql: Sql, user: Pick<User, "id" | "email">, keepSession: Buffer | null, input: unknown): Promise<void> {
   const { current_password, new_password } = parseOr400(PasswordChange, input);
-  assertPasswordAllowed(new_password, user.email, "new_password");
   const userId = user.id;
+  if (!(await hasPassword(sql, userId))) throw conflict(NO_PASSWORD);
+  assertPasswordAllowed(new_password, user.email, "new_password");
   const stored = await getPasswordHash(sql, userId);
   if (!stored || !(await verifyPassword(current_password, stored))) {
     throw new ApiError(403, "forbidden", "The current password is wrong.");

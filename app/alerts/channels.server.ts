@@ -9,6 +9,7 @@ import type { Config } from "~/env.server";
 import type { AlertSetupDeps } from "./rules.server";
 import { parseOr400, asUuid } from "~/input.server";
 import { ApiError, invalidPayload, notFound } from "~/http.server";
+import { countOrRefuse } from "~/rate-limit.server";
 import { sendTestAlert, type AlertDeps } from "./dispatch.server";
 import { maskUrl, seal } from "./seal.server";
 import { ipLiteral, isPublicAddress } from "./address.server";
@@ -194,12 +195,19 @@ export async function removeChannel(deps: AlertSetupDeps, actor: Actor, projectI
 
 export const TestInput = z.object({ channel_id: z.string({ error: "is required" }) });
 
+/** The window of ALERT_TEST_RATE_LIMIT. */
+const TEST_WINDOW_SECONDS = 60;
+
 /**
  * POST /api/notifications/test: a synthetic alert through the channel's adapter. A channel of a
  * project where the user is not owner/admin is a 404 like one that does not exist; a failed
- * delivery is a 502 carrying the delivery error.
+ * delivery is a 502 carrying the delivery error. Each user may send ALERT_TEST_RATE_LIMIT a minute
+ * over all channels and projects (429 with Retry-After past it, nothing sent): a test reaches a
+ * third party (a Discord channel, an inbox, someone's webhook), so a script or a held-down button
+ * must not turn this server into a spammer. Tests refused with a 4xx before the send are not counted;
+ * failed deliveries are, since they cost the destination as much.
  */
-export async function testChannel(deps: AlertDeps, actor: Actor, input: unknown) {
+export async function testChannel(deps: AlertDeps & { config: Pick<Config, "alertTestRateLimit"> }, actor: Actor, input: unknown) {
   const { channel_id } = parseOr400(TestInput, input);
   const id = asUuid(channel_id);
   if (!id) throw invalidPayload("channel_id must be a UUID.", [{ path: "channel_id", message: "must be a UUID" }]);
@@ -211,6 +219,12 @@ export async function testChannel(deps: AlertDeps, actor: Actor, input: unknown)
   } catch {
     throw missing();
   }
+  const limit = deps.config.alertTestRateLimit;
+  await countOrRefuse(deps.sql, `alert-test:${actor.id}`, {
+    windowSeconds: TEST_WINDOW_SECONDS,
+    limit,
+    refusal: (retry) => `Too many test alerts: at most ${limit} a minute; try again in ${retry} seconds.`,
+  });
   const r = await sendTestAlert(deps, channel);
   if (!r.ok) {
     throw new ApiError(502, "delivery_failed", `The test alert was not delivered: ${r.error ?? "unknown error"}.`, [

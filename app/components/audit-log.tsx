@@ -95,7 +95,7 @@ export function AuditLog({
                 {r.target ? <span className="audit-target" title={r.target}>{cut(r.target, 80)}</span> : null}
               </div>
               <div className="small muted">
-                {r.actor?.email ?? (r.actor ? "a removed account" : "the command line")} · <At d={r.at} seconds /> · <code>{r.action}</code>
+                {r.actor?.email ?? (r.actor ? "a removed account" : r.action.startsWith("account.sign_in_") ? "a sign-in attempt" : "the command line")} · <At d={r.at} seconds /> · <code>{r.action}</code>
               </div>
               {Object.keys(r.details).length > 0 ? (
                 <ul className="audit-details small">

@@ -1,4 +1,4 @@
-import { data, redirect } from "@remix-run/node";
+import { data, redirect, type HeadersFunction } from "@remix-run/node";
 import { ApiError, type ErrorDetail } from "~/http.server";
 
 /**
@@ -50,3 +50,14 @@ export function formObject(form: FormData, arrays: string[] = []): Record<string
 /** A `next` target that stays on this site (and that a Location header can carry: no control characters). */
 export const safeNext = (next: string | null | undefined, fallback = "/projects") =>
   next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") && !/[\u0000-\u001f\u007f]/.test(next) ? next : fallback;
+
+/**
+ * A page's `headers`: a refused action's Retry-After reaches the browser with its 429 (Remix drops an
+ * action's headers from a document response unless the route passes them on).
+ */
+export const retryAfterHeaders: HeadersFunction = ({ actionHeaders, parentHeaders }) => {
+  const h = new Headers(parentHeaders);
+  const retry = actionHeaders.get("Retry-After");
+  if (retry) h.set("Retry-After", retry);
+  return h;
+};

@@ -49,6 +49,10 @@ export const action = async ({ request, context }: ActionFunctionArgs) => {
   }, { current_password: "Current password", new_password: "New password" });
 };
 
+/** "Studio SSO", "Studio SSO or Roblox": the providers an account without a password signs in through. */
+const providersOf = (identities: { provider_name: string }[]) =>
+  identities.length > 0 ? [...new Set(identities.map((i) => i.provider_name))].join(" or ") : "your provider";
+
 export default function Account() {
   const { email, mustChange, timeZone, twoFactor, signIn } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
@@ -80,16 +84,32 @@ export default function Account() {
         <p><Submit pending="Saving…">Save</Submit></p>
       </Form>
       <LinkedIdentities {...signIn} result={result} />
-      <h2>Change password</h2>
-      <ActionMessage data={result} intent="password" />
-      <Form method="post" ref={passwordForm}>
-        <input type="hidden" name="intent" value="password" />
-        <label htmlFor="current_password">Current password</label>
-        <input id="current_password" name="current_password" type="password" autoComplete="current-password" required />
-        <label htmlFor="new_password">New password (at least 8 characters, not a common one)</label>
-        <input id="new_password" name="new_password" type="password" autoComplete="new-password" minLength={8} required />
-        <p><Submit className="primary" pending="Changing…">Change password</Submit></p>
-      </Form>
+      {signIn.has_password || mustChange ? (
+        <>
+          <h2>Change password</h2>
+          <ActionMessage data={result} intent="password" />
+          <Form method="post" ref={passwordForm}>
+            <input type="hidden" name="intent" value="password" />
+            <label htmlFor="current_password">Current password</label>
+            <input id="current_password" name="current_password" type="password" autoComplete="current-password" required />
+            <label htmlFor="new_password">New password (at least 8 characters, not a common one)</label>
+            <input id="new_password" name="new_password" type="password" autoComplete="new-password" minLength={8} required />
+            <p><Submit className="primary" pending="Changing…">Change password</Submit></p>
+          </Form>
+        </>
+      ) : (
+        // a first sign-in through a provider made this account: there is no current password to
+        // prove, and a session alone must not be enough to add one (docs/sign-in.md)
+        <section className="stack" data-testid="no-password">
+          <h2>Password</h2>
+          <ActionMessage data={result} intent="password" />
+          <p>{`This account has no password: you sign in through ${providersOf(signIn.identities)}.`}</p>
+          <p className="muted small">
+            To sign in with a password too, ask the operator to give this account a temporary one
+            (<code>npm run cli -- user:password --email {email}</code>); you choose your own at the next sign-in.
+          </p>
+        </section>
+      )}
     </div>
   );
 }

@@ -14,8 +14,12 @@ import { HealthRuleFields, healthRuleInput, healthRuleSummary, HEALTH_TRIGGER_HE
 import { loadMap } from "~/economy/map.server";
 import { groupDigits } from "~/alerts/economy-payloads.server";
 import { readingAsMember } from "~/services.server";
+import { retryAfterHeaders } from "~/dashboard/page.server";
 
 export const meta: MetaFunction = () => [{ title: "Alerts · Roblox Monitor" }];
+
+/** A refused test alert's Retry-After reaches the browser with its 429. */
+export const headers = retryAfterHeaders;
 
 /** Typed errors become an error page (loader) or a message next to the form (action), like the Team API's bodies. */
 async function load<T>(fn: () => Promise<T>): Promise<T> {
@@ -32,7 +36,7 @@ async function act<T>(intent: string, id: string, fn: () => Promise<T>) {
     return await fn();
   } catch (err) {
     if (!ApiError.is(err)) throw err;
-    return data({ ok: false as const, intent, id, error: err.message }, { status: err.status });
+    return data({ ok: false as const, intent, id, error: err.message }, { status: err.status, headers: err.headers });
   }
 }
 

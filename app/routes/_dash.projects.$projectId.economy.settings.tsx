@@ -1,4 +1,4 @@
-import { data, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
+import { data, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator } from "@remix-run/react";
 import { randomUUID } from "node:crypto";
 import { useEffect } from "react";
@@ -22,16 +22,12 @@ import { LEARNING, thresholdViews } from "~/economy/thresholds.server";
 import { ApiError, invalidPayload } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS } from "~/team/access.server";
 import { readingAsMember } from "~/services.server";
+import { retryAfterHeaders } from "~/dashboard/page.server";
 
 export const meta: MetaFunction = () => [{ title: "Economy settings · Roblox Monitor" }];
 
-/** A refused preview's Retry-After reaches the browser with its 429 (an action's headers are otherwise dropped). */
-export const headers: HeadersFunction = ({ actionHeaders, parentHeaders }) => {
-  const h = new Headers(parentHeaders);
-  const retry = actionHeaders.get("Retry-After");
-  if (retry) h.set("Retry-After", retry);
-  return h;
-};
+/** A refused preview's Retry-After reaches the browser with its 429. */
+export const headers = retryAfterHeaders;
 
 export const loader = async ({ request, params, context }: LoaderFunctionArgs) => {
   const { services } = context;

@@ -146,7 +146,7 @@ export default function Settings() {
               <tbody>
                 {keys.map((k) => (
                   <tr key={k.id}>
-                    <td>{k.name ?? <span className="muted">unnamed</span>}</td>
+                    <td className="key-name">{k.name ?? <span className="muted">unnamed</span>}</td>
                     <td><code>{k.prefix}…</code></td>
                     <td className="small"><At d={k.created_at} /></td>
                     <td className="small"><Ago d={k.last_used_at} now={now} /></td>

@@ -51,6 +51,8 @@ export const INSTANCE_ACTIONS = {
   "account.recovery_codes_replaced": "Recovery codes replaced",
   "account.identity_linked": "Sign-in provider linked",
   "account.identity_unlinked": "Sign-in provider unlinked",
+  "account.sign_in_failed": "Sign-in failed",
+  "account.sign_in_locked": "Sign-in locked for a while",
   "instance_admin.granted": "Instance admin granted",
   "instance_admin.revoked": "Instance admin taken back",
   "project.deleted": "Project deleted",

@@ -28,11 +28,9 @@ export async function createKey(sql: Sql, actor: Actor, projectIdParam: string |
   return { key: publicKey(key), api_key: apiKey };
 }
 
-/** Revokes through db/projects so every instance's key cache forgets it at once. */
+/** Revokes through db/projects so every instance's key cache forgets it at once (and the audit row commits with it). */
 export async function revokeKey(sql: Sql, actor: Actor, projectIdParam: string | undefined, keyIdParam: string | undefined) {
   const { projectId } = await authorize(sql, actor, projectIdParam, MANAGERS, "revoke API keys");
   const keyId = asUuid(keyIdParam);
-  if (!keyId || !(await revokeApiKey(sql, keyId, projectId))) throw notFound("No active API key with that id in this project.");
-  const key = (await listApiKeys(sql, projectId)).find((k) => k.id === keyId);
-  await recordAudit(sql, { projectId, actorId: actor.id, action: "api_key.revoked", target: keyId, details: { name: key?.name ?? null, prefix: key?.prefix ?? null } });
+  if (!keyId || !(await revokeApiKey(sql, keyId, { projectId, actorId: actor.id }))) throw notFound("No active API key with that id in this project.");
 }

@@ -3,7 +3,6 @@ import type { Sql } from "../../db/client.js";
 import { getTwoFactorRequirement, setTwoFactorRequirement, type TwoFactorRequirement } from "../../db/two-factor.js";
 import type { Role } from "../../db/members.js";
 import { recordAudit } from "../../db/audit.js";
-import { hasSecondFactor } from "~/accounts/two-factor.server";
 import { conflict, notFound } from "~/http.server";
 import { parseOr400 } from "~/input.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
@@ -32,18 +31,19 @@ export async function getRequirementFor(sql: Sql, actor: Actor, projectIdParam: 
 
 /**
  * Owners and admins set it. One that would cover the caller's own role is refused (409) while the
- * caller has no second factor: they would lock themselves out of the page they are on.
+ * caller has no second factor: they would lock themselves out of the page they are on. The change,
+ * its audit row and the caller's-factor check are one locked statement (db/two-factor.ts), so
+ * concurrent changes are applied one after the other and each row names what it replaced.
  */
 export async function setRequirementFor(sql: Sql, actor: Actor, projectIdParam: string | undefined, input: unknown) {
   const { projectId, role } = await authorize(sql, actor, projectIdParam, MANAGERS, "change the two-factor requirement");
   const { two_factor_required } = parseOr400(Input, input);
-  if (requirementCovers(two_factor_required, role) && !(await hasSecondFactor(sql, actor.id))) {
-    throw conflict("Turn on two-factor authentication for your own account first: this requirement would cover your role.");
-  }
-  const before = await getTwoFactorRequirement(sql, projectId);
-  if (!(await setTwoFactorRequirement(sql, projectId, two_factor_required))) throw notFound("No project with that id among your projects.");
-  if (before !== two_factor_required) {
-    await recordAudit(sql, { projectId, actorId: actor.id, action: "project.two_factor_requirement_changed", target: projectId, details: { from: before, to: two_factor_required } });
-  }
+  const r = await setTwoFactorRequirement(sql, projectId, two_factor_required, {
+    requireActorFactor: requirementCovers(two_factor_required, role) ? actor.id : undefined,
+    audit: (before, tx) =>
+      recordAudit(tx, { projectId, actorId: actor.id, action: "project.two_factor_requirement_changed", target: projectId, details: { from: before, to: two_factor_required } }),
+  });
+  if (r === "no_project") throw notFound("No project with that id among your projects.");
+  if (r === "no_factor") throw conflict("Turn on two-factor authentication for your own account first: this requirement would cover your role.");
   return { two_factor_required };
 }

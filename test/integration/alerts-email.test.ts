@@ -17,7 +17,8 @@ const FROM = "alerts@monitor.example.com";
 
 beforeAll(async () => {
   smtp = await new LocalSmtp().start();
-  app = await startTestApp({ JOBS_ENABLED: "true", SMTP_URL: smtp.url(), SMTP_FROM: `Roblox Monitor <${FROM}>` });
+  // one account sends many test emails here; the per-user limit has its own file (alert-test-limit.test.ts)
+  app = await startTestApp({ JOBS_ENABLED: "true", SMTP_URL: smtp.url(), SMTP_FROM: `Roblox Monitor <${FROM}>`, ALERT_TEST_RATE_LIMIT: "1000" });
   const u = await makeUser(app.sql);
   owner = { ...u, cookie: await login(app, u.email) };
 });
@@ -201,7 +202,7 @@ describe("a server without SMTP_URL", () => {
   it("refuses new email channels naming the setting, and logs a send to an existing one as failed", async () => {
     const { projectId } = await project();
     const ch = await emailChannel(projectId, ["nosmtp@example.com"]);
-    const bare = await startTestApp({}, app.databaseUrl);
+    const bare = await startTestApp({ ALERT_TEST_RATE_LIMIT: "1000" }, app.databaseUrl);
     try {
       const cookie = await login(bare, owner.email);
       const r = await call(bare, "POST", `/api/team/projects/${projectId}/channels`, { cookie, body: { name: "e", kind: "email", recipients: ["a@example.com"] } });

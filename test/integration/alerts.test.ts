@@ -60,7 +60,8 @@ const deliveries = async (projectId: string) =>
 beforeAll(async () => {
   discord = await new FakeDiscord().start();
   slack = await new FakeSlack().start();
-  app = await startTestApp({ JOBS_ENABLED: "true", WEBHOOK_ALLOW_PRIVATE: "true" });
+  // one account sends many test alerts here; the per-user limit has its own file (alert-test-limit.test.ts)
+  app = await startTestApp({ JOBS_ENABLED: "true", WEBHOOK_ALLOW_PRIVATE: "true", ALERT_TEST_RATE_LIMIT: "1000" });
   const u = await makeUser(app.sql);
   owner = { ...u, cookie: await login(app, u.email) };
 });
@@ -421,7 +422,7 @@ describe("POST /api/notifications/test and the Team API", () => {
   });
 
   it("private destinations are refused unless WEBHOOK_ALLOW_PRIVATE is set", async () => {
-    const strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: "false" }, app.databaseUrl);
+    const strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: "false", ALERT_TEST_RATE_LIMIT: "1000" }, app.databaseUrl);
     try {
       const { projectId } = await setup(null);
       // http is refused outright without WEBHOOK_ALLOW_PRIVATE; a literal non-global address when the

@@ -83,6 +83,28 @@ describe("what is recorded", () => {
     expect(revoked.row.details).toEqual({ name: "rotation", prefix: body.api_key.slice(0, 10) });
   });
 
+  it("the command line: a key revoked with key:revoke is recorded like one revoked in the dashboard", async () => {
+    const made = await call(app, "POST", `${P()}/keys`, { cookie: users.admin.cookie, body: { name: "ci runner" } });
+    secrets.push(made.body.api_key);
+    const mark = await lastId();
+    const revoked = await runCli(app.databaseUrl, "key:revoke", "--key-id", made.body.key.id);
+    expect(revoked).toEqual({ code: 0, out: { revoked: true } });
+    const rows = await since(mark);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        project_id: projectId,
+        actor_id: null,
+        actor_email: null,
+        action: "api_key.revoked",
+        target: made.body.key.id,
+        details: { name: "ci runner", prefix: made.body.api_key.slice(0, 10), via: "cli" },
+      }),
+    ]);
+    // a key already revoked, or unknown, is a usage error and writes nothing
+    expect((await runCli(app.databaseUrl, "key:revoke", "--key-id", made.body.key.id)).code).toBe(2);
+    expect(await since(rows[0].id)).toEqual([]);
+  }, 60_000);
+
   it("DSN keys: created, rate limit changed, renamed, revoked", async () => {
     const { body } = await one("dsn_key.created", users.admin, () =>
       call(app, "POST", `${P()}/dsn-keys`, { cookie: users.admin.cookie, body: { name: "web", rate_limit_per_minute: 100 } }));

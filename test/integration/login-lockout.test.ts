@@ -235,3 +235,63 @@ describe("device cookies", () => {
     expect(https.headers.getSetCookie().find((c) => c.startsWith("rm_device="))).toMatch(/; Secure/);
   });
 });
+
+describe("failed sign-ins in the instance's audit log", () => {
+  type Row = { action: string; target: string; actor_id: string | null; project_id: string | null; details: Record<string, unknown> };
+  const rowsFor = (email: string) =>
+    app.sql<Row[]>`select action, target, actor_id, project_id, details from audit_log where target = ${email} and action like 'account.sign_in_%' order by id`;
+  /** The rows are written beside the answer, not before it: polls until `done` holds. */
+  async function rowsOnce(email: string, done: (rows: Row[]) => boolean): Promise<Row[]> {
+    for (let i = 0; i < 200; i++) {
+      const rows = await rowsFor(email);
+      if (done(rows)) return rows;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return rowsFor(email);
+  }
+
+  it("a wrong password at an existing account is a row naming the account and the address; an unknown email answers the same and writes none", async () => {
+    const u = await makeUser(app.sql);
+    const ghost = `ghost-${Math.random().toString(36).slice(2)}@example.test`;
+    const unknown = await attempt(ghost, "wrong password", "203.0.113.40");
+    const known = await attempt(u.email, "wrong password", "203.0.113.40");
+    expect([unknown.status, known.status]).toEqual([401, 401]);
+    expect(known.body).toEqual(unknown.body);
+    const rows = await rowsOnce(u.email, (r) => r.length >= 1);
+    expect(rows).toEqual([
+      { action: "account.sign_in_failed", target: u.email, actor_id: null, project_id: null, details: { step: "password", address: "203.0.113.40" } },
+    ]);
+    expect(await rowsFor(ghost)).toEqual([]);
+    expect((await app.sql`select 1 from audit_log where details->>'address' = '203.0.113.40' and target <> ${u.email}`).length).toBe(0);
+  });
+
+  it("hammering an account writes one row per attempt the limits let through and one lockout row, however long it goes on", async () => {
+    const u = await makeUser(app.sql);
+    const addr = "203.0.113.41";
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      statuses.push((await attempt(u.email, "wrong-" + i, addr)).status);
+      await waitOut(u.email, addr);
+    }
+    // LOGIN_MAX_FAILURES (6) are checked, the rest refused
+    expect(statuses.filter((s) => s === 401)).toHaveLength(6);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(14);
+    const rows = await rowsOnce(u.email, (r) => r.length >= 7);
+    expect(rows.filter((r) => r.action === "account.sign_in_failed")).toHaveLength(6);
+    const locked = rows.filter((r) => r.action === "account.sign_in_locked");
+    expect(locked).toEqual([
+      {
+        action: "account.sign_in_locked",
+        target: u.email,
+        actor_id: null,
+        project_id: null,
+        details: { limit: "email_and_address", address: addr, retry_after_seconds: expect.any(Number) },
+      },
+    ]);
+    // the owner's own browser still signs in, and more refused attempts add nothing
+    for (let i = 0; i < 5; i++) expect((await attempt(u.email, "again-" + i, addr)).status).toBe(429);
+    expect((await attempt(u.email, PASSWORD, "203.0.113.42")).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await rowsFor(u.email)).toHaveLength(7);
+  });
+});

@@ -4,6 +4,7 @@ import { Browser, passProvider, startLocalProvider, type LocalProvider } from ".
 import { login, makeUser } from "../support/team.js";
 import { insertUser } from "../../db/users.js";
 import { hashPassword } from "../../app/accounts/passwords.server.js";
+import { resetPassword } from "../../app/accounts/users.server.js";
 
 // Sign-in with OpenID Connect against real providers (npm oidc-provider) on 127.0.0.1:
 // "studio" (a generic provider whose verified emails count), "roblox" (the preset, pointed at a
@@ -16,6 +17,7 @@ const accounts = {
   carol: { email: "carol@studio.test", email_verified: true },
   erin: { email: "erin@studio.test", email_verified: true },
   frank: { email: "frank@studio.test", email_verified: true },
+  gina: { email: "gina@studio.test", email_verified: true },
   "1516563360": { preferred_username: "builder", name: "Builder" },
   "2000000001": { preferred_username: "other_builder" },
 };
@@ -203,6 +205,43 @@ describe("sign-in with OpenID Connect", () => {
     const res = await browser.request(`${app.url}/account?index`, { form: { intent: "unlink-identity", identity: identity.id }, headers: { origin: app.url } });
     expect(res.status).toBe(409);
     expect((await app.sql`select 1 from user_identities where id = ${identity.id}`).length).toBe(1);
+  });
+
+  it("asks an account without a password for no current password: no change form, 409 on the API, until an operator gives it one", async () => {
+    const browser = new Browser();
+    await signIn(browser, "studio", "gina");
+    const user = await me(browser);
+    const account = await (await browser.request(`${app.url}/account`)).text();
+    expect(account).not.toContain('name="current_password"');
+    expect(account).toContain('data-testid="no-password"');
+    expect(account).toContain("you sign in through Studio SSO");
+
+    const change = (b: Browser, current: string, next: string) =>
+      fetch(`${app.url}/api/auth/password`, {
+        method: "POST",
+        headers: { cookie: b.cookieHeader(app.url), "content-type": "application/json", origin: app.url },
+        body: JSON.stringify({ current_password: current, new_password: next }),
+      });
+    const refused = await change(browser, "anything at all", "a brand new passphrase 7");
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ error: "conflict", message: expect.stringContaining("no password of its own") });
+    const form = await browser.request(`${app.url}/account?index`, {
+      form: { intent: "password", current_password: "anything at all", new_password: "a brand new passphrase 7" },
+      headers: { origin: app.url },
+    });
+    expect(form.status).toBe(409);
+    const [row] = await app.sql`select has_password from users where id = ${user!.id}`;
+    expect(row.has_password).toBe(false);
+    expect((await app.sql`select 1 from audit_log where action = 'account.password_changed' and target = 'gina@studio.test'`).length).toBe(0);
+
+    // an operator's temporary password gives the account one: it is changed on the Account page as usual
+    const { temporaryPassword } = await resetPassword(app.sql, "gina@studio.test");
+    const [after] = await app.sql`select has_password, must_change_password from users where id = ${user!.id}`;
+    expect(after).toEqual({ has_password: true, must_change_password: true });
+    const withPassword = new Browser();
+    withPassword.setCookie(app.url, await login(app, "gina@studio.test", temporaryPassword));
+    expect(await (await withPassword.request(`${app.url}/account`)).text()).toContain('name="current_password"');
+    expect((await change(withPassword, temporaryPassword, "a brand new passphrase 7")).status).toBe(200);
   });
 
   it("refuses a deleted account's identity", async () => {

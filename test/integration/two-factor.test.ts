@@ -119,6 +119,13 @@ describe("signing in with a second factor (Team API)", () => {
     const ok = await second(challenge, codeAt(u.secret));
     expect(ok.status).toBe(200);
     expect(ok.body.user.email).toBe(u.email);
+    // the wrong code is in the instance's audit log (written beside the answer, so polled)
+    let failed: { details: unknown }[] = [];
+    for (let i = 0; i < 200 && failed.length === 0; i++) {
+      failed = await app.sql`select details from audit_log where action = 'account.sign_in_failed' and target = ${u.email}`;
+      if (failed.length === 0) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(failed).toEqual([{ details: { step: "two_factor_code", address: "198.51.100.1" } }]);
     const session = cookieOf(ok, "rm_session")!;
     expect(cookieOf(ok, "rm_device")).toBeDefined();
     expect((await call(app, "GET", "/api/auth/me", { cookie: session })).body.user.id).toBe(u.id);
@@ -388,6 +395,43 @@ describe("a project's requirement per role", () => {
     // the project still shows in the list (with its name), so the member knows where to go
     const list = await call(app, "GET", "/api/team/projects", { cookie: memberCookie });
     expect(list.body.data.map((p: { id: string }) => p.id)).toContain(projectId);
+  });
+
+  it("concurrent changes are applied one after the other: each audit row names the value it really replaced", async () => {
+    const a = await enrolledUser();
+    const b = await enrolledUser();
+    const { projectId } = await makeProject(app.sql, a.id, [{ userId: b.id, role: "owner" }]);
+    const P = `/api/team/projects/${projectId}`;
+    // the project's row is held, so both changes are in flight at once; then it is let go
+    let release!: () => void;
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const holder = app.sql.begin(async (tx) => {
+      await tx`select 1 from projects where id = ${projectId} for update`;
+      held();
+      await new Promise<void>((r) => (release = r));
+    });
+    await holding;
+    const puts = [
+      call(app, "PUT", `${P}/two-factor`, { cookie: a.cookie, body: { two_factor_required: "everyone" } }),
+      call(app, "PUT", `${P}/two-factor`, { cookie: b.cookie, body: { two_factor_required: "owners_admins" } }),
+    ];
+    for (let waiting = 0; waiting < 2; ) {
+      await new Promise((r) => setTimeout(r, 20));
+      [{ waiting }] = await app.sql<{ waiting: number }[]>`
+        select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    }
+    release();
+    await holder;
+    expect((await Promise.all(puts)).map((r) => r.status)).toEqual([200, 200]);
+    const rows = await app.sql<{ details: { from: string; to: string } }[]>`
+      select details from audit_log where action = 'project.two_factor_requirement_changed' and project_id = ${projectId} order by id`;
+    expect(rows).toHaveLength(2);
+    const [first, second] = rows.map((r) => r.details);
+    expect(first.from).toBe("off");
+    expect(second.from).toBe(first.to);
+    expect(second.to).not.toBe(first.to);
+    expect((await call(app, "GET", `${P}/two-factor`, { cookie: a.cookie })).body.two_factor_required).toBe(second.to);
   });
 
   it("an account that signs in only through a provider meets it: its second factor is the provider's", async () => {
