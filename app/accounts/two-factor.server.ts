@@ -14,6 +14,7 @@ import {
   type TwoFactorRow,
 } from "../../db/two-factor.js";
 import { findUserById, getPasswordHash, type User } from "../../db/users.js";
+import { hasPassword } from "../../db/sign-in-identities.js";
 import { recordAudit } from "../../db/audit.js";
 import { pacedHit, clearRateLimit } from "../../db/rate-limits.js";
 import type { Config } from "~/env.server";
@@ -186,15 +187,20 @@ export async function regenerateRecoveryCodes(deps: ManageDeps, user: Pick<User,
   return { recovery_codes: codes };
 }
 
-/** Turns two-factor off: needs the password and a code (from the app, or a recovery code). */
+/**
+ * Turns two-factor off: needs the password and a code (from the app, or a recovery code). An account
+ * with no password of its own (made by a sign-in provider) proves itself with the code alone: a
+ * password it was never given cannot be asked for, and the code still needs the authenticator.
+ */
 export async function disableTwoFactor(deps: ManageDeps, user: Pick<User, "id">, input: unknown) {
-  const { code, password } = parseOr400(DisableInput, input);
+  const withPassword = await hasPassword(deps.sql, user.id);
+  const { code, password } = withPassword ? parseOr400(DisableInput, input) : { ...parseOr400(CodeInput, input), password: null };
   if (!(await hasSecondFactor(deps.sql, user.id))) throw conflict("Two-factor authentication is off.");
-  const stored = await getPasswordHash(deps.sql, user.id);
+  const stored = withPassword ? await getPasswordHash(deps.sql, user.id) : null;
   await paced(deps, user.id, async () => {
-    if (!stored || !(await verifyPassword(password, stored))) return null;
+    if (password !== null && (!stored || !(await verifyPassword(password, stored)))) return null;
     return verifySecondFactor(deps, user.id, code);
-  }, () => forbidden("The password or the code is wrong."));
+  }, () => forbidden(withPassword ? "The password or the code is wrong." : "The code is wrong."));
   await deleteTwoFactor(deps.sql, user.id);
   await recordAudit(deps.sql, { projectId: null, actorId: user.id, action: "account.two_factor_disabled", target: await emailOf(deps.sql, user.id) });
   return { enabled: false };

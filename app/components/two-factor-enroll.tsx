@@ -23,9 +23,21 @@ export function RecoveryCodes({ codes }: { codes: string[] }) {
 
 /**
  * The Account page's two-factor part: turn on (QR code and key, then a code to confirm), new recovery
- * codes, turn off (password and a code).
+ * codes, turn off (password and a code; the code alone for an account with no password of its own).
  */
-export function TwoFactorEnroll({ state, enrollment, result, required }: { state: TwoFactorState; enrollment: EnrollmentView | null; result: unknown; required: boolean }) {
+export function TwoFactorEnroll({
+  state,
+  enrollment,
+  result,
+  required,
+  hasPassword,
+}: {
+  state: TwoFactorState;
+  enrollment: EnrollmentView | null;
+  result: unknown;
+  required: boolean;
+  hasPassword: boolean;
+}) {
   const codes = result && typeof result === "object" && "recovery_codes" in result ? (result.recovery_codes as string[]) : null;
   return (
     <div className="stack">
@@ -53,8 +65,12 @@ export function TwoFactorEnroll({ state, enrollment, result, required }: { state
           <ActionMessage data={result} intent="disable" />
           <Form method="post">
             <input type="hidden" name="intent" value="disable" />
-            <label htmlFor="disable-password">Password</label>
-            <input id="disable-password" name="password" type="password" autoComplete="current-password" required />
+            {hasPassword ? (
+              <>
+                <label htmlFor="disable-password">Password</label>
+                <input id="disable-password" name="password" type="password" autoComplete="current-password" required />
+              </>
+            ) : null}
             <label htmlFor="disable-code">Code from your app, or a recovery code</label>
             <input id="disable-code" name="code" autoComplete="one-time-code" required maxLength={64} />
             <p><Submit className="danger" pending="Turning off…">Turn off two-factor</Submit></p>

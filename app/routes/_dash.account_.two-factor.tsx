@@ -11,6 +11,7 @@ import {
   twoFactorStatus,
 } from "~/accounts/two-factor.server";
 import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
+import { hasPassword } from "../../db/sign-in-identities.js";
 import { queryOf } from "~/errors/params.server";
 import { TwoFactorEnroll } from "~/components/two-factor-enroll";
 
@@ -21,8 +22,12 @@ export const loader = async ({ request, context }: LoaderFunctionArgs) => {
   const user = await requirePageUser(context.services, request);
   return pageLoad(async () => {
     const required = queryOf(request).get("required") === "1";
-    const [state, enrollment] = await Promise.all([twoFactorStatus(context.services.sql, user.id), pendingEnrollment(context.services, user)]);
-    return { state, enrollment, required };
+    const [state, enrollment, withPassword] = await Promise.all([
+      twoFactorStatus(context.services.sql, user.id),
+      pendingEnrollment(context.services, user),
+      hasPassword(context.services.sql, user.id),
+    ]);
+    return { state, enrollment, required, hasPassword: withPassword };
   });
 };
 
@@ -58,13 +63,13 @@ export const action = async ({ request, context }: ActionFunctionArgs) => {
 };
 
 export default function TwoFactorPage() {
-  const { state, enrollment, required } = useLoaderData<typeof loader>();
+  const { state, enrollment, required, hasPassword: withPassword } = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   return (
     <div className="panel stack" style={{ maxWidth: 560 }}>
       <p className="small"><Link to="/account">← Account</Link></p>
       <h1>Two-factor authentication</h1>
-      <TwoFactorEnroll state={state} enrollment={enrollment} result={result} required={required} />
+      <TwoFactorEnroll state={state} enrollment={enrollment} result={result} required={required} hasPassword={withPassword} />
     </div>
   );
 }

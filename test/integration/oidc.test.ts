@@ -5,6 +5,7 @@ import { login, makeUser } from "../support/team.js";
 import { insertUser } from "../../db/users.js";
 import { hashPassword } from "../../app/accounts/passwords.server.js";
 import { resetPassword } from "../../app/accounts/users.server.js";
+import { codeAt } from "../../app/accounts/two-factor.server.js";
 
 // Sign-in with OpenID Connect against real providers (npm oidc-provider) on 127.0.0.1:
 // "studio" (a generic provider whose verified emails count), "roblox" (the preset, pointed at a
@@ -18,6 +19,7 @@ const accounts = {
   erin: { email: "erin@studio.test", email_verified: true },
   frank: { email: "frank@studio.test", email_verified: true },
   gina: { email: "gina@studio.test", email_verified: true },
+  hana: { email: "hana@studio.test", email_verified: true },
   "1516563360": { preferred_username: "builder", name: "Builder" },
   "2000000001": { preferred_username: "other_builder" },
 };
@@ -205,6 +207,41 @@ describe("sign-in with OpenID Connect", () => {
     const res = await browser.request(`${app.url}/account?index`, { form: { intent: "unlink-identity", identity: identity.id }, headers: { origin: app.url } });
     expect(res.status).toBe(409);
     expect((await app.sql`select 1 from user_identities where id = ${identity.id}`).length).toBe(1);
+  });
+
+  it("turns two-factor off for an account without a password with the code alone, never asking for a password it has none of", async () => {
+    const browser = new Browser();
+    await signIn(browser, "studio", "hana");
+    const user = await me(browser);
+    const step = (name: string, body: unknown) =>
+      fetch(`${app.url}/api/auth/two-factor/${name}`, {
+        method: "POST",
+        headers: { cookie: browser.cookieHeader(app.url), "content-type": "application/json", origin: app.url },
+        body: JSON.stringify(body),
+      });
+    const setup = await step("setup", {});
+    expect(setup.status).toBe(200);
+    const { secret } = (await setup.json()) as { secret: string };
+    const on = await step("confirm", { code: codeAt(secret) });
+    expect(on.status).toBe(200);
+    const { recovery_codes: recovery } = (await on.json()) as { recovery_codes: string[] };
+
+    const page = await (await browser.request(`${app.url}/account/two-factor`)).text();
+    expect(page).toContain('data-testid="two-factor-on"');
+    expect(page).toContain('name="intent" value="disable"');
+    expect(page).not.toContain('name="password"');
+
+    const wrong = await step("disable", { code: "00000000" });
+    expect(wrong.status).toBe(403);
+    expect(await wrong.json()).toMatchObject({ error: "forbidden", message: "The code is wrong." });
+    expect((await step("disable", {})).status).toBe(400);
+    expect((await app.sql`select enabled_at from user_two_factor where user_id = ${user!.id}`)[0].enabled_at).not.toBeNull();
+
+    const form = await browser.request(`${app.url}/account/two-factor`, { form: { intent: "disable", code: recovery[0] }, headers: { origin: app.url } });
+    expect(form.status).toBe(200);
+    expect(await form.text()).toContain("Two-factor authentication is off.");
+    expect((await app.sql`select 1 from user_two_factor where user_id = ${user!.id}`).length).toBe(0);
+    expect((await app.sql`select 1 from audit_log where action = 'account.two_factor_disabled' and actor_id = ${user!.id}`).length).toBe(1);
   });
 
   it("asks an account without a password for no current password: no change form, 409 on the API, until an operator gives it one", async () => {

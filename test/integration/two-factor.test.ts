@@ -303,6 +303,8 @@ describe("turning two-factor off", () => {
     expect((await off({ password: "wrong password!", code: codeAt(u.secret) })).status).toBe(403);
     expect((await off({ password: PASSWORD, code: codeAt(u.secret, Date.now() + 120_000) })).status).toBe(403);
     expect((await off({ password: PASSWORD })).status).toBe(400);
+    // an account with a password of its own is always asked for it
+    expect((await off({ code: codeAt(u.secret) })).status).toBe(400);
     expect((await call(app, "GET", "/api/auth/two-factor", { cookie: u.cookie })).body.enabled).toBe(true);
     await app.sql`delete from rate_limits where key = ${`two-factor:account:${u.id}`}`;
     expect((await off({ password: PASSWORD, code: u.recovery[0] })).status).toBe(200);
