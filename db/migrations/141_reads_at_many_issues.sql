@@ -1,0 +1,47 @@
+/*
+ * Reads that grew with a project's number of issues.
+ *
+ * The overview's onboarding panel names the project's first issue (by first occurrence): it sorted
+ * every group of the project on each view. This index serves it as a LIMIT 1. first_seen changes only
+ * when a late event is older than every earlier one, so an occurrence's update of a group stays HOT.
+ */
+create index error_groups_first_seen on error_groups (project_id, first_seen, id);
+
+/*
+ * A group's delete lowered its hours in rollup_project_hour (migration 137) to zero and left the rows:
+ * the overview's charts read past them, and a project that deletes many issues kept them for good.
+ * The hours an update or a delete of hour cells leaves at zero are now removed in the same statement
+ * (only the drain and what holds its lock write rollup_hour, so no other writer adds to them meanwhile).
+ */
+create or replace function rollup_project_hour_follow() returns trigger language plpgsql as $$
+begin
+  if tg_op = 'INSERT' then
+    insert into rollup_project_hour as p (project_id, bucket, level, count)
+    select project_id, bucket, level, sum(count) from new_rows
+    group by 1, 2, 3 order by 1, 2, 3
+    on conflict (project_id, bucket, level) do update set count = p.count + excluded.count;
+    return null;
+  elsif tg_op = 'UPDATE' then
+    insert into rollup_project_hour as p (project_id, bucket, level, count)
+    select project_id, bucket, level, sum(n) from (
+      select project_id, bucket, level, count as n from new_rows
+      union all
+      select project_id, bucket, level, -count from old_rows) c
+    group by 1, 2, 3 having sum(n) <> 0 order by 1, 2, 3
+    on conflict (project_id, bucket, level) do update set count = p.count + excluded.count;
+  else
+    -- a delete only lowers rows that exist: a project's delete removes its cells before its row,
+    -- and then its rows here go with it
+    update rollup_project_hour p set count = p.count - d.n
+    from (select project_id, bucket, level, sum(count) as n from old_rows group by 1, 2, 3) d
+    where p.project_id = d.project_id and p.bucket = d.bucket and p.level = d.level;
+  end if;
+  -- an update or a delete may have lowered an hour to zero: remove it
+  delete from rollup_project_hour p
+  using (select distinct project_id, bucket, level from old_rows) o
+  where p.project_id = o.project_id and p.bucket = o.bucket and p.level = o.level and p.count = 0;
+  return null;
+end $$;
+
+delete from rollup_project_hour where count = 0;
+
