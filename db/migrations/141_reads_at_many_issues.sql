@@ -10,8 +10,10 @@ create index error_groups_first_seen on error_groups (project_id, first_seen, id
 /*
  * A group's delete lowered its hours in rollup_project_hour (migration 137) to zero and left the rows:
  * the overview's charts read past them, and a project that deletes many issues kept them for good.
- * The hours an update or a delete of hour cells leaves at zero are now removed in the same statement
- * (only the drain and what holds its lock write rollup_hour, so no other writer adds to them meanwhile).
+ * A delete of hour cells now removes the hours it leaves at zero, in the same statement (only the drain
+ * and what holds its lock write rollup_hour, so no other writer adds to them meanwhile). Inserts and
+ * updates are left as they were: the drain only adds, and a merge or an unmerge moves cells between
+ * groups of one project, so neither lowers a project's hour (and the drain pays nothing more).
  */
 create or replace function rollup_project_hour_follow() returns trigger language plpgsql as $$
 begin
@@ -20,7 +22,6 @@ begin
     select project_id, bucket, level, sum(count) from new_rows
     group by 1, 2, 3 order by 1, 2, 3
     on conflict (project_id, bucket, level) do update set count = p.count + excluded.count;
-    return null;
   elsif tg_op = 'UPDATE' then
     insert into rollup_project_hour as p (project_id, bucket, level, count)
     select project_id, bucket, level, sum(n) from (
@@ -31,15 +32,14 @@ begin
     on conflict (project_id, bucket, level) do update set count = p.count + excluded.count;
   else
     -- a delete only lowers rows that exist: a project's delete removes its cells before its row,
-    -- and then its rows here go with it
+    -- and then its rows here go with it; the hours it leaves at zero go now
     update rollup_project_hour p set count = p.count - d.n
     from (select project_id, bucket, level, sum(count) as n from old_rows group by 1, 2, 3) d
     where p.project_id = d.project_id and p.bucket = d.bucket and p.level = d.level;
+    delete from rollup_project_hour p
+    using (select distinct project_id, bucket, level from old_rows) o
+    where p.project_id = o.project_id and p.bucket = o.bucket and p.level = o.level and p.count = 0;
   end if;
-  -- an update or a delete may have lowered an hour to zero: remove it
-  delete from rollup_project_hour p
-  using (select distinct project_id, bucket, level from old_rows) o
-  where p.project_id = o.project_id and p.bucket = o.bucket and p.level = o.level and p.count = 0;
   return null;
 end $$;
 
