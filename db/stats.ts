@@ -91,6 +91,9 @@ function levelsOf(sql: Sql, projectId: string, w: Window) {
     ) c group by level`;
 }
 
+/** Up to this many occurrences in a window (so at most this many cells), its figures are read from its cells, not the kept sums. */
+const CELLS_AT_MOST = 10_000;
+
 /** How many of the project's newest cells the top ten's tie-break walks (see figuresAfterActive). */
 const TIE_WALK = 2000;
 /** Up to this many groups tied at the tenth count are all read to break the tie. */
@@ -212,7 +215,10 @@ export async function moveStatsWindows(sql: Sql): Promise<void> {
     where since < stats_window_target(timeframe) order by project_id, timeframe`;
 }
 
-/** The window's figures summed from its rollup cells (see `cover`), for a project without kept windows. */
+/**
+ * The window's figures summed from its rollup cells (see `cover`): for a project without kept windows,
+ * and for a window of at most CELLS_AT_MOST occurrences, whose cells are fewer than the kept sums.
+ */
 function cellFigures(sql: Sql, projectId: string, w: Window, now: Date) {
   const cells = windowCells(sql, projectId, w.start.getTime(), w.unit, now.getTime());
   return sql<Figure[]>`
@@ -226,23 +232,28 @@ function cellFigures(sql: Sql, projectId: string, w: Window, now: Date) {
  * Window figures from the rollups (never from raw rows). The window ends now; its start rounds down
  * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d. The per-level totals come from the
  * project's hour rows (and one hour's minute cells), the groups with occurrences in the window from
- * its kept sums (keptFigures), else from its cells; open_groups and the top ten read the rows of only
+ * its kept sums (keptFigures), or from its cells when it holds few occurrences; open_groups and the top ten read the rows of only
  * a few of those groups (figuresAfterActive). All are exact: open_groups counts the open groups last
  * seen inside the window, and the top ten break ties by last_seen. So is affected_users, to the
  * minute (each user's latest occurrence is kept to the minute).
  */
-export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date()) {
+export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date(), cellsAtMost = CELLS_AT_MOST) {
   const { ms, unit } = WINDOWS[timeframe];
   const start = new Date(now.getTime() - ms);
   const { table, from } = windowStart(start.getTime(), unit);
   const w: Window = { start, from: new Date(from), unit, table };
-  const [[mark], [{ affected_users }]] = await Promise.all([
-    sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}`,
+  const [[{ since, occurrences }], [{ affected_users }]] = await Promise.all([
+    sql<{ since: Date | null; occurrences: string | null }[]>`
+      select (select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}) as since,
+        (select sum(n) from (${levelsOf(sql, projectId, w)}) l) as occurrences`,
     sql<{ affected_users: number }[]>`
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,
   ]);
-  const figures = mark ? await keptFigures(sql, projectId, timeframe, w, mark.since) : await cellFigures(sql, projectId, w, now);
+  // a window of few occurrences has at most as many cells: fewer to read than the kept sums of every
+  // group seen in 30 days (the last hour of a project with 100,000 issues)
+  const fromCells = !since || Number(occurrences ?? 0) <= cellsAtMost;
+  const figures = fromCells ? await cellFigures(sql, projectId, w, now) : await keptFigures(sql, projectId, timeframe, w, since);
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
   let open_groups = 0;
   for (const f of figures) {
