@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mergeGroups } from "../../db/merge.js";
 import { firstGroupId } from "../../db/onboarding.js";
 import { generateGroups } from "../../scripts/bench/sql-data.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
@@ -27,6 +28,9 @@ describe("the onboarding panel's first issue", () => {
     // a late event of the second issue, older than every other: it is now the first seen
     await ingest(app, apiKey, [{ message: "Onboarding second", timestamp: iso(now - 2 * HOUR) }]);
     expect(await firstGroupId(app.sql, projectId)).toBe(await id("Onboarding second"));
+    // merged into the other one, it is no longer listed: the issue it is in is the first, with its sighting
+    await mergeGroups(app.sql, projectId, await id("Onboarding first"), [await id("Onboarding second")]);
+    expect(await firstGroupId(app.sql, projectId)).toBe(await id("Onboarding first"));
   });
 
   it("is read through the index, not by sorting the project's groups", async () => {
@@ -36,7 +40,7 @@ describe("the onboarding panel's first issue", () => {
     const [{ id }] = await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId} order by first_seen, id limit 1`;
     expect(await firstGroupId(app.sql, projectId)).toBe(id);
     const plan = (await app.sql<{ "QUERY PLAN": string }[]>`
-      explain select id from error_groups where project_id = ${projectId} order by first_seen, id limit 1`).map((r) => r["QUERY PLAN"]).join("\n");
+      explain select id from error_groups where project_id = ${projectId} and merged_into is null order by first_seen, id limit 1`).map((r) => r["QUERY PLAN"]).join("\n");
     expect(plan).toContain("error_groups_first_seen");
     expect(plan).not.toContain("Sort");
   });
