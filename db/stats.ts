@@ -69,88 +69,140 @@ type Figure = { kind: "level" | "open" | "top"; id: string | null; message: stri
 /** The prefix of a window's columns in stats_window_counts (<prefix>_error, _warn, _info). */
 const WINDOW_COLUMNS: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
 
-/**
- * The groups of a figures statement's `active` (group_id, count: its occurrences in the window, only
- * groups that have some) with what ranking and open_groups need of each, read by key: `joined`; and
- * the top ten of them with their messages, `top`. A project's other groups are not read.
- */
-const activeGroups = (sql: Sql, projectId: string) => sql`
-    , joined as materialized (
-      select a.group_id as id, a.count, g.last_seen, g.status, g.merged_into
-      from active a join error_groups g on g.project_id = ${projectId} and g.id = a.group_id
-    ), top as (
-      select t.id, g.message, t.count, t.last_seen, g.level, t.status
-      from (select id, count, last_seen, status from joined order by count desc, last_seen desc, id desc limit 10) t
-      join error_groups g on g.project_id = ${projectId} and g.id = t.id
-    )`;
+/** Where a window's cells begin (`from`, its first bucket) and how it ends: its start, unit and rollup. */
+type Window = { start: Date; from: Date; unit: "minute" | "hour"; table: (typeof LEVELS)[number]["table"] };
 
 /**
- * After the per-level rows of a figures statement: the open groups that occurred in the window (those
- * of `joined` last seen from `start` on: every group last seen in the window has occurrences there),
- * the top groups of its `top`, ranked, and the order all are read in.
+ * The window's occurrences per level: the project's hour rows (rollup_project_hour, equal to its
+ * groups' hour cells) of every hour from the window's first bucket on, and for a window in minutes
+ * that starts inside an hour, that hour's minute cells from its first minute on. A few thousand rows
+ * at most, whatever the number of groups.
  */
-const openAndTop = (sql: Sql, start: Date) => sql`
+function levelsOf(sql: Sql, projectId: string, w: Window) {
+  const hour = new Date(Math.ceil(w.from.getTime() / HOUR) * HOUR);
+  const minutes =
+    w.unit === "minute" && hour.getTime() > w.from.getTime()
+      ? sql`union all select level, count from rollup_minute where project_id = ${projectId} and bucket >= ${w.from} and bucket < ${hour}`
+      : sql``;
+  return sql`
+    select level, sum(count)::bigint as n from (
+      select level, count from rollup_project_hour where project_id = ${projectId} and bucket >= ${hour}
+      ${minutes}
+    ) c group by level`;
+}
+
+/** Up to this many occurrences in a window (so at most this many cells), its figures are read from its cells, not the kept sums. */
+const CELLS_AT_MOST = 10_000;
+
+/** How many of the project's newest cells the top ten's tie-break walks (see figuresAfterActive). */
+const TIE_WALK = 2000;
+/** Up to this many groups tied at the tenth count are all read to break the tie. */
+const TIE_READ_ALL = 256;
+
+/**
+ * A figures statement after its `active` (group_id, count: the groups with occurrences in the window,
+ * materialized): the levels, open_groups and the top ten, reading the rows of only a few groups.
+ *
+ * - open_groups: every group with occurrences in the window, less those not open or merged away
+ *   (error_groups_not_open, migration 141), less the open ones last seen before the window's exact
+ *   `start`: a group is last seen no earlier than any of its cells, so those have cells in the first
+ *   bucket only, and only the groups with a positive cell there are read for it.
+ * - top ten: ranked by count; the groups above the tenth count are at most nine. The ones tied at it
+ *   (often most of the window's groups when groups occur alike) rank by last_seen: when there are
+ *   many, the project's newest TIE_WALK cells of the window are walked, newest first, to the bucket
+ *   `edge` where `need` tied groups have been met. A group's last_seen lies in the bucket of its
+ *   newest cell, so every tied group last seen from the edge's bucket on has a cell there, in the
+ *   walk; the rest rank below the `need` met. When the walk does not close such a bucket, every tied
+ *   group is read, as before.
+ */
+function figuresAfterActive(sql: Sql, projectId: string, w: Window) {
+  return sql`
+    , levels as (${levelsOf(sql, projectId, w)}
+    ), cut as (
+      select min(count) as c from (select count from active order by count desc limit 10) t
+    ), walk as materialized (
+      select group_id, bucket from ${sql(w.table)} where project_id = ${projectId} and bucket >= ${w.from} and count > 0
+      order by bucket desc limit ${TIE_WALK}
+    ), ranks as materialized (
+      select count(*) as n, count(*) filter (where a.count = cut.c) as tied,
+        coalesce(array_agg(a.group_id) filter (where a.count > cut.c), '{}') as above_ids,
+        coalesce(array_agg(a.count) filter (where a.count > cut.c), '{}') as above_counts,
+        coalesce(array_agg(a.group_id) filter (where a.count = cut.c and a.group_id in (select group_id from walk)), '{}') as walked_ids
+      from active a, cut
+    ), walked as materialized (
+      select w.group_id, max(w.bucket) as newest from walk w join (select unnest(walked_ids) as group_id from ranks) t on t.group_id = w.group_id
+      where (select tied from ranks) > ${TIE_READ_ALL} group by 1
+    ), edge as (
+      select e.newest as b from (
+        select newest from walked order by newest desc offset greatest(9 - (select cardinality(above_ids) from ranks), 0) limit 1
+      ) e where e.newest > (select min(bucket) from walk)
+    ), tied as (
+      select a.group_id, a.count from active a, cut
+      where a.count = cut.c and ((select tied from ranks) <= ${TIE_READ_ALL} or not exists (select 1 from edge))
+      union all
+      select group_id, (select c from cut) from walked where newest >= (select b from edge)
+    ), candidates as (
+      select u.group_id, u.count from ranks, unnest(ranks.above_ids, ranks.above_counts) as u(group_id, count)
+      union all
+      select group_id, count from tied
+    ), top as (
+      select g.id, g.message, c.count, g.last_seen, g.level, g.status
+      from candidates c, lateral (
+        select g.id, g.message, g.last_seen, g.level, g.status from error_groups g
+        where g.project_id = ${projectId} and g.id = c.group_id limit 1
+      ) g
+      order by c.count desc, g.last_seen desc, g.id desc limit 10
+    ), opened as (
+      select (select n from ranks)
+        - (select count(*) from error_groups g join active a on a.group_id = g.id
+           where g.project_id = ${projectId} and (g.status <> 'open' or g.merged_into is not null))
+        - (select count(*) from error_groups g
+           where g.project_id = ${projectId} and g.status = 'open' and g.merged_into is null and g.last_seen < ${w.start}
+             and g.id in (select group_id from ${sql(w.table)} where project_id = ${projectId} and bucket = ${w.from} and count > 0)) as n
+    )
+    select 'level' as kind, null::uuid as id, null::text as message, n as count, null::timestamptz as last_seen,
+      level, null::text as status, 0::bigint as rank
+    from levels
     union all
-    select 'open', null, null, (select count(*) from joined where status = 'open' and merged_into is null and last_seen >= ${start}), null, null, null, 0
+    select 'open', null, null, n, null, null, null, 0 from opened
     union all
     select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
     order by kind, rank`;
+}
 
 /**
  * The window's figures from its kept per-group sums (stats_window_counts, the cells from the window's
  * `since` on), corrected by the cells between `since` and the window's first bucket (`start`
  * rounded down to its unit): subtracted when `since` is earlier, added when later. With `since`
- * current that correction is empty, so the read costs the window's groups, not its cells nor the
- * project's other groups.
+ * current that correction is empty, so the read costs the window's groups' kept sums (one narrow row
+ * each), not its cells, and the rows of only a few groups (figuresAfterActive).
  */
-function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, start: Date, since: Date) {
+function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, w: Window, since: Date) {
   // the rollup the kept sums follow (db/migrations/103_stats_windows.sql) is the window's unit's
-  const { table, from: fromMs } = windowStart(start.getTime(), WINDOWS[timeframe].unit);
-  const from = new Date(fromMs);
+  const { table, from } = w;
   const c = WINDOW_COLUMNS[timeframe];
   const kept = sql`
-    select group_id, ${sql(`${c}_error`)} as error, ${sql(`${c}_warn`)} as warn, ${sql(`${c}_info`)} as info,
-      ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
+    select group_id, ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
     from stats_window_counts
     where project_id = ${projectId} and (${sql(`${c}_error`)} <> 0 or ${sql(`${c}_warn`)} <> 0 or ${sql(`${c}_info`)} <> 0)`;
   const [lo, hi] = since < from ? [since, from] : [from, since];
   // `since` current: no correction, and a plain statement that plans no rollup partition
-  const parts =
+  const active =
     lo.getTime() === hi.getTime()
       ? sql`
-    with kept as materialized (${kept}
-    ), levels as (
-      select coalesce(sum(error), 0) as e, coalesce(sum(warn), 0) as w, coalesce(sum(info), 0) as i from kept
-    ), active as (
-      select group_id, count from kept where count > 0
+    with active as materialized (
+      select group_id, count from (${kept}) k where count > 0
     )`
       : sql`
-    with corr as materialized (
-      select group_id, coalesce(sum(c) filter (where level = 'error'), 0) as e, coalesce(sum(c) filter (where level = 'warn'), 0) as w,
-        coalesce(sum(c) filter (where level = 'info'), 0) as i
-      from (
-        select r.group_id, r.level, ${since < from ? sql`-r.count` : sql`r.count`} as c from ${sql(table)} r
-        where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
-      ) x group by 1
-    ), kept as materialized (${kept}
-    ), levels as (
-      select coalesce((select sum(error) from kept), 0) + coalesce((select sum(e) from corr), 0) as e,
-        coalesce((select sum(warn) from kept), 0) + coalesce((select sum(w) from corr), 0) as w,
-        coalesce((select sum(info) from kept), 0) + coalesce((select sum(i) from corr), 0) as i
-    ), active as (
+    with active as materialized (
       select group_id, sum(c)::bigint as count from (
-        select group_id, count as c from kept
+        select group_id, count as c from (${kept}) k
         union all
-        select group_id, e + w + i from corr
+        select r.group_id, ${since < from ? sql`-r.count` : sql`r.count`} from ${sql(table)} r
+        where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
       ) x group by 1 having sum(c) > 0
     )`;
-  return sql<Figure[]>`
-    ${parts}
-    ${activeGroups(sql, projectId)}
-    select 'level' as kind, null::uuid as id, null::text as message, v.count::bigint as count, null::timestamptz as last_seen,
-      v.level, null::text as status, 0::bigint as rank
-    from levels, lateral (values ('error', levels.e), ('warn', levels.w), ('info', levels.i)) v(level, count)
-    ${openAndTop(sql, start)}`;
+  return sql<Figure[]>`${active} ${figuresAfterActive(sql, projectId, w)}`;
 }
 
 /**
@@ -163,40 +215,45 @@ export async function moveStatsWindows(sql: Sql): Promise<void> {
     where since < stats_window_target(timeframe) order by project_id, timeframe`;
 }
 
-/** The window's figures summed from its rollup cells (see `cover`), for a project without kept windows. */
-function cellFigures(sql: Sql, projectId: string, start: Date, unit: "minute" | "hour", now: Date) {
-  const cells = windowCells(sql, projectId, start.getTime(), unit, now.getTime());
+/**
+ * The window's figures summed from its rollup cells (see `cover`): for a project without kept windows,
+ * and for a window of at most CELLS_AT_MOST occurrences, whose cells are fewer than the kept sums.
+ */
+function cellFigures(sql: Sql, projectId: string, w: Window, now: Date) {
+  const cells = windowCells(sql, projectId, w.start.getTime(), w.unit, now.getTime());
   return sql<Figure[]>`
-    with sums as materialized (
-      select group_id, level, sum(count)::bigint as n from (${cells}) c group by 1, 2
-    ), active as (
-      select group_id, sum(n)::bigint as count from sums group by 1 having sum(n) > 0
+    with active as materialized (
+      select group_id, sum(count)::bigint as count from (${cells}) c group by 1 having sum(count) > 0
     )
-    ${activeGroups(sql, projectId)}
-    select 'level' as kind, null::uuid as id, null::text as message, sum(n)::bigint as count, null::timestamptz as last_seen,
-      level, null::text as status, 0::bigint as rank
-    from sums group by level
-    ${openAndTop(sql, start)}`;
+    ${figuresAfterActive(sql, projectId, w)}`;
 }
 
 /**
  * Window figures from the rollups (never from raw rows). The window ends now; its start rounds down
- * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d. The per-level totals and the top
- * groups come from the window's kept sums (keptFigures), else from its cells, and so does
- * open_groups, which is exact: a group occurred in the window iff its last_seen is inside it, and
- * only the groups with occurrences in the window are read to find those. So is affected_users, to
- * the minute (each user's latest occurrence is kept to the minute).
+ * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d. The per-level totals come from the
+ * project's hour rows (and one hour's minute cells), the groups with occurrences in the window from
+ * its kept sums (keptFigures), or from its cells when it holds few occurrences; open_groups and the top ten read the rows of only
+ * a few of those groups (figuresAfterActive). All are exact: open_groups counts the open groups last
+ * seen inside the window, and the top ten break ties by last_seen. So is affected_users, to the
+ * minute (each user's latest occurrence is kept to the minute).
  */
-export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date()) {
-  const w = WINDOWS[timeframe];
-  const start = new Date(now.getTime() - w.ms);
-  const [[mark], [{ affected_users }]] = await Promise.all([
-    sql<{ since: Date }[]>`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}`,
+export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date(), cellsAtMost = CELLS_AT_MOST) {
+  const { ms, unit } = WINDOWS[timeframe];
+  const start = new Date(now.getTime() - ms);
+  const { table, from } = windowStart(start.getTime(), unit);
+  const w: Window = { start, from: new Date(from), unit, table };
+  const [[{ since, occurrences }], [{ affected_users }]] = await Promise.all([
+    sql<{ since: Date | null; occurrences: string | null }[]>`
+      select (select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}) as since,
+        (select sum(n) from (${levelsOf(sql, projectId, w)}) l) as occurrences`,
     sql<{ affected_users: number }[]>`
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,
   ]);
-  const figures = mark ? await keptFigures(sql, projectId, timeframe, start, mark.since) : await cellFigures(sql, projectId, start, w.unit, now);
+  // a window of few occurrences has at most as many cells: fewer to read than the kept sums of every
+  // group seen in 30 days (the last hour of a project with 100,000 issues)
+  const fromCells = !since || Number(occurrences ?? 0) <= cellsAtMost;
+  const figures = fromCells ? await cellFigures(sql, projectId, w, now) : await keptFigures(sql, projectId, timeframe, w, since);
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
   let open_groups = 0;
   for (const f of figures) {

@@ -1,28 +1,22 @@
 import type { Sql } from "../../db/client.js";
 import { listMembers } from "../../db/members.js";
-import { getGroup } from "../../db/errors.js";
-import { addComment, editComment, issueTimeline, removeComment, bulkAssign } from "~/team/collaboration.server";
+import { timelineOf, type TimelineGroup } from "../../db/activity.js";
+import { addComment, editComment, removeComment, bulkAssign } from "~/team/collaboration.server";
 import { updateGroupStatus } from "~/team/groups.server";
 import { readMyNotices } from "~/team/notices.server";
-import { authorize, EVERYONE, type Actor } from "~/team/access.server";
+import type { Actor } from "~/team/access.server";
 import { asUuid } from "~/input.server";
-import { notFound } from "~/http.server";
 import { plural } from "~/components/format";
 
-/** What the issue page shows of assignment and activity: the assignee, who can be assigned, the timeline. */
-export async function issueCollaboration(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined) {
-  const { projectId } = await authorize(sql, actor, projectIdParam, EVERYONE);
-  const groupId = asUuid(groupIdParam);
-  // a malformed id is never sent with the reads beside it (it would fail their connection's pipeline)
-  if (!groupId) throw notFound("No error group with that id in this project.");
-  const [timeline, members, group] = await Promise.all([
-    issueTimeline(sql, actor, projectId, groupId),
-    listMembers(sql, projectId),
-    getGroup(sql, projectId, groupId),
-  ]);
+/**
+ * What the issue page shows of assignment and activity: the assignee, who can be assigned, the
+ * timeline; of a group the page has already read, with the project's access checked (issueData).
+ */
+export async function issueCollaboration(sql: Sql, actor: Actor, projectId: string, group: TimelineGroup & { assignee_id: string | null }) {
+  const [timeline, members] = await Promise.all([timelineOf(sql, projectId, group), listMembers(sql, projectId)]);
   return {
     me: actor.id,
-    assigneeId: group?.assignee_id ?? null,
+    assigneeId: group.assignee_id,
     teammates: members.map((m) => ({ id: m.user_id, email: m.email })),
     timeline,
   };

@@ -139,6 +139,8 @@ export async function issueData(sql: Sql, actor: Actor, projectIdParam: string |
   ]);
   const newest = (latest ?? page.data)[0] as unknown as EventRow | undefined;
   return {
+    /** the project (access checked) and the group as read: the page's other reads start from these */
+    scope: { projectId, group: group as unknown as GroupRow },
     role,
     group: withTitle(group) as unknown as IssueRow,
     series: series.map((s) => ({ bucket: s.bucket, count: Number(s.count) })),

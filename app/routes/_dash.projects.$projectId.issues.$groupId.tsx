@@ -4,7 +4,7 @@ import { requirePageUser } from "~/accounts/sessions.server";
 import { issueData } from "~/dashboard/views.server";
 import { formObject, pageAct, pageLoad } from "~/dashboard/page.server";
 import { deleteGroup, updateGroupStatus } from "~/team/groups.server";
-import { mergedInto, unmergeIssues } from "~/team/merge.server";
+import { mergesOf, unmergeIssues } from "~/team/merge.server";
 import { createShareLink, revokeShare } from "~/team/share-links.server";
 import { baseUrl } from "~/team/api.server";
 import { BarChart } from "~/components/bar-chart";
@@ -26,12 +26,13 @@ export const loader = async ({ request, params, context }: LoaderFunctionArgs) =
   const user = await requirePageUser(context.services, request);
   return pageLoad(() =>
     readingAsMember(context.services, request, user, params.projectId, async (sql) => {
-      // the issue's own read first: it answers 404 for a missing or malformed id, before any other
-      // read is sent with it; then the other two side by side
-      const issue = await issueData(sql, user, params.projectId, params.groupId, queryOf(request));
+      // the issue's own read first: it checks the project's access and answers 404 for a missing or
+      // malformed id, before any other read is sent with it; then the other two side by side, from
+      // the project and the group it read
+      const { scope, ...issue } = await issueData(sql, user, params.projectId, params.groupId, queryOf(request));
       const [merged, collab] = await Promise.all([
-        mergedInto(sql, user, params.projectId, params.groupId),
-        issueCollaboration(sql, user, params.projectId, params.groupId),
+        mergesOf(sql, scope.projectId, scope.group.id),
+        issueCollaboration(sql, user, scope.projectId, scope.group),
       ]);
       return { ...issue, ...merged, collab, now: new Date() };
     }).then(async (d) => (await readIssueNotices(context.services.sql, user, params.projectId, params.groupId), d)),

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { Sql } from "../../db/client.js";
-import { getGroup } from "../../db/errors.js";
+import { getGroup, type GroupRow } from "../../db/errors.js";
 import { assignGroups } from "../../db/assignment.js";
 import { deleteComment, getComment, insertComment, listComments, updateComment } from "../../db/comments.js";
-import { readTimeline } from "../../db/activity.js";
+import { timelineOf } from "../../db/activity.js";
 import { parseOr400, asUuid } from "~/input.server";
 import { conflict, forbidden, invalidPayload, invalidQuery, notFound } from "~/http.server";
 import { authorize, EVERYONE, MANAGERS, type Actor } from "./access.server";
@@ -86,7 +86,7 @@ async function groupOf(sql: Sql, actor: Actor, projectIdParam: string | undefine
   const groupId = asUuid(groupIdParam);
   const group = groupId ? await getGroup(sql, projectId, groupId) : undefined;
   if (!groupId || !group) throw noGroup();
-  return { projectId, groupId, role };
+  return { projectId, groupId, role, group: group as unknown as GroupRow };
 }
 
 export async function issueComments(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined) {
@@ -130,8 +130,6 @@ export async function removeComment(sql: Sql, actor: Actor, projectIdParam: stri
 
 /** GET …/groups/:groupId/activity: the issue's timeline, oldest first. */
 export async function issueTimeline(sql: Sql, actor: Actor, projectIdParam: string | undefined, groupIdParam: string | undefined) {
-  const { projectId, groupId } = await groupOf(sql, actor, projectIdParam, groupIdParam);
-  const items = await readTimeline(sql, projectId, groupId);
-  if (!items) throw noGroup();
-  return items;
+  const { projectId, group } = await groupOf(sql, actor, projectIdParam, groupIdParam);
+  return timelineOf(sql, projectId, group);
 }

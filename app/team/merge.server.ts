@@ -88,7 +88,14 @@ export async function mergedInto(sql: Sql, actor: Actor, projectIdParam: string 
   const groupId = asUuid(groupIdParam);
   const group = groupId ? await getGroup(sql, projectId, groupId) : undefined;
   if (!group) throw noGroup();
-  const [members, learned] = await Promise.all([listMergedGroups(sql, projectId, group.id), learnedTemplateOf(sql, projectId, group.id)]);
-  // the learned template that merged issues into this one, if any (docs/grouping.md, "Learned templates")
+  return mergesOf(sql, projectId, group.id);
+}
+
+/**
+ * The issues merged into a group already read from this project (the issue page has read it), and
+ * the learned template that merged them, if any (docs/grouping.md, "Learned templates").
+ */
+export async function mergesOf(sql: Sql, projectId: string, groupId: string) {
+  const [members, learned] = await Promise.all([listMergedGroups(sql, projectId, groupId), learnedTemplateOf(sql, projectId, groupId)]);
   return { members: members.map(withTitle), learned };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectSeries } from "../../db/dashboard.js";
-import { deleteGroup } from "../../db/groups.js";
+import { deleteGroup, setGroupStatus } from "../../db/groups.js";
 import { deleteProject } from "../../db/projects.js";
 import { mergeGroups, unmergeGroups } from "../../db/merge.js";
 import { moveStatsWindows, windowStats, type Timeframe } from "../../db/stats.js";
@@ -40,18 +40,30 @@ async function fromCells(projectId: string, tf: Timeframe, now: number) {
     from (select group_id, sum(count) as count from (${cells}) c group by 1 having sum(count) > 0) s
     join error_groups g on g.project_id = ${projectId} and g.id = s.group_id
     order by s.count desc, g.last_seen desc, g.id desc limit 10`;
+  // open groups that occurred in the window: its exact start, from each group's own last sighting
+  const [{ open }] = await app.sql<{ open: number }[]>`
+    select count(*)::int as open from error_groups g
+    where g.project_id = ${projectId} and g.status = 'open' and g.merged_into is null and g.last_seen >= ${new Date(now - SPAN[tf])}
+      and g.id in (select group_id from (${cells}) c group by 1 having sum(count) > 0)`;
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
   for (const l of levels) by_level[l.level] = l.n;
-  return { by_level, top_errors: top.map((t) => ({ ...t })) };
+  return { by_level, open_groups: open, top_errors: top.map((t) => ({ ...t })) };
 }
 
+/** Every window read both ways: from its kept sums, and from its cells (how a window of few occurrences is read). */
 async function expectReadsExact(projectId: string) {
   for (const tf of TIMEFRAMES) {
-    const now = Date.now();
-    const got = await windowStats(app.sql, projectId, tf, new Date(now));
-    expect({ tf, by_level: got.by_level, top_errors: got.top_errors }).toEqual({ tf, ...(await fromCells(projectId, tf, now)) });
+    for (const cellsAtMost of [0, Number.POSITIVE_INFINITY]) {
+      const now = Date.now();
+      const got = await windowStats(app.sql, projectId, tf, new Date(now), cellsAtMost);
+      const read = cellsAtMost === 0 ? "kept" : "cells";
+      expect({ tf, read, by_level: got.by_level, open_groups: got.open_groups, top_errors: got.top_errors }).toEqual({ tf, read, ...(await fromCells(projectId, tf, now)) });
+    }
   }
 }
+
+/** A word for `i` (digits would be read as a varying number and group the messages as one issue). */
+const letters = (i: number) => "abcdefghijklmnopqrstuvwxyz"[Math.floor(i / 26) % 26] + "abcdefghijklmnopqrstuvwxyz"[i % 26] + "x";
 
 const groupOf = async (projectId: string, message: string) =>
   (await app.sql<{ id: string }[]>`select id from error_groups where project_id = ${projectId} and message = ${message} and merged_into is null`)[0].id;
@@ -95,6 +107,59 @@ describe("kept stats windows", () => {
     await runRetention(app.sql, 7);
     await expectKeptEqualsCells(projectId);
     await expectReadsExact(projectId);
+  });
+
+  it("rank many groups tied at the tenth count by last sighting, and count open groups, as a count over the cells does", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "kept-windows-ties");
+    const now = Date.now();
+    // 320 groups seen once each (more than are read whole to break a tie), a minute to an hour and
+    // to days apart, and five seen three times: five above the tie, the other five of the ten tied
+    for (let batch = 0; batch < 4; batch++) {
+      await ingest(app, apiKey, Array.from({ length: 80 }, (_, j) => {
+        const i = batch * 80 + j;
+        return { message: `Tied ${letters(i)}`, level: ["error", "warn", "info"][i % 3], timestamp: iso(now - (i % 40) * 7 * MINUTE - Math.floor(i / 40) * 5 * HOUR - (i % 13) * 1000) };
+      }));
+    }
+    await ingest(app, apiKey, Array.from({ length: 5 }, (_, i) => ({ message: `Above ${letters(i)}`, count: 3, timestamp: iso(now - i * 3 * HOUR) })));
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+    const [{ tied }] = await app.sql<{ tied: number }[]>`select count(*)::int as tied from stats_window_sums where project_id = ${projectId} and timeframe = '30d' and count = 1`;
+    expect(tied).toBeGreaterThan(256);
+
+    // the latest tied groups change status or go: the ranking and open_groups follow
+    const latest = await app.sql<{ id: string }[]>`
+      select id from error_groups where project_id = ${projectId} and message like 'Tied %' order by last_seen desc, id desc limit 6`;
+    await setGroupStatus(app.sql, projectId, [latest[0].id], "resolved");
+    await setGroupStatus(app.sql, projectId, [latest[1].id], "ignored");
+    await mergeGroups(app.sql, projectId, latest[2].id, [latest[3].id]);
+    expect(await deleteGroup(app.sql, projectId, latest[4].id)).toBe(true);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+    const got = await windowStats(app.sql, projectId, "30d");
+    expect(got.open_groups).toBe(325 - 4);
+    expect(got.top_errors.map((t) => t.count)).toEqual([3, 3, 3, 3, 3, 2, 1, 1, 1, 1]);
+
+    await unmergeGroups(app.sql, projectId, latest[2].id, [latest[3].id]);
+    await ingest(app, apiKey, [{ message: `Tied ${letters(300)}`, timestamp: iso(now - 2 * DAY) }]);
+    await expectKeptEqualsCells(projectId);
+    await expectReadsExact(projectId);
+  });
+
+  it("remove a project's hours that a group's delete leaves at zero, and keep the rest equal to the cells", async () => {
+    const { projectId, apiKey } = await createProject(app.sql, "project-hours-zero");
+    const now = Date.now();
+    await ingest(app, apiKey, [
+      { message: "Zero hours alone", level: "info", count: 4, timestamp: iso(now - 3 * DAY) },
+      { message: "Zero hours alone", level: "info", timestamp: iso(now - 2 * HOUR) },
+      { message: "Zero hours shared", level: "info", timestamp: iso(now - 2 * HOUR) },
+    ]);
+    const rows = () => app.sql<{ bucket: Date; level: string; count: number }[]>`
+      select bucket, level, count::int from rollup_project_hour where project_id = ${projectId} order by bucket`;
+    expect((await rows()).map((r) => r.count)).toEqual([4, 2]);
+    expect(await deleteGroup(app.sql, projectId, await groupOf(projectId, "Zero hours alone"))).toBe(true);
+    // the hour it had alone is gone, not left at zero; the shared one is lowered
+    expect((await rows()).map((r) => r.count)).toEqual([1]);
+    await projectHoursEqualCells(app.sql, projectId);
   });
 
   it("draw the overview's charts from the project's hour cells, equal to the groups' cells, until the project's delete", async () => {
