@@ -46,20 +46,13 @@ export type TimelineItem = { at: Date; group_id: string; actor: Person | null } 
 /** The timeline keeps the newest this many entries of each kind of source. */
 export const TIMELINE_LIMIT = 200;
 
-/**
- * One issue's timeline: its own entries and those of the issues merged into it, oldest first.
- * Undefined when the group is not in the project.
- */
-export async function readTimeline(sql: Sql, projectId: string, groupId: string): Promise<TimelineItem[] | undefined> {
-  const [group] = await sql<TimelineGroup[]>`
-    select id, first_seen, first_version, regressed_at, regressed_version from error_groups where project_id = ${projectId} and id = ${groupId}`;
-  return group ? timelineOf(sql, projectId, group) : undefined;
-}
-
 /** What a timeline needs of its group's row (any read of the group that has these columns will do). */
 export type TimelineGroup = { id: string; first_seen: Date; first_version: string | null; regressed_at: Date | null; regressed_version: string | null };
 
-/** The timeline of a group already read from this project (the issue page has read it for its own header). */
+/**
+ * One issue's timeline: its own entries and those of the issues merged into it, oldest first; of a
+ * group already read from this project (the issue page and the timeline API have read it to check it).
+ */
 export async function timelineOf(sql: Sql, projectId: string, group: TimelineGroup): Promise<TimelineItem[]> {
   const groupId = group.id;
   const family = sql`(select ${groupId}::uuid union all select id from error_groups where project_id = ${projectId} and merged_into = ${groupId} and not merged_own)`;
