@@ -5,6 +5,7 @@ import { createSql } from "../db/client.js";
 import { FakeDiscord } from "../test/support/fake-discord.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * Every dashboard page at a phone width (390 px) and a desktop width (1280 px), filled with long
@@ -15,8 +16,9 @@ import { countersSettled } from "./support/counters.js";
  * - text is hidden sideways inside a box that scrolls or clips, with no shade at its edge telling
  *   that more is there (a tab bar cut at "Tr…", a table cut after its first columns);
  * - text squeezed into a column a few characters wide (a URL wrapping one character per line);
+ * - a radio button or check box stretched as wide as a text field;
  * - on the issues list, a row's counts are not on screen without scrolling.
- * Screenshots of every page at both widths: /tmp/narrow-<page>-<width>.png.
+ * Screenshots of every page at both widths: narrow-<page>-<width>.png in SCREENS_DIR (e2e/support/screens.ts).
  */
 const MIN_CHART_TEXT_PX = 11;
 let projectId = "";
@@ -187,6 +189,14 @@ async function layoutProblems(page: Page, minChartPx: number): Promise<string[]>
       const lines = tops.size;
       if (lines >= 3 && text.length / lines < 5) problems.push(`${name(el)} wraps into ${lines} lines of ${Math.round(text.length / lines)} characters`);
     }
+
+    // 5. a radio button or check box stretched by a rule for text fields (its label squeezed beside a
+    // wide empty box, or pushed onto its own line)
+    for (const box of document.querySelectorAll("input[type=radio], input[type=checkbox]")) {
+      if (!visible(box)) continue;
+      const r = box.getBoundingClientRect();
+      if (r.width > 3 * Math.max(r.height, 13)) problems.push(`${name(box.parentElement ?? box)}: a ${(box as HTMLInputElement).type} is ${Math.round(r.width)} px wide`);
+    }
     return problems;
   }, minChartPx);
 }
@@ -260,7 +270,7 @@ for (const width of [390, 1280]) {
     expect((await page.request.post("/api/auth/login", { data: { email: owner.email, password: PASSWORD } })).status()).toBe(200);
     const found: string[] = [];
     const check = async (name: string) => {
-      await page.screenshot({ path: `/tmp/narrow-${name}-${width}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENS}/narrow-${name}-${width}.png`, fullPage: true });
       for (const p of await layoutProblems(page, MIN_CHART_TEXT_PX)) found.push(`${name}: ${p}`);
     };
     for (const [name, path] of pages()) {
