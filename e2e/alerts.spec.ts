@@ -5,6 +5,7 @@ import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { putEconomyMap } from "../db/economy-maps.js";
 import { countersApplied } from "../test/support/counters.js";
 import { COINS_GEMS_MAP, coinsGemsPlayer } from "../test/support/economy-maps.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * An owner adds a Discord channel pointing at a local fake Discord, sends a test alert from the
@@ -72,7 +73,7 @@ test("create a rule limited to server errors and to issues 3 players had", async
       await expect(page.getByRole("status")).toContainText("Rule created.");
     }
     await expect(page.getByRole("row", { name: /Server pages/ })).toContainText("server errors only; 3+ players");
-    await page.screenshot({ path: `/tmp/relay-alerts-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/relay-alerts-${width}.png`, fullPage: true });
   }
   const rules = await page.request.get(`/api/team/projects/${projectId}/rules`);
   expect((await rules.json()).data).toEqual([expect.objectContaining({ name: "Server pages", server_only: true, min_players: 3, trigger: "new_group" })]);
@@ -104,7 +105,7 @@ test("economy rules: the form shows each economy trigger's fields, at 390 and 12
       await page.getByLabel("Currency").selectOption("gems");
       await page.getByLabel("Minimum amount").fill("1,000");
       await expect(page.getByTestId("economy-rule-help")).toContainText("naming the player and the jump");
-      await page.screenshot({ path: `e2e/artifacts/economy-alert-form-${width}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENS}/economy-alert-form-${width}.png`, fullPage: true });
       await page.getByRole("button", { name: "Create rule" }).click();
       await expect(page.getByRole("status")).toContainText("Rule created.");
     } else {
@@ -113,13 +114,13 @@ test("economy rules: the form shows each economy trigger's fields, at 390 and 12
       await expect(page.getByLabel("Minimum amount")).toHaveCount(0);
       await expect(page.getByLabel("Currency")).toContainText("Each currency");
       await page.getByLabel("Growth percent").fill("25");
-      await page.screenshot({ path: `e2e/artifacts/economy-alert-form-${width}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENS}/economy-alert-form-${width}.png`, fullPage: true });
       await page.getByRole("button", { name: "Create rule" }).click();
       await expect(page.getByRole("status")).toContainText("Rule created.");
       await expect(page.getByRole("row", { name: /Inflation/ })).toContainText("Money supply growth: more than 25% a day, each currency");
     }
     await expect(page.getByRole("row", { name: /Gem dupes/ })).toContainText("Economy anomaly: Gems, at least 1,000");
-    await page.screenshot({ path: `e2e/artifacts/economy-alert-rules-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/economy-alert-rules-${width}.png`, fullPage: true });
   }
   const rules = (await (await page.request.get(`/api/team/projects/${projectId}/rules`)).json()).data;
   expect(rules).toEqual([
@@ -142,7 +143,7 @@ test("economy rules: the form shows each economy trigger's fields, at 390 and 12
     await page.goto(`/projects/${projectId}/deliveries`);
     await expect(page.getByTestId("delivery-subject")).toContainText("Anomaly (rise");
     await expect(page.getByTestId("delivery-subject").getByRole("link", { name: "player 77" })).toHaveAttribute("href", `/projects/${projectId}/economy/players/77`);
-    await page.screenshot({ path: `e2e/artifacts/economy-deliveries-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/economy-deliveries-${width}.png`, fullPage: true });
   }
 });
 
@@ -188,7 +189,7 @@ test("edit a rule: every field labelled, environments picked from the data, stat
   await edit.getByRole("checkbox", { name: "staging" }).check();
   await edit.getByLabel("Other environments").fill("beta");
   await edit.getByRole("checkbox", { name: "warn" }).check();
-  await page.screenshot({ path: "e2e/artifacts/alerts-rule-edit-390.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/alerts-rule-edit-390.png`, fullPage: true });
   await edit.getByRole("button", { name: "Save rule" }).click();
   await expect(page.getByRole("status")).toContainText('Rule "Prod and staging issues" saved.');
   await expect(page.getByTestId("rule-edit-form")).toHaveCount(0);
@@ -217,13 +218,13 @@ test("edit a rule: every field labelled, environments picked from the data, stat
     await page.setViewportSize({ width, height: 900 });
     await page.goto(`/projects/${projectId}/alerts?edit=${(await created.json()).rule.id}`);
     await expect(page.getByTestId("rule-edit-form")).toBeVisible();
-    await page.screenshot({ path: `e2e/artifacts/alerts-rules-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/alerts-rules-${width}.png`, fullPage: true });
     await page.goto(`/projects/${projectId}/deliveries`);
     // the Alerts tab is the highlighted one, and the trigger reads as people say it
     await expect(page.locator("nav.tabs a.active")).toHaveText("Alerts");
     await expect(page.getByTestId("delivery-trigger").first()).toHaveText("Test alert");
     await expect(page.getByTestId("delivery").first()).toContainText("250");
-    await page.screenshot({ path: `e2e/artifacts/alerts-deliveries-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/alerts-deliveries-${width}.png`, fullPage: true });
   }
 });
 
@@ -270,7 +271,7 @@ test.describe("health rules without JavaScript", () => {
       await page.goto(`/projects/${projectId}/alerts`);
       await expect(page.getByRole("row", { name: /Leaking servers/ })).toContainText("a server above 3,000 MB for 10 min");
       await page.getByTestId("health-rule-form").locator("summary").click();
-      await page.screenshot({ path: `e2e/artifacts/health-alert-rules-${width}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENS}/health-alert-rules-${width}.png`, fullPage: true });
     }
     const rules = (await (await page.request.get(`/api/team/projects/${projectId}/rules`)).json()).data;
     expect(rules).toEqual([expect.objectContaining({ name: "Leaking servers", trigger: "server_memory", memory_mb: 3000, window_minutes: 10, cooldown_minutes: 30 })]);

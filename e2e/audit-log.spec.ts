@@ -1,13 +1,13 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * The audit log as an owner reads it: from Settings to the project's log, filtered to one family of
  * actions, exported as CSV; and the instance's log for an instance admin. Screenshots at 390 and
  * 1280 px, light and dark.
  */
-const SCREENS = process.env.SCREENS_DIR ?? "e2e/artifacts/screens";
 let owner: { id: string; email: string };
 let projectId: string;
 

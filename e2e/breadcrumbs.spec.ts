@@ -2,11 +2,12 @@ import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * An event's breadcrumbs on the issue page, at a phone width (390 px) and a desktop width
  * (1280 px): a compact list (time, level, category, message) that wraps long lines instead of
- * scrolling the page sideways. Screenshots: /tmp/crumbs-390.png and /tmp/crumbs-1280.png.
+ * scrolling the page sideways. Screenshots: crumbs-390.png and crumbs-1280.png in SCREENS_DIR.
  */
 test("an event's breadcrumbs are listed on the issue page, readable at 390 and 1280 px", async ({ page }) => {
   const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
@@ -51,7 +52,7 @@ test("an event's breadcrumbs are listed on the issue page, readable at 390 and 1
     await expectNoSidewaysScroll(page, `the issue page at ${width} px`);
     expect(await crumbs.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
     await crumbs.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `/tmp/crumbs-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/crumbs-${width}.png`, fullPage: true });
   }
 });
 

@@ -2,19 +2,20 @@ import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * A team triages together: the owner assigns an issue to a teammate from the Issues list, filters on
  * it, comments on the issue with a link and sees the timeline (first seen, assignment, status change,
  * comment); the teammate sees "Assigned 1" in the nav and the notice. Screenshots at 1280 and 390 px,
- * light and dark, land in e2e/artifacts/.
+ * light and dark, land in SCREENS_DIR (e2e/support/screens.ts).
  */
 async function shots(page: Page, name: string) {
   for (const scheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-      await page.screenshot({ path: `e2e/artifacts/${name}-${width}-${scheme}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENS}/${name}-${width}-${scheme}.png`, fullPage: true });
     }
   }
   await page.emulateMedia({ colorScheme: "light" });

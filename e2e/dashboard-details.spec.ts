@@ -3,6 +3,7 @@ import { expect, test, type Browser, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * The dashboard's details at 390 and 1280 px, light and dark: long issue titles that stay readable
@@ -17,7 +18,6 @@ let projectId = "";
 let apiKey = "";
 let owner = { id: "", email: "" };
 const ids: Record<string, string> = {};
-const SCREENS = process.env.SCREENS_DIR ?? "e2e/artifacts/screens";
 const LONG_ID = "4112233445566";
 const TRACE = "7c1d2e3f-4a5b-4c6d-8e7f-0000000000aa";
 const COMBAT = "ServerScriptService.CombatController.WeaponService:123: attempt to index nil with 'Humanoid'";

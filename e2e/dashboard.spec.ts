@@ -1,11 +1,12 @@
 import { expect, test as base, type Page } from "@playwright/test";
 import { startFreshServer } from "./support/fresh-server";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * The team's morning in a real Chromium: first-run setup, sign-in, a project with its key shown
  * once, events sent through the public API showing up, triage from the issue page, share links
- * opened by someone without an account, sign-out. Screenshots land in e2e/artifacts/.
+ * opened by someone without an account, sign-out. Screenshots land in SCREENS_DIR (e2e/support/screens.ts).
  */
 // this spec starts from an empty database: the first-run setup page only exists while no user does
 const test = base.extend<object, { fresh: { url: string } }>({
@@ -112,7 +113,7 @@ test("events sent through the API appear in the overview and the issues list", a
   await expect(page.getByTestId("total-errors")).toHaveText("19");
   await expect(page.getByRole("img", { name: /Occurrences per hour over the last 24h/ })).toBeVisible();
   await expect(page.getByRole("link", { name: /attempt to index nil/ })).toBeVisible();
-  await page.screenshot({ path: "e2e/artifacts/overview.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/overview.png`, fullPage: true });
 
   await page.getByRole("link", { name: "Issues", exact: true }).click();
   await expect(page.getByRole("link", { name: /attempt to index nil with 'Humanoid'/ })).toBeVisible();
@@ -145,7 +146,7 @@ test("the issue page shows the details and resolves the issue", async ({ page })
   await expect(page.getByRole("img", { name: /per hour over the last 7 days/ })).toBeVisible();
   await expect(page.locator("dl.facts").first()).toContainText("Players affected3");
   await expect(page.getByText("builderman").first()).toBeVisible();
-  await page.screenshot({ path: "e2e/artifacts/issue-detail.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/issue-detail.png`, fullPage: true });
 
   // the trace link leads to every event of the trace, across issues
   await page.getByRole("link", { name: "6f9619ff-8b86-d011-b42d-00cf4fc964ff" }).first().click();
@@ -182,7 +183,7 @@ test("a viewer share link opened without an account shows the issue but cannot c
   await expect(page.getByRole("button", { name: /Resolve|Reopen|Ignore/ })).toHaveCount(0);
   await expect(page.locator("body")).not.toContainText("builderman");
   await expect(page.locator("body")).not.toContainText("1000");
-  await page.screenshot({ path: "e2e/artifacts/share.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/share.png`, fullPage: true });
   // the page is public, the dashboard is not
   await page.goto(projectUrl);
   await expect(page).toHaveURL(/\/login/);

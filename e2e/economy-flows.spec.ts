@@ -4,6 +4,7 @@ import { createUser } from "../app/accounts/users.server.js";
 import { createProject } from "../app/team/projects.server.js";
 import { createSql } from "../db/client.js";
 import { COINS_GEMS_MAP as MAP, coinsGemsPlayer } from "../test/support/economy-maps.js";
+import { SCREENS } from "./support/screens.js";
 
 /** The overview's sources-and-sinks panel, over flows and pushes sent through the API, at a phone's and a desktop's width. */
 const PASSWORD = "correct horse battery";
@@ -67,20 +68,20 @@ for (const width of [390, 1280]) {
     await expect(unexplained).toContainText("+300");
     // nothing scrolls the page sideways
     expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(width);
-    await panel.screenshot({ path: `e2e/artifacts/economy-flows-coins-${width}.png` });
+    await panel.screenshot({ path: `${SCREENS}/economy-flows-coins-${width}.png` });
 
     // every currency: a table per currency that moved, and the currency named on each unexplained gain
     await page.goto(`/projects/${withFlows}/economy`);
     await expect(panel.getByTestId("flow-sources-gems").locator("tbody tr td:first-child")).toHaveText(["purchase", "quest", "admin", "All sources"]);
     await expect(panel.getByTestId("unexplained").locator("thead th")).toContainText(["Currency"]);
     expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(width);
-    await panel.screenshot({ path: `e2e/artifacts/economy-flows-all-${width}.png` });
+    await panel.screenshot({ path: `${SCREENS}/economy-flows-all-${width}.png` });
 
     // a game that sends no flows: the panel says how to send them
     await page.goto(`/projects/${withoutFlows}/economy`);
     await expect(page.getByTestId("flows-howto")).toContainText("Monitor.economy.flow(player, currency, amount, source, item?)");
     await expect(page.getByTestId("flow-sources-coins")).toHaveCount(0);
     expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(width);
-    await page.getByTestId("flows-panel").screenshot({ path: `e2e/artifacts/economy-flows-none-${width}.png` });
+    await page.getByTestId("flows-panel").screenshot({ path: `${SCREENS}/economy-flows-none-${width}.png` });
   });
 }

@@ -1,6 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * The currency map in a real browser: an owner replaces the default (RP) map with a ProfileStore
@@ -10,7 +11,6 @@ import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
  * the economy overview. Screenshots of the settings page (with a preview) and the player page at
  * 390 and 1280 px go to SCREENS_DIR (default e2e/artifacts/screens).
  */
-const SCREENS = process.env.SCREENS_DIR ?? "e2e/artifacts/screens";
 let projectId = "";
 let apiKey = "";
 let owner = { id: "", email: "" };

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { createUser } from "../app/accounts/users.server.js";
 import { createProject } from "../app/team/projects.server.js";
 import { createSql } from "../db/client.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * A game's first day on the overview: 150 players pushed for the first time (10,000 each), 40 of
@@ -50,7 +51,7 @@ for (const width of [390, 1280]) {
     const point = page.getByRole("img", { name: "Money supply per day" }).locator("circle title").last();
     await expect(point).toHaveText(/: 1,480,000 \(— that day; 150 new players brought 1,500,000, others −20,000\)$/);
     expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(width);
-    await page.screenshot({ path: `e2e/artifacts/economy-opening-${width}.png`, fullPage: true });
-    await page.locator("section.panel", { has: openings }).screenshot({ path: `e2e/artifacts/economy-opening-supply-${width}.png` });
+    await page.screenshot({ path: `${SCREENS}/economy-opening-${width}.png`, fullPage: true });
+    await page.locator("section.panel", { has: openings }).screenshot({ path: `${SCREENS}/economy-opening-supply-${width}.png` });
   });
 }

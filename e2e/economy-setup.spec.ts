@@ -2,6 +2,7 @@ import { expect, test, type Browser, type Page } from "@playwright/test";
 import { createProject } from "../app/team/projects.server.js";
 import { createSql } from "../db/client.js";
 import { makeUser, PASSWORD } from "../test/support/team.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * Setting up the economy in a real browser, at a phone's and a desktop's width: the new-project form's
@@ -9,7 +10,6 @@ import { makeUser, PASSWORD } from "../test/support/team.js";
  * pushed profile, and a player page with one line per currency and its marks. Screenshots go to
  * SCREENS_DIR (default e2e/artifacts/screens).
  */
-const SCREENS = process.env.SCREENS_DIR ?? "e2e/artifacts/screens";
 const WIDTHS = [390, 1280];
 let owner = { id: "", email: "" };
 let emptyProject = "";

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { createUser } from "../app/accounts/users.server.js";
 import { createProject } from "../app/team/projects.server.js";
 import { createSql } from "../db/client.js";
+import { SCREENS } from "./support/screens.js";
 
 /** The economy overview and a player page, in a real browser, over data pushed through the API. */
 const PASSWORD = "correct horse battery";
@@ -152,15 +153,15 @@ test.describe("economy overview per currency", () => {
       await expect(page.getByRole("img", { name: "Gained and lost per day" })).toBeVisible();
       // nothing scrolls the page sideways
       expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(width);
-      await page.screenshot({ path: `e2e/artifacts/economy-overview-total-${width}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENS}/economy-overview-total-${width}.png`, fullPage: true });
       // all currencies by default: the gems dupe is listed and named although the view is of the total
       const dupe = page.getByTestId("anomalies").locator("tbody tr", { hasText: "gamer_7" });
       await expect(dupe).toContainText("Gems");
       await expect(dupe).toContainText("2,500,000");
       await expect(page.getByTestId("anomaly-thresholds")).toContainText(/Gems over [\d.]+× and \+[\d,]+ \(learned from \d+ rises\)/);
-      await page.getByTestId("anomalies-panel").screenshot({ path: `e2e/artifacts/economy-anomalies-${width}.png` });
-      await page.locator(".even-cards").screenshot({ path: `e2e/artifacts/economy-cards-${width}.png` });
-      await page.locator("section.panel", { has: page.getByRole("img", { name: "Gained and lost per day" }) }).screenshot({ path: `e2e/artifacts/economy-flow-${width}.png` });
+      await page.getByTestId("anomalies-panel").screenshot({ path: `${SCREENS}/economy-anomalies-${width}.png` });
+      await page.locator(".even-cards").screenshot({ path: `${SCREENS}/economy-cards-${width}.png` });
+      await page.locator("section.panel", { has: page.getByRole("img", { name: "Gained and lost per day" }) }).screenshot({ path: `${SCREENS}/economy-flow-${width}.png` });
 
       await page.getByTestId("currency-gems").click();
       await expect(page).toHaveURL(/\?currency=gems$/);
@@ -170,7 +171,7 @@ test.describe("economy overview per currency", () => {
       // the same list whichever currency the page shows
       await expect(page.getByTestId("anomalies").locator("tbody tr", { hasText: "gamer_7" })).toContainText("2,500,000");
       await expect(page.getByTestId("card-newcomers").locator(".value")).toHaveText("4");
-      await page.screenshot({ path: `e2e/artifacts/economy-overview-gems-${width}.png`, fullPage: true });
+      await page.screenshot({ path: `${SCREENS}/economy-overview-gems-${width}.png`, fullPage: true });
     });
 
     test(`settings show each currency's learned threshold and take an override at ${width} px`, async ({ page }) => {
@@ -194,7 +195,7 @@ test.describe("economy overview per currency", () => {
       await expect(coins.getByRole("alert")).toHaveText("Factor must be greater than 1");
       await expect(page.getByTestId("threshold-effective-coins")).toContainText("(overridden here)");
       expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(width);
-      await section.screenshot({ path: `e2e/artifacts/economy-thresholds-${width}.png` });
+      await section.screenshot({ path: `${SCREENS}/economy-thresholds-${width}.png` });
       await coins.getByRole("button", { name: "Back to learned" }).click();
       await expect(page.getByRole("status")).toContainText("Coins: back to the");
       await expect(coins.getByRole("button", { name: "Back to learned" })).toHaveCount(0);

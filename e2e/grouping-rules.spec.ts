@@ -1,6 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * Grouping rules in Settings: preview a rule against stored events, a bad regex shown beside its field,
@@ -98,7 +99,7 @@ test("grouping rules with JavaScript: preview, bad regex, add, reorder, apply; 3
     await sendEvents(page, apiKey);
     await page.setViewportSize({ width, height: 900 });
     await runScenario(page, projectId, async (name) => {
-      await page.locator("#grouping-rules").screenshot({ path: `e2e/artifacts/grouping-rules-${name}-${width}.png` });
+      await page.locator("#grouping-rules").screenshot({ path: `${SCREENS}/grouping-rules-${name}-${width}.png` });
     });
     // nothing wider than the screen
     await page.goto(`/projects/${projectId}/settings`);
@@ -114,7 +115,7 @@ test("grouping rules without JavaScript: the same, by plain form posts", async (
   await signIn(page, user.email);
   await sendEvents(page, apiKey);
   await runScenario(page, projectId, async (name) => {
-    if (name === "preview") await page.locator("#grouping-rules").screenshot({ path: "e2e/artifacts/grouping-rules-nojs-preview-390.png" });
+    if (name === "preview") await page.locator("#grouping-rules").screenshot({ path: `${SCREENS}/grouping-rules-nojs-preview-390.png` });
   });
   // edit through the link (a page load) and delete
   await page.goto(`/projects/${projectId}/settings`);

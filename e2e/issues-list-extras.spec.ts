@@ -2,6 +2,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * The issues list's extras in a real browser: each row's 24-hour sparkline, the header checkbox that
@@ -15,7 +16,6 @@ let apiKey = "";
 let owner = { id: "", email: "" };
 const ids: Record<string, string> = {};
 const TRACE = "7c1d2e3f-4a5b-4c6d-8e7f-000000000001";
-const SCREENS = process.env.SCREENS_DIR ?? "e2e/artifacts/screens";
 
 test.describe.configure({ mode: "serial" });
 

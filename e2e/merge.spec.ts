@@ -2,12 +2,13 @@ import { expect, test } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * A member ticks two issues on the Issues list and asks to merge them; a confirmation lists both and
  * lets them pick the issue that stays. The merged-away issue's page names and links the issue it is
  * in, without status actions; one part is split out again from the merged issue's page. Screenshots
- * at 1280 and 390 px land in e2e/artifacts/.
+ * at 1280 and 390 px land in SCREENS_DIR (e2e/support/screens.ts).
  */
 test("merge two issues into the one picked in the confirmation, then unmerge it from the issue page", async ({ page }) => {
   const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
@@ -45,9 +46,9 @@ test("merge two issues into the one picked in the confirmation, then unmerge it 
   await expect(dialog).toBeVisible({ timeout: 15_000 });
   // the issue with the most occurrences is suggested; the user keeps the other one
   await expect(dialog.getByRole("radio", { name: new RegExp(big.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) })).toBeChecked();
-  await page.screenshot({ path: "e2e/artifacts/merge-confirm-1280.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/merge-confirm-1280.png`, fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: "e2e/artifacts/merge-confirm-390.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/merge-confirm-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
   await dialog.getByText(small).click();
   await dialog.getByRole("button", { name: "Merge 2 issues" }).click();
@@ -62,9 +63,9 @@ test("merge two issues into the one picked in the confirmation, then unmerge it 
   await expect(page.getByRole("button", { name: "Resolve" })).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Ignore" })).toHaveCount(0);
   await expect(page.getByText("Snooze: ignore until…")).toHaveCount(0);
-  await page.screenshot({ path: "e2e/artifacts/merged-away-1280.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/merged-away-1280.png`, fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: "e2e/artifacts/merged-away-390.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/merged-away-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
   await note.getByRole("link", { name: small }).click();
 
@@ -73,7 +74,7 @@ test("merge two issues into the one picked in the confirmation, then unmerge it 
   await expect(merged).toContainText("this issue's own");
   await expect(merged.getByRole("row")).toHaveCount(3);
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: "e2e/artifacts/issue-merged-390.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/issue-merged-390.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
   await merged.getByRole("button", { name: "Unmerge" }).click();
   await expect(page.getByRole("status")).toContainText("Split out 1 issue", { timeout: 15_000 });

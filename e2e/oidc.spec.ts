@@ -3,13 +3,13 @@ import { startFreshServer } from "./support/fresh-server";
 import { startLocalProvider, type LocalProvider } from "../test/support/oidc";
 import { createSql } from "../db/client.js";
 import { createUser } from "../app/accounts/users.server.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * Sign-in through a real OpenID Connect provider (npm oidc-provider) on 127.0.0.1: the buttons on
  * the sign-in page, the provider's own login and consent pages, an account created for an allowed
  * domain, a Roblox identity linked from the Account page and then used, and a refusal.
  */
-const SCREENS = "e2e/artifacts";
 /** one person per run (width × colour scheme), each with a Roblox account */
 const PEOPLE = ["ana", "ben", "cara", "dan"];
 const robloxIdOf = (i: number) => String(1516563360 + i);

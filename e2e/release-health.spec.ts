@@ -4,6 +4,7 @@ import { binOf, binValue } from "../db/health-cells.js";
 import { runHealthJob } from "../jobs/health.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * Release health and Live servers in a real browser, on data sent the way game servers send it
@@ -13,7 +14,6 @@ import { countersSettled } from "./support/counters.js";
  * against what was sent; the window form works without JavaScript; screenshots at 390 and 1280 px,
  * light and dark, go to SCREENS_DIR (default e2e/artifacts/screens).
  */
-const SCREENS = process.env.SCREENS_DIR ?? "e2e/artifacts/screens";
 let projectId = "";
 let apiKey = "";
 let owner = { id: "", email: "" };

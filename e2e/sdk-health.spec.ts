@@ -1,12 +1,13 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * The overview's SDK health panel at a phone width (390 px) and a desktop width (1280 px): first
  * "Nothing lost" for a project whose SDK reported nothing, then the losses by reason and category
  * (from a batch's client_report and a report of its own) and the SDK's last warning.
- * Screenshots: e2e/artifacts/sdk-health-empty-390.png, e2e/artifacts/sdk-health-390.png, e2e/artifacts/sdk-health-1280.png.
+ * Screenshots in SCREENS_DIR: sdk-health-empty-390.png, sdk-health-390.png, sdk-health-1280.png.
  */
 test("the SDK health panel shows what the SDK lost, by reason, and its last warning", async ({ page }) => {
   const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
@@ -22,7 +23,7 @@ test("the SDK health panel shows what the SDK lost, by reason, and its last warn
   await expect(panel.getByTestId("sdk-health-none")).toContainText("Nothing lost");
   await expect(panel.getByTestId("sdk-health-warning")).toContainText("No SDK warning reported");
   await panel.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: "e2e/artifacts/sdk-health-empty-390.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/sdk-health-empty-390.png`, fullPage: true });
 
   const warnedAt = new Date(Date.now() - 2 * 3_600_000).toISOString();
   const batch = await page.request.post("/api/ingest", {
@@ -73,7 +74,7 @@ test("the SDK health panel shows what the SDK lost, by reason, and its last warn
     await expect(panel.getByTestId("sdk-health-warning")).toContainText("The error queue is full");
     await expectNoSidewaysScroll(page, `the overview at ${width} px`);
     await panel.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `e2e/artifacts/sdk-health-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/sdk-health-${width}.png`, fullPage: true });
   }
 });
 

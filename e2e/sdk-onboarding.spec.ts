@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { createUser } from "../app/accounts/users.server.js";
 import { createProject } from "../app/team/projects.server.js";
 import { createSql } from "../db/client.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * A new project's overview shows how to install the Roblox SDK: a ready-to-paste server Script
@@ -42,7 +43,7 @@ for (const width of [390, 1280]) {
     expect(box.x).toBeGreaterThanOrEqual(0);
     expect(box.x + box.width).toBeLessThanOrEqual(width);
     expect(await panel.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
-    await page.screenshot({ path: `e2e/artifacts/onboarding-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/onboarding-${width}.png`, fullPage: true });
   });
 }
 
@@ -67,7 +68,7 @@ test("the copy button copies the script, and the first event turns the indicator
   expect(sent.status()).toBe(200);
   const link = page.getByTestId("first-event").getByRole("link", { name: "open the first issue" });
   await expect(link).toBeVisible({ timeout: 15_000 });
-  await page.screenshot({ path: "e2e/artifacts/onboarding-first-event.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/onboarding-first-event.png`, fullPage: true });
   await link.click();
   await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/issues/[0-9a-f-]{36}$`));
   await expect(page.getByText("first error from Roblox").first()).toBeVisible();

@@ -2,11 +2,12 @@ import { expect, test } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * An owner creates a Sentry DSN in Settings, copies it, an event is sent to it over the Sentry
  * envelope protocol, and its breadcrumbs show on the issue page. Screenshots at phone and desktop
- * widths land in e2e/artifacts/.
+ * widths land in SCREENS_DIR (e2e/support/screens.ts).
  */
 test("create a Sentry DSN in Settings, copy it, and see an event sent to it with its breadcrumbs", async ({ page, context }) => {
   const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
@@ -33,7 +34,7 @@ test("create a Sentry DSN in Settings, copy it, and see an event sent to it with
   await row.getByRole("button", { name: "Copy the DSN website" }).click();
   await expect(row.getByRole("button", { name: "Copy the DSN website" })).toHaveText("Copied");
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(dsn);
-  await page.screenshot({ path: "e2e/artifacts/sentry-settings-1280.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/sentry-settings-1280.png`, fullPage: true });
 
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
@@ -43,7 +44,7 @@ test("create a Sentry DSN in Settings, copy it, and see an event sent to it with
   const box = (await panel.getByTestId("dsn").boundingBox())!;
   expect(box.x + box.width).toBeLessThanOrEqual(390);
   await panel.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: "e2e/artifacts/sentry-settings-390.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/sentry-settings-390.png`, fullPage: true });
 
   // an event over the envelope protocol, keyed only by the DSN in the envelope header
   const { username, pathname } = new URL(dsn);
@@ -72,7 +73,7 @@ test("create a Sentry DSN in Settings, copy it, and see an event sent to it with
   await expect(crumbs).toContainText("Shop opened");
   await expect(crumbs).toContainText("PurchaseItem invoked");
   await expect(page.locator("pre").first()).toContainText("ServerScriptService.Remotes:77 function onPurchase");
-  await page.screenshot({ path: "e2e/artifacts/sentry-issue-breadcrumbs.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/sentry-issue-breadcrumbs.png`, fullPage: true });
 
   // revoking refuses the DSN from then on
   await page.goto(`/projects/${projectId}/settings`);

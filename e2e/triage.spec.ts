@@ -3,6 +3,7 @@ import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { insertMember } from "../db/members.js";
 import { countersSettled } from "./support/counters.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * Every dashboard page at a phone width (390 px) and a desktop width (1280 px), in light and dark
@@ -145,7 +146,7 @@ for (const width of [390, 1280]) {
         expect(r?.status(), path).toBe(200);
         await expectNoSidewaysScroll(page, name);
         if (scheme === "light" || ["issues", "issue", "economy", "overview"].includes(name)) {
-          await page.screenshot({ path: `e2e/artifacts/screens/${name}-${width}${scheme === "dark" ? "-dark" : ""}.png`, fullPage: true });
+          await page.screenshot({ path: `${SCREENS}/${name}-${width}${scheme === "dark" ? "-dark" : ""}.png`, fullPage: true });
         }
       }
       // signed-out pages
@@ -153,7 +154,7 @@ for (const width of [390, 1280]) {
       for (const [name, path] of [["login", "/login"], ["share", shareUrl]]) {
         expect((await page.goto(path))?.status(), path).toBe(200);
         await expectNoSidewaysScroll(page, name);
-        if (scheme === "light") await page.screenshot({ path: `e2e/artifacts/screens/${name}-${width}.png`, fullPage: true });
+        if (scheme === "light") await page.screenshot({ path: `${SCREENS}/${name}-${width}.png`, fullPage: true });
       }
       await context.close();
     });
@@ -240,7 +241,7 @@ test("issues are titled by their grouping form, not by the data of whoever had t
   await expect(issues).not.toContainText("xX_NoobSlayer_Xx");
   for (const width of [390, 1280]) {
     await page.setViewportSize({ width, height: 900 });
-    await page.screenshot({ path: `e2e/artifacts/screens/issues-title-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/issues-title-${width}.png`, fullPage: true });
   }
   await issues.getByRole("link", { name: SHOP_TITLE, exact: true }).click();
   // the heading is the title; the latest event's message is below it as it was sent
@@ -249,7 +250,7 @@ test("issues are titled by their grouping form, not by the data of whoever had t
   for (const width of [390, 1280]) {
     await page.setViewportSize({ width, height: 900 });
     await expectNoSidewaysScroll(page, `titled issue at ${width} px`);
-    await page.screenshot({ path: `e2e/artifacts/screens/issue-title-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/issue-title-${width}.png`, fullPage: true });
   }
   // Builderman's page: his shop issue does not carry the other player's name
   await page.goto(`/projects/${projectId}/players/1000`);
@@ -292,7 +293,7 @@ test("the issues list's filters keep their value through Apply, and search finds
     await expect(environment).toHaveValue("staging");
     const combat = page.locator("tr", { hasText: "attempt to index nil" });
     await expect(combat.locator(".envs .tag")).toHaveText(["production", "staging"]);
-    await page.screenshot({ path: `/tmp/search-issues-env-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/search-issues-env-${width}.png`, fullPage: true });
     // a player's name finds the issues they had; the box says what was searched
     await page.getByLabel("Search").fill("KittyCat");
     await page.getByLabel("Environment").selectOption("");
@@ -300,7 +301,7 @@ test("the issues list's filters keep their value through Apply, and search finds
     await expect(page.getByTestId("issue-total")).toHaveText("1 issue");
     await expect(page.locator("table.issues tbody tr").first()).toContainText("attempt to index nil");
     await expect(page.getByTestId("search-scope")).toContainText("Searched messages, culprits, script paths and function names in stack frames, player names and user ids");
-    await page.screenshot({ path: `/tmp/search-issues-search-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/search-issues-search-${width}.png`, fullPage: true });
     // a user id: exactly that player's issues (Combat, HTTP 429 and the shop)
     await page.getByLabel("Search").fill("1001");
     await page.getByRole("button", { name: "Apply" }).click();
@@ -308,7 +309,7 @@ test("the issues list's filters keep their value through Apply, and search finds
     await page.getByLabel("Search").fill("Spawn99");
     await page.getByRole("button", { name: "Apply" }).click();
     await expect(page.getByText("No issues match “Spawn99” with these filters.")).toBeVisible();
-    await page.screenshot({ path: `/tmp/search-issues-none-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/search-issues-none-${width}.png`, fullPage: true });
     await context.close();
   }
 });
@@ -344,7 +345,7 @@ test("destructive actions ask first; members do not see owner-only controls", as
   await expect(page.getByTestId("channel-#errors")).toBeVisible();
   await expect(page.getByRole("button", { name: "Send test" })).toBeHidden();
   await expect(page.getByRole("button", { name: "Add channel" })).toBeHidden();
-  await page.screenshot({ path: "e2e/artifacts/screens/alerts-member-1280.png", fullPage: true });
+  await page.screenshot({ path: `${SCREENS}/alerts-member-1280.png`, fullPage: true });
 });
 
 test("a frequency rule needs N and M, and the rule form starts empty after a save", async ({ page }) => {

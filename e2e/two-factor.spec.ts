@@ -2,13 +2,13 @@ import { expect, test } from "@playwright/test";
 import { createSql } from "../db/client.js";
 import { makeProject, makeUser, PASSWORD } from "../test/support/team.js";
 import { codeAt } from "../app/accounts/two-factor.server.js";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * Two-factor authentication in a real Chromium: enroll from the Account page (QR code, key, a code to
  * confirm, recovery codes shown once), sign out, sign in with the password and then a code, and set a
- * project's requirement. At 390 and 1280 px, light and dark; screenshots in e2e/artifacts/.
+ * project's requirement. At 390 and 1280 px, light and dark; screenshots in SCREENS_DIR (e2e/support/screens.ts).
  */
-const SCREENS = "e2e/artifacts/two-factor";
 
 async function setUp() {
   const sql = createSql(process.env.E2E_DATABASE_URL!, 2);
@@ -24,7 +24,7 @@ for (const width of [390, 1280]) {
       const { user, projectId } = await setUp();
       const context = await browser.newContext({ colorScheme, viewport: { width, height: 900 } });
       const page = await context.newPage();
-      const shot = (name: string) => page.screenshot({ path: `${SCREENS}/${name}-${width}-${colorScheme}.png`, fullPage: true });
+      const shot = (name: string) => page.screenshot({ path: `${SCREENS}/two-factor-${name}-${width}-${colorScheme}.png`, fullPage: true });
 
       await page.goto("/login");
       await page.getByLabel("Email").fill(user.email);
@@ -80,7 +80,7 @@ for (const width of [390, 1280]) {
       await panel.getByRole("button", { name: "Save" }).click();
       await expect(panel.getByRole("status")).toContainText("Two-factor requirement saved.");
       await panel.scrollIntoViewIfNeeded();
-      await page.screenshot({ path: `${SCREENS}/requirement-${width}-${colorScheme}.png` });
+      await page.screenshot({ path: `${SCREENS}/two-factor-requirement-${width}-${colorScheme}.png` });
       await context.close();
     });
   }

@@ -1,5 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import { startFreshServer } from "./support/fresh-server";
+import { SCREENS } from "./support/screens.js";
 
 /**
  * A new studio's first hour in the words it would use, on a server of its own (first run, and
@@ -10,7 +11,6 @@ import { startFreshServer } from "./support/fresh-server";
  */
 const EMAIL = "studio@example.test";
 const PASSWORD = "a long first password";
-const SHOTS = process.env.WORDS_SHOTS_DIR ?? "e2e/artifacts/screens";
 
 let server: { url: string; close: () => Promise<void> };
 let projectPath: string;
@@ -32,7 +32,7 @@ async function signIn(page: Page) {
 async function shoot(page: Page, name: string) {
   for (const width of [390, 1280]) {
     await page.setViewportSize({ width, height: 900 });
-    await page.screenshot({ path: `${SHOTS}/words-${name}-${width}.png`, fullPage: true });
+    await page.screenshot({ path: `${SCREENS}/words-${name}-${width}.png`, fullPage: true });
     expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width} px`).toBeLessThanOrEqual(width);
   }
 }
