@@ -4,7 +4,8 @@
  * An ingest batch (db/events.ts) writes its group rows, events and traces, and appends one row per
  * project to `counter_deltas` with everything else it adds: distinct users per group row and per
  * project, counts per environment and per version, the minute, hour and day rollup cells, the
- * occurrences per game version and hour (every one, throttled or stored: rollup_version_hour), and
+ * occurrences per game version and hour (every one, throttled or stored: rollup_version_hour) and
+ * the error-level ones per minute (rollup_version_minute), and
  * the stored events per group row and text (db/event-messages.ts). The
  * drain deletes pending rows in id order (`returning` them), sums them in SQL and applies the sums
  * with upserts, all in one statement: a drain that fails or rolls back applies nothing and leaves
@@ -237,15 +238,31 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
       select project_id, date_trunc('day', bucket, 'UTC'), group_id, level, origin_id, sum(count) from minutes
       group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
       on conflict (project_id, bucket, group_id, level, origin_id) do update set count = r.count + excluded.count
+    ), version_cells as (
+      -- every occurrence per game version, environment, minute (ms) and level, throttled ones included
+      select taken.project_id, x->>0 as version, x->>1 as environment, (x->>2)::bigint as at, x->>3 as level, (x->>4)::bigint as count
+      from taken cross join lateral jsonb_array_elements(taken.payload->'vm') x
     ), by_version_hour as (
-      -- every occurrence per game version, environment, hour and level (migration 120): the release
-      -- health error rate's numerator, throttled occurrences included
+      -- by hour (migration 120): the release health error rate's numerator and its hourly series;
+      -- rows pending from before migration 146 carry their cells by hour already (h)
       insert into rollup_version_hour as r (project_id, version, environment, bucket, level, count)
-      select taken.project_id, x->>0, x->>1, to_timestamp((x->>2)::float8 / 1000), x->>3, sum((x->>4)::bigint)
-      from taken cross join lateral jsonb_array_elements(taken.payload->'h') x
+      select project_id, version, environment, to_timestamp(at / 3600000 * 3600), level, sum(count) from (
+        select project_id, version, environment, at, level, count from version_cells
+        union all
+        select taken.project_id, x->>0, x->>1, (x->>2)::bigint, x->>3, (x->>4)::bigint
+        from taken cross join lateral jsonb_array_elements(taken.payload->'h') x
+      ) c
       group by 1, 2, 3, 4, 5
       order by 1, 2, 4, 3, 5
       on conflict (project_id, version, bucket, environment, level) do update set count = r.count + excluded.count
+    ), by_version_minute as (
+      -- error-level ones by minute (migration 146): what the error-rate alert divides over its window
+      insert into rollup_version_minute as r (project_id, version, environment, bucket, count)
+      select project_id, version, environment, to_timestamp(at / 1000), sum(count) from version_cells
+      where level = 'error'
+      group by 1, 2, 3, 4
+      order by 1, 2, 4, 3
+      on conflict (project_id, version, bucket, environment) do update set count = r.count + excluded.count
     ), windows as (
       -- all four windows at once from the minute cells: a 7d or 30d window starts on the hour, so a
       -- minute cell is in it iff its hour cell is

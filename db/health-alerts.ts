@@ -20,7 +20,12 @@ export async function projectsWithHealthRules(sql: Sql): Promise<string[]> {
   return rows.map((r) => r.project_id);
 }
 
-/** Per version over [from, to): player-minutes (the samples' players) and error-level occurrences of stored events. */
+/**
+ * Per version over [from, to): player-minutes (the samples' players) and error-level occurrences, every
+ * one received, throttled ones included (rollup_version_minute, kept by the counter drain: a read
+ * sees what was received up to the staleness bound before it, and the minute job reads a minute
+ * behind).
+ */
 export async function errorRates(sql: Sql, projectId: string, from: Date, to: Date, envs: string[]) {
   return sql<{ place_version: string; player_minutes: number; errors: number }[]>`
     with pm as (
@@ -28,10 +33,10 @@ export async function errorRates(sql: Sql, projectId: string, from: Date, to: Da
       where project_id = ${projectId} and minute >= ${from} and minute < ${to} ${envIn(sql, "environment", envs)}
       group by place_version
     ), ev as (
-      select game_version as place_version, sum(count)::float8 as errors from events
-      where project_id = ${projectId} and "timestamp" >= ${from} and "timestamp" < ${to} and level = 'error'
-        and game_version = any(select place_version from pm) ${envIn(sql, "environment", envs)}
-      group by game_version
+      select version as place_version, sum(count)::float8 as errors from rollup_version_minute
+      where project_id = ${projectId} and bucket >= ${from} and bucket < ${to}
+        and version = any(select place_version from pm) ${envIn(sql, "environment", envs)}
+      group by version
     )
     select pm.place_version, pm.player_minutes, coalesce(ev.errors, 0)::float8 as errors
     from pm left join ev on ev.place_version = pm.place_version`;

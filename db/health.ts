@@ -580,6 +580,12 @@ export async function pruneHealth(sql: Sql, retentionDays: number, batchSize = 5
     sql`delete from rollup_version_hour h using (select ctid from rollup_version_hour where bucket < ${cutoff}::timestamptz - interval '1 hour' limit ${batchSize}) x
         where h.ctid = x.ctid`,
   );
+  // the error-rate alert's minutes: its longest window is a day (1,440 minutes)
+  await batched("version_minutes", () =>
+    sql`delete from rollup_version_minute h using (
+          select ctid from rollup_version_minute where bucket < now() - interval '2 days' limit ${batchSize}) x
+        where h.ctid = x.ctid`,
+  );
   await batched("player_days", () =>
     sql`delete from health_player_days h using (select ctid from health_player_days where day < (${cutoff}::timestamptz at time zone 'UTC')::date - 1 limit ${batchSize}) x
         where h.ctid = x.ctid`,

@@ -161,6 +161,7 @@ export async function deleteProject(sql: Sql, id: string, actorId: string | null
     await tx`delete from client_report_keys where project_id = ${id}`;
     for (const t of ROLLUP_TABLES) await tx`delete from ${tx(t)} where project_id = ${id}`;
     await tx`delete from rollup_version_hour where project_id = ${id}`;
+    await tx`delete from rollup_version_minute where project_id = ${id}`;
     for (const t of HEALTH_TABLES) await tx`delete from ${tx(t)} where project_id = ${id}`;
     await tx`delete from projects where id = ${id}`;
     return true;

@@ -179,8 +179,12 @@ export type ProjectDelta = {
     r: RowDelta[];
     /** per user: [user id, last seen (ms), player name] */
     s: unknown[][];
-    /** occurrences per game version: [version, environment, hour (ms), level, count] (rollup_version_hour) */
-    h?: (string | number)[][];
+    /**
+     * occurrences per game version: [version, environment, minute (ms), level, count] (rollup_version_hour
+     * by their hour; rollup_version_minute, error level only). Rows written before it carry `h`, the
+     * same cells by hour.
+     */
+    vm?: (string | number)[][];
   };
 };
 
@@ -235,7 +239,7 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
   const traces = new Map<string, TraceAgg>();
   // per project, version, environment, then hour and level: every occurrence, kept or throttled
   type VersionCell = [string, string, number, string, number];
-  const versionHours = new Map<string, Map<string, Map<string, Map<number, VersionCell>>>>();
+  const versionMinutes = new Map<string, Map<string, Map<string, Map<number, VersionCell>>>>();
   const inner = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
     let v = m.get(k);
     if (v === undefined) m.set(k, (v = make()));
@@ -292,12 +296,10 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
     if (m) m.count += e.count;
     else origin.minutes.set(cell, { bucket, level: e.level, count: e.count });
     if (e.gameVersion !== null) {
-      const hour = ts - (ts % 3_600_000);
-      const cells = inner(inner(inner(versionHours, e.projectId, () => new Map()), e.gameVersion, () => new Map()), e.environment, () => new Map<number, VersionCell>());
-      const cellKey = hour * 4 + LEVEL[e.level];
-      const vh = cells.get(cellKey);
-      if (vh) vh[4] += e.count;
-      else cells.set(cellKey, [e.gameVersion, e.environment, hour, e.level, e.count]);
+      const cells = inner(inner(inner(versionMinutes, e.projectId, () => new Map()), e.gameVersion, () => new Map()), e.environment, () => new Map<number, VersionCell>());
+      const vm = cells.get(cell);
+      if (vm) vm[4] += e.count;
+      else cells.set(cell, [e.gameVersion, e.environment, bucket, e.level, e.count]);
     }
   }
   // one entry per group row with everything of it (ids once, not per user or cell; times in ms)
@@ -324,7 +326,7 @@ export function keepAndAggregate(rows: EventRow[], slotOf: Slot[], upserted: Ups
     });
   }
   for (const byUser of users.values()) for (const u of byUser.values()) deltaOf(u.project_id).s.push([u.user_id, u.last_seen, u.player_name]);
-  for (const [p, byVersion] of versionHours)
-    for (const byEnv of byVersion.values()) for (const cells of byEnv.values()) for (const cell of cells.values()) (deltaOf(p).h ??= []).push(cell);
+  for (const [p, byVersion] of versionMinutes)
+    for (const byEnv of byVersion.values()) for (const cells of byEnv.values()) for (const cell of cells.values()) (deltaOf(p).vm ??= []).push(cell);
   return { storedRows, events, traces, moved, deltas: [...deltas.values()] };
 }

@@ -8,6 +8,7 @@ import { FakeSlack } from "../support/fake-slack.js";
 import { startReceiver } from "../support/webhook-receiver.js";
 import { MIN, sample, server, session } from "../support/health.js";
 import type { Sql } from "../../db/client.js";
+import { countersApplied } from "../support/counters.js";
 
 /**
  * Health alerts end to end: health data through POST /api/health and events through /api/ingest,
@@ -278,6 +279,7 @@ describe("health alerts fire once and recover once", () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const [{ n }] = await app.sql<{ n: number }[]>`select coalesce(sum(count), 0)::int as n from events where project_id = ${p.projectId}`;
     expect(n).toBe(range(0, 39).reduce((s, m) => s + errors(m), 0));
+    await countersApplied(app.sql);
 
     const sent = [];
     // 9..19: the spike (three times the players, three times the errors) is the same 3 per 1,000
@@ -287,6 +289,31 @@ describe("health alerts fire once and recover once", () => {
     const d = titles(p.discordMessages());
     expect(d[0]).toContain("version 42: 5.2 errors per 1,000 player-minutes over 10 min (threshold 5)");
     expect(d[1]).toContain("version 42 is back after 14 min: 3 errors per 1,000 player-minutes");
+  });
+
+  it("error_rate: counts every occurrence, the ones the throttle kept out of the stored events too", async () => {
+    const p = await project();
+    const B = base();
+    await rule(p.projectId, [p.channelIds[0]], { trigger: "error_rate", errors_per_1000: 5, window_minutes: 10, min_player_minutes: 100 });
+    // minutes 0..9: 10 servers of 100 players, 10,000 player-minutes in the window
+    for (let i = 0; i < 10; i++) await serverSamples(p.apiKey, `T${i}`, "43", B, each(range(0, 9), [100, 500, 16]));
+    // one error 80 times in minute 5, in one request: past THROTTLE_LIMIT (30 an issue a minute) the
+    // rest are counted on the issue, not stored; 80 / 10,000 player-minutes is 8 per 1,000
+    const burst = Array.from({ length: 80 }, (_, i) => ({
+      message: "ServerScriptService.Shop:12: attempt to index nil with 'Price'",
+      level: "error",
+      game_version: "43",
+      environment: "production",
+      timestamp: new Date(B + 5 * MIN + 1000 + i * 100).toISOString(),
+    }));
+    const r = await call(app, "POST", "/api/ingest", { headers: { "x-api-key": p.apiKey }, body: { errors: burst } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    await countersApplied(app.sql);
+    const [{ stored }] = await app.sql<{ stored: number }[]>`select count(*)::int as stored from events where project_id = ${p.projectId}`;
+    expect(stored).toBe(30); // 30 of 80 stored: 3 per 1,000 from the stored events alone, under the threshold
+
+    expect((await evaluate(p.projectId, B, 9)).sent).toBe(1);
+    expect(titles(p.discordMessages())[0]).toContain("version 43: 8 errors per 1,000 player-minutes over 10 min (threshold 5)");
   });
 
   it("error_free_sessions: a new version below X% once it has N ended sessions", async () => {
