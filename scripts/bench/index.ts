@@ -16,7 +16,8 @@
  * BENCH_LOAD_SECONDS (time cap on loading them, default 210), BENCH_DURATION (s per ingest scenario, 10),
  * BENCH_KEEP=1 (leave the database on BENCH_DATABASE_URL in place for inspection),
  * BENCH_SQL_EVENTS (raw events generated in SQL for the large query scenario (g), default 1,000,000;
- * 10,000,000 takes tens of minutes on a small machine), BENCH_ECONOMY_HISTORY (history rows for (h),
+ * 10,000,000 takes tens of minutes on a small machine), BENCH_SQL_QUERIES (a regular expression: only the
+ * reads of (g) whose names match it, e.g. `stats|grouped search,`), BENCH_ECONOMY_HISTORY (history rows for (h),
  * default 1,000,000), BENCH_SCENARIOS (comma list of: ingest, http-queries, sql-queries, economy, instances, health, sdk, capacity; default all),
  * BENCH_HEALTH_SERVERS, BENCH_HEALTH_DAU, BENCH_HEALTH_EVENTS (the size of the release health reads' 30 days, see health.ts),
  * BENCH_SDK_BASE, BENCH_SDK_ROUNDS (see sdk.ts), BENCH_CAPACITY_EVENTS (events of each disk shape of capacity.ts, default 30,000),

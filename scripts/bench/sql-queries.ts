@@ -15,6 +15,10 @@ const MANY_GROUPS_EVENTS = 200_000;
 /** The queries held to the size ratio. */
 const TARGETED = ["errors raw first page", "errors grouped first page", "group detail", "stats 1h", "stats 24h", "stats 7d", "stats 30d"];
 
+/** BENCH_SQL_QUERIES: a regular expression; only the queries of (g) whose names match it run (all by default). */
+const ONLY = process.env.BENCH_SQL_QUERIES ? new RegExp(process.env.BENCH_SQL_QUERIES) : null;
+const chosen = <Q extends { name: string }>(qs: Q[]) => qs.filter((q) => !ONLY || ONLY.test(q.name));
+
 /** Who reads the dashboard pages of (g): a member of its projects. */
 const READER = "sql-queries-reader@example.test";
 
@@ -28,7 +32,7 @@ export async function queriesOf(b: Bench, projectId: string, cookie: string) {
   const [t] = await b.sql<{ trace_id: string }[]>`select trace_id from traces where project_id = ${projectId} order by first_seen desc limit 1`;
   const [u] = await b.sql<{ user_id: string }[]>`select user_id::text from project_users where project_id = ${projectId} order by last_seen desc limit 1`;
   const pages = `/projects/${projectId}`;
-  return [
+  return chosen([
     ...QUERIES.filter((q) => TARGETED.includes(q.name)),
     { name: "group detail", path: `/api/v1/errors/${g.id}` },
     { name: "errors raw search", path: "/api/v1/errors?search=Damage" },
@@ -53,7 +57,7 @@ export async function queriesOf(b: Bench, projectId: string, cookie: string) {
     ...(t ? [{ name: "page: trace", path: `${pages}/traces/${t.trace_id}.data`, cookie }] : []),
     { name: "page: players", path: `${pages}/players.data?search=Player42`, cookie },
     ...(u ? [{ name: "page: player", path: `${pages}/players/${u.user_id}.data`, cookie }] : []),
-  ];
+  ]);
 }
 
 export async function runSqlQueries(b: Bench, sqlEvents: number) {
@@ -82,37 +86,41 @@ export async function runSqlQueries(b: Bench, sqlEvents: number) {
     rows.push({ scenario: `(g) at ${fmt(sqlEvents)}: ${name}`, figure: `p50 ${fmt(m.p50, 1)} ms`, detail: health(m), ratio: "", target: "p50 < 100 ms", result: verdict(m.p50 < 100 && m.non2xx + m.errors === 0) });
   }
 
-  const searchProject = await createProject(b, "bench-search");
-  await b.step(`(g) generating ${fmt(SEARCH_GROUPS)} groups in SQL`, async () => {
-    await generateGroups(sql, searchProject.project_id, SEARCH_GROUPS, "Mod");
-    await sql`vacuum analyze error_groups, group_search`;
-  });
-  const searches = await b.step("(g) grouped search over 100,000 groups", () =>
-    measureQueries(b, searchProject.api_key, [
-      { name: "grouped search, 1 in 4 groups match", path: "/api/v1/errors?grouped=true&search=Damage" },
-      { name: "grouped search, 1 group matches", path: "/api/v1/errors?grouped=true&search=Mod4242:" },
-      { name: "grouped search by function, 1 in 4 groups match", path: "/api/v1/errors?grouped=true&search=onTouched" },
-      { name: "grouped search by function, 11 groups match", path: "/api/v1/errors?grouped=true&search=onMod4242" },
-    ]),
-  );
+  const searchQueries = chosen([
+    { name: "grouped search, 1 in 4 groups match", path: "/api/v1/errors?grouped=true&search=Damage" },
+    { name: "grouped search, 1 group matches", path: "/api/v1/errors?grouped=true&search=Mod4242:" },
+    { name: "grouped search by function, 1 in 4 groups match", path: "/api/v1/errors?grouped=true&search=onTouched" },
+    { name: "grouped search by function, 11 groups match", path: "/api/v1/errors?grouped=true&search=onMod4242" },
+  ]);
+  let searches: Awaited<ReturnType<typeof measureQueries>> = {};
+  if (searchQueries.length > 0) {
+    const searchProject = await createProject(b, "bench-search");
+    await b.step(`(g) generating ${fmt(SEARCH_GROUPS)} groups in SQL`, async () => {
+      await generateGroups(sql, searchProject.project_id, SEARCH_GROUPS, "Mod");
+      await sql`vacuum analyze error_groups, group_search`;
+    });
+    searches = await b.step("(g) grouped search over 100,000 groups", () => measureQueries(b, searchProject.api_key, searchQueries));
+  }
   for (const [name, m] of Object.entries(searches)) {
     rows.push({ scenario: `(g) ${name}`, figure: `p50 ${fmt(m.p50, 1)} ms`, detail: health(m), ratio: "", target: "p50 < 50 ms", result: verdict(m.p50 < 50 && m.non2xx + m.errors === 0) });
   }
 
   // stats read the groups with occurrences in their window, not all of a project's groups: 1h and
   // 24h hold a few hundred and a few thousand of these 100,000, 7d and 30d most of them
-  const manyGroups = await createProject(b, "bench-many-groups");
-  await b.step(`(g) generating ${fmt(SEARCH_GROUPS)} groups and ${fmt(MANY_GROUPS_EVENTS)} events in SQL`, async () => {
-    await generateGroups(sql, manyGroups.project_id, SEARCH_GROUPS, "Many");
-    await generateEvents(sql, manyGroups.project_id, MANY_GROUPS_EVENTS);
-    await sql`vacuum analyze`;
-  });
   const statsNames = TARGETED.filter((name) => name.startsWith("stats "));
-  const manyStats = await b.step(`(g) stats over ${fmt(SEARCH_GROUPS)} groups`, () =>
-    measureQueries(b, manyGroups.api_key, QUERIES.filter((q) => statsNames.includes(q.name))),
-  );
+  const statsQueries = chosen(QUERIES.filter((q) => statsNames.includes(q.name)));
+  let manyStats: Awaited<ReturnType<typeof measureQueries>> = {};
+  if (statsQueries.length > 0) {
+    const manyGroups = await createProject(b, "bench-many-groups");
+    await b.step(`(g) generating ${fmt(SEARCH_GROUPS)} groups and ${fmt(MANY_GROUPS_EVENTS)} events in SQL`, async () => {
+      await generateGroups(sql, manyGroups.project_id, SEARCH_GROUPS, "Many");
+      await generateEvents(sql, manyGroups.project_id, MANY_GROUPS_EVENTS);
+      await sql`vacuum analyze`;
+    });
+    manyStats = await b.step(`(g) stats over ${fmt(SEARCH_GROUPS)} groups`, () => measureQueries(b, manyGroups.api_key, statsQueries));
+  }
   for (const [name, m] of Object.entries(manyStats)) {
-    const base = gSmall[name];
+    const base = gSmall[name] ?? m;
     rows.push({
       scenario: `(g) ${name}, ${fmt(SEARCH_GROUPS)} groups, ${fmt(MANY_GROUPS_EVENTS)} events`,
       figure: `p50 ${fmt(m.p50, 1)} ms`,
