@@ -108,28 +108,43 @@ const SESSION_CHANGE_COLUMNS = (tx: TxSql) => tx`
   up.errors_server + up.errors_client as errors, up.crashed, up.exit_reason, old.session_id is not null as existed, old.exit_reason as old_exit_reason,
   old.ended_at as old_ended_at, old.errors_server + old.errors_client as old_errors, old.crashed as old_crashed`;
 
-/** Upserts the server row (fields only move forward; a report clears `lost_at`: it was only silent). */
-async function upsertServer(tx: TxSql, projectId: string, s: ServerReport, receivedAt: Date): Promise<ServerChange> {
-  const [r] = await tx<(ServerRow & { existed: boolean; old_ended_at: Date | null; old_close_reason: string | null; old_lost_at: Date | null })[]>`
+type UpsertRow = ServerRow & { existed: boolean; old_ended_at: Date | null; old_close_reason: string | null; old_lost_at: Date | null };
+
+/**
+ * Upserts the server row (fields only move forward; a report clears `lost_at`: it was only silent),
+ * with the report's latest sample (by its time) for the Live servers page when it is later than the
+ * one the row holds, whatever order reports came in. Returns the statement, already sent.
+ */
+function upsertServer(tx: TxSql, projectId: string, s: ServerReport, receivedAt: Date, latest: SampleReport | null) {
+  return tx<UpsertRow[]>`
     with old as (
       select * from health_servers where project_id = ${projectId} and job_id = ${s.jobId}
     ), up as (
       insert into health_servers as s (project_id, job_id, place_id, place_version, environment, started_at, ended_at, close_reason,
-        first_received_at, last_seen)
+        first_received_at, last_seen, last_sample_at, players, memory_mb, heartbeat_ms)
       values (${projectId}, ${s.jobId}, ${s.placeId}, ${s.placeVersion}, ${s.environment}, ${s.startedAt}, ${s.endedAt},
-        ${s.endedAt ? s.closeReason : null}, ${receivedAt}, ${receivedAt})
+        ${s.endedAt ? s.closeReason : null}, ${receivedAt}, ${receivedAt}, ${latest?.at ?? null}, ${latest?.players ?? null},
+        ${latest?.memoryMb ?? null}, ${latest?.heartbeatMs ?? null})
       on conflict (project_id, job_id) do update set
         place_id = coalesce(s.place_id, excluded.place_id),
         close_reason = case when s.ended_at is null then excluded.close_reason else s.close_reason end,
         ended_at = coalesce(s.ended_at, excluded.ended_at),
         lost_at = null,
-        last_seen = greatest(s.last_seen, excluded.last_seen)
+        last_seen = greatest(s.last_seen, excluded.last_seen),
+        -- the measures go with the latest sample's time (greatest: a null is no sample)
+        last_sample_at = greatest(s.last_sample_at, excluded.last_sample_at),
+        players = case when excluded.last_sample_at > coalesce(s.last_sample_at, '-infinity') then excluded.players else s.players end,
+        memory_mb = case when excluded.last_sample_at > coalesce(s.last_sample_at, '-infinity') then excluded.memory_mb else s.memory_mb end,
+        heartbeat_ms = case when excluded.last_sample_at > coalesce(s.last_sample_at, '-infinity') then excluded.heartbeat_ms else s.heartbeat_ms end
       returning s.*
     )
     select up.job_id, up.environment, up.place_version, up.started_at, up.ended_at, up.close_reason, up.lost_at, up.last_sample_at,
       up.last_seen, old.job_id is not null as existed, old.ended_at as old_ended_at, old.close_reason as old_close_reason,
       old.lost_at as old_lost_at
-    from up left join old on true`;
+    from up left join old on true`.execute();
+}
+
+function serverChange(r: UpsertRow): ServerChange {
   const row: ServerRow = { ...serverState(r), job_id: r.job_id, last_sample_at: r.last_sample_at, last_seen: r.last_seen };
   const old = r.existed ? { ...serverState(r), ended_at: r.old_ended_at, close_reason: r.old_close_reason, lost_at: r.old_lost_at } : null;
   return { old, row };
@@ -141,9 +156,16 @@ async function upsertServer(tx: TxSql, projectId: string, s: ServerReport, recei
  */
 export async function writeReportTx(tx: TxSql, projectId: string, report: HealthReport, receivedAt: Date): Promise<void> {
   const { server } = report;
-  await lockServer(tx, projectId, server.jobId);
+  const latest = report.samples.length > 0 ? report.samples.reduce((a, b) => (b.at > a.at ? b : a)) : null;
+  // the lock, the server's row and the samples go in one round trip and run in this order (each
+  // statement sent at once); the samples take their version and environment from the row as upserted
+  const [, [upserted], inserted] = await Promise.all([
+    lockServer(tx, projectId, server.jobId).execute(),
+    upsertServer(tx, projectId, server, receivedAt, latest),
+    report.samples.length > 0 ? insertSamples(tx, projectId, server.jobId, report.samples, receivedAt) : [],
+  ]);
   const cells = new Cells();
-  const { old, row } = await upsertServer(tx, projectId, server, receivedAt);
+  const { old, row } = serverChange(upserted);
   cells.server(old, -1);
   cells.server(row, 1);
   if (!old) {
@@ -191,43 +213,42 @@ export async function writeReportTx(tx: TxSql, projectId: string, report: Health
     addSessionChanges(cells, rows);
   }
 
-  if (report.samples.length > 0) {
-    const input = report.samples.map((s) => ({
-      at: s.at.toISOString(),
-      players: s.players,
-      memory_mb: s.memoryMb,
-      heartbeat_ms: s.heartbeatMs,
-      physics_fps: s.physicsFps,
-      instances: s.instances,
-      data_in_kbps: s.dataInKbps,
-      data_out_kbps: s.dataOutKbps,
-      ping_p50_ms: s.pingP50Ms,
-      ping_p90_ms: s.pingP90Ms,
-      sdk_queued: s.sdkQueued,
-      sdk_dropped: s.sdkDropped,
-      memory_tags: s.memoryTags,
-      datastore_budget: s.datastoreBudget,
-    }));
-    const inserted = await tx<{ at: Date; players: number; memory_mb: number | null; heartbeat_ms: number | null }[]>`
-      insert into health_samples (project_id, job_id, at, place_version, environment, players, memory_mb, heartbeat_ms, physics_fps,
-        instances, data_in_kbps, data_out_kbps, ping_p50_ms, ping_p90_ms, sdk_queued, sdk_dropped, memory_tags, datastore_budget, received_at)
-      select ${projectId}, ${server.jobId}, at, ${row.place_version}, ${row.environment}, players, memory_mb, heartbeat_ms, physics_fps,
-        instances, data_in_kbps, data_out_kbps, ping_p50_ms, ping_p90_ms, sdk_queued, sdk_dropped, memory_tags, datastore_budget, ${receivedAt}
-      from jsonb_to_recordset(${asJson(tx, input)}::jsonb) as x(at timestamptz, players integer, memory_mb float8, heartbeat_ms float8,
-        physics_fps float8, instances integer, data_in_kbps float8, data_out_kbps float8, ping_p50_ms float8, ping_p90_ms float8,
-        sdk_queued integer, sdk_dropped integer, memory_tags jsonb, datastore_budget jsonb)
-      order by at
-      on conflict do nothing
-      returning at, players, memory_mb, heartbeat_ms`;
-    await addSamples(tx, projectId, row, inserted, cells);
-    // the Live servers page shows the latest sample (by its time), whatever order reports came in
-    const latest = report.samples.reduce((a, b) => (b.at > a.at ? b : a));
-    await tx`
-      update health_servers set last_sample_at = ${latest.at}, players = ${latest.players}, memory_mb = ${latest.memoryMb},
-        heartbeat_ms = ${latest.heartbeatMs}
-      where project_id = ${projectId} and job_id = ${server.jobId} and (last_sample_at is null or last_sample_at < ${latest.at})`;
-  }
-  await applyCells(tx, projectId, cells);
+  // what the new samples and the changes above add to the rollups, sent together (in lock order)
+  await Promise.all([addSamples(tx, projectId, row, inserted, cells), applyCells(tx, projectId, cells)]);
+}
+
+type InsertedSample = { at: Date; players: number; memory_mb: number | null; heartbeat_ms: number | null };
+
+/** Inserts the samples the server's row does not hold yet (a sample is immutable) and returns them. Returns the statement, already sent. */
+function insertSamples(tx: TxSql, projectId: string, jobId: string, samples: SampleReport[], receivedAt: Date) {
+  const input = samples.map((s) => ({
+    at: s.at.toISOString(),
+    players: s.players,
+    memory_mb: s.memoryMb,
+    heartbeat_ms: s.heartbeatMs,
+    physics_fps: s.physicsFps,
+    instances: s.instances,
+    data_in_kbps: s.dataInKbps,
+    data_out_kbps: s.dataOutKbps,
+    ping_p50_ms: s.pingP50Ms,
+    ping_p90_ms: s.pingP90Ms,
+    sdk_queued: s.sdkQueued,
+    sdk_dropped: s.sdkDropped,
+    memory_tags: s.memoryTags,
+    datastore_budget: s.datastoreBudget,
+  }));
+  return tx<InsertedSample[]>`
+    insert into health_samples (project_id, job_id, at, place_version, environment, players, memory_mb, heartbeat_ms, physics_fps,
+      instances, data_in_kbps, data_out_kbps, ping_p50_ms, ping_p90_ms, sdk_queued, sdk_dropped, memory_tags, datastore_budget, received_at)
+    select s.project_id, s.job_id, x.at, s.place_version, s.environment, x.players, x.memory_mb, x.heartbeat_ms, x.physics_fps,
+      x.instances, x.data_in_kbps, x.data_out_kbps, x.ping_p50_ms, x.ping_p90_ms, x.sdk_queued, x.sdk_dropped, x.memory_tags, x.datastore_budget, ${receivedAt}
+    from health_servers s, jsonb_to_recordset(${asJson(tx, input)}::jsonb) as x(at timestamptz, players integer, memory_mb float8, heartbeat_ms float8,
+      physics_fps float8, instances integer, data_in_kbps float8, data_out_kbps float8, ping_p50_ms float8, ping_p90_ms float8,
+      sdk_queued integer, sdk_dropped integer, memory_tags jsonb, datastore_budget jsonb)
+    where s.project_id = ${projectId} and s.job_id = ${jobId}
+    order by x.at
+    on conflict do nothing
+    returning at, players, memory_mb, heartbeat_ms`.execute();
 }
 
 async function reopenLostSessions(tx: TxSql, projectId: string, jobId: string): Promise<SessionChangeRow[]> {
@@ -250,7 +271,7 @@ async function addSamples(
   tx: TxSql,
   projectId: string,
   server: ServerState,
-  samples: { at: Date; players: number; memory_mb: number | null; heartbeat_ms: number | null }[],
+  samples: InsertedSample[],
   cells: Cells,
 ): Promise<void> {
   if (samples.length === 0) return;
@@ -290,7 +311,12 @@ async function addSamples(
   const env = server.environment;
   const ver = server.place_version;
   const minuteRows = [...minutes.values()].sort((a, b) => (a.minute < b.minute ? -1 : 1));
-  await tx`
+  const histRows = [...hist.values()].sort((a, b) =>
+    a.hour !== b.hour ? (a.hour < b.hour ? -1 : 1) : a.metric - b.metric || a.age_bucket - b.age_bucket || a.bin - b.bin,
+  );
+  // sent at once, in this order (the rollups' lock order)
+  await Promise.all([
+    tx`
     insert into health_minute as m (project_id, environment, place_version, minute, shard, samples, player_minutes, memory_mb_sum, memory_mb_max,
       heartbeat_ms_sum, heartbeat_ms_max)
     select ${projectId}, ${env}, ${ver}, minute, pg_backend_pid() % ${SHARDS}, samples, player_minutes, memory_sum, memory_max, heartbeat_sum, heartbeat_max
@@ -300,30 +326,30 @@ async function addSamples(
     on conflict (project_id, minute, place_version, environment, shard) do update set
       samples = m.samples + excluded.samples, player_minutes = m.player_minutes + excluded.player_minutes,
       memory_mb_sum = m.memory_mb_sum + excluded.memory_mb_sum, memory_mb_max = greatest(m.memory_mb_max, excluded.memory_mb_max),
-      heartbeat_ms_sum = m.heartbeat_ms_sum + excluded.heartbeat_ms_sum, heartbeat_ms_max = greatest(m.heartbeat_ms_max, excluded.heartbeat_ms_max)`;
-  const histRows = [...hist.values()].sort((a, b) =>
-    a.hour !== b.hour ? (a.hour < b.hour ? -1 : 1) : a.metric - b.metric || a.age_bucket - b.age_bucket || a.bin - b.bin,
-  );
-  await tx`
+      heartbeat_ms_sum = m.heartbeat_ms_sum + excluded.heartbeat_ms_sum, heartbeat_ms_max = greatest(m.heartbeat_ms_max, excluded.heartbeat_ms_max)`.execute(),
+    tx`
     insert into health_hist_hour as h (project_id, environment, place_version, hour, metric, age_bucket, bin, shard, n)
     select ${projectId}, ${env}, ${ver}, hour, metric, age_bucket, bin, pg_backend_pid() % ${SHARDS}, n
     from jsonb_to_recordset(${asJson(tx, histRows)}::jsonb) as x(hour timestamptz, metric smallint, age_bucket smallint, bin integer, n bigint)
     order by hour, metric, age_bucket, bin
-    on conflict (project_id, place_version, hour, metric, age_bucket, bin, environment, shard) do update set n = h.n + excluded.n`;
-  await tx`
+    on conflict (project_id, place_version, hour, metric, age_bucket, bin, environment, shard) do update set n = h.n + excluded.n`.execute(),
+    tx`
     insert into health_hist_day as h (project_id, environment, place_version, day, metric, age_bucket, bin, shard, n)
     select ${projectId}, ${env}, ${ver}, (hour at time zone 'UTC')::date, metric, age_bucket, bin, pg_backend_pid() % ${SHARDS}, sum(n)
     from jsonb_to_recordset(${asJson(tx, histRows)}::jsonb) as x(hour timestamptz, metric smallint, age_bucket smallint, bin integer, n bigint)
     group by 4, 5, 6, 7
     order by 4, 5, 6, 7
-    on conflict (project_id, place_version, day, metric, age_bucket, bin, environment, shard) do update set n = h.n + excluded.n`;
+    on conflict (project_id, place_version, day, metric, age_bucket, bin, environment, shard) do update set n = h.n + excluded.n`.execute(),
+  ]);
 }
 
 /** Adds the hour and player-day cells (in key order) to this connection's shard. */
 export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Promise<void> {
+  // every statement sent at once, in this order (the lock order); none needs another's answer
+  const sent: Promise<unknown>[] = [];
   const hours = cells.hourCells();
   if (hours.length > 0) {
-    await tx`
+    sent.push(tx`
       insert into health_hour as h (project_id, environment, place_version, hour, shard, samples, player_minutes, servers_started, servers_ended,
         servers_oom, servers_abnormal, sessions_started, sessions_ended, sessions_error_free)
       select ${projectId}, environment, place_version, hour, pg_backend_pid() % ${SHARDS}, samples, player_minutes, servers_started, servers_ended,
@@ -337,25 +363,25 @@ export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Pr
         servers_started = h.servers_started + excluded.servers_started, servers_ended = h.servers_ended + excluded.servers_ended,
         servers_oom = h.servers_oom + excluded.servers_oom, servers_abnormal = h.servers_abnormal + excluded.servers_abnormal,
         sessions_started = h.sessions_started + excluded.sessions_started, sessions_ended = h.sessions_ended + excluded.sessions_ended,
-        sessions_error_free = h.sessions_error_free + excluded.sessions_error_free`;
+        sessions_error_free = h.sessions_error_free + excluded.sessions_error_free`.execute());
   }
   const open = cells.openCells();
   if (open.length > 0) {
-    await tx`
+    sent.push(tx`
       insert into health_open as o (project_id, environment, place_version, shard, n)
       select ${projectId}, environment, place_version, pg_backend_pid() % ${SHARDS}, n
       from jsonb_to_recordset(${asJson(tx, open)}::jsonb) as x(environment text, place_version text, n bigint)
       order by place_version, environment
-      on conflict (project_id, place_version, environment, shard) do update set n = o.n + excluded.n`;
+      on conflict (project_id, place_version, environment, shard) do update set n = o.n + excluded.n`.execute());
   }
   const players = cells.playerCells();
   if (players.length > 0) {
     // the players' summaries are recomputed from their days: one writer at a time per player (in
     // PLAYER_LOCKS buckets, taken in order, after the server's lock: no cycle)
-    await tx`
+    sent.push(tx`
       select pg_advisory_xact_lock(hashtextextended(${`health-players:${projectId}:`} || b, 41))
-      from (select distinct abs(hashtext(u)) % ${PLAYER_LOCKS} as b from unnest(${players.map((p) => p.user_id)}::text[]) u order by 1) x`;
-    await tx`
+      from (select distinct abs(hashtext(u)) % ${PLAYER_LOCKS} as b from unnest(${players.map((p) => p.user_id)}::text[]) u order by 1) x`.execute());
+    sent.push(tx`
       insert into health_player_days as p (project_id, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored)
       select ${projectId}, environment, place_version, day, user_id, sessions_started, sessions_ended, sessions_errored
       from jsonb_to_recordset(${asJson(tx, players)}::jsonb) as x(environment text, place_version text, day date, user_id bigint,
@@ -363,9 +389,10 @@ export async function applyCells(tx: TxSql, projectId: string, cells: Cells): Pr
       order by place_version, environment, user_id, day
       on conflict (project_id, place_version, environment, user_id, day) do update set
         sessions_started = p.sessions_started + excluded.sessions_started, sessions_ended = p.sessions_ended + excluded.sessions_ended,
-        sessions_errored = p.sessions_errored + excluded.sessions_errored`;
-    await summarizePlayers(tx, projectId, players);
+        sessions_errored = p.sessions_errored + excluded.sessions_errored`.execute());
+    sent.push(summarizePlayers(tx, projectId, players));
   }
+  await Promise.all(sent);
 }
 
 /** Player-lock buckets per project (a report may touch 1,000 players; advisory locks are a shared resource). */
@@ -375,13 +402,13 @@ const PLAYER_LOCKS = 64;
  * Recomputes the touched players' summaries from their days and adds the difference to the
  * per-version counts (migration 118): exact whatever order the changes came in.
  */
-async function summarizePlayers(tx: TxSql, projectId: string, cells: PlayerDayCell[]): Promise<void> {
+function summarizePlayers(tx: TxSql, projectId: string, cells: PlayerDayCell[]) {
   const keys = [...new Map(cells.map((c) => [JSON.stringify([c.place_version, c.environment, c.user_id]), c])).values()].map((c) => ({
     environment: c.environment,
     place_version: c.place_version,
     user_id: c.user_id,
   }));
-  await tx`
+  return tx`
     with keys as (
       select * from jsonb_to_recordset(${asJson(tx, keys)}::jsonb) as x(environment text, place_version text, user_id bigint)
     ), fresh as (
@@ -413,7 +440,7 @@ async function summarizePlayers(tx: TxSql, projectId: string, cells: PlayerDayCe
     select ${projectId}, environment, place_version, active_day, ended_day, errored_day, pg_backend_pid() % ${SHARDS}, n
     from deltas, (select count(*) from up) written
     order by place_version, environment, active_day, ended_day, errored_day
-    on conflict (project_id, place_version, environment, active_day, ended_day, errored_day, shard) do update set n = c.n + excluded.n`;
+    on conflict (project_id, place_version, environment, active_day, ended_day, errored_day, shard) do update set n = c.n + excluded.n`.execute();
 }
 
 // ---- abnormal ends ------------------------------------------------------------------------------

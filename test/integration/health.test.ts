@@ -53,6 +53,26 @@ describe("POST /api/health", () => {
       sdk_queued: 3, sdk_dropped: 0, memory_tags: { Script: 80.1, PhysicsParts: 60.2 }, datastore_budget: { GetAsync: 300, SetIncrementAsync: 300 } });
   });
 
+  it("keeps the latest sample by its time on the server's row, whatever order reports come in", async () => {
+    const latest = async () =>
+      (await app.sql<any[]>`select last_sample_at, players, memory_mb, heartbeat_ms from health_servers where project_id = ${projectId} and job_id = 'L'`)[0];
+    const report = (samples: unknown[]) => ({ server: server("L", "41", T), sessions: [], samples });
+    // the first report registers the server with its sample
+    expect((await post(report([sample(T + 5 * MIN, 4, 300, 20)]))).status).toBe(200);
+    expect(await latest()).toEqual({ last_sample_at: new Date(T + 5 * MIN), players: 4, memory_mb: 300, heartbeat_ms: 20 });
+    // an earlier sample sent late, and a report without samples, leave it; both samples are stored
+    expect((await post(report([sample(T + 2 * MIN, 7, 900, 90)]))).status).toBe(200);
+    expect((await post(report([]))).status).toBe(200);
+    expect(await latest()).toEqual({ last_sample_at: new Date(T + 5 * MIN), players: 4, memory_mb: 300, heartbeat_ms: 20 });
+    // a later one replaces it, the latest of a report's samples whatever their order in it
+    expect((await post(report([sample(T + 9 * MIN, 6, 500, 30), sample(T + 7 * MIN, 8, 600, 40)]))).status).toBe(200);
+    expect(await latest()).toEqual({ last_sample_at: new Date(T + 9 * MIN), players: 6, memory_mb: 500, heartbeat_ms: 30 });
+    const [{ n }] = await app.sql<any[]>`select count(*)::int as n from health_samples where project_id = ${projectId} and job_id = 'L'`;
+    expect(n).toBe(4);
+    const [{ samples }] = await app.sql<any[]>`select sum(samples)::int as samples from health_hour where project_id = ${projectId}`;
+    expect(samples).toBe(4);
+  });
+
   it("needs an API key like every ingest", async () => {
     const r = await post(script(T)[0], "");
     expect(r.status).toBe(401);
