@@ -391,12 +391,22 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
       where k.project_id = ${projectId} and k.${key} = (select key from cut)
     ), walk_page as (${page(sql`walk_candidates`)})`;
   const walked = walks ? sql`(select found from cut)` : sql`false`;
+  // Walking, the own matches are counted only when the project's version (db/migrations/142_group_search_dense.sql)
+  // is not the one this term was remembered at as having more than TOTAL_CAP of them. The version is read
+  // in the same statement as the count, so a change committed after it bumps past what is remembered.
+  const filterKey = `${f.status ?? ""}|${f.level ?? ""}`;
+  const ownRemembered = sql`
+    select v.version, d.version is not null as remembered,
+      case when d.version is not null then ${TOTAL_CAP + 1}::bigint
+      else (select count(*)::bigint from (select 1 from texts s where s.merged_into is null ${filters} limit ${TOTAL_CAP + 1}) m) end as n
+    from (select coalesce((select version from group_search_version where project_id = ${projectId}), 0) as version) v
+    left join group_search_dense d on d.project_id = ${projectId} and d.pattern = lower(${p}) and d.filters = ${filterKey} and d.version = v.version`;
   const rows = await sql<({ matches: string } & Record<string, unknown>)[]>`
     with texts as materialized (
       select s.group_id, s.merged_into, s.status, s.level, s.${key} as key from group_search s
       where s.project_id = ${projectId} and s.search_text like lower(${p})
     ), own as materialized (
-      select count(*)::bigint as n from (select 1 from texts s where s.merged_into is null ${filters} limit ${TOTAL_CAP + 1}) m
+      ${walks ? ownRemembered : sql`select count(*)::bigint as n from (select 1 from texts s where s.merged_into is null ${filters} limit ${TOTAL_CAP + 1}) m`}
     ), found as materialized (
       ${groupsByStoredTextOrPlayer(sql, projectId, p, userId)}
     ), others as (
@@ -420,16 +430,37 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
       where key >= coalesce((select key from matched order by key desc offset ${reach - 1} limit 1), '-infinity')
     ), all_page as (${page(sql`all_candidates`)})
     ${walks ? walk : sql``}
-    select case when ${walked} then (select n from own) else (select count(*) from (select 1 from matched limit ${TOTAL_CAP + 1}) m) end as matches, p.*
+    select case when ${walked} then (select n from own) else (select count(*) from (select 1 from matched limit ${TOTAL_CAP + 1}) m) end as matches,
+      ${walks ? sql`o.version as own_version, o.remembered, o.n as own` : sql`null as own_version, null as remembered, null as own`}, p.*
     from (select 1) one
+    ${walks ? sql`cross join own o` : sql``}
     left join (
       select * from all_page where not ${walked}
       ${walks ? sql`union all select * from walk_page where ${walked}` : sql``}
     ) p on true
     order by p.sort_key desc, p.id desc`;
   const matches = Number(rows[0]?.matches ?? 0);
-  const data = rows.filter((r) => r.id !== null).map(({ matches: _m, sort_key: _k, ...group }) => group);
+  const head = rows[0];
+  if (head && head.remembered === false && Number(head.own) > TOTAL_CAP) await rememberDense(sql, projectId, p, filterKey, Number(head.own_version));
+  const data = rows.filter((r) => r.id !== null).map(({ matches: _m, sort_key: _k, own_version: _v, remembered: _r, own: _o, ...group }) => group);
   return { data, ...cappedTotal(matches) };
+}
+
+/**
+ * Remembers that `pattern` (through `filterKey`) had more than TOTAL_CAP own matches at the project's
+ * `version` (db/migrations/142_group_search_dense.sql). A newer version already remembered stays. On a
+ * read-only replica, or once the project is gone, nothing is remembered: the next search counts again.
+ */
+async function rememberDense(sql: Sql, projectId: string, pattern: string, filterKey: string, version: number) {
+  try {
+    await sql`
+      insert into group_search_dense as d (project_id, pattern, filters, version) values (${projectId}, lower(${pattern}), ${filterKey}, ${version})
+      on conflict (project_id, pattern, filters) do update set version = excluded.version where d.version < excluded.version`;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    // 25006: a read-only transaction (a replica); 23503: the project was deleted meanwhile
+    if (code !== "25006" && code !== "23503") throw err;
+  }
 }
 
 /**
