@@ -5,7 +5,8 @@
  * connection (from /proc), and the p50 over 10 connections as (g) measures it (cannon).
  *
  * Env: BENCH_DATABASE_URL (required), SEARCH_COST_DB (a database this script made before: reused as it
- * is; otherwise it is made and kept, default a new `search_<stamp>`, with 100,000 issues as (g) generates them),
+ * is; otherwise it is made and kept, default a new `search_<stamp>`, with 100,000 issues as (g) generates them;
+ * a comma list names one for each tree, for builds whose schemas differ),
  * SEARCH_COST_TREES (comma list of checkouts with their app built; default this one), SEARCH_COST_ROUNDS
  * (3), SEARCH_COST_REQUESTS (requests per read on one connection, 100), SEARCH_COST_SECONDS (seconds of
  * each 10-connection load, 5), SEARCH_COST_ONLY (comma list of substrings of the reads' names),
@@ -38,22 +39,27 @@ async function main() {
   if (!server) throw new Error("BENCH_DATABASE_URL is required");
   const outDir = path.join(root, "bench-results");
   mkdirSync(outDir, { recursive: true });
-  const name = process.env.SEARCH_COST_DB || `search_${new Date().toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15)}`;
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "_").slice(0, 15);
+  const names = (process.env.SEARCH_COST_DB || `search_${stamp}`).split(",");
   const workDir = path.join(root, "data", `search-cost-${process.pid}`);
   mkdirSync(workDir, { recursive: true });
-  const stateFile = path.join(outDir, `${name}.json`);
+  const databases = new Map<string, { name: string; url: string; sql: ReturnType<typeof createSql> }>();
   const admin = postgres(server, { max: 1, onnotice: () => {} });
-  const [exists] = await admin`select 1 from pg_database where datname = ${name}`;
-  if (!exists) await admin.unsafe(`create database ${name}`);
+  for (const name of new Set(names)) {
+    const [exists] = await admin`select 1 from pg_database where datname = ${name}`;
+    if (!exists) await admin.unsafe(`create database ${name}`);
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    databases.set(name, { name, url: url.toString(), sql: createSql(url.toString(), 2) });
+  }
   await admin.end();
-  const sql = createSql(databaseUrl, 2);
+  const databaseOf = (i: number) => databases.get(names[Math.min(i, names.length - 1)])!;
   const results: { tree: string; round: number; read: string; nodeUs: number; postgresUs: number; p50: number; rps: number }[] = [];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const tree of TREES) {
+      for (const [i, tree] of TREES.entries()) {
+        const { name, url: databaseUrl, sql } = databaseOf(i);
+        const stateFile = path.join(outDir, `${name}.json`);
         const service = await startService(databaseUrl, { workDir, log, root: tree });
         try {
           if (!existsSync(stateFile)) {
@@ -92,9 +98,9 @@ async function main() {
         }
       }
     }
-    writeFileSync(path.join(outDir, `search-cost-${name}-${Date.now()}.json`), JSON.stringify(results, null, 2));
+    writeFileSync(path.join(outDir, `search-cost-${stamp}.json`), JSON.stringify(results, null, 2));
   } finally {
-    await sql.end({ timeout: 5 });
+    for (const d of databases.values()) await d.sql.end({ timeout: 5 });
   }
 }
 
