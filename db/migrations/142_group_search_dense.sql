@@ -7,9 +7,9 @@
 -- A term's own matches (its issues not merged into another, through the status and level filters)
 -- can only become fewer when a group's status, level, merge or texts change, or a group is deleted;
 -- a new group, an occurrence or a new minute never lowers them. Each such change bumps its project's
--- version here in the writing transaction, and a remembered term holds the version it was counted at:
--- a search trusts it only when that is still the project's version, read in the same statement
--- (db/errors.ts, searchNarrow). Time alone never makes it stale, and the first search of a term after
+-- version here in the writing transaction (triggers beside 135's), and a remembered term holds the
+-- version it was counted at: a search trusts it only when that is still the project's version, read
+-- in the same statement (db/errors.ts, searchNarrow). Time alone never makes it stale, and the first search of a term after
 -- a change counts again.
 create table group_search_version (
   project_id uuid primary key references projects (id) on delete cascade,
@@ -30,27 +30,30 @@ create function group_search_bump(project uuid) returns void language sql as $$
   on conflict (project_id) do update set version = v.version + 1
 $$;
 
--- as 135's, and a change that can lower a term's own matches bumps the project's version
-create or replace function group_search_update() returns trigger language plpgsql as $$
+-- a change that can lower a term's own matches (the columns of group_search they are counted from)
+create function group_search_bump_update() returns trigger language plpgsql as $$
 begin
-  update group_search set merged_into = new.merged_into, status = new.status, level = new.level,
-    first_seen = new.first_seen, seen_minute = group_search_minute(new.last_seen),
-    search_text = case when new.message = old.message and new.culprit is not distinct from old.culprit
-      and new.frames is not distinct from old.frames then search_text
-      else group_search_text(new.message, new.culprit, new.frames) end
-  where project_id = new.project_id and group_id = new.id;
-  if new.status <> old.status or new.level <> old.level or new.merged_into is distinct from old.merged_into
-    or new.message <> old.message or new.culprit is distinct from old.culprit or new.frames is distinct from old.frames then
-    perform group_search_bump(new.project_id);
-  end if;
+  perform group_search_bump(new.project_id);
   return null;
 end $$;
 
--- as 135's, and each project that lost groups bumps its version
-create or replace function group_search_delete() returns trigger language plpgsql as $$
+create trigger group_search_bump_update after update on error_groups
+  for each row when (
+    new.status <> old.status
+    or new.level <> old.level
+    or new.merged_into is distinct from old.merged_into
+    or new.message <> old.message
+    or new.culprit is distinct from old.culprit
+    or new.frames is distinct from old.frames)
+  execute function group_search_bump_update();
+
+-- each project that lost groups (one bump per statement); a project being deleted takes its versions along
+create function group_search_bump_delete() returns trigger language plpgsql as $$
 begin
-  delete from group_search s using gone g where s.project_id = g.project_id and s.group_id = g.id;
   perform group_search_bump(p.project_id) from (select distinct project_id from gone) p
   where exists (select 1 from projects where id = p.project_id);
   return null;
 end $$;
+
+create trigger group_search_bump_delete after delete on error_groups
+  referencing old table as gone for each statement execute function group_search_bump_delete();
