@@ -11,11 +11,26 @@ import { messageTemplate } from "~/ingest/fingerprint.server";
 export const TITLE_SOURCE_CHARS = 1024;
 
 export function issueTitle(message: string): string {
+  const kept = titles.get(message);
+  if (kept !== undefined) return kept;
   const cut = message.length > TITLE_SOURCE_CHARS;
   const { template, location } = messageTemplate(cut ? message.slice(0, TITLE_SOURCE_CHARS) : message);
-  const title = location ? (template ? `${location}: ${template}` : location) : template;
-  return (title || message.trim() || message.slice(0, TITLE_SOURCE_CHARS)) + (cut ? "…" : "");
+  const named = location ? (template ? `${location}: ${template}` : location) : template;
+  const title = (named || message.trim() || message.slice(0, TITLE_SOURCE_CHARS)) + (cut ? "…" : "");
+  if (!cut) {
+    if (titles.size >= TITLES_KEPT) titles.clear();
+    titles.set(message, title);
+  }
+  return title;
 }
+
+/**
+ * The titles of the messages read lately (a title is the message's alone): a list read again, a page
+ * of 50 issues, takes them from here instead of running the template's expressions again (about 15 µs
+ * a title). Messages past TITLE_SOURCE_CHARS are not kept, so this holds at most about 2 MB.
+ */
+const TITLES_KEPT = 2_000;
+const titles = new Map<string, string>();
 
 /** The row with its `title` beside its message: a stored title (a named grouping rule's issue) wins. */
 export function withTitle<T extends object>(row: T): T & { title: string } {

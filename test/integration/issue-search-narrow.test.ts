@@ -243,6 +243,143 @@ describe("a dense search (more own matches than TOTAL_CAP)", () => {
   });
 });
 
+/**
+ * A term with more than TOTAL_CAP own matches is remembered as such at its project's version
+ * (db/migrations/142_group_search_dense.sql), and the next search walks to its page without counting.
+ * Every change that can lower a term's own matches bumps the version: a search after it counts again
+ * and answers an exact total when the matches fell to TOTAL_CAP. 10,001 issues hold `Damage`, all open
+ * `error`s, and one more holds something else.
+ */
+describe("a dense term remembered", () => {
+  let project: string;
+  const ten = { search: "Damage", sort: "last_seen" as const, limit: 50, offset: 0 };
+  const remembered = () =>
+    sql<{ pattern: string; filters: string; version: string }[]>`select pattern, filters, version::text from group_search_dense where project_id = ${project} order by filters`;
+  const version = () => sql<{ version: string }[]>`select version::text from group_search_version where project_id = ${project}`.then((r) => r[0]?.version ?? "0");
+  /**
+   * Whether the search counts the own matches (reads the texts matching it) or takes them as
+   * remembered: its statement (captured in a transaction rolled back, so that nothing is remembered
+   * yet) explained, then the search itself.
+   */
+  const counted = async (f: GroupFilter) => {
+    const captured: { query: string; parameters: unknown[] }[] = [];
+    const tracing = postgres(url, { max: 1, onnotice: () => {}, debug: (_c, query, parameters) => captured.push({ query, parameters }) }) as unknown as Sql;
+    try {
+      await tracing.begin(async (tx) => {
+        await listGroups(tx as unknown as Sql, project, f);
+        throw new Error("rolled back");
+      }).catch((e: Error) => expect(e.message).toBe("rolled back"));
+    } finally {
+      await tracing.end();
+    }
+    // the search's statements: the walk alone for a term this process saw dense, then the whole one
+    const statements = captured.filter((c) => c.query.includes("group_search_dense") && c.query.includes("walk as materialized"));
+    expect(statements.length).toBeGreaterThan(0);
+    type Node = { "Subplan Name"?: string; "Actual Loops": number; Plans?: Node[] };
+    const nodes: Node[] = [];
+    const visit = (n: Node) => (nodes.push(n), n.Plans?.forEach(visit));
+    for (const statement of statements) {
+      const [{ "QUERY PLAN": plan }] = await sql.unsafe(`explain (analyze, format json) ${statement.query}`, statement.parameters as never[]);
+      visit((plan as { Plan: Node }[])[0].Plan);
+    }
+    const read = nodes.some((n) => n["Subplan Name"] === "CTE texts" && n["Actual Loops"] > 0);
+    await listGroups(sql, project, f);
+    return read;
+  };
+  /** a search past TOTAL_CAP, and the same search once it has one own match fewer, against reading error_groups */
+  const floorThenExact = async (f: GroupFilter, lower: () => Promise<unknown>, restore: () => Promise<unknown>) => {
+    expect(await sameAsWide(project, f)).toMatchObject({ total: TOTAL_CAP, totalExact: false });
+    expect(await sameAsWide(project, f)).toMatchObject({ total: TOTAL_CAP, totalExact: false });
+    const before = await version();
+    await lower();
+    expect(Number(await version())).toBeGreaterThan(Number(before));
+    expect(await sameAsWide(project, f)).toMatchObject({ total: TOTAL_CAP, totalExact: true });
+    await restore();
+    expect(await sameAsWide(project, f)).toMatchObject({ total: TOTAL_CAP, totalExact: false });
+  };
+  const one = () => sql<{ id: string }[]>`select id from error_groups where project_id = ${project} and fingerprint = 'r77'`.then((r) => r[0].id);
+
+  beforeAll(async () => {
+    ({ projectId: project } = await createProject(sql, "Remembered"));
+    await sql`
+      insert into error_groups (project_id, fingerprint, message, level, status, first_seen, last_seen, environment, culprit, frames, count)
+      select ${project}, 'r' || g, 'ServerScriptService.Rem' || g || ': ' || case when g = 10001 then 'quiet text' else 'attempt to index nil with Damage' end,
+        'error', 'open', ${at(0)}::timestamptz - interval '30 days' + make_interval(secs => g), ${at(600)}::timestamptz - make_interval(secs => g * 3),
+        'production', 'ServerScriptService.Rem' || g, 'ServerScriptService.Rem' || g || ' onRem' || g, 1
+      from generate_series(0, 10001) g`;
+    await sql`analyze error_groups, group_search, group_search_order`;
+  });
+
+  it("is remembered at the project's version by the first search, and the next one does not count", async () => {
+    expect(await remembered()).toEqual([]);
+    expect(await counted(ten)).toBe(true);
+    expect(await remembered()).toEqual([{ pattern: "%damage%", filters: "|", version: await version() }]);
+    expect(await counted(ten)).toBe(false);
+    expect(await counted({ ...ten, search: "DAMAGE" })).toBe(false);
+    // seen dense, the term is searched by the walk alone: one statement, without the texts, the same page
+    const statements: string[] = [];
+    const tracing = postgres(url, { max: 1, onnotice: () => {}, debug: (_c, query) => statements.push(query) }) as unknown as Sql;
+    try {
+      const walked = await listGroups(tracing, project, ten);
+      const wide = await listGroups(sql, project, ten, { way: "groups" });
+      expect(walked.data.map((g) => g.id)).toEqual(wide.data.map((g) => g.id));
+      expect({ total: walked.total, totalExact: walked.totalExact }).toEqual({ total: wide.total, totalExact: wide.totalExact });
+    } finally {
+      await tracing.end();
+    }
+    const searched = statements.filter((q) => q.includes("group_search"));
+    expect(searched).toHaveLength(1);
+    expect(searched[0]).not.toContain("texts as materialized");
+    // each filter is its own term; an occurrence, a new minute or a new issue changes nothing
+    expect(await counted({ ...ten, status: "open" })).toBe(true);
+    expect(await counted({ ...ten, status: "open" })).toBe(false);
+    const before = await version();
+    await sql`update error_groups set last_seen = ${at(900)}, count = count + 1 where project_id = ${project} and id = ${await one()}`;
+    await sql`
+      insert into error_groups (project_id, fingerprint, message, level, first_seen, last_seen, environment, culprit)
+      values (${project}, 'r-new', 'More Damage', 'error', ${at(0)}, ${at(950)}, 'production', 'ServerScriptService.New')`;
+    expect(await version()).toBe(before);
+    expect(await counted(ten)).toBe(false);
+    await sql`delete from error_groups where project_id = ${project} and fingerprint = 'r-new'`;
+  });
+
+  it("is counted again after a status change", async () => {
+    const id = await one();
+    await floorThenExact({ ...ten, status: "open" },
+      () => sql`update error_groups set status = 'resolved' where project_id = ${project} and id = ${id}`,
+      () => sql`update error_groups set status = 'open' where project_id = ${project} and id = ${id}`);
+  });
+
+  it("is counted again after a level change", async () => {
+    const id = await one();
+    await floorThenExact({ ...ten, level: "error" },
+      () => sql`update error_groups set level = 'warn' where project_id = ${project} and id = ${id}`,
+      () => sql`update error_groups set level = 'error' where project_id = ${project} and id = ${id}`);
+  });
+
+  it("is counted again after a merge", async () => {
+    const id = await one();
+    const [into] = await sql<{ id: string }[]>`select id from error_groups where project_id = ${project} and fingerprint = 'r5'`;
+    await floorThenExact(ten,
+      () => sql`update error_groups set merged_into = ${into.id} where project_id = ${project} and id = ${id}`,
+      () => sql`update error_groups set merged_into = null where project_id = ${project} and id = ${id}`);
+  });
+
+  it("is counted again after a text change", async () => {
+    const id = await one();
+    await floorThenExact(ten,
+      () => sql`update error_groups set message = 'ServerScriptService.Rem77: quiet now' where project_id = ${project} and id = ${id}`,
+      () => sql`update error_groups set message = 'ServerScriptService.Rem77: attempt to index nil with Damage' where project_id = ${project} and id = ${id}`);
+  });
+
+  it("is counted again after a delete", async () => {
+    const [row] = await sql`select * from error_groups where project_id = ${project} and fingerprint = 'r77'`;
+    await floorThenExact(ten,
+      () => sql`delete from error_groups where project_id = ${project} and id = ${row.id}`,
+      () => sql`insert into error_groups ${sql(row)}`);
+  });
+});
+
 describe("group_search follows error_groups", () => {
   const row = (id: string) =>
     sql<{ xmin: string; status: string; level: string; merged_into: string | null; seen_minute: Date; search_text: string }[]>`
