@@ -7,7 +7,7 @@
 -- A term's own matches (its issues not merged into another, through the status and level filters)
 -- can only become fewer when a group's status, level, merge or texts change, or a group is deleted;
 -- a new group, an occurrence or a new minute never lowers them. Each such change bumps its project's
--- version here in the writing transaction (triggers beside 135's), and a remembered term holds the
+-- version here as the writing transaction commits (deferred triggers, below), and a remembered term holds the
 -- version it was counted at: a search trusts it only when that is still the project's version, read
 -- in the same statement (db/errors.ts, searchNarrow). Time alone never makes it stale, and the first search of a term after
 -- a change counts again.
@@ -25,35 +25,40 @@ create table group_search_dense (
   primary key (project_id, pattern, filters)
 );
 
-create function group_search_bump(project uuid) returns void language sql as $$
-  insert into group_search_version as v (project_id, version) values (project, 1)
-  on conflict (project_id) do update set version = v.version + 1
-$$;
-
--- a change that can lower a term's own matches (the columns of group_search they are counted from)
-create function group_search_bump_update() returns trigger language plpgsql as $$
+-- A project's version moves on once per transaction that changed it, at its commit (the triggers
+-- below are deferred): the version row is locked after every group row the transaction locks, and
+-- only while it commits, so a bump never holds it while waiting for a group row that another
+-- transaction bumping the same project holds (ingest regressing an issue beside a bulk status
+-- change or a merge): no deadlock, and the group rows' own lock order (db/groups.ts) stands. A
+-- project deleted in the same transaction has no version left to move.
+create function group_search_bump() returns trigger language plpgsql as $$
+declare
+  project uuid := case when tg_op = 'DELETE' then old.project_id else new.project_id end;
 begin
-  perform group_search_bump(new.project_id);
+  if current_setting('group_search.bumped', true) is distinct from project::text then
+    insert into group_search_version as v (project_id, version)
+    select project, 1 where exists (select 1 from projects where id = project)
+    on conflict (project_id) do update set version = v.version + 1;
+    perform set_config('group_search.bumped', project::text, true);
+  end if;
   return null;
 end $$;
 
-create trigger group_search_bump_update after update on error_groups
+-- A change that can lower a term's own matches (the columns of group_search they are counted from).
+-- A culprit set for the first time and frames added after the ones kept (the upsert appends them)
+-- only add text to a group's searched text: no term loses a match, so ingest's usual updates bump
+-- nothing.
+create constraint trigger group_search_bump_update after update on error_groups
+  deferrable initially deferred
   for each row when (
     new.status <> old.status
     or new.level <> old.level
     or new.merged_into is distinct from old.merged_into
     or new.message <> old.message
-    or new.culprit is distinct from old.culprit
-    or new.frames is distinct from old.frames)
-  execute function group_search_bump_update();
+    or (old.culprit is not null and new.culprit is distinct from old.culprit)
+    or (old.frames is not null and (new.frames is null or left(new.frames, length(old.frames)) <> old.frames)))
+  execute function group_search_bump();
 
--- each project that lost groups (one bump per statement); a project being deleted takes its versions along
-create function group_search_bump_delete() returns trigger language plpgsql as $$
-begin
-  perform group_search_bump(p.project_id) from (select distinct project_id from gone) p
-  where exists (select 1 from projects where id = p.project_id);
-  return null;
-end $$;
-
-create trigger group_search_bump_delete after delete on error_groups
-  referencing old table as gone for each statement execute function group_search_bump_delete();
+create constraint trigger group_search_bump_delete after delete on error_groups
+  deferrable initially deferred
+  for each row execute function group_search_bump();

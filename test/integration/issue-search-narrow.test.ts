@@ -372,6 +372,45 @@ describe("a dense term remembered", () => {
       () => sql`update error_groups set message = 'ServerScriptService.Rem77: attempt to index nil with Damage' where project_id = ${project} and id = ${id}`);
   });
 
+  it("is not bumped by what only adds text: a first culprit, frames appended after the kept ones", async () => {
+    const [g] = await sql<{ id: string }[]>`
+      insert into error_groups (project_id, fingerprint, message, level, first_seen, last_seen, environment)
+      values (${project}, 'r-adds', 'Adds text', 'error', ${at(0)}, ${at(10)}, 'production') returning id`;
+    const before = await version();
+    await sql`update error_groups set culprit = 'ServerScriptService.Adds' where id = ${g.id} and project_id = ${project}`;
+    await sql`update error_groups set frames = 'ServerScriptService.Adds onAdd' where id = ${g.id} and project_id = ${project}`;
+    await sql`update error_groups set frames = frames || E'\n' || 'ServerScriptService.Adds onMore' where id = ${g.id} and project_id = ${project}`;
+    expect(await version()).toBe(before);
+    // frames rewritten (not appended to) can drop a match
+    await sql`update error_groups set frames = 'ServerScriptService.Adds onMore' where id = ${g.id} and project_id = ${project}`;
+    expect(Number(await version())).toBe(Number(before) + 1);
+    await sql`delete from error_groups where project_id = ${project} and id = ${g.id}`;
+  });
+
+  it("is bumped as a change commits, once a transaction, so two changing transactions never wait on each other mid-way", async () => {
+    const [a, b] = await sql<{ id: string }[]>`
+      select id from error_groups where project_id = ${project} and fingerprint in ('r10', 'r11') order by fingerprint`;
+    const before = await version();
+    const other = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await sql.begin(async (tx) => {
+        await tx`update error_groups set status = 'resolved' where project_id = ${project} and id in (${a.id}, ${b.id})`;
+        // still open: another transaction changing a third issue of the project neither waits for
+        // this one's version row nor locks it for the rest of its own statements
+        await other.begin(async (t) => {
+          await t`set local lock_timeout = '2s'`;
+          await t`update error_groups set status = 'ignored' where project_id = ${project} and fingerprint = 'r12'`;
+        });
+        expect(Number(await version())).toBe(Number(before) + 1);
+      });
+      // the open one's two changes: one bump at its commit
+      expect(Number(await version())).toBe(Number(before) + 2);
+      await sql`update error_groups set status = 'open' where project_id = ${project} and fingerprint in ('r10', 'r11', 'r12')`;
+    } finally {
+      await other.end();
+    }
+  });
+
   it("is counted again after a delete", async () => {
     const [row] = await sql`select * from error_groups where project_id = ${project} and fingerprint = 'r77'`;
     await floorThenExact(ten,
