@@ -64,7 +64,7 @@ function windowCells(sql: Sql, projectId: string, start: number, unit: "minute" 
     .reduce((all, part) => sql`${all} union all ${part}`);
 }
 
-type Figure = { kind: "open" | "top"; id: string | null; message: string | null; count: number; last_seen: Date | null; level: string; status: string | null };
+type Figure = { kind: "level" | "open" | "top"; id: string | null; message: string | null; count: number; last_seen: Date | null; level: string; status: string | null };
 
 /** The prefix of a window's columns in stats_window_counts (<prefix>_error, _warn, _info). */
 const WINDOW_COLUMNS: Record<Timeframe, string> = { "1h": "h1", "24h": "h24", "7d": "d7", "30d": "d30" };
@@ -111,16 +111,17 @@ const CELLS_AT_MOST = 10_000;
 export type StatsRead = { from: "cells" | "kept"; groups: "few" | "many" };
 
 /**
- * The cheaper read of a window of `occurrences`, for a project with `keptRows` kept per-group sums
- * (counted up to FEW_GROUPS + 1; null without kept windows): its cells when they are fewer than
- * the kept rows (each occurrence is at most one cell; the kept sums are read whole, one row per
- * group seen in 30 days), and every group's row when they are few.
+ * The cheaper read of a window of `occurrences`, for a project with kept windows (`marked`) and
+ * `keptRows` kept per-group sums (counted up to FEW_GROUPS + 1, or null when not counted: a window of
+ * at most FEW_GROUPS occurrences needs no count): its cells when they are fewer than the kept rows
+ * (each occurrence is at most one cell; the kept sums are read whole, one row per group seen in 30
+ * days), and every group's row when they are few.
  */
-export function chooseRead(occurrences: number, keptRows: number | null): StatsRead {
-  if (keptRows === null) return { from: "cells", groups: occurrences <= FEW_GROUPS ? "few" : "many" };
-  const few = Math.min(occurrences, keptRows) <= FEW_GROUPS;
-  const fromCells = keptRows <= FEW_GROUPS ? occurrences <= keptRows : occurrences <= CELLS_AT_MOST;
-  return { from: fromCells ? "cells" : "kept", groups: few ? "few" : "many" };
+export function chooseRead(occurrences: number, keptRows: number | null, marked: boolean): StatsRead {
+  if (!marked) return { from: "cells", groups: occurrences <= FEW_GROUPS ? "few" : "many" };
+  const few = occurrences <= FEW_GROUPS || (keptRows !== null && keptRows <= FEW_GROUPS);
+  const cellsAtMost = keptRows !== null && keptRows <= FEW_GROUPS ? keptRows : CELLS_AT_MOST;
+  return { from: occurrences <= cellsAtMost ? "cells" : "kept", groups: few ? "few" : "many" };
 }
 
 /** How many of the project's newest cells the top ten's tie-break walks (see manyGroupsFigures). */
@@ -197,18 +198,27 @@ function manyGroupsFigures(sql: Sql, projectId: string, w: Window) {
     order by kind, rank`;
 }
 
+/** The window's occurrences per level (kind 'level'), summed from its `kept` sums (keptActive with levels). */
+const keptLevels = (sql: Sql) => sql`
+    select 'level' as kind, null::uuid as id, null::text as message, v.n as count, null::timestamptz as last_seen,
+      v.level, null::text as status, 0::bigint as rank
+    from (select sum(e)::bigint as e, sum(w)::bigint as w, sum(i)::bigint as i from kept) s,
+      lateral (values ('error', s.e), ('warn', s.w), ('info', s.i)) v(level, n)
+    union all`;
+
 /**
  * A figures statement after its `active`, for a window of few groups: every one of them joined with
  * its row once (`joined`), open_groups as those open and last seen from the window's exact `start`
  * on (a group last seen inside the window has occurrences there), and the top ten ranked by count,
  * last_seen and id.
  */
-function fewGroupsFigures(sql: Sql, projectId: string, w: Window) {
+function fewGroupsFigures(sql: Sql, projectId: string, w: Window, levels: boolean) {
   return sql`
     , joined as materialized (
       select g.id, g.message, a.count, g.last_seen, g.level, g.status, g.status = 'open' and g.merged_into is null and g.last_seen >= ${w.start} as counted
       from active a join error_groups g on g.project_id = ${projectId} and g.id = a.group_id
     )
+    ${levels ? keptLevels(sql) : sql``}
     select 'open' as kind, null::uuid as id, null::text as message, count(*) filter (where counted) as count, null::timestamptz as last_seen,
       null::text as level, null::text as status, 0::bigint as rank
     from joined
@@ -226,29 +236,37 @@ function fewGroupsFigures(sql: Sql, projectId: string, w: Window) {
  * current that correction is empty, so the read costs the window's groups' kept sums (one narrow row
  * each), not its cells.
  */
-function keptActive(sql: Sql, projectId: string, timeframe: Timeframe, w: Window, since: Date) {
+function keptActive(sql: Sql, projectId: string, timeframe: Timeframe, w: Window, since: Date, levels: boolean) {
   // the rollup the kept sums follow (db/migrations/103_stats_windows.sql) is the window's unit's
   const { table, from } = w;
   const c = WINDOW_COLUMNS[timeframe];
+  const [e, wn, i] = [sql(`${c}_error`), sql(`${c}_warn`), sql(`${c}_info`)];
   const kept = sql`
-    select group_id, ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
-    from stats_window_counts
-    where project_id = ${projectId} and (${sql(`${c}_error`)} <> 0 or ${sql(`${c}_warn`)} <> 0 or ${sql(`${c}_info`)} <> 0)`;
+    select group_id, ${e} as e, ${wn} as w, ${i} as i from stats_window_counts
+    where project_id = ${projectId} and (${e} <> 0 or ${wn} <> 0 or ${i} <> 0)`;
   const [lo, hi] = since < from ? [since, from] : [from, since];
+  const n = since < from ? sql`-r.count` : sql`r.count`;
   // `since` current: no correction, and a plain statement that plans no rollup partition
-  return lo.getTime() === hi.getTime()
+  const sums =
+    lo.getTime() === hi.getTime()
+      ? kept
+      : sql`
+    select group_id, sum(e)::bigint as e, sum(w)::bigint as w, sum(i)::bigint as i from (
+      ${kept}
+      union all
+      select r.group_id, case when r.level = 'error' then ${n} else 0 end, case when r.level = 'warn' then ${n} else 0 end,
+        case when r.level = 'info' then ${n} else 0 end
+      from ${sql(table)} r where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
+    ) x group by 1`;
+  return levels
     ? sql`
-    with active as materialized (
-      select group_id, count from (${kept}) k where count > 0
+    with kept as materialized (${sums}
+    ), active as (
+      select group_id, e + w + i as count from kept where e + w + i > 0
     )`
     : sql`
     with active as materialized (
-      select group_id, sum(c)::bigint as count from (
-        select group_id, count as c from (${kept}) k
-        union all
-        select r.group_id, ${since < from ? sql`-r.count` : sql`r.count`} from ${sql(table)} r
-        where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
-      ) x group by 1 having sum(c) > 0
+      select group_id, e + w + i as count from (${sums}) k where e + w + i > 0
     )`;
 }
 
@@ -290,20 +308,38 @@ export async function windowStats(sql: Sql, projectId: string, timeframe: Timefr
   const start = new Date(now.getTime() - ms);
   const { table, from } = windowStart(start.getTime(), unit);
   const w: Window = { start, from: new Date(from), unit, table };
+  // The first statement reads what chooses the second, each part only when needed. A window in
+  // minutes: its levels (an hour of minute cells and a day of project hours at most), and the kept
+  // rows only past FEW_GROUPS occurrences. A window in hours: the kept rows, and its levels only past
+  // FEW_GROUPS of them (a month's project hours cost more than a few kept rows, and the second
+  // statement then sums the levels with the kept sums).
+  const levelsFirst = read ? read.from !== "kept" || read.groups !== "few" : unit === "minute";
+  const mark = sql`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}`;
+  const kept = sql`select count(*) as n from (select from stats_window_counts where project_id = ${projectId} limit ${FEW_GROUPS + 1}) k`;
+  const levels = sql`select coalesce(json_object_agg(level, n), '{}') as levels, coalesce(sum(n), 0) as total from (${levelsOf(sql, projectId, w)}) l`;
   const [[head], [{ affected_users }]] = await Promise.all([
-    sql<{ since: Date | null; kept: string; levels: Record<string, number> }[]>`
-      select (select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}) as since,
-        (select count(*) from (select from stats_window_counts where project_id = ${projectId} limit ${FEW_GROUPS + 1}) k) as kept,
-        (select coalesce(json_object_agg(level, n), '{}') from (${levelsOf(sql, projectId, w)}) l) as levels`,
+    sql<{ since: Date | null; kept: string | null; levels: Record<string, number> | null }[]>`${
+      levelsFirst
+        ? sql`
+      select m.since, l.levels, case when l.total > ${FEW_GROUPS} then (${kept}) end as kept
+      from (${levels}) l left join (${mark}) m on true`
+        : sql`
+      select m.since, k.n as kept, case when m.since is null or k.n > ${FEW_GROUPS} then (select levels from (${levels}) l) end as levels
+      from (${kept}) k left join (${mark}) m on true`
+    }`,
     sql<{ affected_users: number }[]>`
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,
   ]);
+  const since = head.since;
   const by_level: Record<string, number> = { error: 0, warn: 0, info: 0, ...head.levels };
+  const occurrences = by_level.error + by_level.warn + by_level.info;
+  const how: StatsRead = !head.levels ? { from: "kept", groups: "few" } : (read ?? chooseRead(occurrences, head.kept === null ? null : Number(head.kept), Boolean(since)));
+  const levelsFromKept = !head.levels;
+  const active = how.from === "kept" && since ? keptActive(sql, projectId, timeframe, w, since, levelsFromKept) : cellActive(sql, projectId, w, now);
+  const figures = await sql<Figure[]>`${active} ${how.groups === "few" ? fewGroupsFigures(sql, projectId, w, levelsFromKept) : manyGroupsFigures(sql, projectId, w)}`;
+  for (const f of figures) if (f.kind === "level") by_level[f.level] = Number(f.count);
   const total_errors = by_level.error + by_level.warn + by_level.info;
-  const how = read ?? chooseRead(total_errors, head.since ? Number(head.kept) : null);
-  const active = how.from === "kept" && head.since ? keptActive(sql, projectId, timeframe, w, head.since) : cellActive(sql, projectId, w, now);
-  const figures = await sql<Figure[]>`${active} ${how.groups === "few" ? fewGroupsFigures(sql, projectId, w) : manyGroupsFigures(sql, projectId, w)}`;
   return {
     timeframe,
     total_errors,
