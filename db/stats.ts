@@ -234,39 +234,51 @@ function fewGroupsFigures(sql: Sql, projectId: string, w: Window, levels: boolea
  * `since` on), corrected by the cells between `since` and the window's first bucket (`start`
  * rounded down to its unit): subtracted when `since` is earlier, added when later. With `since`
  * current that correction is empty, so the read costs the window's groups' kept sums (one narrow row
- * each), not its cells.
+ * each), not its cells. With `levels`, the per-level sums stay apart (`kept`) for keptLevels.
  */
 function keptActive(sql: Sql, projectId: string, timeframe: Timeframe, w: Window, since: Date, levels: boolean) {
   // the rollup the kept sums follow (db/migrations/103_stats_windows.sql) is the window's unit's
   const { table, from } = w;
   const c = WINDOW_COLUMNS[timeframe];
   const [e, wn, i] = [sql(`${c}_error`), sql(`${c}_warn`), sql(`${c}_info`)];
-  const kept = sql`
-    select group_id, ${e} as e, ${wn} as w, ${i} as i from stats_window_counts
-    where project_id = ${projectId} and (${e} <> 0 or ${wn} <> 0 or ${i} <> 0)`;
+  const nonZero = sql`project_id = ${projectId} and (${e} <> 0 or ${wn} <> 0 or ${i} <> 0)`;
   const [lo, hi] = since < from ? [since, from] : [from, since];
   const n = since < from ? sql`-r.count` : sql`r.count`;
+  const cells = sql`from ${sql(table)} r where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}`;
   // `since` current: no correction, and a plain statement that plans no rollup partition
-  const sums =
-    lo.getTime() === hi.getTime()
-      ? kept
+  const current = lo.getTime() === hi.getTime();
+  if (!levels) {
+    // one sum per group, not three: a correction of 100,000 groups' rows sums each once
+    const kept = sql`select group_id, ${e} + ${wn} + ${i} as count from stats_window_counts where ${nonZero}`;
+    return current
+      ? sql`
+    with active as materialized (
+      select group_id, count from (${kept}) k where count > 0
+    )`
       : sql`
+    with active as materialized (
+      select group_id, sum(c)::bigint as count from (
+        select group_id, count as c from (${kept}) k
+        union all
+        select r.group_id, ${n} ${cells}
+      ) x group by 1 having sum(c) > 0
+    )`;
+  }
+  const kept = sql`select group_id, ${e} as e, ${wn} as w, ${i} as i from stats_window_counts where ${nonZero}`;
+  const sums = current
+    ? kept
+    : sql`
     select group_id, sum(e)::bigint as e, sum(w)::bigint as w, sum(i)::bigint as i from (
       ${kept}
       union all
       select r.group_id, case when r.level = 'error' then ${n} else 0 end, case when r.level = 'warn' then ${n} else 0 end,
         case when r.level = 'info' then ${n} else 0 end
-      from ${sql(table)} r where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
+      ${cells}
     ) x group by 1`;
-  return levels
-    ? sql`
+  return sql`
     with kept as materialized (${sums}
     ), active as (
       select group_id, e + w + i as count from kept where e + w + i > 0
-    )`
-    : sql`
-    with active as materialized (
-      select group_id, e + w + i as count from (${sums}) k where e + w + i > 0
     )`;
 }
 
