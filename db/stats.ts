@@ -91,17 +91,48 @@ function levelsOf(sql: Sql, projectId: string, w: Window) {
     ) c group by level`;
 }
 
-/** Up to this many occurrences in a window (so at most this many cells), its figures are read from its cells, not the kept sums. */
+/**
+ * Up to this many groups with occurrences in a window, its open_groups and top ten read every one of
+ * their rows (fewGroupsFigures): a statement of three parts, planned and run in about the time the
+ * statement for many groups (manyGroupsFigures) spends on its fixed parts alone. Bounded by the
+ * window's occurrences and, with kept windows, by the project's kept rows (a group with occurrences
+ * in a window has one, but for the minute a read's correction adds).
+ */
+const FEW_GROUPS = 2000;
+
+/** With more kept rows than FEW_GROUPS, a window of up to this many occurrences (so cells) is read from its cells. */
 const CELLS_AT_MOST = 10_000;
 
-/** How many of the project's newest cells the top ten's tie-break walks (see figuresAfterActive). */
+/**
+ * How a window's figures are read: its groups' counts from its cells or from the kept sums
+ * (`from`), and open_groups and the top ten from every such group's row or from a few (`groups`).
+ * Every choice gives the same figures; each costs about what it reads.
+ */
+export type StatsRead = { from: "cells" | "kept"; groups: "few" | "many" };
+
+/**
+ * The cheaper read of a window of `occurrences`, for a project with kept windows (`marked`) and
+ * `keptRows` kept per-group sums (counted up to FEW_GROUPS + 1, or null when not counted: a window of
+ * at most FEW_GROUPS occurrences needs no count): its cells when they are fewer than the kept rows
+ * (each occurrence is at most one cell; the kept sums are read whole, one row per group seen in 30
+ * days), and every group's row when they are few.
+ */
+export function chooseRead(occurrences: number, keptRows: number | null, marked: boolean): StatsRead {
+  if (!marked) return { from: "cells", groups: occurrences <= FEW_GROUPS ? "few" : "many" };
+  const few = occurrences <= FEW_GROUPS || (keptRows !== null && keptRows <= FEW_GROUPS);
+  const cellsAtMost = keptRows !== null && keptRows <= FEW_GROUPS ? keptRows : CELLS_AT_MOST;
+  return { from: occurrences <= cellsAtMost ? "cells" : "kept", groups: few ? "few" : "many" };
+}
+
+/** How many of the project's newest cells the top ten's tie-break walks (see manyGroupsFigures). */
 const TIE_WALK = 2000;
 /** Up to this many groups tied at the tenth count are all read to break the tie. */
 const TIE_READ_ALL = 256;
 
 /**
  * A figures statement after its `active` (group_id, count: the groups with occurrences in the window,
- * materialized): the levels, open_groups and the top ten, reading the rows of only a few groups.
+ * materialized): open_groups and the top ten, reading the rows of only a few groups. For a window of
+ * more than FEW_GROUPS groups (see fewGroupsFigures).
  *
  * - open_groups: every group with occurrences in the window, less those not open or merged away
  *   (error_groups_not_open, migration 141), less the open ones last seen before the window's exact
@@ -115,10 +146,9 @@ const TIE_READ_ALL = 256;
  *   walk; the rest rank below the `need` met. When the walk does not close such a bucket, every tied
  *   group is read, as before.
  */
-function figuresAfterActive(sql: Sql, projectId: string, w: Window) {
+function manyGroupsFigures(sql: Sql, projectId: string, w: Window) {
   return sql`
-    , levels as (${levelsOf(sql, projectId, w)}
-    ), cut as (
+    , cut as (
       select min(count) as c from (select count from active order by count desc limit 10) t
     ), walk as materialized (
       select group_id, bucket from ${sql(w.table)} where project_id = ${projectId} and bucket >= ${w.from} and count > 0
@@ -160,35 +190,67 @@ function figuresAfterActive(sql: Sql, projectId: string, w: Window) {
            where g.project_id = ${projectId} and g.status = 'open' and g.merged_into is null and g.last_seen < ${w.start}
              and g.id in (select group_id from ${sql(w.table)} where project_id = ${projectId} and bucket = ${w.from} and count > 0)) as n
     )
-    select 'level' as kind, null::uuid as id, null::text as message, n as count, null::timestamptz as last_seen,
-      level, null::text as status, 0::bigint as rank
-    from levels
-    union all
-    select 'open', null, null, n, null, null, null, 0 from opened
+    select 'open' as kind, null::uuid as id, null::text as message, n as count, null::timestamptz as last_seen,
+      null::text as level, null::text as status, 0::bigint as rank
+    from opened
     union all
     select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc) from top
     order by kind, rank`;
 }
 
+/** The window's occurrences per level (kind 'level'), summed from its `kept` sums (keptActive with levels). */
+const keptLevels = (sql: Sql) => sql`
+    select 'level' as kind, null::uuid as id, null::text as message, v.n as count, null::timestamptz as last_seen,
+      v.level, null::text as status, 0::bigint as rank
+    from (select sum(e)::bigint as e, sum(w)::bigint as w, sum(i)::bigint as i from kept) s,
+      lateral (values ('error', s.e), ('warn', s.w), ('info', s.i)) v(level, n)
+    union all`;
+
 /**
- * The window's figures from its kept per-group sums (stats_window_counts, the cells from the window's
+ * A figures statement after its `active`, for a window of few groups: every one of them joined with
+ * its row once (`joined`), open_groups as those open and last seen from the window's exact `start`
+ * on (a group last seen inside the window has occurrences there), and the top ten ranked by count,
+ * last_seen and id.
+ */
+function fewGroupsFigures(sql: Sql, projectId: string, w: Window, levels: boolean) {
+  return sql`
+    , joined as materialized (
+      select g.id, g.message, a.count, g.last_seen, g.level, g.status, g.status = 'open' and g.merged_into is null and g.last_seen >= ${w.start} as counted
+      from active a join error_groups g on g.project_id = ${projectId} and g.id = a.group_id
+    )
+    ${levels ? keptLevels(sql) : sql``}
+    select 'open' as kind, null::uuid as id, null::text as message, count(*) filter (where counted) as count, null::timestamptz as last_seen,
+      null::text as level, null::text as status, 0::bigint as rank
+    from joined
+    union all
+    select 'top', id, message, count, last_seen, level, status, row_number() over (order by count desc, last_seen desc, id desc)
+    from (select * from joined order by count desc, last_seen desc, id desc limit 10) t
+    order by kind, rank`;
+}
+
+/**
+ * A figures statement's `active` (group_id, count: the groups with occurrences in the window,
+ * materialized) from its kept per-group sums (stats_window_counts, the cells from the window's
  * `since` on), corrected by the cells between `since` and the window's first bucket (`start`
  * rounded down to its unit): subtracted when `since` is earlier, added when later. With `since`
  * current that correction is empty, so the read costs the window's groups' kept sums (one narrow row
- * each), not its cells, and the rows of only a few groups (figuresAfterActive).
+ * each), not its cells. With `levels`, the per-level sums stay apart (`kept`) for keptLevels.
  */
-function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, w: Window, since: Date) {
+function keptActive(sql: Sql, projectId: string, timeframe: Timeframe, w: Window, since: Date, levels: boolean) {
   // the rollup the kept sums follow (db/migrations/103_stats_windows.sql) is the window's unit's
   const { table, from } = w;
   const c = WINDOW_COLUMNS[timeframe];
-  const kept = sql`
-    select group_id, ${sql(`${c}_error`)} + ${sql(`${c}_warn`)} + ${sql(`${c}_info`)} as count
-    from stats_window_counts
-    where project_id = ${projectId} and (${sql(`${c}_error`)} <> 0 or ${sql(`${c}_warn`)} <> 0 or ${sql(`${c}_info`)} <> 0)`;
+  const [e, wn, i] = [sql(`${c}_error`), sql(`${c}_warn`), sql(`${c}_info`)];
+  const nonZero = sql`project_id = ${projectId} and (${e} <> 0 or ${wn} <> 0 or ${i} <> 0)`;
   const [lo, hi] = since < from ? [since, from] : [from, since];
+  const n = since < from ? sql`-r.count` : sql`r.count`;
+  const cells = sql`from ${sql(table)} r where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}`;
   // `since` current: no correction, and a plain statement that plans no rollup partition
-  const active =
-    lo.getTime() === hi.getTime()
+  const current = lo.getTime() === hi.getTime();
+  if (!levels) {
+    // one sum per group, not three: a correction of 100,000 groups' rows sums each once
+    const kept = sql`select group_id, ${e} + ${wn} + ${i} as count from stats_window_counts where ${nonZero}`;
+    return current
       ? sql`
     with active as materialized (
       select group_id, count from (${kept}) k where count > 0
@@ -198,11 +260,26 @@ function keptFigures(sql: Sql, projectId: string, timeframe: Timeframe, w: Windo
       select group_id, sum(c)::bigint as count from (
         select group_id, count as c from (${kept}) k
         union all
-        select r.group_id, ${since < from ? sql`-r.count` : sql`r.count`} from ${sql(table)} r
-        where r.project_id = ${projectId} and r.bucket >= ${lo} and r.bucket < ${hi}
+        select r.group_id, ${n} ${cells}
       ) x group by 1 having sum(c) > 0
     )`;
-  return sql<Figure[]>`${active} ${figuresAfterActive(sql, projectId, w)}`;
+  }
+  const kept = sql`select group_id, ${e} as e, ${wn} as w, ${i} as i from stats_window_counts where ${nonZero}`;
+  const sums = current
+    ? kept
+    : sql`
+    select group_id, sum(e)::bigint as e, sum(w)::bigint as w, sum(i)::bigint as i from (
+      ${kept}
+      union all
+      select r.group_id, case when r.level = 'error' then ${n} else 0 end, case when r.level = 'warn' then ${n} else 0 end,
+        case when r.level = 'info' then ${n} else 0 end
+      ${cells}
+    ) x group by 1`;
+  return sql`
+    with kept as materialized (${sums}
+    ), active as (
+      select group_id, e + w + i as count from kept where e + w + i > 0
+    )`;
 }
 
 /**
@@ -216,55 +293,70 @@ export async function moveStatsWindows(sql: Sql): Promise<void> {
 }
 
 /**
- * The window's figures summed from its rollup cells (see `cover`): for a project without kept windows,
- * and for a window of at most CELLS_AT_MOST occurrences, whose cells are fewer than the kept sums.
+ * A figures statement's `active` summed from the window's rollup cells (see `cover`): for a project
+ * without kept windows, and for a window whose cells are fewer than the kept sums (chooseRead).
  */
-function cellFigures(sql: Sql, projectId: string, w: Window, now: Date) {
+function cellActive(sql: Sql, projectId: string, w: Window, now: Date) {
   const cells = windowCells(sql, projectId, w.start.getTime(), w.unit, now.getTime());
-  return sql<Figure[]>`
+  return sql`
     with active as materialized (
       select group_id, sum(count)::bigint as count from (${cells}) c group by 1 having sum(count) > 0
-    )
-    ${figuresAfterActive(sql, projectId, w)}`;
+    )`;
 }
 
 /**
  * Window figures from the rollups (never from raw rows). The window ends now; its start rounds down
- * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d. The per-level totals come from the
- * project's hour rows (and one hour's minute cells), the groups with occurrences in the window from
- * its kept sums (keptFigures), or from its cells when it holds few occurrences; open_groups and the top ten read the rows of only
- * a few of those groups (figuresAfterActive). All are exact: open_groups counts the open groups last
- * seen inside the window, and the top ten break ties by last_seen. So is affected_users, to the
- * minute (each user's latest occurrence is kept to the minute).
+ * to the rollup bucket: a minute for 1h/24h, an hour for 7d/30d. A first statement reads the
+ * window's mark, its occurrences per level (the project's hour rows and one hour's minute cells, see
+ * levelsOf) and the project's kept rows up to FEW_GROUPS + 1; those choose the second (chooseRead):
+ * the groups with occurrences in the window from its cells or its kept sums, and open_groups and the
+ * top ten from all of those groups' rows or from a few (fewGroupsFigures, manyGroupsFigures). All are
+ * exact: open_groups counts the open groups last seen inside the window, and the top ten break ties
+ * by last_seen. So is affected_users, to the minute (each user's latest occurrence is kept to the
+ * minute). `read` sets the read instead of chooseRead (each gives the same figures).
  */
-export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date(), cellsAtMost = CELLS_AT_MOST) {
+export async function windowStats(sql: Sql, projectId: string, timeframe: Timeframe, now = new Date(), read?: StatsRead) {
   const { ms, unit } = WINDOWS[timeframe];
   const start = new Date(now.getTime() - ms);
   const { table, from } = windowStart(start.getTime(), unit);
   const w: Window = { start, from: new Date(from), unit, table };
-  const [[{ since, occurrences }], [{ affected_users }]] = await Promise.all([
-    sql<{ since: Date | null; occurrences: string | null }[]>`
-      select (select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}) as since,
-        (select sum(n) from (${levelsOf(sql, projectId, w)}) l) as occurrences`,
+  // The first statement reads what chooses the second, each part only when needed. A window in
+  // minutes: its levels (an hour of minute cells and a day of project hours at most), and the kept
+  // rows only past FEW_GROUPS occurrences. A window in hours: the kept rows, and its levels only past
+  // FEW_GROUPS of them (a month's project hours cost more than a few kept rows, and the second
+  // statement then sums the levels with the kept sums).
+  const levelsFirst = read ? read.from !== "kept" || read.groups !== "few" : unit === "minute";
+  const mark = sql`select since from stats_window_marks where project_id = ${projectId} and timeframe = ${timeframe}`;
+  const kept = sql`select count(*) as n from (select from stats_window_counts where project_id = ${projectId} limit ${FEW_GROUPS + 1}) k`;
+  const levels = sql`select coalesce(json_object_agg(level, n), '{}') as levels, coalesce(sum(n), 0) as total from (${levelsOf(sql, projectId, w)}) l`;
+  const [[head], [{ affected_users }]] = await Promise.all([
+    sql<{ since: Date | null; kept: string | null; levels: Record<string, number> | null }[]>`${
+      levelsFirst
+        ? sql`
+      select m.since, l.levels, case when l.total > ${FEW_GROUPS} then (${kept}) end as kept
+      from (${levels}) l left join (${mark}) m on true`
+        : sql`
+      select m.since, k.n as kept, case when m.since is null or k.n > ${FEW_GROUPS} then (select levels from (${levels}) l) end as levels
+      from (${kept}) k left join (${mark}) m on true`
+    }`,
     sql<{ affected_users: number }[]>`
       select count(*)::bigint as affected_users from project_users
       where project_id = ${projectId} and last_seen >= ${start}`,
   ]);
-  // a window of few occurrences has at most as many cells: fewer to read than the kept sums of every
-  // group seen in 30 days (the last hour of a project with 100,000 issues)
-  const fromCells = !since || Number(occurrences ?? 0) <= cellsAtMost;
-  const figures = fromCells ? await cellFigures(sql, projectId, w, now) : await keptFigures(sql, projectId, timeframe, w, since);
-  const by_level: Record<string, number> = { error: 0, warn: 0, info: 0 };
-  let open_groups = 0;
-  for (const f of figures) {
-    if (f.kind === "level") by_level[f.level] = Number(f.count);
-    else if (f.kind === "open") open_groups = Number(f.count);
-  }
+  const since = head.since;
+  const by_level: Record<string, number> = { error: 0, warn: 0, info: 0, ...head.levels };
+  const occurrences = by_level.error + by_level.warn + by_level.info;
+  const how: StatsRead = !head.levels ? { from: "kept", groups: "few" } : (read ?? chooseRead(occurrences, head.kept === null ? null : Number(head.kept), Boolean(since)));
+  const levelsFromKept = !head.levels;
+  const active = how.from === "kept" && since ? keptActive(sql, projectId, timeframe, w, since, levelsFromKept) : cellActive(sql, projectId, w, now);
+  const figures = await sql<Figure[]>`${active} ${how.groups === "few" ? fewGroupsFigures(sql, projectId, w, levelsFromKept) : manyGroupsFigures(sql, projectId, w)}`;
+  for (const f of figures) if (f.kind === "level") by_level[f.level] = Number(f.count);
+  const total_errors = by_level.error + by_level.warn + by_level.info;
   return {
     timeframe,
-    total_errors: by_level.error + by_level.warn + by_level.info,
+    total_errors,
     by_level,
-    open_groups,
+    open_groups: Number(figures.find((f) => f.kind === "open")?.count ?? 0),
     affected_users: Number(affected_users),
     top_errors: figures
       .filter((f) => f.kind === "top")

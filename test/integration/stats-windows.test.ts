@@ -3,7 +3,7 @@ import { projectSeries } from "../../db/dashboard.js";
 import { deleteGroup, setGroupStatus } from "../../db/groups.js";
 import { deleteProject } from "../../db/projects.js";
 import { mergeGroups, unmergeGroups } from "../../db/merge.js";
-import { moveStatsWindows, windowStats, type Timeframe } from "../../db/stats.js";
+import { moveStatsWindows, windowStats, type StatsRead, type Timeframe } from "../../db/stats.js";
 import { runRetention } from "../../jobs/retention.js";
 import { createProject, startTestApp, type TestApp } from "../support/server.js";
 import { DAY, HOUR, MINUTE, ingest, iso } from "../support/query-fixtures.js";
@@ -50,13 +50,20 @@ async function fromCells(projectId: string, tf: Timeframe, now: number) {
   return { by_level, open_groups: open, top_errors: top.map((t) => ({ ...t })) };
 }
 
-/** Every window read both ways: from its kept sums, and from its cells (how a window of few occurrences is read). */
+/** The four ways a window is read: its groups from its kept sums or its cells, and their ranking from all their rows or a few. */
+const READS: StatsRead[] = [
+  { from: "kept", groups: "many" },
+  { from: "cells", groups: "many" },
+  { from: "kept", groups: "few" },
+  { from: "cells", groups: "few" },
+];
+
+/** Every window read every way, and as windowStats chooses (chooseRead). */
 async function expectReadsExact(projectId: string) {
   for (const tf of TIMEFRAMES) {
-    for (const cellsAtMost of [0, Number.POSITIVE_INFINITY]) {
+    for (const read of [...READS, undefined]) {
       const now = Date.now();
-      const got = await windowStats(app.sql, projectId, tf, new Date(now), cellsAtMost);
-      const read = cellsAtMost === 0 ? "kept" : "cells";
+      const got = await windowStats(app.sql, projectId, tf, new Date(now), read);
       expect({ tf, read, by_level: got.by_level, open_groups: got.open_groups, top_errors: got.top_errors }).toEqual({ tf, read, ...(await fromCells(projectId, tf, now)) });
     }
   }
