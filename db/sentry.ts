@@ -106,6 +106,13 @@ export const claimEventIdsStep = (tx: TxSql, claims: EventIdClaim[]) => tx`
     returning project_id::text || '/' || replace(event_id::text, '-', '') as key`;
 
 /**
+ * A claim's key as claimEventIdsStep answers it (`<project>/<32 hex digits>`). Node's keys are never
+ * fewer than the server's for one batch (the server also reads ids in braces or upper case as the
+ * same uuid), so a count of claimed rows equal to the number of Node's keys means every one was.
+ */
+export const claimKey = (c: { project_id: string; event_id: string }) => `${c.project_id.toLowerCase()}/${c.event_id.replace(/-/g, "").toLowerCase()}`;
+
+/**
  * Per input, whether it is fresh: it has no event id, or its id was claimed now (`claimed`, keys as
  * claimEventIdsStep returns them); within one batch the first of several events with one id is the
  * one kept.
@@ -113,7 +120,7 @@ export const claimEventIdsStep = (tx: TxSql, claims: EventIdClaim[]) => tx`
 export function freshEvents(items: { projectId: string; eventId?: string | null }[], claimed: string[]): boolean[] {
   // PostgreSQL answers ids in the dashed form; compare on the bare hex digits
   const fresh = new Set(claimed);
-  return items.map((it) => !it.eventId || fresh.delete(`${it.projectId}/${it.eventId.replace(/-/g, "").toLowerCase()}`));
+  return items.map((it) => !it.eventId || fresh.delete(claimKey({ project_id: it.projectId, event_id: it.eventId })));
 }
 
 /** Drops claimed event ids older than a day (SDK retries come within minutes). */

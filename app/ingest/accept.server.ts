@@ -14,7 +14,7 @@ import { DeadlineError } from "../../db/deadline.js";
 import { countIngest } from "../../db/metrics.js";
 import type { Config } from "~/env.server";
 import { withinWriteDeadline } from "~/db-deadline.server";
-import { storable } from "~/text.server";
+import { isStorable, storable } from "~/text.server";
 import { culpritFor, groupEvent, type KnownFingerprints } from "./fingerprint.server";
 import type { LearnedTemplates } from "./learned-templates.server";
 import type { EventWriter } from "./writer.server";
@@ -99,11 +99,26 @@ export function truncateUtf8(s: string, max: number): string {
 
 const storableOpt = (s: string | null) => (s === null ? null : storable(s));
 
-function storableJson(v: unknown): unknown {
-  if (typeof v === "string") return storable(v);
-  if (Array.isArray(v)) return v.map(storableJson);
+/** Whether every string and key of a JSON value can be stored as it is (nothing to replace). */
+function allStorable(v: unknown): boolean {
+  if (typeof v === "string") return isStorable(v);
+  if (Array.isArray(v)) return v.every(allStorable);
   if (v !== null && typeof v === "object") {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [storable(k), storableJson(x)]));
+    for (const k of Object.keys(v)) if (!isStorable(k) || !allStorable((v as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/** A JSON value with its unstorable strings and keys replaced: the value itself when it has none (the usual case), else a copy. */
+function storableJson(v: unknown): unknown {
+  return allStorable(v) ? v : storableCopy(v);
+}
+
+function storableCopy(v: unknown): unknown {
+  if (typeof v === "string") return storable(v);
+  if (Array.isArray(v)) return v.map(storableCopy);
+  if (v !== null && typeof v === "object") {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [storable(k), storableCopy(x)]));
   }
   return v;
 }

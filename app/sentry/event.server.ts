@@ -26,9 +26,14 @@ const nonEmpty = (s: string | undefined) => (s !== undefined && s.trim() !== "" 
 /** `{values: [...]}` (the current protocol) or a bare array (older clients, the Roblox ports). */
 const valuesOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : isObject(v) && Array.isArray(v.values) ? v.values : []);
 
+const CANONICAL_ID = /^[0-9a-f]{32}$/;
+const ZERO_ID = /^0+$/;
+
 /** A 32-hex event id from `abc…` or a dashed UUID; anything else is not an id. */
 export function normalizeEventId(v: unknown): string | null {
   if (typeof v !== "string") return null;
+  // as SDKs send it: 32 lowercase hex digits
+  if (CANONICAL_ID.test(v)) return ZERO_ID.test(v) ? null : v;
   const hex = v.trim().replace(/^\{|\}$/g, "").replace(/-/g, "").toLowerCase();
   return /^[0-9a-f]{32}$/.test(hex) && !/^0+$/.test(hex) ? hex : null;
 }
@@ -95,9 +100,17 @@ function messageOf(event: Json): string | undefined {
 function tagsOf(v: unknown): string[] | undefined {
   const pairs: [string, string][] = [];
   if (Array.isArray(v)) {
-    for (const p of v) if (Array.isArray(p) && p.length === 2 && str(p[0]) !== undefined && str(p[1]) !== undefined) pairs.push([str(p[0])!, str(p[1])!]);
+    for (const p of v) {
+      if (!Array.isArray(p) || p.length !== 2) continue;
+      const k = str(p[0]);
+      const x = str(p[1]);
+      if (k !== undefined && x !== undefined) pairs.push([k, x]);
+    }
   } else if (isObject(v)) {
-    for (const [k, x] of Object.entries(v)) if (str(x) !== undefined) pairs.push([k, str(x)!]);
+    for (const k of Object.keys(v)) {
+      const x = str(v[k]);
+      if (x !== undefined) pairs.push([k, x]);
+    }
   }
   const tags = pairs.slice(0, MAX_TAGS).map(([k, x]) => clip(`${k}:${x}`, TAG_CHARS)!);
   return tags.length ? tags : undefined;

@@ -5,19 +5,26 @@
  * database so that each round sees the same load on the machine. The figure is the service's own CPU
  * time (from /proc) divided by the requests it answered, less its idle CPU (see perRequest): what
  * holds when other work shares the machine, unlike req/s. The written loads also show the CPU of the
- * database's backends serving the bench database (`pg`, no idle subtracted), per request.
+ * database's backends serving the bench database (`pg`, no idle subtracted), per request, with the
+ * service's write calls and bytes per request (its answers and its messages to PostgreSQL,
+ * /proc/<pid>/io). Before measuring, each service posts every fingerprint once, so that it knows
+ * them all, as a service that has run a while does (the bench's (b-again) and (s-again)).
  *
  *   PAIR_TREES=/path/to/old,/path/to/new npx tsx scripts/bench/request-pairs.ts
  *
  * Each tree is a checkout with its app built (`npx remix vite:build`). Env: BENCH_DATABASE_URL
  * (required), PAIR_ROUNDS (3), PAIR_SECONDS (5 per load), PAIR_CONNECTIONS (50), PAIR_HAND=0 to skip
  * the anchor, PAIR_LOADS (b0,b: which loads to run, of b0, b and s; the anchor runs no s), PAIR_ENV_<i>=K=V;K=V (extra environment of tree i),
- * BENCH_CPU_PROF=<dir> (each tree's service, and the anchor, write a V8 CPU profile under <dir>/<tree|hand>),
- * PAIR_TABLES=1 (log each load's written tuples per request, table by table).
+ * BENCH_CPU_PROF=<dir> (each tree's service, and the anchor, write a V8 CPU profile under <dir>/<tree|hand>;
+ * BENCH_CPU_PROF_INTERVAL its sampling interval in µs, 1000),
+ * PAIR_TABLES=1 (log each load's written tuples per request, table by table). With BENCH_CPU_PROF each
+ * measured load's span (monotonic µs, the profile's clock) and requests are appended to
+ * <dir>/<tree>/phases.jsonl, for scripts/bench/profile-phases.ts to read the profile load by load.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import postgres from "postgres";
 import { cannon, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, postgresPids, root, serviceEnv, sleep, stopService } from "./harness.js";
@@ -37,7 +44,9 @@ const LOADS = new Set((process.env.PAIR_LOADS ?? "b0,b").split(","));
 
 /** `node --import tsx <args>` in `cwd`, answering GET /api/ingest on `port`. */
 async function startNode(cwd: string, args: string[], env: NodeJS.ProcessEnv, port: number, profName: string) {
-  const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(process.env.BENCH_CPU_PROF, profName)] : [];
+  const prof = process.env.BENCH_CPU_PROF
+    ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(process.env.BENCH_CPU_PROF, profName), `--cpu-prof-interval=${envInt("BENCH_CPU_PROF_INTERVAL", 1000)}`]
+    : [];
   const child: ChildProcess = spawn(process.execPath, [...prof, "--import", "tsx", ...args], { cwd, env, stdio: ["ignore", "ignore", "inherit"] });
   const url = `http://127.0.0.1:${port}`;
   for (let k = 0; k < 120; k++) {
@@ -59,17 +68,25 @@ const startHand = (databaseUrl: string, key: string, port: number) =>
  * timers, pool), measured over the 2 s before it: at a few hundred requests a second on a busy
  * machine that background would otherwise be a large part of the figure.
  */
-async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, answered: (m: Awaited<ReturnType<typeof cannon>>) => number) {
+async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, answered: (m: Awaited<ReturnType<typeof cannon>>) => number, phase?: { tree: string; load: string }) {
   const idleStart = cpuMicros(pid);
   const idleAt = performance.now();
   await sleep(2000);
   const idleRate = (cpuMicros(pid) - idleStart) / (performance.now() - idleAt);
   const backends = new Map((await postgresPids(watch!, false)).map((p) => [p, cpuMicros(p)]));
   const dbBefore = await dbCounts();
+  const ioBefore = processIo(pid);
   const before = cpuMicros(pid);
   const at = performance.now();
+  const from = process.hrtime.bigint() / 1000n;
   const m = await load();
+  if (phase && process.env.BENCH_CPU_PROF) {
+    const dir = path.resolve(process.env.BENCH_CPU_PROF, phase.tree);
+    mkdirSync(dir, { recursive: true });
+    appendFileSync(path.join(dir, "phases.jsonl"), `${JSON.stringify({ load: phase.load, from: Number(from), to: Number(process.hrtime.bigint() / 1000n), requests: answered(m) })}\n`);
+  }
   const us = cpuMicros(pid) - before - idleRate * (performance.now() - at);
+  const ioAfter = processIo(pid);
   let pg = 0;
   for (const p of new Set([...backends.keys(), ...(await postgresPids(watch!, false))])) {
     const now = cpuMicros(p);
@@ -81,7 +98,21 @@ async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, an
   const dbAfter = await dbCounts();
   const per = (k: "xacts" | "tuples") => (dbAfter[k] - dbBefore[k]) / n;
   if (process.env.PAIR_TABLES === "1") log(`  tuples per request by table: ${tableCell(dbBefore.tables, dbAfter.tables, n)}`);
-  return { us: us / n, pg: pg / n, n: answered(m), rps: answered(m) / SECONDS, idle: idleRate * 1000, xacts: per("xacts"), tuples: per("tuples") };
+  return { us: us / n, pg: pg / n, n: answered(m), rps: answered(m) / SECONDS, idle: idleRate * 1000, xacts: per("xacts"), tuples: per("tuples"),
+    writes: (ioAfter.writes - ioBefore.writes) / n, written: (ioAfter.written - ioBefore.written) / n };
+}
+
+/**
+ * The process's write calls (write, writev, send: its HTTP answers and its messages to PostgreSQL)
+ * and their bytes so far (/proc/<pid>/io).
+ */
+function processIo(pid: number): { writes: number; written: number } {
+  try {
+    const io = Object.fromEntries(readFileSync(`/proc/${pid}/io`, "utf8").trim().split("\n").map((l) => l.split(": ")));
+    return { writes: Number(io.syscw), written: Number(io.wchar) };
+  } catch {
+    return { writes: NaN, written: NaN };
+  }
 }
 
 /** The bench database's commits and written tuples so far (pg_stat_database), and per table with PAIR_TABLES=1. */
@@ -100,7 +131,19 @@ function tableCell(before: Map<string, number>, after: Map<string, number>, n: n
   return rows.sort((a, b) => b[1] - a[1]).map(([name, v]) => `${name} ${fmt(v, 2)}`).join(", ");
 }
 
-const none = { us: NaN, pg: NaN, n: 0, rps: NaN, idle: NaN, xacts: NaN, tuples: NaN };
+/** Posts each body once, CONNECTIONS at a time. */
+async function prime(url: string, at: string, headers: Record<string, string>, bodies: string[]) {
+  let next = 0;
+  const worker = async () => {
+    while (next < bodies.length) {
+      const body = bodies[next++];
+      await fetch(`${url}${at}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }).then((r) => r.arrayBuffer());
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+}
+
+const none = { us: NaN, pg: NaN, n: 0, rps: NaN, idle: NaN, xacts: NaN, tuples: NaN, writes: NaN, written: NaN };
 /** a connection to the bench database, to find its backends */
 let watch: postgres.Sql | undefined;
 
@@ -143,11 +186,17 @@ async function main() {
         await cannon({ url: s.url, path: "/api/ingest", key: project.api_key, body: () => refused[n++ % refused.length], seconds: 2, connections: CONNECTIONS });
         await cannon({ url: s.url, path: "/api/ingest", key: project.api_key, body: () => singles[n++ % singles.length], seconds: 2, connections: CONNECTIONS });
         if (LOADS.has("s")) await envelopes(s.url)().then((m) => m.ok > 0 || log(`tree${i}: no envelope accepted (${JSON.stringify(m.codes)})`));
-        const b0 = LOADS.has("b0") ? await perRequest(pid, post(s.url, refused), bad) : none;
-        const b = LOADS.has("b") ? await perRequest(pid, post(s.url, singles), ok) : none;
-        const se = LOADS.has("s") ? await perRequest(pid, envelopes(s.url), ok) : none;
+        // every fingerprint once more, so this process knows them all as the bench's (b-again) and
+        // (s-again) do: a timed warm-up on a busy machine may miss some, and a Sentry event of a
+        // fingerprint the process has not seen looks its issue up (and a native one computes the
+        // previous grouping version's fingerprint) where a known one does not
+        await prime(s.url, "/api/ingest", { "x-api-key": project.api_key }, singles);
+        if (LOADS.has("s")) await prime(s.url, envelopePath, {}, Array.from({ length: FINGERPRINTS }, envelope));
+        const b0 = LOADS.has("b0") ? await perRequest(pid, post(s.url, refused), bad, { tree: String(i), load: "b0" }) : none;
+        const b = LOADS.has("b") ? await perRequest(pid, post(s.url, singles), ok, { tree: String(i), load: "b" }) : none;
+        const se = LOADS.has("s") ? await perRequest(pid, envelopes(s.url), ok, { tree: String(i), load: "s" }) : none;
         await stopService(s.child);
-        const dbCell = (x: typeof b) => `${fmt(x.xacts, 2)} xact ${fmt(x.tuples, 1)} tuples`;
+        const dbCell = (x: typeof b) => `${fmt(x.xacts, 2)} xact ${fmt(x.tuples, 1)} tuples, ${fmt(x.writes, 2)} writes ${fmt(x.written)} B`;
         const sCell = LOADS.has("s") ? ` s ${fmt(se.us)} µs + pg ${fmt(se.pg)} (${fmt(se.rps)}/s, ${dbCell(se)}), s/b ${fmt(se.us / b.us, 2)} (with pg ${fmt((se.us + se.pg) / (b.us + b.pg), 2)})` : "";
         cells.push(`tree${i} b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs + pg ${fmt(b.pg)} (${fmt(b.rps)}/s, ${dbCell(b)})${sCell}, idle ${fmt(Number.isNaN(b0.idle) ? b.idle : b0.idle)} µs/s`);
       }

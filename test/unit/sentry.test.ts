@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { mapSentryEvent, normalizeEventId, NotAnEvent } from "../../app/sentry/event.server.js";
 import { EventTooLarge, MalformedEnvelope, MAX_ENVELOPE_ITEMS, parseEnvelope } from "../../app/sentry/envelope.server.js";
 import { keyFromDsn, parseSentryAuth } from "../../app/sentry/auth.server.js";
-import { BREADCRUMBS, type IncomingEvent } from "../../app/ingest/accept.server.js";
-import { defaultFingerprint } from "../../app/ingest/fingerprint.server.js";
+import { BREADCRUMBS, toEventRow, type IncomingEvent } from "../../app/ingest/accept.server.js";
+import { defaultFingerprint, KnownFingerprints } from "../../app/ingest/fingerprint.server.js";
+import type { EventRow } from "../../db/events.js";
 
 /** The limits every incoming event keeps, whatever its protocol (the native ones: a native event over them is a 400). */
 function expectWithinLimits(e: IncomingEvent) {
@@ -187,6 +188,9 @@ describe("mapSentryEvent", () => {
     expect(normalizeEventId("9E957FF3-3EE3-48AC-9434-503FEEEA25A6")).toBe("9e957ff33ee348ac9434503feeea25a6");
     expect(normalizeEventId("0".repeat(32))).toBeNull();
     expect(normalizeEventId("xyz")).toBeNull();
+    expect(normalizeEventId("9e957ff33ee348ac9434503feeea25a6")).toBe("9e957ff33ee348ac9434503feeea25a6");
+    expect(normalizeEventId(" {9e957ff3-3ee3-48ac-9434-503feeea25a6} ")).toBe("9e957ff33ee348ac9434503feeea25a6");
+    expect(normalizeEventId("9e957ff33ee348ac9434503feeea25a")).toBeNull();
     const m = mapSentryEvent({ message: "m" });
     // made here, so not a deduplication key
     expect(m.dedupId).toBeNull();
@@ -252,5 +256,28 @@ describe("Sentry auth", () => {
     expect(keyFromDsn("https://abc123:secret@errors.example.com/42")).toBe("abc123");
     expect(keyFromDsn("not a url")).toBeUndefined();
     expect(keyFromDsn(7)).toBeUndefined();
+  });
+});
+
+describe("a Sentry event's row", () => {
+  const known = new KnownFingerprints();
+  const rowOf = (raw: unknown) => toEventRow("00000000-0000-4000-8000-000000000001", mapSentryEvent(raw), Date.now(), 30, known) as EventRow;
+
+  it("keeps context and breadcrumb data as sent when every text in them can be stored", () => {
+    const contexts = { os: { name: "Roblox", nested: [{ a: "😀" }, 1, null, true] } };
+    const row = rowOf({ message: "m", contexts, breadcrumbs: [{ message: "b", data: { k: ["v", { deep: "w" }] } }] });
+    expect(row.context).toEqual({ contexts });
+    expect(row.breadcrumbs).toEqual([{ level: "info", message: "b", data: { k: ["v", { deep: "w" }] } }]);
+  });
+
+  it("replaces NUL and unpaired surrogates at any depth of context and breadcrumb data, in keys and values", () => {
+    const row = rowOf({
+      message: "m",
+      contexts: { os: { name: "ok", list: ["fine", { ["k\ud800"]: "v\u0000" }] } },
+      extra: { plain: 1, ["\udc00"]: ["x\u0000y"] },
+      breadcrumbs: [{ message: "b", data: { ok: "ok", bad: ["a", { b: "\ud800" }] } }],
+    });
+    expect(row.context).toEqual({ contexts: { os: { name: "ok", list: ["fine", { "k\ufffd": "v\ufffd" }] } }, extra: { plain: 1, "\ufffd": ["x\ufffdy"] } });
+    expect(row.breadcrumbs).toEqual([{ level: "info", message: "b", data: { ok: "ok", bad: ["a", { b: "\ufffd" }] } }]);
   });
 });
