@@ -29,8 +29,10 @@ describe("the onboarding panel's first issue", () => {
     await ingest(app, apiKey, [{ message: "Onboarding second", timestamp: iso(now - 2 * HOUR) }]);
     expect(await firstGroupId(app.sql, projectId)).toBe(await id("Onboarding second"));
     // merged into the other one, it is no longer listed: the issue it is in is the first, with its sighting
-    await mergeGroups(app.sql, projectId, await id("Onboarding first"), [await id("Onboarding second")]);
-    expect(await firstGroupId(app.sql, projectId)).toBe(await id("Onboarding first"));
+    // (the merge adds a member row with the target's message: its id is taken before)
+    const first = await id("Onboarding first");
+    await mergeGroups(app.sql, projectId, first, [await id("Onboarding second")]);
+    expect(await firstGroupId(app.sql, projectId)).toBe(first);
   });
 
   it("is read through the index, not by sorting the project's groups", async () => {
