@@ -66,8 +66,9 @@ function cpuRow(name: string, m: Measured & { cpu: Cpu }, size: number, targeted
     figure: `${fmt(c.total, 1)} µs/${unit}`,
     detail: `Node ${fmt(c.node, 1)} + PostgreSQL ${fmt(c.postgres, 1)} µs over ${fmt(c.events)} ${unit}s`,
     ratio: `${fmt(c.node / c.total, 2)} Node`,
-    target: targeted ? "<= 35 µs/event" : "(reported)",
-    result: targeted ? verdict(c.total <= 35) : "",
+    // issue 44's target (issue 23's was 35 µs)
+    target: targeted ? "<= 50 µs/event" : "(reported)",
+    result: targeted ? verdict(c.total <= 50) : "",
   };
 }
 
@@ -228,7 +229,7 @@ export async function runIngest(b: Bench, project: Project, ceiling: Measured, g
       target: "(vs (a), reported)",
       result: "",
     },
-    withShare(cpuRow("(d-again)", batchedAgain, 100, false), storedShare.again),
+    withShare(cpuRow("(d-again)", batchedAgain, 100, true), storedShare.again),
     cpuRow("(d2)", allStored, 100, false),
     { scenario: "(f) economy push, 100 players, 5-currency map", figure: `${fmt(push.rps * 100)} players/s`, detail: `${fmt(push.rps)} req/s, ${health(push)}`, ratio: fmt(push.rps / ceiling.rps, 2), target: "(vs (a), reported)", result: "" },
     cpuRow("(f)", push, 100, false, "player"),
