@@ -25,7 +25,8 @@ const getJson = async (...args: Parameters<typeof getJsonNow>) => {
   return getJsonNow(...args);
 };
 
-async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+// the learning job runs in the background (pg-boss): under a full suite's load a pass has taken over 30 s
+async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 55_000): Promise<T> {
   const start = Date.now();
   for (;;) {
     const v = await fn();
