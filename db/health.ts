@@ -213,7 +213,9 @@ export async function writeReportTx(tx: TxSql, projectId: string, report: Health
     addSessionChanges(cells, rows);
   }
 
-  // what the new samples and the changes above add to the rollups, sent together (in lock order)
+  // what the new samples and the changes above add to the rollups, sent together (in lock order);
+  // addSamples adds the samples' hour cells before its first await, so applyCells, called after it,
+  // writes them
   await Promise.all([addSamples(tx, projectId, row, inserted, cells), applyCells(tx, projectId, cells)]);
 }
 

@@ -35,7 +35,7 @@ export function normalizeEventId(v: unknown): string | null {
   // as SDKs send it: 32 lowercase hex digits
   if (CANONICAL_ID.test(v)) return ZERO_ID.test(v) ? null : v;
   const hex = v.trim().replace(/^\{|\}$/g, "").replace(/-/g, "").toLowerCase();
-  return /^[0-9a-f]{32}$/.test(hex) && !/^0+$/.test(hex) ? hex : null;
+  return CANONICAL_ID.test(hex) && !ZERO_ID.test(hex) ? hex : null;
 }
 
 const LEVELS: Record<string, Level> = {
