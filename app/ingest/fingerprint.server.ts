@@ -570,13 +570,26 @@ export const fingerprintFor = (message: string, stack: string | null | undefined
  * so its previous-version fingerprint need not be computed again. Bounded; forgetting is harmless.
  */
 export class KnownFingerprints {
-  private seen = new Set<string>();
+  /** by project: a fingerprint string is looked up as it is (its hash is kept with it), no key is built per event */
+  private readonly seen = new Map<string, Set<string>>();
+  private size = 0;
   constructor(private readonly max = 100_000) {}
   has(projectId: string, fingerprint: string) {
-    return this.seen.has(`${projectId}:${fingerprint}`);
+    return this.seen.get(projectId)?.has(fingerprint) ?? false;
   }
   add(projectId: string, fingerprint: string) {
-    if (this.seen.size >= this.max) this.seen.delete(this.seen.values().next().value!);
-    this.seen.add(`${projectId}:${fingerprint}`);
+    let fps = this.seen.get(projectId);
+    if (fps?.has(fingerprint)) return;
+    if (this.size >= this.max) this.forgetOne();
+    if (!fps) this.seen.set(projectId, (fps = new Set()));
+    fps.add(fingerprint);
+    this.size++;
+  }
+  /** the first project's oldest fingerprint */
+  private forgetOne() {
+    const [projectId, fps] = this.seen.entries().next().value!;
+    fps.delete(fps.values().next().value!);
+    this.size--;
+    if (fps.size === 0) this.seen.delete(projectId);
   }
 }

@@ -622,5 +622,11 @@ describe("groupEvent: culprit and the previous version's fingerprint", () => {
     k.add("p1", "b");
     k.add("p1", "c");
     expect([k.has("p1", "a"), k.has("p1", "b"), k.has("p1", "c")]).toEqual([false, true, true]);
+    // one it knows, added again (every event of a known issue), forgets nothing
+    k.add("p1", "c");
+    expect([k.has("p1", "b"), k.has("p1", "c")]).toEqual([true, true]);
+    // across projects the oldest still goes first
+    k.add("p2", "a");
+    expect([k.has("p1", "b"), k.has("p1", "c"), k.has("p2", "a")]).toEqual([false, true, true]);
   });
 });
