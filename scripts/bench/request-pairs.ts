@@ -17,7 +17,10 @@
  * the anchor, PAIR_LOADS (b0,b: which loads to run, of b0, b and s; the anchor runs no s), PAIR_ENV_<i>=K=V;K=V (extra environment of tree i),
  * BENCH_CPU_PROF=<dir> (each tree's service, and the anchor, write a V8 CPU profile under <dir>/<tree|hand>;
  * BENCH_CPU_PROF_INTERVAL its sampling interval in µs, 1000),
- * PAIR_TABLES=1 (log each load's written tuples per request, table by table). With BENCH_CPU_PROF each
+ * PAIR_TABLES=1 (log each load's written tuples per request, table by table). The load `d` posts the bench's
+ * (d-again) batches (100 events over 1,000 fingerprints, issues existing, 50 batches of fixed players,
+ * each posted once before) and waits for their deferred counters to be applied before it reads the
+ * database's CPU, so the drain's work is in its figure (CPU per event: divide by 100). With BENCH_CPU_PROF each
  * measured load's span (monotonic µs, the profile's clock) and requests are appended to
  * <dir>/<tree>/phases.jsonl, for scripts/bench/profile-phases.ts to read the profile load by load.
  */
@@ -28,7 +31,7 @@ import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import postgres from "postgres";
 import { cannon, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, postgresPids, root, serviceEnv, sleep, stopService } from "./harness.js";
-import { FINGERPRINTS, event, sentryEvent } from "./payloads.js";
+import { FINGERPRINTS, batch, event, sentryEvent } from "./payloads.js";
 
 const log = logger("pairs");
 const ROUNDS = envInt("PAIR_ROUNDS", 3);
@@ -80,6 +83,10 @@ async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, an
   const at = performance.now();
   const from = process.hrtime.bigint() / 1000n;
   const m = await load();
+  // the deferred counters of what the load wrote are part of its cost: wait until they are applied
+  if (phase?.load === "d") {
+    for (let i = 0; i < 600 && Number((await watch!`select count(*) as n from counter_deltas`)[0].n) > 0; i++) await sleep(50);
+  }
   if (phase && process.env.BENCH_CPU_PROF) {
     const dir = path.resolve(process.env.BENCH_CPU_PROF, phase.tree);
     mkdirSync(dir, { recursive: true });
@@ -173,6 +180,8 @@ async function main() {
     let n = 0;
     const post = (url: string, bodies: string[]) => () =>
       cannon({ url, path: "/api/ingest", key: project.api_key, body: () => bodies[n++ % bodies.length], seconds: SECONDS, connections: CONNECTIONS });
+    // (d-again): the bench's batches, each fingerprint in 5 of them, players fixed per batch
+    const batches = Array.from({ length: 50 }, (_, i) => batch((j) => event(`Batch${(i * 100 + j) % FINGERPRINTS}`, 10, i * 100 + j)));
     const bad = (m: Awaited<ReturnType<typeof cannon>>) => m.codes["400"] ?? 0;
     const ok = (m: Awaited<ReturnType<typeof cannon>>) => m.ok;
     const table: string[] = [];
@@ -195,10 +204,13 @@ async function main() {
         const b0 = LOADS.has("b0") ? await perRequest(pid, post(s.url, refused), bad, { tree: String(i), load: "b0" }) : none;
         const b = LOADS.has("b") ? await perRequest(pid, post(s.url, singles), ok, { tree: String(i), load: "b" }) : none;
         const se = LOADS.has("s") ? await perRequest(pid, envelopes(s.url), ok, { tree: String(i), load: "s" }) : none;
+        if (LOADS.has("d")) await prime(s.url, "/api/ingest", { "x-api-key": project.api_key }, batches);
+        const d = LOADS.has("d") ? await perRequest(pid, post(s.url, batches), ok, { tree: String(i), load: "d" }) : none;
         await stopService(s.child);
         const dbCell = (x: typeof b) => `${fmt(x.xacts, 2)} xact ${fmt(x.tuples, 1)} tuples, ${fmt(x.writes, 2)} writes ${fmt(x.written)} B`;
         const sCell = LOADS.has("s") ? ` s ${fmt(se.us)} µs + pg ${fmt(se.pg)} (${fmt(se.rps)}/s, ${dbCell(se)}), s/b ${fmt(se.us / b.us, 2)} (with pg ${fmt((se.us + se.pg) / (b.us + b.pg), 2)})` : "";
-        cells.push(`tree${i} b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs + pg ${fmt(b.pg)} (${fmt(b.rps)}/s, ${dbCell(b)})${sCell}, idle ${fmt(Number.isNaN(b0.idle) ? b.idle : b0.idle)} µs/s`);
+        const dCell = LOADS.has("d") ? ` d per event ${fmt(d.us / 100, 1)} µs + pg ${fmt(d.pg / 100, 1)} = ${fmt((d.us + d.pg) / 100, 1)} (${fmt(d.rps * 100)} events/s, ${dbCell(d)})` : "";
+        cells.push(`tree${i} b0 ${fmt(b0.us)} µs (${fmt(b0.rps)}/s) b ${fmt(b.us)} µs + pg ${fmt(b.pg)} (${fmt(b.rps)}/s, ${dbCell(b)})${sCell}${dCell}, idle ${fmt(Number.isNaN(b0.idle) ? b.idle : b0.idle)} µs/s`);
       }
       if (process.env.PAIR_HAND !== "0") {
         const hand = await startHand(db.url, project.api_key, port + 1);
