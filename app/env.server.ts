@@ -49,6 +49,8 @@ const EnvSchema = z.object({
   // writer queues by fingerprint shard, and transactions in flight per shard (see app/ingest/writer.server.ts)
   INGEST_SHARDS: int(1, 1, 64),
   INGEST_CONCURRENCY: int(1, 1, 64),
+  // under load, how long after a counter drain's start the next may start (db/counter-deltas.ts); 0: 100 ms after each write
+  COUNTER_DRAIN_INTERVAL_MS: int(1000, 0, 1500),
   // Sentry endpoints answer 429 (which Sentry SDKs honour) while this many events wait to be written
   SENTRY_MAX_PENDING_EVENTS: int(20000, 1, 10_000_000),
   SENTRY_MAX_EVENT_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -137,6 +139,8 @@ export type Config = {
   apiKeyCacheSeconds: number;
   ingestShards: number;
   ingestConcurrency: number;
+  /** under load, ms from a counter drain's start before the next may start (0: each write's drain 100 ms after it) */
+  counterDrainIntervalMs: number;
   sentryMaxPendingEvents: number;
   sentryMaxEventBytes: number;
   sentryMaxEnvelopeBytes: number;
@@ -319,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     ingestShards: e.INGEST_SHARDS,
     ingestConcurrency: e.INGEST_CONCURRENCY,
+    counterDrainIntervalMs: e.COUNTER_DRAIN_INTERVAL_MS,
     sentryMaxPendingEvents: e.SENTRY_MAX_PENDING_EVENTS,
     sentryMaxEventBytes: e.SENTRY_MAX_EVENT_BYTES,
     sentryMaxEnvelopeBytes: e.SENTRY_MAX_ENVELOPE_BYTES,

@@ -69,7 +69,7 @@ export function createServices(config: Config, sql: Sql, boss: PgBoss | null, re
   const alerts = new AlertEnqueuer(sql, boss);
   const apiKeys = new ApiKeyAuth(sql, config.apiKeyCacheSeconds);
   const known = new KnownFingerprints();
-  const counters = new CounterDrainer(sql).start();
+  const counters = new CounterDrainer(sql, { intervalMs: config.counterDrainIntervalMs }).start();
   const learned = new LearnedTemplates(sql, boss);
   return {
     config,

@@ -35,6 +35,15 @@ export const STALENESS_BOUND_MS = 2000;
 export const DRAIN_DELAY_MS = 100;
 /** How often every instance drains whatever is pending, written by it or not. */
 export const SWEEP_MS = 1000;
+/**
+ * Under load, how long after a drain's start the next one starts at the earliest: the writes
+ * meanwhile share it. A drain's cost is mostly per counter cell (a group row's minute, hour and day
+ * cells, its environments and versions, its stats windows), and a cell takes every event of its
+ * group row that the drain holds: at 1,000 busy issues, drains 100 ms apart wrote nearly a cell per
+ * event (docs/benchmarks.md). An event still waits at most this long plus one drain, inside the
+ * staleness bound; after a quiet spell the next write is drained `DRAIN_DELAY_MS` after it.
+ */
+export const DRAIN_INTERVAL_MS = 1000;
 /** Pending rows (batches) one drain statement takes at most. */
 export const DRAIN_BATCHES = 500;
 /**
@@ -320,8 +329,9 @@ async function applyDeltas(tx: TxSql, limit: number, projectId?: string): Promis
 type Waiter = { ids: string[]; fn: () => void };
 
 /**
- * Drains in this process: `DRAIN_DELAY_MS` after a write (`kick`), every `SWEEP_MS` whatever was
- * written, and again at once while a drain took a full load or another instance held the lock.
+ * Drains in this process: `DRAIN_DELAY_MS` after a write (`kick`) and every `SWEEP_MS` whatever was
+ * written, but no sooner than `DRAIN_INTERVAL_MS` after the last drain started; again at once while a
+ * drain took a full load (a backlog), and again later when another instance held the lock.
  * `whenApplied` runs a callback once given pending rows are gone (applied here or by another
  * instance): the alert trigger waits for it, so rules on counts and players read applied figures.
  * Errors are logged; the rows stay pending and the next drain applies them.
@@ -335,30 +345,38 @@ export class CounterDrainer {
   private stopped = false;
   private readonly maxLimit: number;
   private limit: number;
+  /** performance.now() of the last drain's start */
+  private lastStart = -Infinity;
 
   constructor(
     private readonly sql: Sql,
-    private readonly opts: { delayMs?: number; sweepMs?: number; batches?: number } = {},
+    private readonly opts: { delayMs?: number; sweepMs?: number; intervalMs?: number; batches?: number } = {},
   ) {
     this.maxLimit = this.limit = opts.batches ?? DRAIN_BATCHES;
   }
 
   start(): this {
     this.stopped = false;
-    this.sweep = setInterval(() => this.run(), this.opts.sweepMs ?? SWEEP_MS);
+    this.sweep = setInterval(() => this.schedule(0), this.opts.sweepMs ?? SWEEP_MS);
     this.sweep.unref();
     // rows left by a process that stopped before draining them
     this.kick();
     return this;
   }
 
-  /** Drains soon (writes within the delay share one drain). */
+  /** Drains soon (writes within the delay, or within the interval under load, share one drain). */
   kick(): void {
+    this.schedule(this.opts.delayMs ?? DRAIN_DELAY_MS);
+  }
+
+  /** Drains `delayMs` from now, or `DRAIN_INTERVAL_MS` after the last drain's start if that is later. */
+  private schedule(delayMs: number): void {
     if (this.timer || this.stopped) return;
+    const wait = Math.max(delayMs, this.lastStart + (this.opts.intervalMs ?? DRAIN_INTERVAL_MS) - performance.now());
     this.timer = setTimeout(() => {
       this.timer = null;
       this.run();
-    }, this.opts.delayMs ?? DRAIN_DELAY_MS);
+    }, wait);
     this.timer.unref();
   }
 
@@ -394,7 +412,7 @@ export class CounterDrainer {
   /** One drain of the current size; sizes the next one by how long it took (nextDrainLimit). */
   private async step(): Promise<{ n: number | null; limit: number }> {
     const limit = this.limit;
-    const started = performance.now();
+    const started = (this.lastStart = performance.now());
     try {
       const n = await drainOnce(this.sql, limit);
       const ms = performance.now() - started;

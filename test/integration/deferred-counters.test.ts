@@ -8,8 +8,9 @@ import { insertProject } from "../../db/projects.js";
 import { runRetention } from "../../jobs/retention.js";
 import { ensurePartitions } from "../../jobs/partitions.js";
 import {
-  CounterDrainer, DRAIN_DELAY_MS, STALENESS_BOUND_MS, SWEEP_MS, applyPendingOf, drainOnce, pendingDeltas,
+  CounterDrainer, DRAIN_DELAY_MS, DRAIN_INTERVAL_MS, DRAIN_TARGET_MS, STALENESS_BOUND_MS, SWEEP_MS, applyPendingOf, drainOnce, pendingDeltas,
 } from "../../db/counter-deltas.js";
+import { counterDrainSeconds } from "../../db/metrics.js";
 import { createProject, freshDatabaseUrl, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
 import { countersApplied } from "../support/counters.js";
 import { keptEqualsCells } from "../support/stats-windows.js";
@@ -108,6 +109,51 @@ describe("the pending row", () => {
     }
     expect(await figures(p, "r")).toMatchObject({ count: 5, user_count: 3, hour: 5, minute: 5 });
   });
+});
+
+describe("the drainer's pace", () => {
+  /** drains this process has run so far (the drain duration histogram's count) */
+  const drains = async () => (await counterDrainSeconds.get()).values.find((v) => v.metricName?.endsWith("_count"))?.value ?? 0;
+  const until = async (what: string, ok: () => Promise<boolean>) => {
+    for (let i = 0; !(await ok()); i++) {
+      if (i > 600) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+
+  it("under load, one drain per interval takes every write meanwhile; after a quiet spell, a write is drained soon", async () => {
+    const p = (await insertProject(sql, "pace")).id;
+    const interval = 4000;
+    const drainer = new CounterDrainer(sql, { delayMs: 20, intervalMs: interval, sweepMs: 600_000 }).start();
+    try {
+      // start() drains once at once (rows a stopped process left)
+      const first = await drains();
+      await until("the first drain", async () => (await drains()) > first);
+      const before = await drains();
+      const startedAt = performance.now();
+      // writes in a burst, each kicking the drainer as the writer's afterCommit does
+      for (let b = 0; b < 8; b++) {
+        await writeEvents(sql, [row(p, `pace${b % 3}`, { userId: String(b) })], THROTTLE);
+        drainer.kick();
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      await until("the burst applied", async () => (await pendingDeltas(sql)).rows === 0);
+      // one drain took the whole burst, no sooner than the interval after the one before
+      expect(await drains()).toBe(before + 1);
+      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(interval - 500);
+      expect(await figures(p, "pace0")).toMatchObject({ count: 3, user_count: 3, minute: 3 });
+
+      // a quiet spell past the interval: the next write is drained after the short delay, not a whole interval
+      await new Promise((r) => setTimeout(r, interval));
+      const quietAt = performance.now();
+      await writeEvents(sql, [row(p, "pace-quiet")], THROTTLE);
+      drainer.kick();
+      await until("the quiet write applied", async () => (await pendingDeltas(sql)).rows === 0);
+      expect(performance.now() - quietAt).toBeLessThan(interval);
+    } finally {
+      await drainer.stop();
+    }
+  }, 60_000);
 });
 
 describe("exact once caught up", () => {
@@ -313,6 +359,8 @@ describe("the service", () => {
   it("drains within its bound: sooner than the bound after a write, and on a sweep shorter than it", () => {
     expect(DRAIN_DELAY_MS).toBeLessThan(STALENESS_BOUND_MS / 4);
     expect(SWEEP_MS).toBeLessThan(STALENESS_BOUND_MS);
+    // under load: an event waits at most one interval for its drain, which should take at most the target
+    expect(DRAIN_INTERVAL_MS + DRAIN_TARGET_MS).toBeLessThan(STALENESS_BOUND_MS);
   });
 
   it("applies a write's counters by itself, with no read asking for them", async () => {
