@@ -36,14 +36,17 @@ export const DRAIN_DELAY_MS = 100;
 /** How often every instance drains whatever is pending, written by it or not. */
 export const SWEEP_MS = 1000;
 /**
- * Under load, how long after a drain's start the next one starts at the earliest: the writes
- * meanwhile share it. A drain's cost is mostly per counter cell (a group row's minute, hour and day
- * cells, its environments and versions, its stats windows), and a cell takes every event of its
- * group row that the drain holds: at 1,000 busy issues, drains 100 ms apart wrote nearly a cell per
- * event (docs/benchmarks.md). An event still waits at most this long plus one drain, inside the
- * staleness bound; after a quiet spell the next write is drained `DRAIN_DELAY_MS` after it.
+ * The pace of drains under load. A drain's cost is mostly per counter cell (a group row's minute,
+ * hour and day cells, its environments and versions, its stats windows), and a cell takes every event
+ * of its group row that the drain holds: at 1,000 busy issues, drains 100 ms apart wrote nearly a
+ * cell per event (docs/benchmarks.md). So the next drain starts no sooner than `DRAIN_SPACING` times
+ * the last one's duration after its start (drains busy the database a quarter of the time at most),
+ * and never later than `DRAIN_INTERVAL_MS` after it: an event waits at most that plus one drain,
+ * inside the staleness bound. Drains of a few milliseconds (a quiet or lightly loaded service) keep
+ * their pace of `DRAIN_DELAY_MS` after a write.
  */
 export const DRAIN_INTERVAL_MS = 1000;
+export const DRAIN_SPACING = 4;
 /** Pending rows (batches) one drain statement takes at most. */
 export const DRAIN_BATCHES = 500;
 /**
@@ -330,8 +333,8 @@ type Waiter = { ids: string[]; fn: () => void };
 
 /**
  * Drains in this process: `DRAIN_DELAY_MS` after a write (`kick`) and every `SWEEP_MS` whatever was
- * written, but no sooner than `DRAIN_INTERVAL_MS` after the last drain started; again at once while a
- * drain took a full load (a backlog), and again later when another instance held the lock.
+ * written, but under load at the pace `DRAIN_SPACING` sets; again at once while a drain took a full
+ * load (a backlog), and again later when another instance held the lock.
  * `whenApplied` runs a callback once given pending rows are gone (applied here or by another
  * instance): the alert trigger waits for it, so rules on counts and players read applied figures.
  * Errors are logged; the rows stay pending and the next drain applies them.
@@ -345,12 +348,13 @@ export class CounterDrainer {
   private stopped = false;
   private readonly maxLimit: number;
   private limit: number;
-  /** performance.now() of the last drain's start */
+  /** performance.now() of the last drain's start, and how long it took */
   private lastStart = -Infinity;
+  private lastMs = 0;
 
   constructor(
     private readonly sql: Sql,
-    private readonly opts: { delayMs?: number; sweepMs?: number; intervalMs?: number; batches?: number } = {},
+    private readonly opts: { delayMs?: number; sweepMs?: number; intervalMs?: number; spacing?: number; batches?: number } = {},
   ) {
     this.maxLimit = this.limit = opts.batches ?? DRAIN_BATCHES;
   }
@@ -369,10 +373,11 @@ export class CounterDrainer {
     this.schedule(this.opts.delayMs ?? DRAIN_DELAY_MS);
   }
 
-  /** Drains `delayMs` from now, or `DRAIN_INTERVAL_MS` after the last drain's start if that is later. */
+  /** Drains `delayMs` from now, or later as the pace under load asks (see `DRAIN_SPACING`). */
   private schedule(delayMs: number): void {
     if (this.timer || this.stopped) return;
-    const wait = Math.max(delayMs, this.lastStart + (this.opts.intervalMs ?? DRAIN_INTERVAL_MS) - performance.now());
+    const gap = Math.min(this.opts.intervalMs ?? DRAIN_INTERVAL_MS, (this.opts.spacing ?? DRAIN_SPACING) * this.lastMs);
+    const wait = Math.max(delayMs, this.lastStart + gap - performance.now());
     this.timer = setTimeout(() => {
       this.timer = null;
       this.run();
@@ -415,7 +420,7 @@ export class CounterDrainer {
     const started = (this.lastStart = performance.now());
     try {
       const n = await drainOnce(this.sql, limit);
-      const ms = performance.now() - started;
+      const ms = (this.lastMs = performance.now() - started);
       observeDrain(n, ms);
       if (n) log.debug({ rows: n, limit, ms: Math.round(ms) }, `[counters] drain applied ${n} pending rows`);
       this.limit = nextDrainLimit(limit, this.maxLimit, { n, ms });

@@ -8,7 +8,7 @@ import { insertProject } from "../../db/projects.js";
 import { runRetention } from "../../jobs/retention.js";
 import { ensurePartitions } from "../../jobs/partitions.js";
 import {
-  CounterDrainer, DRAIN_DELAY_MS, DRAIN_INTERVAL_MS, DRAIN_TARGET_MS, STALENESS_BOUND_MS, SWEEP_MS, applyPendingOf, drainOnce, pendingDeltas,
+  CounterDrainer, DRAIN_DELAY_MS, DRAIN_INTERVAL_MS, DRAIN_SPACING, DRAIN_TARGET_MS, STALENESS_BOUND_MS, SWEEP_MS, applyPendingOf, drainOnce, pendingDeltas,
 } from "../../db/counter-deltas.js";
 import { counterDrainSeconds } from "../../db/metrics.js";
 import { createProject, freshDatabaseUrl, getJson, postJson, startTestApp, type TestApp } from "../support/server.js";
@@ -124,7 +124,8 @@ describe("the drainer's pace", () => {
   it("under load, one drain per interval takes every write meanwhile; after a quiet spell, a write is drained soon", async () => {
     const p = (await insertProject(sql, "pace")).id;
     const interval = 4000;
-    const drainer = new CounterDrainer(sql, { delayMs: 20, intervalMs: interval, sweepMs: 600_000 }).start();
+    // drains as long as a loaded database's: the interval alone sets the pace
+    const drainer = new CounterDrainer(sql, { delayMs: 20, intervalMs: interval, spacing: 1e9, sweepMs: 600_000 }).start();
     try {
       // start() drains once at once (rows a stopped process left)
       const first = await drains();
@@ -150,6 +151,27 @@ describe("the drainer's pace", () => {
       drainer.kick();
       await until("the quiet write applied", async () => (await pendingDeltas(sql)).rows === 0);
       expect(performance.now() - quietAt).toBeLessThan(interval);
+    } finally {
+      await drainer.stop();
+    }
+  }, 60_000);
+
+  it("drains of a few milliseconds keep their short delay: the pace follows how long the last drain took", async () => {
+    const p = (await insertProject(sql, "pace-light")).id;
+    const interval = 4000;
+    const drainer = new CounterDrainer(sql, { delayMs: 20, intervalMs: interval, sweepMs: 600_000 }).start();
+    try {
+      const first = await drains();
+      await until("the first drain", async () => (await drains()) > first);
+      for (let b = 0; b < 3; b++) {
+        const at = performance.now();
+        await writeEvents(sql, [row(p, "light", { userId: String(b) })], THROTTLE);
+        drainer.kick();
+        await until("the write applied", async () => (await pendingDeltas(sql)).rows === 0);
+        // the last drain (one small batch) took milliseconds: this one does not wait for the interval
+        expect(performance.now() - at).toBeLessThan(interval / 2);
+      }
+      expect(await figures(p, "light")).toMatchObject({ count: 3, user_count: 3 });
     } finally {
       await drainer.stop();
     }
@@ -361,6 +383,7 @@ describe("the service", () => {
     expect(SWEEP_MS).toBeLessThan(STALENESS_BOUND_MS);
     // under load: an event waits at most one interval for its drain, which should take at most the target
     expect(DRAIN_INTERVAL_MS + DRAIN_TARGET_MS).toBeLessThan(STALENESS_BOUND_MS);
+    expect(DRAIN_SPACING).toBeGreaterThan(1);
   });
 
   it("applies a write's counters by itself, with no read asking for them", async () => {
