@@ -357,7 +357,7 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
     cross join lateral (select ${groupColumns(sql)} from error_groups g where g.project_id = ${projectId} and g.id = c.id offset 0) g
     order by ${pageKey} desc, g.id desc limit ${f.limit} offset ${f.offset}`;
   const key = f.sort === "first_seen" ? sql`first_seen` : sql`seen_minute`;
-  const walks = reach <= WALK_REACH;
+  const shallow = reach <= WALK_REACH;
   // the walk's issues in the page's order
   const keys = f.sort === "first_seen" ? sql`group_search` : sql`group_search_order`;
   // whether the issue `id` is a match: not a member, through the filters, and found by its texts, a
@@ -391,11 +391,18 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
       select k.group_id from ${keys} k cross join lateral (${hit(sql`k.group_id`)}) h
       where k.project_id = ${projectId} and k.${key} = (select key from cut)
     ), walk_page as (${page(sql`walk_candidates`)})`;
+  const filterKey = `${f.status ?? ""}|${f.level ?? ""}`;
+  const hint = `${projectId}\u0000${f.sort}\u0000${filterKey}\u0000${f.search}`;
+  const seen = shallow ? searchHints.get(hint) : undefined;
+  // A term this process last found with at most TOTAL_CAP own matches is searched without the walk
+  // and the count of its own matches, as a page deeper than WALK_REACH is: planning is most of such a
+  // search's cost, and this statement is planned in about a third of the time. Its answer is exact
+  // whatever the term's matches are now; past TOTAL_CAP, the hint goes and the next search counts again.
+  const walks = shallow && seen !== "sparse";
   const walked = walks ? sql`(select found from cut)` : sql`false`;
   // Walking, the own matches are counted only when the project's version (db/migrations/142_group_search_dense.sql)
   // is not the one this term was remembered at as having more than TOTAL_CAP of them. The version is read
   // in the same statement as the count, so a change committed after it bumps past what is remembered.
-  const filterKey = `${f.status ?? ""}|${f.level ?? ""}`;
   const memo = sql`
     from (select coalesce((select version from group_search_version where project_id = ${projectId}), 0) as version) v
     left join group_search_dense d on d.project_id = ${projectId} and d.pattern = lower(${p}) and d.filters = ${filterKey} and d.version = v.version`;
@@ -405,12 +412,11 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
       else (select count(*)::bigint from (select 1 from texts s where s.merged_into is null ${filters} limit ${TOTAL_CAP + 1}) m) end as n
     ${memo}`;
   const found = sql`found as materialized (${groupsByStoredTextOrPlayer(sql, projectId, p, userId)})`;
-  const hint = `${projectId}\u0000${f.sort}\u0000${filterKey}\u0000${f.search}`;
   // A term remembered as dense (as this process last saw it) is first searched by the walk alone: a
   // statement of half the size, planned in half the time. Its own matches are the remembered ones or
   // none, so a term no longer remembered, or a walk that does not find the page, reads the page as
   // any other term does, in the statement below.
-  if (walks && denseHints.has(hint)) {
+  if (shallow && seen === "dense") {
     const rows = await sql<Record<string, unknown>[]>`
       with own as materialized (select ${TOTAL_CAP + 1}::bigint as n ${memo} where d.version is not null), ${found}
       ${walk}
@@ -419,7 +425,7 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
       left join (select * from walk_page where (select found from cut)) p on true
       order by ${pageOrder} desc, p.id desc`;
     if (rows[0]?.walked === true) return { data: groupsOf(rows, 1), ...cappedTotal(TOTAL_CAP + 1) };
-    denseHints.delete(hint);
+    searchHints.delete(hint);
   }
   const rows = await sql<({ matches: string } & Record<string, unknown>)[]>`
     with texts as materialized (
@@ -459,7 +465,8 @@ async function searchNarrow(sql: Sql, projectId: string, f: GroupFilter): Promis
     order by ${pageOrder} desc, p.id desc`;
   const head = rows[0];
   const matches = Number(head?.matches ?? 0);
-  if (head?.walked === true) rememberHint(hint);
+  if (walks && head) rememberHint(hint, head.walked === true ? "dense" : Number(head.own) <= TOTAL_CAP ? "sparse" : undefined);
+  else if (seen === "sparse" && matches > TOTAL_CAP) searchHints.delete(hint);
   if (head && head.remembered === false && Number(head.own) > TOTAL_CAP) await rememberDense(sql, projectId, p, filterKey, Number(head.own_version));
   return { data: groupsOf(rows, 5), ...cappedTotal(matches) };
 }
@@ -482,12 +489,20 @@ function groupsOf(rows: Record<string, unknown>[], extra: number): Row[] {
   return data;
 }
 
-/** The terms this process last found dense (searchNarrow), as hints: at most DENSE_HINTS of them. */
-const denseHints = new Set<string>();
-const DENSE_HINTS = 1_000;
-function rememberHint(hint: string) {
-  if (denseHints.size >= DENSE_HINTS) denseHints.clear();
-  denseHints.add(hint);
+/**
+ * What this process last found of a term (searchNarrow), as hints: "dense" when its page was found by
+ * walking (more than TOTAL_CAP own matches), "sparse" when it had at most TOTAL_CAP own matches. At most
+ * SEARCH_HINTS of them. A hint only chooses which statement runs first; each answers exactly.
+ */
+const searchHints = new Map<string, "dense" | "sparse">();
+const SEARCH_HINTS = 1_000;
+function rememberHint(hint: string, seen: "dense" | "sparse" | undefined) {
+  if (seen === undefined) {
+    searchHints.delete(hint);
+    return;
+  }
+  if (searchHints.size >= SEARCH_HINTS && !searchHints.has(hint)) searchHints.clear();
+  searchHints.set(hint, seen);
 }
 
 /**

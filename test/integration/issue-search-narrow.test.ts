@@ -417,6 +417,47 @@ describe("a dense term remembered", () => {
       () => sql`delete from error_groups where project_id = ${project} and id = ${row.id}`,
       () => sql`insert into error_groups ${sql(row)}`);
   });
+
+  it("searches a term it last found with at most TOTAL_CAP own matches without the walk, and answers exactly once it has more", async () => {
+    /** the statements a search sends that read group_search, and its answer */
+    const traced = async (f: GroupFilter) => {
+      const statements: string[] = [];
+      const tracing = postgres(url, { max: 1, onnotice: () => {}, debug: (_c, query) => statements.push(query) }) as unknown as Sql;
+      try {
+        const r = await listGroups(tracing, project, f);
+        const wide = await listGroups(sql, project, f, { way: "groups" });
+        expect(r.data.map((g) => g.id)).toEqual(wide.data.map((g) => g.id));
+        expect({ total: r.total, totalExact: r.totalExact }).toEqual({ total: wide.total, totalExact: wide.totalExact });
+        return { searched: statements.filter((q) => q.includes("group_search")), total: r.total, totalExact: r.totalExact };
+      } finally {
+        await tracing.end();
+      }
+    };
+    const quiet = { ...ten, search: "quiet text" };
+    expect((await traced(quiet)).searched.some((q) => q.includes("walk as materialized"))).toBe(true);
+    // found in one issue: the next search sends one statement, without the walk or the remembered terms
+    const again = await traced(quiet);
+    expect(again).toMatchObject({ total: 1, totalExact: true });
+    expect(again.searched).toHaveLength(1);
+    expect(again.searched[0]).not.toContain("walk as materialized");
+    expect(again.searched[0]).not.toContain("group_search_dense");
+    // a term in no issue, then in 10,001 of them: the statement without the walk answers the floor,
+    // and the next search walks again
+    const resolved = { ...ten, status: "resolved" };
+    expect(await traced(resolved)).toMatchObject({ total: 0, totalExact: true });
+    expect((await traced(resolved)).searched.some((q) => q.includes("walk as materialized"))).toBe(false);
+    await sql`update error_groups set status = 'resolved' where project_id = ${project} and status = 'open'`;
+    try {
+      const grown = await traced(resolved);
+      expect(grown).toMatchObject({ total: TOTAL_CAP, totalExact: false });
+      expect(grown.searched.some((q) => q.includes("walk as materialized"))).toBe(false);
+      const walks = await traced(resolved);
+      expect(walks).toMatchObject({ total: TOTAL_CAP, totalExact: false });
+      expect(walks.searched.some((q) => q.includes("walk as materialized"))).toBe(true);
+    } finally {
+      await sql`update error_groups set status = 'open' where project_id = ${project} and status = 'resolved'`;
+    }
+  });
 });
 
 describe("group_search follows error_groups", () => {
