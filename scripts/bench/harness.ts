@@ -162,7 +162,8 @@ export async function createProject(b: Pick<Bench, "databaseUrl" | "workDir">, n
  * random: one made of words from the email would be refused by the password rules.
  */
 export async function signedInUser(b: Pick<Bench, "databaseUrl" | "workDir" | "url">, email: string): Promise<string> {
-  const password = randomBytes(18).toString("base64url");
+  // base64url may start with "-", which the command line would read as an option
+  const password = `pw${randomBytes(18).toString("base64url")}`;
   await promisify(execFile)(tsx, ["scripts/cli.ts", "user:create", "--email", email, "--password", password], { cwd: root, env: serviceEnv(b.databaseUrl, b.workDir) });
   const login = await fetch(`${b.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
   if (!login.ok) throw new Error(`sign-in failed: ${login.status}`);
