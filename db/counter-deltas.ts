@@ -41,7 +41,7 @@ export const SWEEP_MS = 1000;
  * of its group row that the drain holds: at 1,000 busy issues, drains 100 ms apart wrote nearly a
  * cell per event (docs/benchmarks.md). So the next drain starts no sooner than `DRAIN_SPACING` times
  * the last one's duration after its start (drains busy the database a quarter of the time at most),
- * and never later than `DRAIN_INTERVAL_MS` after it: an event waits at most that plus one drain,
+ * a wait capped at `DRAIN_INTERVAL_MS`: an event waits at most that plus one drain,
  * inside the staleness bound. Drains of a few milliseconds (a quiet or lightly loaded service) keep
  * their pace of `DRAIN_DELAY_MS` after a write.
  */
