@@ -17,8 +17,8 @@
 import path from "node:path";
 import { loadavg } from "node:os";
 import postgres from "postgres";
-import { cannon, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, postgresPids, sleep, startService, stopService, treeCpuMicros } from "./harness.js";
-import { FINGERPRINTS, batch, event } from "./payloads.js";
+import { cannon, countersDrained, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, postgresPids, sleep, startService, stopService, treeCpuMicros } from "./harness.js";
+import { FINGERPRINTS, event, issueBatches } from "./payloads.js";
 
 const log = logger("pace");
 const intervals = (process.env.PACE_INTERVALS ?? "100,1000").split(",").map(Number);
@@ -26,7 +26,7 @@ const ROUNDS = envInt("PACE_ROUNDS", 2);
 const SECONDS = envInt("PACE_SECONDS", 10);
 const CONNECTIONS = 50;
 
-const batches = Array.from({ length: 50 }, (_, i) => batch((j) => event(`Batch${(i * 100 + j) % FINGERPRINTS}`, 10, i * 100 + j)));
+const batches = issueBatches();
 const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Batch${k}`, 10, k)));
 
 type Groups = { upd: number; hot: number; dead: number; bytes: number };
@@ -41,15 +41,15 @@ const tuples = async (sql: postgres.Sql) =>
 
 async function measure(sql: postgres.Sql, pid: number, url: string, key: string, bodies: string[], size: number) {
   let n = 0;
-  const backends = new Map((await postgresPids(sql as never, false)).map((p) => [p, cpuMicros(p)]));
+  const backends = new Map((await postgresPids(sql, false)).map((p) => [p, cpuMicros(p)]));
   const node0 = treeCpuMicros(pid);
   const t0 = await tuples(sql);
   const m = await cannon({ url, path: "/api/ingest", key, body: () => bodies[n++ % bodies.length], seconds: SECONDS, connections: CONNECTIONS });
   // the drain's work for this load is part of its cost
-  for (let i = 0; i < 600 && Number((await sql`select count(*) as n from counter_deltas`)[0].n) > 0; i++) await sleep(50);
+  await countersDrained(sql);
   const node = treeCpuMicros(pid) - node0;
   let pg = 0;
-  for (const p of new Set([...backends.keys(), ...(await postgresPids(sql as never, false))])) {
+  for (const p of new Set([...backends.keys(), ...(await postgresPids(sql, false))])) {
     const now = cpuMicros(p);
     if (now > 0) pg += now - (backends.get(p) ?? 0);
   }
@@ -73,7 +73,7 @@ for (let round = 1; round <= ROUNDS; round++) {
       for (const body of batches) {
         await fetch(`${service.url}/api/ingest`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": project.api_key }, body });
       }
-      for (let i = 0; i < 600 && Number((await sql`select count(*) as n from counter_deltas`)[0].n) > 0; i++) await sleep(50);
+      await countersDrained(sql);
       const g0 = await groupRows(sql);
       const d = await measure(sql, service.child.pid!, service.url, project.api_key, batches, 100);
       const b = await measure(sql, service.child.pid!, service.url, project.api_key, singles, 1);

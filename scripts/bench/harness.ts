@@ -170,6 +170,11 @@ export async function signedInUser(b: Pick<Bench, "databaseUrl" | "workDir" | "u
   return (login.headers.get("set-cookie") ?? "").split(";")[0];
 }
 
+/** Waits (at most 30 s) until no deferred counter is pending: a load's drain is part of its cost. */
+export async function countersDrained(sql: Sql) {
+  for (let i = 0; i < 600 && (await sql<{ pending: boolean }[]>`select exists (select 1 from counter_deltas) as pending`)[0].pending; i++) await sleep(50);
+}
+
 /**
  * Waits (at most a minute) until no statement has run in the bench database for a second, so phases do
  * not overlap: requests a load client gave up on may still be queued in the server's writer.

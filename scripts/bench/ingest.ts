@@ -17,7 +17,7 @@ import { putEconomyMap } from "../../db/economy-maps.js";
 import { alertsRow, stormWithAlerts } from "./alerts.js";
 import { groupingRow, type GroupingCost } from "./grouping.js";
 import { CONNECTIONS, cannon, fmt, health, startHand, verdict, withCpu, type Bench, type Cpu, type Measured, type Project, type Row } from "./harness.js";
-import { FINGERPRINTS, PUSH_MAP, batch, economyFlowsBody, economyPushBody, economyPushWithFlowsBody, event, sentryEvent } from "./payloads.js";
+import { FINGERPRINTS, PUSH_MAP, batch, economyFlowsBody, economyPushBody, economyPushWithFlowsBody, event, issueBatches, sentryEvent } from "./payloads.js";
 
 /** Concurrent writers of (d2-ceiling), and the size of the runner's own pool. */
 export const RAW_WRITERS = 8;
@@ -127,7 +127,7 @@ export async function runIngest(b: Bench, project: Project, ceiling: Measured, g
   const storm = await b.step("(c) storm: single events, one fingerprint", () => cpu(stormLoad));
   const { stormAlerts, alertJobs } = await stormWithAlerts(b, project.project_id, stormLoad);
 
-  const batches = Array.from({ length: 50 }, (_, i) => batch((j) => event(`Batch${(i * 100 + j) % FINGERPRINTS}`, 10, i * 100 + j)));
+  const batches = issueBatches();
   const batchLoad = () => cpu(() => ingest(() => batches[n++ % batches.length]));
   // (d) opens its 1,000 issues, whose throttle windows (30 rows a minute each) are empty: most of its
   // events are stored as rows. (d-again), right after, is the same load once the issues exist and

@@ -9,7 +9,7 @@
  */
 import path from "node:path";
 import { CONNECTIONS, cannon, createProject, fmt, sleep, startService, stopService, verdict, type Bench, type Measured, type Project, type Row } from "./harness.js";
-import { FINGERPRINTS, batch, event } from "./payloads.js";
+import { FINGERPRINTS, event, issueBatches } from "./payloads.js";
 
 type Side = { rps: number; ok: number; non2xx: number; errors: number; timeouts: number; inFlight: number; counted: number; rolled: number; caughtUpMs: number };
 
@@ -56,7 +56,7 @@ export async function runInstances(b: Bench, instances: number, serverLog: strin
     const all = [b.url, ...extra.map((s) => s.url)];
     let n = 0;
     const singles = Array.from({ length: FINGERPRINTS }, (_, k) => JSON.stringify(event(`Single${k}`, 10, k)));
-    const batches = Array.from({ length: 50 }, (_, i) => batch((j) => event(`Batch${(i * 100 + j) % FINGERPRINTS}`, 10, i * 100 + j)));
+    const batches = issueBatches();
     const workloads = [
       { key: "b", title: "single events, 1k fingerprints", size: 1, body: () => singles[n++ % FINGERPRINTS] },
       { key: "d", title: "batches of 100, 1k fingerprints", size: 100, body: () => batches[n++ % batches.length] },

@@ -36,6 +36,8 @@ export function event(script: string, line: number, k: number, traceId?: string)
   };
 }
 export const batch = (make: (i: number) => object) => JSON.stringify({ errors: Array.from({ length: 100 }, (_, i) => make(i)) });
+/** The (d) batches: 50 bodies of 100 events over the 1,000 fingerprints (each in 5 of them), players fixed per body. */
+export const issueBatches = () => Array.from({ length: 50 }, (_, i) => batch((j) => event(`Batch${(i * 100 + j) % FINGERPRINTS}`, 10, i * 100 + j)));
 
 /** The event of `event()` as a Sentry SDK sends it (exception with frames, user, tags, release); EVENT_ID is filled per request. */
 export function sentryEvent(script: string, line: number, k: number) {

@@ -30,8 +30,8 @@ import path from "node:path";
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import postgres from "postgres";
-import { cannon, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, postgresPids, root, serviceEnv, sleep, stopService } from "./harness.js";
-import { FINGERPRINTS, batch, event, sentryEvent } from "./payloads.js";
+import { cannon, countersDrained, cpuMicros, createProject, envInt, fmt, freshDatabase, logger, postgresPids, root, serviceEnv, sleep, stopService } from "./harness.js";
+import { FINGERPRINTS, event, issueBatches, sentryEvent } from "./payloads.js";
 
 const log = logger("pairs");
 const ROUNDS = envInt("PAIR_ROUNDS", 3);
@@ -84,9 +84,7 @@ async function perRequest(pid: number, load: () => ReturnType<typeof cannon>, an
   const from = process.hrtime.bigint() / 1000n;
   const m = await load();
   // the deferred counters of what the load wrote are part of its cost: wait until they are applied
-  if (phase?.load === "d") {
-    for (let i = 0; i < 600 && Number((await watch!`select count(*) as n from counter_deltas`)[0].n) > 0; i++) await sleep(50);
-  }
+  if (phase?.load === "d") await countersDrained(watch!);
   if (phase && process.env.BENCH_CPU_PROF) {
     const dir = path.resolve(process.env.BENCH_CPU_PROF, phase.tree);
     mkdirSync(dir, { recursive: true });
@@ -181,7 +179,7 @@ async function main() {
     const post = (url: string, bodies: string[]) => () =>
       cannon({ url, path: "/api/ingest", key: project.api_key, body: () => bodies[n++ % bodies.length], seconds: SECONDS, connections: CONNECTIONS });
     // (d-again): the bench's batches, each fingerprint in 5 of them, players fixed per batch
-    const batches = Array.from({ length: 50 }, (_, i) => batch((j) => event(`Batch${(i * 100 + j) % FINGERPRINTS}`, 10, i * 100 + j)));
+    const batches = issueBatches();
     const bad = (m: Awaited<ReturnType<typeof cannon>>) => m.codes["400"] ?? 0;
     const ok = (m: Awaited<ReturnType<typeof cannon>>) => m.ok;
     const table: string[] = [];
